@@ -1,0 +1,88 @@
+"""Static HTML for ``_repr_mimebundle_``: escaped cards that render without a kernel.
+
+Every string from a model, a tool or a user passes through :func:`html.escape`: it is data,
+never markup. The live, interactive view lives in :mod:`agentnb.widgets`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from html import escape
+from typing import Any
+
+_ROLE_COLOURS = {
+    "system": "#6b7280",
+    "developer": "#6b7280",
+    "user": "#2563eb",
+    "assistant": "#7c3aed",
+    "tool": "#059669",
+}
+_CARD = (
+    "border-left:4px solid {colour};padding:4px 8px;margin:4px 0;"
+    "font-family:ui-monospace,monospace;font-size:12px;white-space:pre-wrap;"
+    "background:{bg}"
+)
+
+
+def _text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return json.dumps(content, ensure_ascii=False)
+
+
+def message_card(wire: Mapping[str, Any], *, index: int | None = None, note: str = "") -> str:
+    """One message as a coloured card; tool calls listed with their ids."""
+    role = str(wire.get("role", "?"))
+    colour = _ROLE_COLOURS.get(role, "#374151")
+    bad = bool(note)
+    head = f"#{index} " if index is not None else ""
+    head += role
+    if role == "tool":
+        head += f" ← {wire.get('name') or ''} #{wire.get('tool_call_id', '')}"
+    parts = [f"<b>{escape(head)}</b>"]
+    if note:
+        parts.append(f" <span style='color:#b91c1c'>⚠ {escape(note)}</span>")
+    text = _text(wire.get("content"))
+    if text:
+        parts.append("<div>" + escape(text) + "</div>")
+    for call in wire.get("tool_calls") or ():
+        fn = call.get("function", {})
+        parts.append(
+            "<div>→ <b>"
+            + escape(str(fn.get("name", "")))
+            + "</b>("
+            + escape(str(fn.get("arguments", "")))
+            + ") <span style='color:#6b7280'>#"
+            + escape(str(call.get("id", "")))
+            + "</span></div>"
+        )
+    style = _CARD.format(colour=colour, bg="#fef2f2" if bad else "transparent")
+    return f"<div style='{style}'>{''.join(parts)}</div>"
+
+
+def transcript(
+    wires: Iterable[Mapping[str, Any]], *, title: str = "", notes: Mapping[int, str] | None = None
+) -> str:
+    """A list of messages as cards, with an optional escaped title line."""
+    notes = notes or {}
+    cards = [message_card(w, index=i, note=notes.get(i, "")) for i, w in enumerate(wires)]
+    head = f"<div style='font-weight:bold;margin:4px 0'>{escape(title)}</div>" if title else ""
+    return "<div class='agentnb-transcript'>" + head + "".join(cards) + "</div>"
+
+
+def table(rows: Iterable[Mapping[str, Any]], *, title: str = "") -> str:
+    """A small key/value table (run summaries, event lists)."""
+    rows = list(rows)
+    if not rows:
+        return f"<div>{escape(title)} (empty)</div>"
+    cols = list(rows[0])
+    head = "".join(f"<th style='text-align:left'>{escape(str(c))}</th>" for c in cols)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(str(r.get(c, '')))}</td>" for c in cols) + "</tr>"
+        for r in rows
+    )
+    caption = f"<caption style='text-align:left'>{escape(title)}</caption>" if title else ""
+    return f"<table style='font-size:12px'>{caption}<tr>{head}</tr>{body}</table>"

@@ -1,0 +1,272 @@
+"""Chat messages in the OpenAI Chat Completions shape, as immutable pydantic models.
+
+``session.messages`` holds these objects; ``to_openai()`` gives the exact wire dict.
+Round trips are lossless: ``parse_message(d).to_openai() == d`` for any valid message dict,
+unknown provider fields included. Messages are frozen, so their wire form and token
+estimate are computed once and reused by every request that carries them.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from typing import Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from . import _html
+from .errors import InvalidMessage
+from .tokens import MESSAGE_OVERHEAD, estimate_tokens
+
+__all__ = [
+    "AssistantMessage",
+    "FunctionCall",
+    "Message",
+    "SystemMessage",
+    "ToolCall",
+    "ToolMessage",
+    "UserMessage",
+    "parse_message",
+    "parse_messages",
+]
+
+Content: TypeAlias = str | tuple[dict[str, Any], ...]
+
+
+class FunctionCall(BaseModel):
+    """The ``function`` part of a tool call: a name and the arguments as a JSON *string*."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    name: str
+    arguments: str = ""
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _arguments_as_json(cls, value: Any) -> Any:
+        # Some providers send an object instead of the JSON string; normalise it.
+        if isinstance(value, dict | list):
+            return json.dumps(value, ensure_ascii=False)
+        return value
+
+
+class ToolCall(BaseModel):
+    """One tool call requested by the model: ``id``, ``type="function"``, ``function``."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+    @classmethod
+    def make(cls, id: str, name: str, arguments: str | dict[str, Any] = "") -> ToolCall:
+        """Build a call from its parts: ``ToolCall.make("call_1", "search_weather", {...})``."""
+        function = FunctionCall.model_validate({"name": name, "arguments": arguments})
+        return cls(id=id, function=function)
+
+    @property
+    def name(self) -> str:
+        return self.function.name
+
+    @property
+    def arguments(self) -> str:
+        return self.function.arguments
+
+    def __repr__(self) -> str:
+        args = self.function.arguments
+        if len(args) > 80:
+            args = args[:77] + "..."
+        return f"{self.function.name}({args}) #{self.id}"
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    role: str
+
+    def __init__(self, content: Any = None, /, **data: Any) -> None:
+        if content is not None:
+            data["content"] = content
+        super().__init__(**data)
+
+    def wire(self) -> dict[str, Any]:
+        """The cached wire dict. Shared by every request that carries this message: read only."""
+        # Frozen model: caching in __dict__ is safe (model_copy drops the cache below).
+        cached: dict[str, Any] | None = self.__dict__.get("_wire_cache")
+        if cached is None:
+            cached = {"role": self.role}
+            cached.update(self.model_dump(mode="json", exclude_unset=True, by_alias=True))
+            self.__dict__["_wire_cache"] = cached
+        return cached
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Any:
+        """A copy with ``update`` applied (not validated); caches are recomputed."""
+        new = super().model_copy(update=update, deep=deep)
+        new.__dict__.pop("_wire_cache", None)
+        new.__dict__.pop("_tokens_cache", None)
+        return new
+
+    def to_openai(self) -> dict[str, Any]:
+        """This message as an OpenAI Chat Completions dict (a fresh copy, yours to change)."""
+        return copy.deepcopy(self.wire())
+
+    @property
+    def text(self) -> str:
+        """The text content ('' when there is none; text parts joined for multi-part content)."""
+        content = getattr(self, "content", None)
+        if content is None:
+            return ""
+        if isinstance(content, str):
+            return content
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+
+    @property
+    def tokens(self) -> int:
+        """Estimated tokens this message costs in a prompt (see :mod:`agentnb.tokens`)."""
+        tokens: int | None = self.__dict__.get("_tokens_cache")
+        if tokens is None:
+            tokens = MESSAGE_OVERHEAD + estimate_tokens(self.text)
+            for call in self.__dict__.get("tool_calls") or ():
+                tokens += estimate_tokens(call.function.name)
+                tokens += estimate_tokens(call.function.arguments)
+            self.__dict__["_tokens_cache"] = tokens
+        return tokens
+
+    def __repr__(self) -> str:
+        text = self.text.replace("\n", " ")
+        if len(text) > 70:
+            text = text[:67] + "..."
+        parts = [repr(text)] if text or not self.__dict__.get("tool_calls") else []
+        extra = self._repr_extra()
+        if extra:
+            parts.append(extra)
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def _repr_extra(self) -> str:
+        return ""
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": repr(self), "text/html": _html.message_card(self.wire())}
+
+
+class SystemMessage(_Message):
+    """Instructions: ``{"role": "system", "content": ...}``."""
+
+    role: Literal["system", "developer"] = "system"
+    content: Content
+    name: str | None = None
+
+
+class UserMessage(_Message):
+    """What the user said: ``{"role": "user", "content": ...}``."""
+
+    role: Literal["user"] = "user"
+    content: Content
+    name: str | None = None
+
+
+class AssistantMessage(_Message):
+    """The model's turn: text, tool calls, or both. ``content`` may be null with tool calls."""
+
+    role: Literal["assistant"] = "assistant"
+    content: Content | None = None
+    tool_calls: tuple[ToolCall, ...] | None = None
+    name: str | None = None
+    refusal: str | None = None
+    #: Reasoning text some servers return beside the answer (DeepSeek, llama.cpp).
+    reasoning_content: str | None = None
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls (empty tuple when there are none)."""
+        return self.tool_calls or ()
+
+    def _repr_extra(self) -> str:
+        if not self.tool_calls:
+            return ""
+        return "tool_calls=[" + ", ".join(repr(c) for c in self.tool_calls) + "]"
+
+
+class ToolMessage(_Message):
+    """A tool's result, answering the call whose id is ``tool_call_id``."""
+
+    role: Literal["tool"] = "tool"
+    tool_call_id: str
+    content: Content = ""
+    name: str | None = None
+
+    @classmethod
+    def answer(cls, tool_call_id: str, name: str, content: str) -> ToolMessage:
+        """The runtime's constructor: validated, with the wire form filled in at once."""
+        message = cls(tool_call_id=tool_call_id, name=name, content=content)
+        message.__dict__["_wire_cache"] = {
+            "role": "tool",
+            "tool_call_id": tool_call_id,
+            "name": name,
+            "content": content,
+        }
+        return message
+
+    def _repr_extra(self) -> str:
+        return f"tool_call_id={self.tool_call_id!r}" + (
+            f", name={self.name!r}" if self.name else ""
+        )
+
+    @property
+    def ok(self) -> bool:
+        """False when the content is agentnb's structured error (``{"ok": false, ...}``)."""
+        text = self.text
+        if not text.startswith("{"):
+            return True
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return True
+        return not (isinstance(value, dict) and value.get("ok") is False)
+
+
+Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolMessage
+
+_BY_ROLE: dict[str, type[_Message]] = {
+    "system": SystemMessage,
+    "developer": SystemMessage,
+    "user": UserMessage,
+    "assistant": AssistantMessage,
+    "tool": ToolMessage,
+}
+
+
+def parse_message(value: Message | dict[str, Any], *, where: str = "message") -> Message:
+    """Validate a dict (or pass a message object through) into a message object.
+
+    Raises :class:`~agentnb.errors.InvalidMessage` naming the field that is wrong.
+    """
+    if isinstance(value, _Message):
+        return value
+    if not isinstance(value, dict):
+        raise InvalidMessage(
+            f"{where} must be a dict like {{'role': 'user', 'content': '...'}} or a message "
+            f"object, not {type(value).__name__}"
+        )
+    role = value.get("role")
+    cls = _BY_ROLE.get(role) if isinstance(role, str) else None
+    if cls is None:
+        raise InvalidMessage(
+            f"{where} has role {role!r}; expected one of 'system', 'user', 'assistant', 'tool'"
+        )
+    try:
+        message = cls.model_validate(value)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'message'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise InvalidMessage(f"{where} is not a valid {role!r} message: {problems}") from None
+    return message  # type: ignore[return-value]
+
+
+def parse_messages(values: list[Message | dict[str, Any]]) -> list[Message]:
+    """Validate a list of dicts or message objects."""
+    return [parse_message(v, where=f"message {i}") for i, v in enumerate(values)]

@@ -1,0 +1,44 @@
+"""FunctionModel: a model whose replies come from your function of the request."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from .base import Delta, Model, ModelRequest, ModelResponse, coerce_response, split_response
+
+__all__ = ["FunctionModel"]
+
+
+class FunctionModel(Model):
+    """``fn(request) -> reply`` (sync or async); the request exposes ``.messages``.
+
+    The reply takes any form :class:`~agentnb.models.ScriptedModel` accepts. Use it to see the
+    loop in isolation, or to write a rule-based model a lesson can reason about.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[[ModelRequest], Any],
+        *,
+        stream: bool = False,
+        name: str | None = None,
+        chunk_size: int = 12,
+    ) -> None:
+        self.fn = fn
+        self.name = name or str(getattr(fn, "__name__", "function"))
+        self.streaming = stream
+        self.chunk_size = chunk_size
+        self.requests: list[ModelRequest] = []
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        reply = self.fn(request)
+        if inspect.isawaitable(reply):
+            reply = await reply
+        return coerce_response(reply, self.name)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:
+        for delta in split_response(await self.complete(request), self.chunk_size):
+            yield delta

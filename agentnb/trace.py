@@ -1,0 +1,106 @@
+"""A run's events as a table (pandas) or a JSONL file, and back."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, overload
+
+from . import _html
+from .events import Event, event_from_dict
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Trace"]
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+class Trace:
+    """An ordered list of events with table and file conversions."""
+
+    def __init__(self, events: Iterable[Event] = ()) -> None:
+        self.events: list[Event] = list(events)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self.events)
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> Trace: ...
+    def __getitem__(self, index: int | slice) -> Event | Trace:
+        if isinstance(index, slice):
+            return Trace(self.events[index])
+        return self.events[index]
+
+    def of_type(self, *types: type[Event]) -> list[Event]:
+        """The events that are instances of any of ``types``."""
+        return [e for e in self.events if isinstance(e, types)]
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One flat dict per event: common fields, ``type``, ``summary``, scalar fields."""
+        start = self.events[0].time if self.events else 0.0
+        rows = []
+        for e in self.events:
+            row: dict[str, Any] = {
+                "seq": e.seq,
+                "type": e.type,
+                "stage": e.stage,
+                "iteration": e.iteration,
+                "t": round(e.time - start, 6),
+                "wall": e.wall,
+                "summary": e.summary(),
+                "session_id": e.session_id,
+                "run_id": e.run_id,
+                "trace_id": e.trace_id,
+            }
+            for key, value in e.fields().items():
+                if isinstance(value, _SCALARS):
+                    row[key] = value
+            rows.append(row)
+        return rows
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """One row per event (see :meth:`to_records`)."""
+        import pandas as pd
+
+        return pd.DataFrame.from_records(self.to_records())
+
+    def to_jsonl(self) -> str:
+        """Every event as one JSON line (messages and requests in the OpenAI shape)."""
+        return "".join(
+            json.dumps(e.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n"
+            for e in self.events
+        )
+
+    def save(self, path: str | Path) -> Path:
+        """Write the JSONL form to ``path`` and return the path."""
+        path = Path(path)
+        path.write_text(self.to_jsonl(), encoding="utf-8")
+        return path
+
+    @classmethod
+    def from_jsonl(cls, text: str) -> Trace:
+        return cls(event_from_dict(json.loads(line)) for line in text.splitlines() if line.strip())
+
+    @classmethod
+    def load(cls, path: str | Path) -> Trace:
+        """Read a trace written by :meth:`save`."""
+        return cls.from_jsonl(Path(path).read_text(encoding="utf-8"))
+
+    def __repr__(self) -> str:
+        return f"<Trace {len(self.events)} events>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        rows = [
+            {"seq": r["seq"], "stage": r["stage"], "it": r["iteration"], "event": r["summary"]}
+            for r in self.to_records()
+        ]
+        text = "\n".join(f"{r['seq']:>4} {r['stage']:<13} {r['event']}" for r in rows)
+        return {"text/plain": text, "text/html": _html.table(rows, title=repr(self))}

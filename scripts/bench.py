@@ -1,0 +1,221 @@
+"""Runtime overhead of agentnb against a bare hand-written loop, measured in one process.
+
+    make bench            # or: python scripts/bench.py [--runs N] [--concurrent N]
+
+Both loops do the same scripted work: 5 model calls per run, the first 4 each asking for one
+of 4 instant tools, the 5th answering. The model is a function of the request (no I/O), so
+what is measured is the runtime: assembling requests, parsing and validating arguments,
+calling tools, appending messages, stop checks, and (agentnb only) recording every event.
+
+Figures printed:
+  * CPU time per loop iteration (one model call + its tool), and the ratio to the bare loop;
+  * Python-level calls per iteration under cProfile (independent of machine load);
+  * N concurrent runs with a model that sleeps 10 ms per call: wall time and CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import pstats
+import statistics
+import sys
+import time
+
+import agentnb as an
+from agentnb.models import FunctionModel
+
+CALLS = 5  # model calls per run
+TOOL_ARGS = [
+    ("search_flights", {"departure": "上海", "destination": "北京", "date": "2025-01-10"}),
+    ("search_weather", {"city": "北京", "date": "2025-01-10"}),
+    ("search_hotels", {"city": "北京", "check_in_date": "2025-01-10"}),
+    ("calculate_cost", {"items": [880, 520]}),
+]
+
+
+# -- the four instant tools, shared by both loops ----------------------------------------------
+def search_flights(departure: str, destination: str, date: str) -> dict:
+    """Flights."""
+    return {"flights": [{"flight_no": "MU5101", "price": 880}]}
+
+
+def search_weather(city: str, date: str) -> dict:
+    """Weather."""
+    return {"city": city, "condition": "晴", "min_c": -3, "max_c": 5}
+
+
+def search_hotels(city: str, check_in_date: str) -> dict:
+    """Hotels."""
+    return {"hotels": [{"name": "全季", "price": 520}]}
+
+
+def calculate_cost(items: list[float]) -> dict:
+    """Sum."""
+    return {"total": sum(items)}
+
+
+FUNCS = {f.__name__: f for f in (search_flights, search_weather, search_hotels, calculate_cost)}
+
+
+def reply_dicts() -> list[dict]:
+    out = []
+    for i, (name, args) in enumerate(TOOL_ARGS):
+        call = {
+            "id": f"call_{i}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
+        }
+        out.append({"role": "assistant", "content": None, "tool_calls": [call]})
+    out.append({"role": "assistant", "content": "MU5101 880 元，全季 520 元，合计 1400 元。"})
+    return out
+
+
+# -- the bare loop: the minimal runtime of article 002 §4.2, with dicts ----------------------------
+class BareModel:
+    def __init__(self, replies: list[dict], delay: float = 0.0) -> None:
+        self.replies, self.delay = replies, delay
+
+    async def complete(self, messages: list[dict]) -> dict:
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        return self.replies[(len(messages) - 2) // 2]
+
+
+async def bare_run(model: BareModel, task: str, max_steps: int = 10) -> str:
+    messages = [{"role": "system", "content": "你是差旅助手。"}, {"role": "user", "content": task}]
+    for _ in range(max_steps):
+        reply = await model.complete(list(messages))
+        messages.append(reply)
+        calls = reply.get("tool_calls")
+        if not calls:
+            return reply["content"]
+        for call in calls:
+            fn = FUNCS[call["function"]["name"]]
+            result = fn(**json.loads(call["function"]["arguments"]))
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call["id"],
+                    "content": json.dumps(result, ensure_ascii=False),
+                }
+            )
+    raise RuntimeError("no answer")
+
+
+# -- agentnb ----------------------------------------------------------------------------------------
+def make_agent(delay: float = 0.0, threaded: bool = False) -> an.Agent:
+    responses = [an.models.base.coerce_response(d) for d in reply_dicts()]
+
+    async def respond(request):  # type: ignore[no-untyped-def]
+        if delay:
+            await asyncio.sleep(delay)
+        return responses[(len(request.messages) - 2) // 2]
+
+    async def respond_sync(request):  # type: ignore[no-untyped-def]
+        return responses[(len(request.messages) - 2) // 2]
+
+    tools = [an.tool(f, threaded=threaded) for f in FUNCS.values()]
+    return an.Agent(
+        "你是差旅助手。", tools, model=FunctionModel(respond if delay else respond_sync)
+    )
+
+
+def cpu_per_iteration(run_once, runs: int) -> float:  # type: ignore[no-untyped-def]
+    async def many() -> None:
+        for _ in range(runs):
+            await run_once()
+
+    samples = []
+    for _ in range(5):
+        start = time.process_time()
+        asyncio.run(many())
+        samples.append((time.process_time() - start) / (runs * CALLS))
+    return statistics.median(samples)
+
+
+def calls_per_iteration(run_once, runs: int = 50) -> float:  # type: ignore[no-untyped-def]
+    async def many() -> None:
+        for _ in range(runs):
+            await run_once()
+
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(many())  # warm caches
+    profile = cProfile.Profile()
+    profile.enable()
+    loop.run_until_complete(many())
+    profile.disable()
+    loop.close()
+    return pstats.Stats(profile).total_calls / (runs * CALLS)
+
+
+def concurrent(run_once, n: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    async def all_at_once() -> None:
+        await asyncio.gather(*(run_once() for _ in range(n)))
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    asyncio.run(all_at_once())
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=400, help="runs per CPU sample")
+    parser.add_argument("--concurrent", type=int, default=500)
+    args = parser.parse_args()
+    task = "我周五从上海去北京出差，帮我看看航班和天气，再帮我订个酒店，预算控制在3000以内。"
+
+    bare_model = BareModel(reply_dicts())
+    agent = make_agent()
+    threaded = make_agent(threaded=True)
+
+    async def bare_once() -> None:
+        assert (await bare_run(bare_model, task)).startswith("MU5101")
+
+    async def agentnb_once() -> None:
+        result = await agent.run(task)
+        assert result.stop_reason == "final_answer" and result.iterations == CALLS
+
+    async def threaded_once() -> None:
+        await threaded.run(task)
+
+    print(f"agentnb {an.__version__} runtime overhead (python {sys.version.split()[0]})")
+    print(f"work per run: {CALLS} model calls, 4 instant tools, events recorded\n")
+    bare_cpu = cpu_per_iteration(bare_once, args.runs)
+    an_cpu = cpu_per_iteration(agentnb_once, args.runs)
+    th_cpu = cpu_per_iteration(threaded_once, max(args.runs // 4, 20))
+    print("CPU per loop iteration (median of 5 samples)")
+    print(f"  bare dict loop              {bare_cpu * 1e6:8.1f} us   1.0x")
+    print(
+        f"  agentnb (inline tools)      {an_cpu * 1e6:8.1f} us  {an_cpu / bare_cpu:4.1f}x  target <= 5x"
+    )
+    print(
+        f"  agentnb (threaded tools)    {th_cpu * 1e6:8.1f} us  {th_cpu / bare_cpu:4.1f}x  (sync tools in a worker thread, the default)"
+    )
+    bare_calls = calls_per_iteration(bare_once)
+    an_calls = calls_per_iteration(agentnb_once)
+    print("\nPython-level calls per iteration (cProfile)")
+    print(f"  bare dict loop              {bare_calls:8.0f}")
+    print(f"  agentnb                     {an_calls:8.0f}   target <= 300")
+    n = args.concurrent
+    slow_agent = make_agent(delay=0.01)
+    slow_bare = BareModel(reply_dicts(), delay=0.01)
+
+    async def slow_bare_once() -> None:
+        await bare_run(slow_bare, task)
+
+    async def slow_agentnb_once() -> None:
+        await slow_agent.run(task)
+
+    bw, bc = concurrent(slow_bare_once, n)
+    aw, ac = concurrent(slow_agentnb_once, n)
+    print(f"\n{n} concurrent runs, model sleeps 10 ms per call ({CALLS} calls per run)")
+    print(f"  bare dict loop              wall {bw:6.3f} s   cpu {bc:6.3f} s")
+    print(f"  agentnb                     wall {aw:6.3f} s   cpu {ac:6.3f} s   target wall < 0.5 s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

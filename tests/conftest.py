@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import agentnb as an
+
+
+@an.tool
+def search_flights(departure: str, destination: str, date: str) -> dict:
+    """查询指定日期从出发地到目的地的航班列表.
+
+    Args:
+        departure: 出发地城市名
+        destination: 目的地城市名
+        date: 日期，格式为 YYYY-MM-DD
+    """
+    return {"flights": [{"flight_no": "MU5101", "departure_time": "08:00", "price": 880}]}
+
+
+@an.tool
+def search_weather(city: str, date: str) -> dict:
+    """查询城市某天的天气."""
+    return {"city": city, "date": date, "condition": "晴", "min_c": -3, "max_c": 5}
+
+
+@an.tool
+async def search_hotels(city: str, check_in_date: str, nights: int = 1) -> dict:
+    """查询可预订酒店及价格."""
+    await asyncio.sleep(0)
+    return {"hotels": [{"name": "全季", "price": 520}], "nights": nights}
+
+
+@an.tool(threaded=False)
+def calculate_cost(items: list[float]) -> dict:
+    """计算总价."""
+    return {"total": sum(items)}
+
+
+TRAVEL_TOOLS = [search_flights, search_weather, search_hotels, calculate_cost]
+
+
+@pytest.fixture
+def tools() -> list[an.Tool]:
+    return list(TRAVEL_TOOLS)

@@ -1,0 +1,239 @@
+"""run / stream / step drive one loop; the lock serialises runs on one session."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from helpers import assert_valid_conversation, call, calls
+
+import agentnb as an
+from agentnb.models import FunctionModel, ScriptedModel
+
+
+async def test_two_concurrent_runs_on_one_session_do_not_interleave(tools):
+    gate = asyncio.Event()
+
+    async def reply(request):
+        await gate.wait()
+        if request.messages[-1]["role"] == "user":
+            text = request.messages[-1]["content"]
+            return calls(call("c-" + text, "search_weather", city=text, date="2025-01-10"))
+        return "done " + request.messages[-1]["tool_call_id"]
+
+    agent = an.Agent("", tools, model=FunctionModel(reply))
+    session = an.Session()
+    first = asyncio.create_task(agent.run("北京", session=session))
+    second = asyncio.create_task(agent.run("上海", session=session))
+    await asyncio.sleep(0.01)
+    assert session.lock.holder == session.runs[0].run_id and len(session.runs) == 1
+    gate.set()
+    await asyncio.gather(first, second)
+    roles = [(m["role"], m.get("content")) for m in session.to_openai()]
+    assert roles[0] == ("user", "北京") and roles[3] == ("assistant", "done c-北京")
+    assert roles[4] == ("user", "上海") and roles[7] == ("assistant", "done c-上海")
+    assert [r.start for r in session.runs] == [0, 4]
+    assert_valid_conversation(session.to_openai())
+
+
+async def test_reject_policy_raises_session_busy(tools):
+    gate = asyncio.Event()
+
+    async def reply(request):
+        await gate.wait()
+        return "ok"
+
+    session = an.Session(lock_policy="reject")
+    agent = an.Agent("", tools, model=FunctionModel(reply))
+    first = asyncio.create_task(agent.run("a", session=session))
+    await asyncio.sleep(0.01)
+    with pytest.raises(an.SessionBusy, match="is still running") as info:
+        await agent.run("b", session=session)
+    assert info.value.holder == session.runs[0].run_id
+    assert len(session) == 1  # the refused run touched nothing
+    gate.set()
+    await first
+
+
+async def test_a_paused_stepper_refuses_a_second_run_instead_of_hanging(tools):
+    agent = an.Agent("", tools, model=ScriptedModel(["ok"]))
+    session = an.Session()
+    run = agent.start("a", session=session)
+    await run.step()
+    with pytest.raises(an.SessionBusy, match="paused between steps"):
+        await an.Agent("", tools, model=ScriptedModel(["x"])).run("b", session=session)
+    run.cancel()
+    assert run.done and run.result.stop_reason == "cancelled"
+    assert (
+        await an.Agent("", tools, model=ScriptedModel(["x"])).run("b", session=session)
+    ).output == "x"
+
+
+async def test_stepping_through_all_seven_stages_with_edits_between_steps(tools):
+    model = ScriptedModel(
+        [calls(call("c1", "search_weather", city="北京", date="2025-01-10")), "周六北京晴。"]
+    )
+    agent = an.Agent("你是差旅助手。", tools, model=model)
+    session = an.Session()
+    run = agent.start("周五北京天气？", session=session)
+    seen = []
+    assert run.next_stage == "restore"
+    event = await run.step()
+    seen.append((event.stage, type(event).__name__))
+    # Edit between steps: the user changes the question and the instructions.
+    session.edit(0, content="周六北京天气？")
+    agent.instructions = "你是差旅助手。只用中文回答。"
+    while not run.done:
+        stage = run.next_stage
+        event = await run.step()
+        assert event.stage == stage or isinstance(event, an.events.RunStopped)
+        seen.append((stage, type(event).__name__))
+    assert seen == [
+        ("restore", "ContextRestored"),
+        ("assemble", "RequestAssembled"),
+        ("call_model", "ModelResponded"),
+        ("decide", "Decided"),
+        ("execute_tools", "ToolsExecuted"),
+        ("check_stop", "StopChecked"),
+        ("assemble", "RequestAssembled"),
+        ("call_model", "ModelResponded"),
+        ("decide", "Decided"),
+        ("check_stop", "StopChecked"),
+        ("persist", "RunStopped"),
+    ]
+    first = model.requests[0].messages
+    assert first[0]["content"] == "你是差旅助手。只用中文回答。"
+    assert first[1] == {"role": "user", "content": "周六北京天气？"}
+    assert run.result.stop_reason == "final_answer"
+    with pytest.raises(an.RunStateError, match="is over"):
+        await run.step()
+
+
+async def test_tool_edit_between_steps_takes_effect(tools):
+    model = ScriptedModel(
+        [calls(call("c1", "search_weather", city="北京", date="2025-01-10")), "ok"]
+    )
+    agent = an.Agent("", tools, model=model)
+    run = agent.start("x")
+    while run.next_stage != "execute_tools":
+        await run.step()
+
+    @an.tool(name="search_weather")
+    def fake_weather(city: str, date: str) -> str:
+        """Replaced."""
+        return "暴雪"
+
+    agent.tools.remove("search_weather")
+    agent.tools.add(fake_weather)
+    result = await run.finish()
+    assert result.session.to_openai()[2]["content"] == "暴雪"
+    assert [t["function"]["name"] for t in model.requests[1].tools][-1] == "search_weather"
+
+
+async def test_edit_that_breaks_pairing_is_refused_with_a_readable_error(tools):
+    model = ScriptedModel(
+        [calls(call("c1", "search_weather", city="北京", date="2025-01-10")), "ok"]
+    )
+    run = an.Agent("", tools, model=model).start("x")
+    while run.next_stage != "check_stop":
+        await run.step()
+    run.session.delete(2)  # drop the tool result
+    await run.step()
+    with pytest.raises(an.InvalidConversation, match="c1 have no tool result") as info:
+        await run.step()
+    assert info.value.result.stop_reason == "error"
+    assert run.session.repair() == 1
+    assert run.session.is_valid
+
+
+async def test_stream_yields_deltas_and_tool_events_live(tools):
+    model = ScriptedModel(
+        [
+            calls(call("c1", "search_weather", city="北京", date="2025-01-10")),
+            "北京周五晴，-3到5度。",
+        ],
+        stream=True,
+        chunk_size=4,
+    )
+    agent = an.Agent("", tools, model=model)
+    events = [e async for e in agent.stream("北京天气")]
+    kinds = [type(e).__name__ for e in events]
+    assert kinds[0] == "RunStarted" and kinds[-1] == "RunStopped"
+    deltas = [e for e in events if isinstance(e, an.events.ModelDelta)]
+    assert "".join(d.delta for d in deltas if d.kind == "text") == "北京周五晴，-3到5度。"
+    args = "".join(d.delta for d in deltas if d.kind == "tool_args")
+    assert args == '{"city": "北京", "date": "2025-01-10"}'
+    assert [d.name for d in deltas if d.kind == "tool_call"] == ["search_weather"]
+    assert kinds.index("ToolStarted") < kinds.index("ToolFinished")
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert events[-1].output == "北京周五晴，-3到5度。"
+
+
+async def test_stream_is_live_not_batched():
+    release = asyncio.Event()
+
+    @an.tool
+    async def slow(city: str) -> str:
+        """Slow."""
+        await release.wait()
+        return "ok"
+
+    agent = an.Agent("", [slow], model=ScriptedModel([calls(call("s", "slow", city="x")), "done"]))
+    seen = []
+    async for event in agent.stream("x"):
+        seen.append(type(event).__name__)
+        if isinstance(event, an.events.ToolStarted):
+            assert "ToolFinished" not in seen
+            release.set()
+    assert seen[-1] == "RunStopped"
+
+
+async def test_streaming_subscribers_see_every_event(tools):
+    session = an.Session()
+    got = []
+    unsubscribe = session.subscribe(got.append)
+    result = await an.Agent("", tools, model=ScriptedModel(["hi"])).run("x", session=session)
+    assert got == result.events
+    unsubscribe()
+    session.append({"role": "user", "content": "more"})
+    assert len(got) == len(result.events)
+
+
+async def test_failing_subscriber_warns_and_the_run_goes_on(tools):
+    session = an.Session()
+    session.subscribe(lambda e: 1 / 0)
+    with pytest.warns(an.session.SubscriberError if hasattr(an, "session") else Warning):
+        result = await an.Agent("", tools, model=ScriptedModel(["hi"])).run("x", session=session)
+    assert result.output == "hi"
+
+
+def test_run_sync_outside_a_loop(tools):
+    result = an.Agent("", tools, model=ScriptedModel(["hi"])).run_sync("x")
+    assert result.output == "hi"
+
+
+async def test_run_sync_inside_a_loop_says_what_to_do(tools):
+    with pytest.raises(an.RunStateError, match=r"await agent\.run"):
+        an.Agent("", tools, model=ScriptedModel(["hi"])).run_sync("x")
+
+
+async def test_continue_a_session_without_new_input(tools):
+    session = an.Session([{"role": "user", "content": "北京天气？"}])
+    result = await an.Agent("", tools, model=ScriptedModel(["晴"])).run(session=session)
+    assert [m["role"] for m in session.to_openai()] == ["user", "assistant"]
+    assert result.messages[0].text == "晴"
+
+
+async def test_history_is_restored_and_sent(tools):
+    session = an.Session()
+    agent = an.Agent("", tools, model=ScriptedModel(["好的，上海出发。", "北京的航班如下……"]))
+    await agent.run("我从上海出发", session=session)
+    await agent.run("帮我看看北京航班怎么样", session=session)
+    sent = agent.model.requests[1].messages
+    assert [m["content"] for m in sent] == [
+        "我从上海出发",
+        "好的，上海出发。",
+        "帮我看看北京航班怎么样",
+    ]
+    restored = [e for e in session.runs]
+    assert len(restored) == 2 and restored[1].start == 2
