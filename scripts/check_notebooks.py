@@ -1,7 +1,7 @@
 """Notebooks are code: committed without outputs or execution counts.
 
-    python scripts/check_notebooks.py          # fail, naming each notebook that has outputs
-    python scripts/check_notebooks.py --strip  # remove them in place (what `make strip` does)
+python scripts/check_notebooks.py          # fail, naming each notebook that has outputs
+python scripts/check_notebooks.py --strip  # remove them in place (what `make strip` does)
 """
 
 from __future__ import annotations

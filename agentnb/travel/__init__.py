@@ -1,0 +1,43 @@
+"""The travel assistant of the source articles: data, four tools, an embedded model.
+
+    import agentnb as an
+    agent = an.travel.travel_agent()              # offline, deterministic
+    result = await agent.run(an.travel.ARTICLE_REQUESTS["000"])  # 我周五从上海去北京出差…
+
+``TravelModel(misbehave=...)`` reproduces the articles' pitfalls; ``TravelTools`` can inject
+faults (timeout, upstream_error, rate_limit, empty) into any tool.
+"""
+
+from .agent import INSTRUCTIONS, INSTRUCTIONS_EN, travel_agent
+from .data import TravelData, data_dir, load
+from .dates import DEFAULT_TODAY, resolve_date
+from .grounding import ungrounded_claims
+from .model import MISBEHAVIOURS, TravelModel
+from .tools import FAULTS, CostItem, TravelTools, UpstreamError
+
+#: The requests of the source articles, ready to paste into a run.
+ARTICLE_REQUESTS = {
+    "000": "我周五从上海去北京出差，帮我看看航班和天气，再帮我订个酒店，预算控制在3000以内。",
+    "001": "我想周末去杭州玩，帮我查一下周六西湖附近的酒店，并看看周六的天气怎么样。",
+    "en": "I'm flying from Shanghai to Beijing this Friday for work. Please check flights, the "
+    "weather and a hotel; my budget is 3000 CNY.",
+}
+
+__all__ = [
+    "ARTICLE_REQUESTS",
+    "DEFAULT_TODAY",
+    "FAULTS",
+    "INSTRUCTIONS",
+    "INSTRUCTIONS_EN",
+    "MISBEHAVIOURS",
+    "CostItem",
+    "TravelData",
+    "TravelModel",
+    "TravelTools",
+    "UpstreamError",
+    "data_dir",
+    "load",
+    "resolve_date",
+    "travel_agent",
+    "ungrounded_claims",
+]

@@ -1,0 +1,174 @@
+"""Reading a travel request the way the embedded model does: plain rules, no learning.
+
+``parse_request`` pulls origin, destination, date, budget, nights, a landmark and the needs
+(flights, weather, hotels, cost) out of Chinese or English text. Rules only: it is a
+deterministic stand-in for a model, and what it cannot read it leaves empty.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+from .data import TravelData
+from .dates import find_date
+
+__all__ = ["TripRequest", "parse_request"]
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_NUM_ZH = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7}
+_WANTS = {
+    "flights": r"航班|机票|飞|flight|fly|plane|air ?ticket",
+    "weather": r"天气|下雨|带伞|气温|冷不冷|weather|rain|umbrella|temperature|forecast",
+    "hotels": r"酒店|住宿|宾馆|订房|住[一二两三四五六七\d]晚|hotel|accommodation|place to stay",
+    "cost": r"预算|总价|多少钱|费用|花费|budget|total cost|how much|cost",
+}
+_TRIP = r"安排|行程|出差|旅行|旅游|去玩|玩|plan|trip|itinerary|travel"
+# Place-like words after a direction marker, for cities the data does not know.
+_ZH_PLACE = r"([\u4e00-\u9fff]{2})(?=出差|玩|旅游|旅行|出发|的|天气|，|,|。|！|？|\s|$|去|到|飞|看)"
+_BAD_PLACES = {"出差", "旅游", "旅行", "看看", "一下", "帮我", "周末", "明天", "后天", "今天"}
+
+
+@dataclass
+class TripRequest:
+    """What a user asked for. Empty fields are unknown, never guessed."""
+
+    text: str
+    language: str  # "zh" or "en"
+    origin: str | None = None
+    destination: str | None = None
+    date: str | None = None  # as written: "周五", "2025-01-10", "next Monday"
+    budget: float | None = None
+    nights: int = 1
+    near: str | None = None
+    wants: list[str] = field(default_factory=list)
+    mentions: list[str] = field(default_factory=list)  # every city-like word, in order
+
+    def filled_from(self, earlier: list[TripRequest]) -> TripRequest:
+        """Fill unknown slots from earlier requests of the same conversation (latest first)."""
+        out = replace(self)
+        for past in reversed(earlier):
+            if out.origin is None and past.origin and past.origin != out.destination:
+                out.origin = past.origin
+            if out.destination is None and past.destination and past.destination != out.origin:
+                out.destination = past.destination
+            out.date = out.date or past.date
+            out.budget = out.budget if out.budget is not None else past.budget
+        return out
+
+
+def _cities(text: str, data: TravelData) -> list[tuple[int, str, str]]:
+    """(position, canonical or raw name, raw) for each city-like mention, in order."""
+    found: list[tuple[int, str, str]] = []
+    taken: list[range] = []
+    for city in data.city_list:
+        for key in (city.name, city.name_en, *[a for a in city.aliases if len(a) > 1]):
+            flags = re.IGNORECASE if key.isascii() else 0
+            pattern = rf"\b{re.escape(key)}\b" if key.isascii() else re.escape(key)
+            for m in re.finditer(pattern, text, flags):
+                span = range(m.start(), m.end())
+                if not any(set(span) & set(t) for t in taken):
+                    found.append((m.start(), city.name, m.group(0)))
+                    taken.append(span)
+    for m in re.finditer(rf"(?:从|去|到|飞往|飞)({_ZH_PLACE[1:]}", text):
+        word = m.group(1)
+        if word in _BAD_PLACES or any(m.start(1) in t for t in taken):
+            continue
+        found.append((m.start(1), word, word))
+        taken.append(range(m.start(1), m.end(1)))
+    for m in re.finditer(r"\b(?:from|to|in)\s+([A-Z][a-zA-Z'\-]+)", text):
+        word = m.group(1)
+        if any(m.start(1) in t for t in taken) or word.lower() in {"the", "my", "a"}:
+            continue
+        if find_date(word):
+            continue
+        found.append((m.start(1), word, word))
+        taken.append(range(m.start(1), m.end(1)))
+    return sorted(found)
+
+
+def _direction(text: str, mentions: list[tuple[int, str, str]]) -> tuple[str | None, str | None]:
+    origin = destination = None
+    for pos, name, _raw in mentions:
+        before = text[max(0, pos - 6) : pos].lower()
+        after = text[pos : pos + 8]
+        if re.search(r"(从|from\s*)$", before) or re.match(r"\w+\s*出发", after):
+            origin = origin or name
+        elif re.search(r"(去|到|飞往|飞|至|to\s*|→|->)$", before):
+            destination = destination or name
+    rest = [name for _, name, _ in mentions if name not in (origin, destination)]
+    if origin is None and destination is None and len(rest) >= 2:
+        return rest[0], rest[1]
+    if destination is None and rest:
+        destination = rest.pop(0)
+    if origin is None and rest and len(mentions) >= 2:
+        origin = rest.pop(0)
+    return origin, destination
+
+
+def _budget(text: str) -> float | None:
+    t = text.lower().replace(",", "")
+    patterns = [
+        r"(?:预算|budget)[^\d]{0,10}(\d+(?:\.\d+)?)\s*(k|千|万)?",
+        r"(\d+(?:\.\d+)?)\s*(k|千|万)?\s*(?:元|块|rmb|cny|yuan)?\s*(?:以内|之内|以下|内)",
+        r"(?:under|within|below|less than|up to|at most|max)"
+        r"\s*(?:¥|cny|rmb)?\s*(\d+(?:\.\d+)?)\s*(k)?",
+        r"不超过\s*(\d+(?:\.\d+)?)\s*(k|千|万)?",
+    ]
+    for p in patterns:
+        m = re.search(p, t)
+        if m:
+            scale = {"k": 1000, "千": 1000, "万": 10000}.get(m.group(2) or "", 1)
+            return float(m.group(1)) * scale
+    return None
+
+
+def _nights(text: str) -> int:
+    m = re.search(r"住?(\d+|[一两二三四五六七])\s*晚", text) or re.search(
+        r"(\d+)\s*nights?", text, re.IGNORECASE
+    )
+    if not m:
+        return 1
+    value = m.group(1)
+    return int(value) if value.isdigit() else _NUM_ZH[value]
+
+
+def _near(text: str, data: TravelData) -> str | None:
+    lower = text.lower()
+    for landmark in data.landmarks:
+        if landmark and landmark in text:
+            return str(landmark)
+    for english, landmark in data.landmarks_en.items():
+        if english in lower:
+            return landmark
+    m = re.search(r"([\u4e00-\u9fff]{2,4})附近", text) or re.search(
+        r"near (?:the )?([A-Za-z][\w ]+?)(?:[,.]|$| and)", text
+    )
+    return m.group(1) if m else None
+
+
+def parse_request(text: str, data: TravelData) -> TripRequest:
+    """Read one user message."""
+    language = "zh" if _CJK.search(text) else "en"
+    mentions = _cities(text, data)
+    origin, destination = _direction(text, mentions)
+    wants = [w for w, p in _WANTS.items() if re.search(p, text, re.IGNORECASE)]
+    budget = _budget(text)
+    if budget is not None and "cost" not in wants:
+        wants.append("cost")
+    if not [w for w in wants if w != "cost"] and destination and re.search(_TRIP, text, re.I):
+        wants = (["flights"] if origin else []) + ["weather", "hotels"] + wants
+    elif not wants and destination:
+        wants = ["flights"] if origin else ["weather"]
+    return TripRequest(
+        text=text,
+        language=language,
+        origin=origin,
+        destination=destination,
+        date=find_date(text),
+        budget=budget,
+        nights=_nights(text),
+        near=_near(text, data) if "hotels" in wants else None,
+        wants=wants,
+        mentions=[name for _, name, _ in mentions],
+    )

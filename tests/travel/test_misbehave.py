@@ -1,0 +1,122 @@
+"""Each misbehaviour mode, and how the runtime answers it (issue #3 acceptance)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import assert_valid_conversation
+
+import agentnb as an
+from agentnb.travel import (
+    ARTICLE_REQUESTS,
+    MISBEHAVIOURS,
+    TravelModel,
+    travel_agent,
+    ungrounded_claims,
+)
+
+ASK = ARTICLE_REQUESTS["000"]
+
+
+async def run(mode: str, text: str = ASK, **kwargs) -> an.RunResult:
+    result = await travel_agent(TravelModel(mode), **kwargs).run(text)
+    assert_valid_conversation(result.session.to_openai())
+    return result
+
+
+def failures(result: an.RunResult) -> list[str]:
+    return [e.error_kind for e in result.trace.of_type(an.events.ToolFinished) if not e.ok]
+
+
+async def test_loop_is_stopped_as_a_repeated_action():
+    result = await run("loop")
+    assert result.stop_reason == "repeated_action"
+    assert result.stop_detail.startswith("search_flights was called 3 times in a row")
+    assert [
+        m.tool_calls[0].function.name for m in result.messages if getattr(m, "tool_calls", None)
+    ] == ["search_flights"] * 3
+
+
+async def test_hallucinated_tool_gets_the_list_of_real_ones_and_recovers():
+    result = await run("hallucinate_tool")
+    first = json.loads(result.messages[2].content)
+    assert first["error"] == "unknown tool 'book_flight'"
+    assert "search_flights, search_weather, search_hotels, calculate_cost" in first["hint"]
+    assert failures(result) == ["unknown_tool"] and result.stop_reason == "final_answer"
+    assert "MU5101" in result.output
+
+
+async def test_wrong_argument_names_are_named_and_corrected():
+    result = await run("wrong_args")
+    error = json.loads(result.messages[2].content)
+    assert {p["field"] for p in error["problems"]} == {
+        "departure",
+        "destination",
+        "from_city",
+        "to_city",
+    }
+    assert json.loads(result.messages[3].tool_calls[0].function.arguments)["departure"] == "上海"
+    assert failures(result) == ["invalid_arguments"] and "MU5101" in result.output
+
+
+async def test_malformed_json_gets_a_correction_and_a_retry():
+    result = await run("malformed_json")
+    assert failures(result) == ["malformed_json"]
+    assert "not valid JSON" in json.loads(result.messages[2].content)["error"]
+    assert result.stop_reason == "final_answer" and "MU5101" in result.output
+
+
+async def test_ignored_results_are_caught_by_the_grounding_check():
+    result = await run("ignore_results")
+    assert len(result.tool_calls) == 4 and "CA1234" in result.output
+    claims = ungrounded_claims(result.session)
+    assert "flight CA1234 appears in no tool result" in claims
+
+
+async def test_fabrication_happens_only_when_the_instructions_allow_it():
+    weak = await run("fabricate", instructions="你是差旅助手。")
+    assert weak.iterations == 1 and weak.tool_calls == []
+    assert ungrounded_claims(weak.session)
+    strict = await run("fabricate")  # the default instructions say 必须使用工具
+    assert len(strict.tool_calls) == 4 and ungrounded_claims(strict.session) == []
+
+
+async def test_ghost_call_comes_from_history_and_a_fresh_session_avoids_it():
+    session = an.Session()
+    await travel_agent().run("帮我查一下周六杭州西湖附近的酒店", session=session)
+    ghost = await travel_agent(TravelModel("ghost_call")).run(
+        "杭州周六天气怎么样？", session=session
+    )
+    assert [c.function.name for c in ghost.tool_calls] == ["search_weather", "search_hotels"]
+    fresh = await run("ghost_call", "杭州周六天气怎么样？")
+    assert [c.function.name for c in fresh.tool_calls] == ["search_weather"]
+
+
+async def test_mismatched_ids_are_renamed_so_every_result_pairs():
+    result = await run("mismatched_id")
+    first = result.messages[1]
+    ids = [c.id for c in first.tool_calls]
+    assert ids[0] == "call_0" and len(set(ids)) == len(ids) == 3
+    decided = result.trace.of_type(an.events.Decided)[0]
+    assert len(decided.problems) == 2 and "duplicate id 'call_0'" in decided.problems[0]
+    assert result.stop_reason == "final_answer"
+
+
+def test_every_mode_is_tested_here():
+    tested = {
+        "loop",
+        "hallucinate_tool",
+        "wrong_args",
+        "malformed_json",
+        "ignore_results",
+        "fabricate",
+        "ghost_call",
+        "mismatched_id",
+    }
+    assert tested == set(MISBEHAVIOURS)
+
+
+def test_unknown_mode_is_a_clear_error():
+    with pytest.raises(ValueError, match="choose one of loop"):
+        TravelModel("chaos")
