@@ -1,0 +1,18 @@
+"""The README's Python examples run as written."""
+
+import re
+from pathlib import Path
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+BLOCKS = re.findall(r"```python\n(.*?)```", README, re.S)
+
+
+def test_readme_has_examples():
+    assert len(BLOCKS) >= 2
+
+
+def test_readme_examples_run(capsys):
+    for block in BLOCKS:
+        exec(compile(block, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "final_answer" in out and "MU5101" in out
