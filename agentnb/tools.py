@@ -82,6 +82,10 @@ def _jsonable(value: Any) -> Any:
     raise TypeError(f"{kind} is not JSON serialisable")
 
 
+# One encoder, built once: json.dumps(..., default=...) would build a new one per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_jsonable)
+
+
 def to_content(value: Any) -> str:
     """Serialise a tool's return value into the ``content`` of a tool message.
 
@@ -90,7 +94,7 @@ def to_content(value: Any) -> str:
     """
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, default=_jsonable)
+    return _ENCODER.encode(value)
 
 
 def error_content(error: str, hint: str | None = None, **extra: Any) -> str:
@@ -99,7 +103,7 @@ def error_content(error: str, hint: str | None = None, **extra: Any) -> str:
     if hint:
         body["hint"] = hint
     body.update({k: v for k, v in extra.items() if v is not None})
-    return json.dumps(body, ensure_ascii=False, default=_jsonable)
+    return _ENCODER.encode(body)
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:

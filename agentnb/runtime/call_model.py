@@ -51,7 +51,7 @@ async def call_model(run: Run) -> None:
         completion = response.message.tokens
         prompt = run.prompt_estimate
         usage = Usage(prompt, completion, prompt + completion, True)
-    run.usage = run.usage + usage
+    run.add_usage(usage)
     run.response = response
     run.emit(
         ModelResponded,

@@ -46,9 +46,8 @@ def _policies(run: Run) -> tuple[str, str] | None:
             f"{name} was called {limit} times in a row with the same arguments {shown}"
         )
     if agent.token_budget is not None and run.usage.total_tokens >= agent.token_budget:
-        return "token_budget", (
-            f"the run used {run.usage.total_tokens} tokens; token_budget={agent.token_budget}"
-        )
+        used = run.usage.total_tokens
+        return "token_budget", f"the run used {used} tokens; token_budget={agent.token_budget}"
     if run.iteration >= agent.max_iterations:
         if agent.final_answer_on_stop and not run.wrap_up:
             run.wrap_up = True

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .run import Run
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Outcome:
     """What one call produced: the content the model sees, and how it went."""
 
@@ -156,7 +156,7 @@ async def _execute(run: Run, tool: Tool, kwargs: dict[str, Any]) -> tuple[str, s
 
 def _segments(run: Run, calls: list[ToolCall]) -> list[list[ToolCall]]:
     """Split calls into groups that may run together, preserving order."""
-    if run.agent.parallel_tool_calls is False or len(calls) == 1:
+    if len(calls) == 1 or run.agent.parallel_tool_calls is False:
         return [[c] for c in calls]
     groups: list[list[ToolCall]] = []
     current: list[ToolCall] = []

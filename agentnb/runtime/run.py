@@ -122,7 +122,8 @@ class Run:
         self.recent_actions: deque[tuple[str, dict[str, Any]]] = deque(
             maxlen=max(agent.repeat_limit, 1)
         )
-        self.usage = Usage()
+        self._tokens = [0, 0, 0]  # prompt, completion, total: summed without new objects
+        self._estimated = False
         self.prompt_estimate = 0
         self.output: str | None = None
         self.stop_reason: str | None = None
@@ -195,6 +196,18 @@ class Run:
     def record_action(self, name: str, arguments: dict[str, Any]) -> None:
         # Parsed dicts compare equal whatever their key order: canonical without re-encoding.
         self.recent_actions.append((name, arguments))
+
+    def add_usage(self, usage: Usage) -> None:
+        tokens = self._tokens
+        tokens[0] += usage.prompt_tokens
+        tokens[1] += usage.completion_tokens
+        tokens[2] += usage.total_tokens
+        self._estimated = self._estimated or usage.estimated
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens used by this run's model calls so far."""
+        return Usage(*self._tokens, self._estimated)
 
     def stop(self, reason: str, detail: str) -> None:
         self.stop_reason = reason
