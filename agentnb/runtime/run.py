@@ -207,7 +207,8 @@ class Run:
     @property
     def usage(self) -> Usage:
         """Tokens used by this run's model calls so far."""
-        return Usage(*self._tokens, self._estimated)
+        prompt, completion, total = self._tokens
+        return Usage(prompt, completion, total, self._estimated)
 
     def stop(self, reason: str, detail: str) -> None:
         self.stop_reason = reason
