@@ -31,8 +31,7 @@ dev: $(UV)
 	$(UV) pip install --quiet --python $(BIN)/python -e ".[dev]"
 
 lab: install
-	$(BIN)/jupyter lab $(ROOT_FLAG) --port=$(PORT) --ServerApp.root_dir=notebooks \
-		notebooks/00_quickstart.ipynb
+	cd notebooks && ../$(BIN)/jupyter lab $(ROOT_FLAG) --port=$(PORT) 00_quickstart.ipynb
 
 test: dev lint test-unit test-notebooks
 

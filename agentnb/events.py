@@ -374,13 +374,18 @@ class Persisted(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class RunStopped(Event):
-    """The last event of every run: why it stopped, in words, and what it produced."""
+    """The last event of every run: why it stopped, in words, and what it produced.
+
+    ``stopped_in`` is the stage where the stop was decided: ``check_stop`` for the stop
+    policies, or the stage a cancellation or an error interrupted.
+    """
 
     reason: str
     detail: str
     output: str | None
     iterations: int
     usage: Usage
+    stopped_in: str = "check_stop"
 
     def summary(self) -> str:
         return f"run stopped: {self.reason} — {self.detail}"

@@ -26,8 +26,8 @@ def persist(run: Run) -> None:
         record.stop_reason = run.stop_reason
         record.detail = run.stop_detail
         record.usage = run.usage
+    run.stage = "persist"
     run.emit(Persisted, new_messages=new, store=None)
-    run.stage = run.stop_stage or "persist"
     run.emit(
         RunStopped,
         reason=run.stop_reason or "error",
@@ -35,4 +35,5 @@ def persist(run: Run) -> None:
         output=run.output,
         iterations=run.iteration,
         usage=run.usage,
+        stopped_in=run.stop_stage or "persist",
     )

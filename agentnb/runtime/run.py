@@ -252,6 +252,7 @@ class Run:
                 output=None,
                 iterations=0,
                 usage=self.usage,
+                stopped_in=self.stage,
             )
             self._close()
             return

@@ -211,7 +211,7 @@ def _flights(w: _Writer, req: TripRequest, obs: list[Any]) -> None:
         return
     assert cheapest is not None
     w.add(
-        f"航班：推荐 {best['flight_no']}（{best['airline']}），{when} {best['departure_time']} 从"
+        f"航班：推荐 {best['flight_no']}（{best['airline']}），{when}{best['departure_time']} 从"
         f"{best['departure_airport']}起飞，{best['arrival_time']} 到达{best['arrival_airport']}，"
         f"票价 {best['price']} 元（余票 {best['seats_left']} 张）。",
         f"Flight: {best['flight_no']} ({_AIRLINES_EN.get(best['airline'], best['airline'])}), "

@@ -200,6 +200,8 @@ async def test_cancel_during_a_slow_tool_leaves_a_valid_session():
     assert "cancelled" in msgs[3]["content"]
     assert session.runs[-1].stop_reason == "cancelled"
     assert session.lock.holder is None
+    last = session.runs[-1]
+    assert last.detail == "the task was cancelled"
     # The session is immediately usable again.
     again = await an.Agent("", [quick], model=ScriptedModel(["好的"])).run("继续", session=session)
     assert again.stop_reason == "final_answer"
@@ -223,6 +225,7 @@ async def test_run_cancel_returns_a_cancelled_result():
     result = await task
     assert result.stop_reason == "cancelled"
     assert stopped(result).detail == "run.cancel() was called"
+    assert stopped(result).stopped_in == "execute_tools" and stopped(result).stage == "persist"
     assert_valid_conversation(result.session.to_openai())
     kinds = [e.error_kind for e in result.trace.of_type(an.events.ToolFinished)]
     assert kinds == ["cancelled"]
