@@ -60,6 +60,10 @@ class ToolCall(BaseModel):
     type: Literal["function"] = "function"
     function: FunctionCall
 
+    def model_post_init(self, context: Any, /) -> None:
+        # The wire format requires "type"; count it as set so it is always serialised.
+        self.__pydantic_fields_set__.add("type")
+
     @classmethod
     def make(cls, id: str, name: str, arguments: str | dict[str, Any] = "") -> ToolCall:
         """Build a call from its parts: ``ToolCall.make("call_1", "search_weather", {...})``."""

@@ -20,8 +20,9 @@ from typing import Any, Literal, overload
 from . import _html
 from .errors import InvalidConversation, SessionBusy
 from .events import Event, MessageAppended, Origin, SessionEdited
-from .messages import AssistantMessage, Message, ToolMessage, parse_message
+from .messages import Message, ToolMessage, parse_message
 from .models.base import ModelRequest, Usage
+from .pairing import Pairing, conversation_problems
 from .tools import error_content
 
 __all__ = ["MessageList", "RunRecord", "Session", "SubscriberError", "conversation_problems"]
@@ -31,48 +32,6 @@ LockPolicy = Literal["wait", "reject"]
 
 class SubscriberError(RuntimeWarning):
     """A session subscriber raised; the run went on. The warning names the callback."""
-
-
-class _Pairing:
-    """Tool-call pairing as a state machine fed one message at a time."""
-
-    __slots__ = ("open", "open_at", "problems")
-
-    def __init__(self) -> None:
-        self.open: dict[str, str] = {}  # call id -> tool name, awaiting a result
-        self.open_at = -1
-        self.problems: list[tuple[int, str]] = []
-
-    def feed(self, index: int, message: Message) -> None:
-        if isinstance(message, ToolMessage):
-            if self.open.pop(message.tool_call_id, None) is None:
-                self.problems.append(
-                    (index, f"tool result for call {message.tool_call_id!r} answers no open call")
-                )
-            return
-        if self.open:
-            ids = ", ".join(self.open)
-            self.problems.append(
-                (self.open_at, f"calls {ids} have no tool result before message #{index}")
-            )
-            self.open = {}
-        if isinstance(message, AssistantMessage) and message.tool_calls:
-            self.open_at = index
-            for call in message.tool_calls:
-                if call.id in self.open:
-                    self.problems.append((index, f"two tool calls share the id {call.id!r}"))
-                self.open[call.id] = call.function.name
-
-
-def conversation_problems(messages: Sequence[Message]) -> list[str]:
-    """Every way ``messages`` breaks invariant 2, in words ([] for a valid conversation)."""
-    pairing = _Pairing()
-    for i, m in enumerate(messages):
-        pairing.feed(i, m)
-    out = [f"#{i}: {text}" for i, text in pairing.problems]
-    if pairing.open:
-        out.append(f"#{pairing.open_at}: calls {', '.join(pairing.open)} have no tool result yet")
-    return out
 
 
 class MessageList(Sequence[Message]):
@@ -193,7 +152,7 @@ class Session:
         self.lock_policy: LockPolicy = lock_policy
         self._messages: list[Message] = []
         self._wires: list[dict[str, Any]] = []  # cached wire dicts, parallel to _messages
-        self._pairing = _Pairing()
+        self._pairing = Pairing()
         self._tokens = 0
         self._subscribers: list[Callable[[Event], Any]] = []
         self._seq = 0
@@ -312,7 +271,7 @@ class Session:
         repairs its own runs.
         """
         fixed: list[Message] = []
-        pairing = _Pairing()
+        pairing = Pairing()
         changes = 0
 
         def close() -> None:
@@ -355,7 +314,7 @@ class Session:
 
     def _rebuild(self) -> None:
         self._wires = [m.wire() for m in self._messages]
-        self._pairing = _Pairing()
+        self._pairing = Pairing()
         self._tokens = 0
         for i, m in enumerate(self._messages):
             self._pairing.feed(i, m)

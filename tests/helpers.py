@@ -26,7 +26,12 @@ def calls(*tool_calls: dict[str, Any], content: str | None = None) -> dict[str, 
 def assert_valid_conversation(messages: list[dict[str, Any]]) -> None:
     """Every message is an OpenAI SDK message param, and tool calls pair up (invariant 2)."""
     for m in messages:
-        _OPENAI_MESSAGE.validate_python(m)
+        validated = _OPENAI_MESSAGE.validate_python(m)
+        # pydantic checks Iterable[...] fields lazily: consume them so every item is validated.
+        for key in ("tool_calls", "content"):
+            value = validated.get(key)
+            if value is not None and not isinstance(value, str):
+                list(value)
     open_ids: set[str] = set()
     for i, m in enumerate(messages):
         if m["role"] == "tool":

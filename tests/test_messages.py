@@ -141,3 +141,20 @@ def test_token_estimate_follows_the_articles_rule_of_thumb():
     assert estimate_tokens("abcdefgh") == 2  # ~4 chars per token in English
     assert estimate_tokens("北京天气") == 2  # ~2 chars per token in Chinese
     assert estimate_tokens("") == 0
+
+
+def test_tool_calls_always_carry_type_function_on_the_wire():
+    # The API requires it; a reply that omits it (or a call built in code) still sends it.
+    m = parse_message(
+        {
+            "role": "assistant",
+            "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "{}"}}],
+        }
+    )
+    assert m.to_openai()["tool_calls"][0]["type"] == "function"
+    built = an.AssistantMessage(tool_calls=[an.ToolCall.make("b", "g")])
+    assert built.to_openai()["tool_calls"][0] == {
+        "id": "b",
+        "type": "function",
+        "function": {"name": "g", "arguments": ""},
+    }
