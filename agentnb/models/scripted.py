@@ -47,8 +47,8 @@ class ScriptedModel(Model):
         if index >= len(self._script):
             last = request.messages[-1] if request.messages else {}
             raise UnexpectedModelCall(
-                f"ScriptedModel {self.name!r} has {len(self._script)} replies and was called a "
-                f"{index + 1}th time; the request ended with a {last.get('role', '?')!r} "
+                f"ScriptedModel {self.name!r} ran out of replies: it has {len(self._script)}, and "
+                f"this is call #{index + 1}. The request ended with a {last.get('role', '?')!r} "
                 f"message: {str(last.get('content'))[:120]!r}. Add a reply to the script."
             )
         self.requests.append(request)

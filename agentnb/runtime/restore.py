@@ -16,6 +16,8 @@ async def restore(run: Run) -> None:
     session = run.session
     await session.lock.acquire(run.id, session.id, run.lock_policy)
     run.locked = True
+    if not session.is_valid:
+        session.check()  # refuse before touching it: InvalidConversation, in words
     model = run.agent.model
     run.emit(
         RunStarted,

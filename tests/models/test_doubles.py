@@ -20,7 +20,7 @@ async def test_scripted_model_fails_loudly_past_its_script():
     with pytest.raises(an.UnexpectedModelCall) as info:
         await model.complete(REQ)
     message = str(info.value)
-    assert "has 2 replies and was called a 3th time" in message
+    assert "ran out of replies: it has 2, and this is call #3" in message
     assert "'user' message: '周五北京天气？'" in message and "Add a reply" in message
 
 

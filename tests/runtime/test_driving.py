@@ -237,3 +237,20 @@ async def test_history_is_restored_and_sent(tools):
     ]
     restored = [e for e in session.runs]
     assert len(restored) == 2 and restored[1].start == 2
+
+
+async def test_a_run_on_an_invalid_session_is_refused_before_touching_it(tools):
+    session = an.Session(
+        [
+            {"role": "user", "content": "x"},
+            calls(call("c1", "search_weather", city="北京", date="周五")),
+        ]
+    )
+    with pytest.raises(an.InvalidConversation, match="c1 have no tool result yet") as info:
+        await an.Agent("", tools, model=ScriptedModel(["ok"])).run("next", session=session)
+    assert len(session) == 2 and session.lock.holder is None
+    assert info.value.result.stop_reason == "error"
+    session.repair()
+    assert (
+        await an.Agent("", tools, model=ScriptedModel(["ok"])).run("next", session=session)
+    ).output == "ok"
