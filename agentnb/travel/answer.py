@@ -195,12 +195,9 @@ def _flights(w: _Writer, req: TripRequest, obs: list[Any]) -> None:
         w.add("航班：请告诉我出发城市和目的地，我再帮你查航班。",
               "Flights: tell me where you leave from and where you go, and I will search.")  # fmt: skip
         return
-    ok = [o for o in obs if o.ok and o.data]
-    if not ok:
-        if obs:
-            _failure(w, "航班", "Flights", obs)
+    data = _latest(w, req, obs, "flights", "航班", "Flights")
+    if data is None:
         return
-    data = ok[-1].data
     best, cheapest = choose_flight(data)
     when = _when(data, w.zh)
     if best is None:
@@ -234,15 +231,25 @@ def _flights(w: _Writer, req: TripRequest, obs: list[Any]) -> None:
         )
 
 
-def _weather(w: _Writer, req: TripRequest, obs: list[Any]) -> None:
-    if "weather" not in req.wants:
-        return
+def _latest(
+    w: _Writer, req: TripRequest, obs: list[Any], want: str, what_zh: str, what_en: str
+) -> dict[str, Any] | None:
+    """The latest good result for a wanted section; reports a failure and returns None."""
+    if want not in req.wants:
+        return None
     ok = [o for o in obs if o.ok and o.data]
-    if not ok:
-        if obs:
-            _failure(w, "天气", "Weather", obs)
+    if ok:
+        data: dict[str, Any] = ok[-1].data
+        return data
+    if obs:
+        _failure(w, what_zh, what_en, obs)
+    return None
+
+
+def _weather(w: _Writer, req: TripRequest, obs: list[Any]) -> None:
+    d = _latest(w, req, obs, "weather", "天气", "Weather")
+    if d is None:
         return
-    d = ok[-1].data
     if not d.get("condition"):
         w.add(f"天气：{d['city']} {_when(d, True)} 暂无天气数据。",
               f"Weather: no weather data for {d['city']} on {_when(d, False)}.")  # fmt: skip
@@ -267,14 +274,9 @@ def _weather(w: _Writer, req: TripRequest, obs: list[Any]) -> None:
 
 
 def _hotels(w: _Writer, req: TripRequest, obs: list[Any]) -> None:
-    if "hotels" not in req.wants:
+    data = _latest(w, req, obs, "hotels", "酒店", "Hotel")
+    if data is None:
         return
-    ok = [o for o in obs if o.ok and o.data]
-    if not ok:
-        if obs:
-            _failure(w, "酒店", "Hotel", obs)
-        return
-    data = ok[-1].data
     best, _cheap = choose_hotel(data, req)
     if best is None:
         note = data.get("note", "")
