@@ -18,6 +18,9 @@ _ROLE_COLOURS = {
     "assistant": "#7c3aed",
     "tool": "#059669",
 }
+#: Contents longer than this fold into a <details> element showing the first PREVIEW chars.
+FOLD_AT = 300
+PREVIEW = 120
 _CARD = (
     "border-left:4px solid {colour};padding:4px 8px;margin:4px 0;"
     "font-family:ui-monospace,monospace;font-size:12px;white-space:pre-wrap;"
@@ -46,7 +49,13 @@ def message_card(wire: Mapping[str, Any], *, index: int | None = None, note: str
     if note:
         parts.append(f" <span style='color:#b91c1c'>⚠ {escape(note)}</span>")
     text = _text(wire.get("content"))
-    if text:
+    if len(text) > FOLD_AT:  # long tool results fold away; <details> needs no JavaScript
+        preview = escape(text[:PREVIEW].replace("\n", " ")) + "…"
+        parts.append(
+            f"<details><summary>{preview} <i>({len(text)} chars)</i></summary>"
+            f"<div>{escape(text)}</div></details>"
+        )
+    elif text:
         parts.append("<div>" + escape(text) + "</div>")
     for call in wire.get("tool_calls") or ():
         fn = call.get("function", {})

@@ -7,6 +7,7 @@ attribute may be changed between steps of a run and the next stage uses the chan
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -139,9 +140,14 @@ class Agent:
     async def stream(
         self, input: Input = None, *, session: Session | None = None
     ) -> AsyncIterator[Event]:
-        """Yield every event of a run as it happens (deltas, tool progress, the stop)."""
-        async for event in self.start(input, session=session).stream():
-            yield event
+        """Yield every event of a run as it happens (deltas, tool progress, the stop).
+
+        Leaving early (``break``, an exception) cancels the run cleanly once this generator
+        is closed: use ``contextlib.aclosing`` to close it at once rather than on collection.
+        """
+        async with contextlib.aclosing(self.start(input, session=session).stream()) as events:
+            async for event in events:
+                yield event
 
     def run_sync(self, input: Input = None, *, session: Session | None = None) -> RunResult:
         """``run`` for scripts. Inside Jupyter (a running event loop) use ``await agent.run``."""

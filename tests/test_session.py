@@ -87,3 +87,10 @@ def test_repr_and_html():
     assert repr(s) == "<Session 'trip-1': 1 messages, ~11 tokens, valid>"
     html = s._repr_mimebundle_()["text/html"]
     assert "<img" not in html and "&lt;img" in html
+
+
+def test_long_contents_fold_in_the_static_html():
+    s = an.Session([{"role": "user", "content": "<b>" + "北京" * 400}])
+    html = s._repr_mimebundle_()["text/html"]
+    assert "<details><summary>&lt;b&gt;北京" in html and "(803 chars)" in html
+    assert "<b>北京" not in html

@@ -14,7 +14,7 @@ import contextlib
 import time
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -327,7 +327,7 @@ class Run:
     def __await__(self) -> Any:
         return self.finish().__await__()
 
-    async def stream(self) -> AsyncIterator[Event]:
+    async def stream(self) -> AsyncGenerator[Event, None]:
         """Drive the run in a background task and yield each event as it happens."""
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
         self._sinks.append(queue.put_nowait)

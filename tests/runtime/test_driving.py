@@ -254,3 +254,24 @@ async def test_a_run_on_an_invalid_session_is_refused_before_touching_it(tools):
     assert (
         await an.Agent("", tools, model=ScriptedModel(["ok"])).run("next", session=session)
     ).output == "ok"
+
+
+async def test_leaving_a_stream_early_cancels_the_run_cleanly():
+    import contextlib
+
+    @an.tool
+    async def slow(city: str) -> str:
+        """Slow."""
+        await asyncio.sleep(30)
+        return "never"
+
+    session = an.Session()
+    agent = an.Agent("", [slow], model=ScriptedModel([calls(call("s", "slow", city="x")), "never"]))
+    async with contextlib.aclosing(agent.stream("x", session=session)) as events:
+        async for event in events:
+            if isinstance(event, an.events.ToolStarted):
+                break
+    assert session.lock.holder is None
+    assert session.runs[-1].stop_reason == "cancelled"
+    assert_valid_conversation(session.to_openai())
+    assert "cancelled" in session.to_openai()[-1]["content"]
