@@ -246,15 +246,38 @@ def _latest(
     return None
 
 
+def _dress(low: int, high: int) -> tuple[str, str]:
+    """Clothing advice from the day's temperatures (article 001's 穿衣建议)."""
+    if high <= 5:
+        return "穿羽绒服、戴帽子手套", "wear a down coat, hat and gloves"
+    if high <= 12:
+        return "穿厚外套或毛衣", "wear a warm coat or a sweater"
+    if high <= 20 or low <= 10:
+        return "穿薄外套，早晚加一件", "wear a light jacket, with a layer for morning and evening"
+    return "短袖即可，注意防晒", "short sleeves are fine; mind the sun"
+
+
 def _weather(w: _Writer, req: TripRequest, obs: list[Any]) -> None:
-    d = _latest(w, req, obs, "weather", "天气", "Weather")
-    if d is None:
+    if "weather" in req.wants and not req.destination:
+        w.add("天气：请告诉我要查哪个城市的天气。", "Weather: which city should I look up?")
         return
+    days = [o for o in obs if o.ok and o.data] if len(req.dates) > 1 else []
+    if len(days) > 1:
+        for o in days:
+            _weather_line(w, o.data)
+        return
+    d = _latest(w, req, obs, "weather", "天气", "Weather")
+    if d is not None:
+        _weather_line(w, d)
+
+
+def _weather_line(w: _Writer, d: dict[str, Any]) -> None:
     if not d.get("condition"):
         w.add(f"天气：{d['city']} {_when(d, True)} 暂无天气数据。",
               f"Weather: no weather data for {d['city']} on {_when(d, False)}.")  # fmt: skip
         return
-    advice_zh, advice_en = [], []
+    dress_zh, dress_en = _dress(d["temp_min_c"], d["temp_max_c"])
+    advice_zh, advice_en = [dress_zh], [dress_en]
     if d["temp_min_c"] <= 0:
         advice_zh.append("气温在零度以下，注意保暖")
         advice_en.append("below freezing, dress warmly")
@@ -274,6 +297,9 @@ def _weather(w: _Writer, req: TripRequest, obs: list[Any]) -> None:
 
 
 def _hotels(w: _Writer, req: TripRequest, obs: list[Any]) -> None:
+    if "hotels" in req.wants and not req.destination:
+        w.add("酒店：请告诉我要住在哪个城市。", "Hotel: in which city?")
+        return
     data = _latest(w, req, obs, "hotels", "酒店", "Hotel")
     if data is None:
         return

@@ -7,11 +7,12 @@ deterministic stand-in for a model, and what it cannot read it leaves empty.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field, replace
 
 from .data import TravelData
-from .dates import find_date
+from .dates import DATE_PATTERN, find_date
 
 __all__ = ["TripRequest", "parse_request"]
 
@@ -19,7 +20,8 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 _NUM_ZH = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7}
 _WANTS = {
     "flights": r"航班|机票|飞|flight|fly|plane|air ?ticket",
-    "weather": r"天气|下雨|带伞|气温|冷不冷|weather|rain|umbrella|temperature|forecast",
+    "weather": r"天气|下雨|下雪|带伞|气温|冷不冷|穿衣|穿什么|"
+    r"weather|rain|umbrella|temperature|forecast|wear",
     "hotels": r"酒店|住宿|宾馆|订房|住[一二两三四五六七\d]晚|hotel|accommodation|place to stay",
     "cost": r"预算|总价|多少钱|费用|花费|budget|total cost|how much|cost",
 }
@@ -38,6 +40,7 @@ class TripRequest:
     origin: str | None = None
     destination: str | None = None
     date: str | None = None  # as written: "周五", "2025-01-10", "next Monday"
+    dates: list[str] = field(default_factory=list)  # every date mentioned ("今天和明天")
     budget: float | None = None
     nights: int = 1
     near: str | None = None
@@ -76,6 +79,22 @@ def _cities(text: str, data: TravelData) -> list[tuple[int, str, str]]:
             continue
         found.append((m.start(1), word, word))
         taken.append(range(m.start(1), m.end(1)))
+    # The subject of a weather question: "明天示例城A会下雨吗" (article 002 §4.4).
+    weather_subject = (
+        r"(?:^|[，,。\s]|今天|明天|后天|周[一二三四五六日末]|星期[一二三四五六日天])"
+        r"([\u4e00-\u9fff][\u4e00-\u9fffA-Za-z0-9]{1,5}?)(?=会下雨|下雨|会下雪|的天气|天气|冷不冷|热不热)"
+    )
+    for m in re.finditer(weather_subject, text):
+        word, start = m.group(1), m.start(1)
+        date = DATE_PATTERN.match(word)  # "明天示例城A": the date is not part of the place
+        if date:
+            word, start = word[date.end() :], start + date.end()
+        if len(word) < 2 or word in _BAD_PLACES or any(start in t for t in taken):
+            continue
+        if DATE_PATTERN.search(word) or word[0] in "和与及跟、":
+            continue  # "今天和明天的天气": a date, not a place
+        found.append((start, word, word))
+        taken.append(range(start, start + len(word)))
     for m in re.finditer(r"\b(?:from|to|in)\s+([A-Z][a-zA-Z'\-]+)", text):
         word = m.group(1)
         if any(m.start(1) in t for t in taken) or word.lower() in {"the", "my", "a"}:
@@ -147,6 +166,27 @@ def _near(text: str, data: TravelData) -> str | None:
     return m.group(1) if m else None
 
 
+def _joined_dates(text: str) -> list[str]:
+    """Dates asked for together: "今天和明天", "Saturday and Sunday" (else just the first)."""
+    matches = list(DATE_PATTERN.finditer(text))
+    group = matches[:1]
+    for prev, nxt in itertools.pairwise(matches):
+        if prev is not group[-1]:
+            break
+        if text[prev.end() : nxt.start()].strip().lower() in {
+            "和",
+            "与",
+            "、",
+            "及",
+            "跟",
+            "and",
+            ",",
+            "，",
+        }:
+            group.append(nxt)
+    return [m.group(0) for m in group]
+
+
 def parse_request(text: str, data: TravelData) -> TripRequest:
     """Read one user message."""
     language = "zh" if _CJK.search(text) else "en"
@@ -166,6 +206,7 @@ def parse_request(text: str, data: TravelData) -> TripRequest:
         origin=origin,
         destination=destination,
         date=find_date(text),
+        dates=_joined_dates(text),
         budget=budget,
         nights=_nights(text),
         near=_near(text, data) if "hotels" in wants else None,

@@ -171,8 +171,12 @@ class TravelModel(Model):
                     steps.append(("search_flights", json.dumps(args, ensure_ascii=False)[:-9]))
                 else:
                     steps.append(("search_flights", args))
-        if "weather" in req.wants and req.destination and _needed(_of(obs, "search_weather")):
-            steps.append(("search_weather", {"city": req.destination, "date": date}))
+        if "weather" in req.wants and req.destination:
+            weather = _of(obs, "search_weather")
+            for day in dict.fromkeys(req.dates) if len(req.dates) > 1 else [date]:
+                asked = [o for o in weather if (o.arguments or {}).get("date") == day]
+                if _needed(asked if len(req.dates) > 1 else weather):
+                    steps.append(("search_weather", {"city": req.destination, "date": day}))
         if "hotels" in req.wants and req.destination and _needed(_of(obs, "search_hotels")):
             hotel: dict[str, Any] = {"city": req.destination, "check_in_date": date}
             if req.nights != 1:

@@ -186,3 +186,35 @@ async def test_injected_timeout_still_ends_with_an_answer():
     assert result.stop_reason == "max_iterations" and result.output
     assert "天气：暂时无法获取" in result.output and "MU5101" in result.output
     assert_valid_conversation(result.session.to_openai())
+
+
+async def test_the_other_requests_of_the_articles():
+    # 000 §1.1: "安排一下行程" plans flights, weather and a hotel.
+    plan = await travel_agent().run("周五从上海去北京出差，帮我安排一下行程")
+    assert [c.function.name for c in plan.tool_calls] == [
+        "search_flights",
+        "search_weather",
+        "search_hotels",
+    ]
+    # 001 §2.1: two days of weather and what to wear.
+    two_days = await travel_agent(parallel_tool_calls=True).run(
+        "查询北京今天和明天的天气并给出穿衣建议"
+    )
+    assert tool_sequence(two_days) == [
+        [
+            ("search_weather", {"city": "北京", "date": "今天"}),
+            ("search_weather", {"city": "北京", "date": "明天"}),
+        ]
+    ]
+    assert "2025-01-06（周一）" in two_days.output and "2025-01-07（周二）" in two_days.output
+    assert "穿羽绒服" in two_days.output
+    # 002 §4.4: a made-up city is looked up, found missing, and nothing is invented.
+    made_up = await travel_agent().run("明天示例城A会下雨吗？我出门需要带伞吗？")
+    assert tool_sequence(made_up) == [[("search_weather", {"city": "示例城A", "date": "明天"})]]
+    assert (
+        "数据中没有「示例城A」的信息" in made_up.output and ungrounded_claims(made_up.session) == []
+    )
+    umbrella = await travel_agent().run("明天成都会下雨吗？我出门需要带伞吗？")
+    assert "小雨" in umbrella.output and "建议带伞" in umbrella.output
+    nowhere = await travel_agent().run("明天会下雨吗？")
+    assert nowhere.tool_calls == [] and "哪个城市" in nowhere.output
