@@ -1,14 +1,21 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import agentnb as an
+# CI runs a fixed set of examples (reproducible from the log); locally they keep exploring.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
+
+import agentnb as an  # noqa: E402
 
 
 @an.tool
