@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 from .errors import ConfigurationError, RunStateError
 from .events import Event
 from .messages import Message, SystemMessage
+from .models.base import ModelLike
 from .session import Session
 from .tokens import estimate_json_tokens
 from .tools import Tool, Toolset
 
 if TYPE_CHECKING:
-    from .models.base import ModelLike
     from .runtime.run import Run, RunResult
 
 __all__ = ["Agent"]
@@ -94,6 +94,24 @@ class Agent:
             raise ConfigurationError(f"instructions must be a string, not {type(value).__name__}")
         self._instructions = value
         self._system = SystemMessage(content=value) if value else None
+
+    @property
+    def model(self) -> ModelLike | None:
+        return self._model
+
+    @model.setter
+    def model(self, value: ModelLike | None) -> None:
+        if value is not None and not isinstance(value, ModelLike):
+            hint = (
+                "wrap a function with an.models.FunctionModel(fn)"
+                if callable(value)
+                else "use an.models.ScriptedModel, FunctionModel or a Model subclass"
+            )
+            raise ConfigurationError(
+                f"{type(value).__name__} is not a model (it needs name, streaming and an async "
+                f"complete(request)); {hint}"
+            )
+        self._model = value
 
     @property
     def tools(self) -> Toolset:

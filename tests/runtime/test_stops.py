@@ -229,3 +229,12 @@ async def test_run_cancel_returns_a_cancelled_result():
     assert_valid_conversation(result.session.to_openai())
     kinds = [e.error_kind for e in result.trace.of_type(an.events.ToolFinished)]
     assert kinds == ["cancelled"]
+
+
+def test_a_function_is_not_a_model_and_the_error_says_what_to_do(tools):
+    with pytest.raises(
+        an.ConfigurationError, match=r"wrap a function with an\.models\.FunctionModel"
+    ):
+        an.Agent("", tools, model=lambda request: "hi")
+    with pytest.raises(an.ConfigurationError, match="str is not a model"):
+        an.Agent("", tools, model="gpt-4o")
