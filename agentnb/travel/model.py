@@ -194,19 +194,14 @@ class TravelModel(Model):
         hotels = _latest_ok(obs, "search_hotels")
         flight, cheap_flight = choose_flight(flights)
         hotel, cheap_hotel = choose_hotel(hotels, req)
-        if not costs or (_needed(costs) and not any(o.ok for o in costs)):
+        ok = [o for o in costs if o.ok]
+        if not ok:  # first cost call (or its one retry)
             items = _items(flight, hotel, req)
             return [("calculate_cost", _cost_args(items, req))] if items and _needed(costs) else []
-        first = next((o for o in costs if o.ok), None)
-        over = first is not None and first.data and first.data.get("within_budget") is False
+        over = (ok[0].data or {}).get("within_budget") is False
         alt = _items(cheap_flight, cheap_hotel, req)
-        if (
-            over
-            and len([o for o in costs if o.ok]) == 1
-            and alt
-            and alt != _items(flight, hotel, req)
-        ):
-            return [("calculate_cost", _cost_args(alt, req))]
+        if over and len(ok) == 1 and alt and alt != _items(flight, hotel, req):
+            return [("calculate_cost", _cost_args(alt, req))]  # offer the cheapest combination
         return []
 
     def __repr__(self) -> str:
