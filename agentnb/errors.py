@@ -10,12 +10,18 @@ for the developer::
     ├── InvalidMessage              a dict or object that is not an OpenAI chat message
     ├── InvalidConversation         a session that breaks tool-call pairing, sent to a model
     ├── SessionBusy                 a second run on a session that is already running
+    ├── SessionNotFound             a store has no session with that id
+    ├── SessionConflict             another writer committed the session first (versions named)
+    ├── TraceFormatError            a saved trace line that cannot be read or written
     ├── RunStateError               a stepper used out of order, run_sync inside an event loop
+    ├── ScriptNotConsumed           ScriptedModel.assert_complete() with replies left over
     └── ModelError                  the model could not produce a reply
         ├── ModelCallFailed         the model raised; the original is the __cause__
+        ├── ModelHTTPError          an HTTP model failed after its retries (status, body, request id)
         ├── ModelResponseError      the reply is not a valid assistant message
-        ├── UnexpectedModelCall     a ScriptedModel called past the end of its script
-        └── ScriptNotConsumed       ScriptedModel.assert_complete() with replies left over
+        │   └── ModelStreamError    a stream broke off or could not be parsed
+        ├── CassetteMiss            a replayed request is not in the cassette
+        └── UnexpectedModelCall     a ScriptedModel called past the end of its script
 
 A run that fails raises after it has repaired the session (every tool call answered) and
 recorded a ``RunStopped(reason="error")`` event; the partial result is ``exc.result``.
@@ -27,16 +33,22 @@ from typing import Any
 
 __all__ = [
     "AgentnbError",
+    "CassetteMiss",
     "ConfigurationError",
     "InvalidConversation",
     "InvalidMessage",
     "ModelCallFailed",
     "ModelError",
+    "ModelHTTPError",
     "ModelResponseError",
+    "ModelStreamError",
     "RunStateError",
     "ScriptNotConsumed",
     "SessionBusy",
+    "SessionConflict",
+    "SessionNotFound",
     "ToolDefinitionError",
+    "TraceFormatError",
     "UnexpectedModelCall",
 ]
 
@@ -81,6 +93,35 @@ class SessionBusy(AgentnbError):
         self.holder = holder
 
 
+class SessionNotFound(AgentnbError, KeyError):
+    """A store holds no session with the given id."""
+
+    def __init__(self, message: str, session_id: str) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return self.message
+
+
+class SessionConflict(AgentnbError):
+    """Another writer committed this session first: ``expected`` was read, ``actual`` is stored."""
+
+    def __init__(self, message: str, session_id: str, expected: int, actual: int) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.expected = expected
+        self.actual = actual
+
+
+class TraceFormatError(AgentnbError, ValueError):
+    """A trace could not be written, or a saved trace line could not be read (``line``)."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
 class RunStateError(AgentnbError):
     """A run or stepper was used out of order (step after the end, run_sync in a loop)."""
 
@@ -93,8 +134,39 @@ class ModelCallFailed(ModelError):
     """The model raised an exception; the original exception is ``__cause__``."""
 
 
+class ModelHTTPError(ModelError):
+    """An HTTP model failed after its retries; ``status`` is None for connection errors."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        body: str = "",
+        request_id: str | None = None,
+        attempts: int = 1,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+        self.request_id = request_id
+        self.attempts = attempts
+
+
 class ModelResponseError(ModelError):
     """The model answered with something that is not a valid assistant message."""
+
+
+class ModelStreamError(ModelResponseError):
+    """A streamed reply broke off (no finish, no ``[DONE]``) or carried unreadable chunks."""
+
+
+class CassetteMiss(ModelError):
+    """A replayed request is not in the cassette; ``difference`` says how it differs."""
+
+    def __init__(self, message: str, difference: str = "") -> None:
+        super().__init__(message)
+        self.difference = difference
 
 
 class UnexpectedModelCall(ModelError):

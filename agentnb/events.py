@@ -264,6 +264,8 @@ class ModelDelta(Event):
     index: int | None = None
     call_id: str | None = None
     name: str | None = None
+    #: The provider's chunk verbatim (an SSE ``data:`` payload) on the first event it produced.
+    raw: str | None = None
 
     def summary(self) -> str:
         return f"delta {self.kind}: {self.delta!r}"

@@ -153,6 +153,8 @@ class Delta:
     arguments: str = ""
     finish_reason: str | None = None
     usage: Usage | None = None
+    #: The provider's chunk exactly as received (an SSE ``data:`` payload), when there is one.
+    raw: str | None = None
 
 
 class ReplyAssembler:
