@@ -139,6 +139,12 @@ class ModelResponse:
     finish_reason: str | None = None
     model: str | None = None
     raw: dict[str, Any] | None = None
+    #: What the model client repaired on the way in, in words (e.g. a tool call written as
+    #: text turned into a real call). ``decide`` reports them in ``Decided.problems``.
+    repairs: tuple[str, ...] = ()
+    #: When set, the reply was unusable: ``decide`` appends it, then this text as a correction
+    #: message (``name="agentnb"``) for the model, and the loop goes on.
+    correction: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
