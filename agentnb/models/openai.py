@@ -1,0 +1,364 @@
+"""OpenAIModel: any OpenAI-compatible Chat Completions endpoint, over ``httpx.AsyncClient``.
+
+OpenAI, Azure, DeepSeek, Qwen, vLLM, Ollama and llama.cpp servers all speak this protocol,
+each with quirks; a compatibility :mod:`profile <agentnb.models.profiles>` (named, or
+detected) reshapes requests for them. Replies come whole or as SSE streams
+(:mod:`~agentnb.models.sse`); failures are retried (:mod:`~agentnb.models.retry`) and end
+as :class:`~agentnb.errors.ModelHTTPError`. With ``text_actions=True`` a tool call written
+as text becomes a real one (:mod:`~agentnb.models.text_actions`).
+
+The API key is read once (argument, else the profile's environment variable) and kept in a
+wrapper whose repr is ``***``: it is sent in a header and never appears in a repr, an
+event, a trace or an error message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
+from typing import Any
+
+import httpx
+
+from ..errors import ConfigurationError, ModelResponseError, ModelStreamError
+from .base import Delta, Model, ModelRequest, ModelResponse, coerce_response, split_response
+from .profiles import Profile, detect_profile, get_profile, is_loopback
+from .retry import RetryPolicy, StatusError, call_with_retries, redact
+from .sse import SSEReader
+from .text_actions import apply_text_actions
+
+__all__ = ["OpenAIModel"]
+
+_MESSAGE_KEYS = ("role", "content", "tool_calls", "refusal", "reasoning_content", "name")
+
+
+class _Secret:
+    """Holds the API key; shows as ``***`` everywhere."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str | None) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "***" if self.value else "None"
+
+
+class OpenAIModel(Model):
+    """A Chat Completions endpoint. ``OpenAIModel("gpt-4o-mini")`` reads ``OPENAI_API_KEY``.
+
+    Args:
+        model: the ``model`` field (``OPENAI_MODEL`` when omitted).
+        base_url: up to ``/v1`` (``OPENAI_BASE_URL``, else ``https://api.openai.com/v1``).
+        api_key: else the profile's variable (``OPENAI_API_KEY``, ``DEEPSEEK_API_KEY``…).
+        stream: stream replies as SSE deltas (``ModelDelta`` events).
+        profile: a name in ``PROFILES``, a ``Profile``, or ``"auto"`` (from the URL; servers
+            on loopback are asked ``GET /models`` once).
+        params: request fields sent every time (``temperature``, ``seed``, ``max_tokens``,
+            ``tool_choice``…); the agent's ``model_params`` win over them.
+        headers, query: extra HTTP headers and query parameters (Azure's ``api-version``).
+        timeout: seconds per read/write (httpx); ``total_timeout`` bounds a whole call.
+        retry: a :class:`~agentnb.models.retry.RetryPolicy`.
+        client: an ``httpx.AsyncClient`` you own (kept open); else ``transport`` (e.g.
+            ``httpx.MockTransport``) or the default one, in a client opened per call.
+        text_actions: turn tool calls written as text into real calls (profile default).
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        stream: bool = False,
+        profile: str | Profile = "auto",
+        params: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        query: Mapping[str, str] | None = None,
+        timeout: float = 60.0,
+        total_timeout: float = 600.0,
+        retry: RetryPolicy | None = None,
+        client: httpx.AsyncClient | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        text_actions: bool | None = None,
+        name: str | None = None,
+    ) -> None:
+        env_url = os.environ.get("OPENAI_BASE_URL")
+        self.base_url = (base_url or env_url or "https://api.openai.com/v1").rstrip("/")
+        self.model = model or os.environ.get("OPENAI_MODEL") or ""
+        if not self.model:
+            raise ConfigurationError(
+                "OpenAIModel needs a model name: OpenAIModel('gpt-4o-mini', ...) or set "
+                "OPENAI_MODEL"
+            )
+        self._auto = profile == "auto"
+        chosen = detect_profile(self.base_url) if self._auto else get_profile(profile)
+        key = api_key
+        if key is None and chosen.key_env:
+            key = os.environ.get(chosen.key_env) or None
+        if key is None and chosen.name == "generic" and base_url is None and env_url:
+            key = os.environ.get("OPENAI_API_KEY") or None  # the pair OPENAI_BASE_URL + KEY
+        if key is None and chosen.needs_key:
+            raise ConfigurationError(
+                f"OpenAIModel for {self.base_url} (profile {chosen.name!r}) needs an API key: "
+                f"pass api_key=... or set {chosen.key_env}"
+            )
+        self._key = _Secret(key)
+        self._profile = chosen
+        self._probed = not (self._auto and chosen.name == "generic" and is_loopback(self.base_url))
+        self.text_actions = text_actions
+        self.name = name or self.model
+        self.streaming = stream
+        self.params: dict[str, Any] = dict(params or {})
+        self.headers = {str(k): str(v) for k, v in (headers or {}).items()}
+        self.query = dict(query or {})
+        self.timeout = httpx.Timeout(timeout, connect=min(10.0, timeout))
+        self.total_timeout = total_timeout
+        self.retry = retry or RetryPolicy()
+        self._client = client
+        self._transport = transport
+
+    # -- configuration -------------------------------------------------------------------
+
+    @property
+    def profile(self) -> Profile:
+        """The compatibility profile in use (after detection, once a call was made)."""
+        return self._profile
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def _auth_headers(self) -> dict[str, str]:
+        key = self._key.value
+        if not key:
+            return {}
+        if self._profile.auth_header == "authorization":
+            return {"Authorization": f"Bearer {key}"}
+        return {self._profile.auth_header: key}
+
+    @contextlib.asynccontextmanager
+    async def _open(self) -> AsyncIterator[httpx.AsyncClient]:
+        if self._client is not None:
+            yield self._client
+            return
+        async with httpx.AsyncClient(transport=self._transport, timeout=self.timeout) as client:
+            yield client
+
+    async def _detect(self, client: httpx.AsyncClient) -> None:
+        if self._probed:
+            return
+        self._probed = True
+        try:
+            answer = await client.get(
+                f"{self.base_url}/models", headers=self._auth_headers(), timeout=5.0
+            )
+            listing = answer.json() if answer.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            listing = None
+        self._profile = detect_profile(
+            self.base_url, listing if isinstance(listing, dict) else None
+        )
+
+    def _body(self, request: ModelRequest, stream: bool) -> tuple[dict[str, Any], list[str]]:
+        body: dict[str, Any] = {"model": self.model, **self.params}
+        body.update(request.to_openai())
+        body["model"] = self.model
+        body, notes = self._profile.prepare(body, stream=stream)
+        return body, [n for n in notes if n.startswith("tool_choice")]
+
+    def _text_actions_on(self) -> bool:
+        return self._profile.text_actions if self.text_actions is None else self.text_actions
+
+    def review(self, response: ModelResponse, request: ModelRequest) -> ModelResponse:
+        """Post-process a whole reply: text actions, when enabled (streams call it too)."""
+        if self._text_actions_on() and request.tools and not response.message.tool_calls:
+            return apply_text_actions(response, request.tools, str(len(request.messages)))
+        return response
+
+    # -- calls ---------------------------------------------------------------------------
+
+    async def _send(self, client: httpx.AsyncClient, body: dict[str, Any]) -> httpx.Response:
+        """One attempt: an open streamed response with a 2xx status (the caller closes it)."""
+        headers = {**self.headers, **self._auth_headers()}
+        if body.get("stream"):
+            headers["Accept"] = "text/event-stream"
+        req = client.build_request(
+            "POST", self.url, json=body, headers=headers, params=self.query, timeout=self.timeout
+        )
+        response = await client.send(req, stream=True)
+        if response.status_code >= 300:
+            try:
+                raw = await response.aread()
+            finally:
+                await response.aclose()
+            raise StatusError(
+                response.status_code, raw.decode("utf-8", "replace"), response.headers
+            )
+        return response
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        async with self._open() as client:
+            await self._detect(client)
+            body, repairs = self._body(request, stream=False)
+            response = await self._complete_body(client, body)
+        if repairs:
+            response = replace(response, repairs=(*response.repairs, *repairs))
+        return self.review(response, request)
+
+    async def _complete_body(
+        self, client: httpx.AsyncClient, body: dict[str, Any]
+    ) -> ModelResponse:
+        async def attempt() -> tuple[str, dict[str, Any] | None]:
+            response = await self._send(client, body)
+            try:
+                text = (await response.aread()).decode("utf-8", "replace")
+            finally:
+                await response.aclose()
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError:
+                return text, None
+            return text, data if isinstance(data, dict) else None
+
+        try:
+            async with asyncio.timeout(self.total_timeout):
+                text, data = await call_with_retries(
+                    self.retry, attempt, what=f"POST {self.url}", secret=self._key.value
+                )
+        except TimeoutError:
+            raise ModelResponseError(
+                f"POST {self.url}: no reply within total_timeout={self.total_timeout:g} s"
+            ) from None
+        if data is None:
+            snippet = redact(text[:300], self._key.value)
+            raise ModelResponseError(f"POST {self.url} answered with invalid JSON: {snippet!r}")
+        return parse_completion(data, self.name)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:
+        async with self._open() as client:
+            await self._detect(client)
+            body, _ = self._body(request, stream=True)
+            if not body.get("stream"):  # the profile cannot stream this request
+                whole = self.review(await self._complete_body(client, body), request)
+                raw = json.dumps(whole.raw, ensure_ascii=False) if whole.raw else None
+                for i, delta in enumerate(split_response(whole, 24)):
+                    yield replace(delta, raw=raw) if i == 0 else delta
+                return
+            what = f"POST {self.url} (stream)"
+            deadline = time.monotonic() + self.total_timeout
+            response = await call_with_retries(
+                self.retry, lambda: self._send(client, body), what=what, secret=self._key.value
+            )
+            reader = SSEReader(what)
+            parts = _Parts()
+            try:
+                async for delta in _bounded(reader.deltas(response.aiter_lines()), deadline, what):
+                    parts.add(delta)
+                    yield delta
+                reader.check_complete()
+            except (httpx.TransportError, httpx.StreamError) as exc:
+                raise ModelStreamError(
+                    f"{what}: the connection failed after {reader.chunks} chunks "
+                    f"({type(exc).__name__}); the partial reply was discarded"
+                ) from exc
+            finally:
+                await response.aclose()
+        for delta in parts.text_action_deltas(self, request):
+            yield delta
+
+    def __repr__(self) -> str:
+        mode = " streaming" if self.streaming else ""
+        return f"<OpenAIModel {self.model!r} at {self.base_url} profile={self._profile.name}{mode}>"
+
+
+class _Parts:
+    """The text and call count seen in a stream, for text actions at its end."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.calls = 0
+
+    def add(self, delta: Delta) -> None:
+        if delta.text:
+            self.text.append(delta.text)
+        if delta.tool_index is not None:
+            self.calls = max(self.calls, delta.tool_index + 1)
+
+    def text_action_deltas(self, model: OpenAIModel, request: ModelRequest) -> list[Delta]:
+        if self.calls or not model._text_actions_on() or not request.tools:
+            return []
+        from ..messages import AssistantMessage
+
+        text = "".join(self.text)
+        whole = ModelResponse(AssistantMessage(content=text), finish_reason="stop")
+        fixed = model.review(whole, request)
+        return [
+            Delta(
+                tool_index=i,
+                tool_id=c.id,
+                tool_name=c.function.name,
+                arguments=c.function.arguments,
+            )
+            for i, c in enumerate(fixed.message.calls)
+        ]
+
+
+async def _bounded(
+    deltas: AsyncIterator[Delta], deadline: float, what: str
+) -> AsyncIterator[Delta]:
+    """``deltas``, failing with ModelStreamError once ``deadline`` passes (a slow drip)."""
+    iterator = aiter(deltas)
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                async with asyncio.timeout(max(0.0, remaining)):
+                    delta = await anext(iterator)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                raise ModelStreamError(f"{what}: the stream did not finish in time") from None
+            yield delta
+    finally:
+        closer = getattr(iterator, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
+def parse_completion(data: dict[str, Any], model: str | None = None) -> ModelResponse:
+    """A Chat Completions body → ModelResponse, tolerating the common deviations."""
+    if "error" in data and "choices" not in data:
+        error = data["error"]
+        message = error.get("message") if isinstance(error, dict) else error
+        raise ModelResponseError(f"the server answered with an error: {message}")
+    repairs: list[str] = []
+    try:
+        choice = data["choices"][0]
+        message = choice["message"]
+    except (KeyError, IndexError, TypeError):
+        raise ModelResponseError(
+            f"the completion has no choices[0].message; got keys {sorted(data)}"
+        ) from None
+    clean = {k: message[k] for k in _MESSAGE_KEYS if message.get(k) is not None}
+    clean["role"] = "assistant"
+    calls = []
+    for i, call in enumerate(clean.get("tool_calls") or ()):
+        function = dict(call.get("function") or {})
+        if isinstance(function.get("arguments"), dict | list):
+            function["arguments"] = json.dumps(function["arguments"], ensure_ascii=False)
+            repairs.append(f"tool call {i} had arguments as a JSON object; serialised to a string")
+        function.setdefault("arguments", "")
+        calls.append({"id": call.get("id") or "", "type": "function", "function": function})
+    if calls:
+        clean["tool_calls"] = calls
+    else:
+        clean.pop("tool_calls", None)
+    body = {**data, "choices": [{**choice, "message": clean}]}
+    response = coerce_response(body, model)
+    return replace(response, raw=data, repairs=tuple(repairs))

@@ -1,0 +1,157 @@
+"""Server-sent events: the lines of a streamed Chat Completion, turned into :class:`Delta`s.
+
+Each ``data:`` payload is one JSON chunk; ``data: [DONE]`` ends the stream. A chunk becomes
+one or more deltas (text, reasoning, a piece of each tool call it carries), and the first
+delta of every chunk keeps the payload verbatim in ``raw`` so a learner sees fragments
+arrive as the server sent them (000 §3.2). Tool calls are matched by ``index``: ids and
+names usually come only in the first fragment (some servers repeat them; the assembler
+sets names, appends arguments). A stream that stops before a ``finish_reason`` or
+``[DONE]`` raises :class:`~agentnb.errors.ModelStreamError`: a partial reply is not a reply.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ..errors import ModelStreamError
+from .base import Delta, Usage
+
+__all__ = ["SSEReader", "chunk_deltas"]
+
+
+def chunk_deltas(chunk: dict[str, Any], raw: str | None = None) -> list[Delta]:
+    """The deltas of one parsed chunk; always at least one (so ``raw`` is never lost)."""
+    deltas: list[Delta] = []
+    usage = Usage.from_openai(chunk.get("usage")) if isinstance(chunk.get("usage"), dict) else None
+    choices = chunk.get("choices") or []
+    choice = choices[0] if choices and isinstance(choices[0], dict) else {}
+    delta = choice.get("delta") or {}
+    if not isinstance(delta, dict):
+        delta = {}
+    text = delta.get("content")
+    reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+    finish = choice.get("finish_reason")
+    if text or reasoning:
+        deltas.append(
+            Delta(
+                text=text if isinstance(text, str) else "",
+                reasoning=reasoning if isinstance(reasoning, str) else "",
+            )
+        )
+    for position, call in enumerate(delta.get("tool_calls") or ()):
+        if not isinstance(call, dict):
+            continue
+        function = call.get("function") or {}
+        arguments = function.get("arguments")
+        if isinstance(arguments, dict):  # a few servers send an object, not a string
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        index = call.get("index")
+        deltas.append(
+            Delta(
+                tool_index=index if isinstance(index, int) else position,
+                tool_id=call.get("id") or None,
+                tool_name=function.get("name") or None,
+                arguments=arguments if isinstance(arguments, str) else "",
+            )
+        )
+    if finish or usage:
+        if deltas:
+            last = deltas[-1]
+            deltas[-1] = Delta(
+                last.text,
+                last.reasoning,
+                last.tool_index,
+                last.tool_id,
+                last.tool_name,
+                last.arguments,
+                finish_reason=finish or None,
+                usage=usage,
+            )
+        else:
+            deltas.append(Delta(finish_reason=finish or None, usage=usage))
+    if not deltas:
+        deltas.append(Delta())
+    first = deltas[0]
+    deltas[0] = Delta(
+        first.text,
+        first.reasoning,
+        first.tool_index,
+        first.tool_id,
+        first.tool_name,
+        first.arguments,
+        first.finish_reason,
+        first.usage,
+        raw=raw,
+    )
+    return deltas
+
+
+class SSEReader:
+    """Reads SSE lines and yields deltas; remembers whether the stream ended properly."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.chunks = 0
+        self.finished = False  # a finish_reason was seen
+        self.done = False  # [DONE] was seen
+
+    def _parse(self, payload: str) -> list[Delta]:
+        try:
+            chunk = json.loads(payload)
+        except json.JSONDecodeError as exc:
+            raise ModelStreamError(
+                f"{self.what}: chunk {self.chunks + 1} is not JSON ({exc.msg} at char "
+                f"{exc.pos}): {payload[:200]!r}"
+            ) from None
+        if not isinstance(chunk, dict):
+            raise ModelStreamError(f"{self.what}: chunk {self.chunks + 1} is not a JSON object")
+        error = chunk.get("error")
+        if error:
+            message = error.get("message") if isinstance(error, dict) else error
+            raise ModelStreamError(f"{self.what}: the server sent an error mid-stream: {message}")
+        self.chunks += 1
+        deltas = chunk_deltas(chunk, payload)
+        if any(d.finish_reason for d in deltas):
+            self.finished = True
+        return deltas
+
+    async def deltas(self, lines: AsyncIterator[str]) -> AsyncIterator[Delta]:
+        data: list[str] = []
+        async for line in lines:
+            if line:
+                name, _, value = line.partition(":")
+                if name == "data":
+                    data.append(value[1:] if value.startswith(" ") else value)
+                continue  # comments (":") and other fields (event, id, retry) are skipped
+            if not data:
+                continue
+            payload, data = "\n".join(data), []
+            if payload.strip() == "[DONE]":
+                self.done = True
+                return
+            for delta in self._parse(payload):
+                yield delta
+        if data:  # the last event had no blank line after it
+            payload = "\n".join(data)
+            if payload.strip() == "[DONE]":
+                self.done = True
+                return
+            for delta in self._parse(payload):
+                yield delta
+
+    def check_complete(self) -> None:
+        """Raise if the stream ended without a finish_reason and without ``[DONE]``."""
+        if self.done or self.finished:
+            return
+        if self.chunks == 0:
+            raise ModelStreamError(
+                f"{self.what}: the stream ended before any chunk (an empty body). Some servers "
+                "cannot stream with tools (llama-cpp-python among them): try stream=False or "
+                "profile='llama-cpp-python'"
+            )
+        raise ModelStreamError(
+            f"{self.what}: the stream broke off after {self.chunks} chunks, without a "
+            "finish_reason or [DONE]; the partial reply was discarded"
+        )
