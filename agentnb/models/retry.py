@@ -23,7 +23,6 @@ from tenacity import (
     RetryCallState,
     retry_if_exception,
     stop_after_attempt,
-    stop_before_delay,
     wait_exponential,
     wait_random,
 )
@@ -91,6 +90,17 @@ class _stop_on_long_retry_after(stop_base):
         return after is not None and after > self.limit
 
 
+class _stop_past_budget(stop_base):
+    """Stop when the next wait would end past the budget (waits count even when faked)."""
+
+    def __init__(self, budget: float) -> None:
+        self.budget = budget
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        spent = max(retry_state.seconds_since_start or 0.0, retry_state.idle_for)
+        return spent + (retry_state.upcoming_sleep or 0.0) > self.budget
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """How hard an HTTP model tries. ``RetryPolicy(attempts=1)`` never retries."""
@@ -119,7 +129,7 @@ class RetryPolicy:
     def retrying(self) -> AsyncRetrying:
         stop = (
             stop_after_attempt(max(1, self.attempts))
-            | stop_before_delay(self.budget)
+            | _stop_past_budget(self.budget)
             | _stop_on_long_retry_after(self.max_retry_after)
         )
         options: dict[str, object] = {}
