@@ -41,7 +41,7 @@ async def test_429_honours_retry_after_then_succeeds():
 
 
 async def test_5xx_backs_off_exponentially_with_jitter_within_bounds():
-    handler, calls = scripted(
+    handler, _calls = scripted(
         httpx.Response(500), httpx.Response(502), httpx.Response(504), httpx.Response(200, json=OK)
     )
     sleep = Recorder()
@@ -99,7 +99,7 @@ async def test_a_retry_after_longer_than_allowed_fails_at_once_instead_of_hangin
 
 
 async def test_the_budget_bounds_the_total_wait():
-    handler, calls = scripted(httpx.Response(429, headers={"Retry-After": "20"}))
+    handler, _calls = scripted(httpx.Response(429, headers={"Retry-After": "20"}))
     sleep = Recorder()
     policy = RetryPolicy(attempts=10, budget=30, sleep=sleep)
     with pytest.raises(ModelHTTPError):

@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from fault_server import FaultServer  # noqa: E402
+from fault_server import FaultServer
 
 
 def pytest_configure(config):
