@@ -14,11 +14,13 @@ from .base import (
 from .function import FunctionModel
 from .openai import OpenAIModel
 from .profiles import PROFILES, Profile
+from .replay import Cassette
 from .retry import RetryPolicy
 from .scripted import ScriptedModel
 
 __all__ = [
     "PROFILES",
+    "Cassette",
     "Delta",
     "FunctionModel",
     "Model",
@@ -36,9 +38,9 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    # ``an.models.local`` and ``an.models.replay`` load on first use (``python -m
+    # ``an.models.local`` loads on first use (``python -m
     # agentnb.models.local`` must not find the module already imported).
-    if name in ("local", "replay"):
+    if name == "local":
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")

@@ -1,0 +1,275 @@
+"""Record and replay: a cassette of real HTTP exchanges, replayed offline and deterministically.
+
+A cassette is a JSONL file, one request → response per line, keyed by a canonical hash of
+the request (method, path, query and JSON body; never the host, never a header, so the API
+key is not stored). It works at the HTTP seam, under :class:`OpenAIModel`: replaying runs
+the same client code (profiles, SSE parsing, text actions) on the recorded bytes::
+
+    cassette = an.models.Cassette("trip.jsonl")
+    model = cassette.record(an.models.OpenAIModel("gpt-4o-mini"))  # live, appends each exchange
+    model = cassette.replay()                 # offline: the same replies for the same requests
+
+Each line also keeps the client's settings (model, profile, stream, params), so
+``replay(path)`` rebuilds an equivalent model. An identical request asked twice gets the
+recorded answers in order. A request that is not in the cassette raises
+:class:`~agentnb.errors.CassetteMiss` naming how it differs from the closest recording.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+from collections import defaultdict
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ..errors import CassetteMiss, ConfigurationError
+from .openai import OpenAIModel
+
+__all__ = ["Cassette", "record", "replay"]
+
+_KEPT_HEADERS = ("content-type", "x-request-id", "retry-after")
+_SECRET_PARAMS = ("key", "api_key", "api-key", "token", "access_token")
+
+
+def _canonical(request: httpx.Request) -> dict[str, Any]:
+    body: Any = None
+    if request.content:
+        try:
+            body = json.loads(request.content)
+        except ValueError:
+            body = request.content.decode("utf-8", "replace")
+    query = sorted((k, v) for k, v in request.url.params.multi_items() if k not in _SECRET_PARAMS)
+    return {"method": request.method, "path": request.url.path, "query": query, "body": body}
+
+
+def request_key(canonical: dict[str, Any]) -> str:
+    text = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+class Cassette:
+    """The exchanges of one JSONL file; ``entries`` in recorded order."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.entries: list[dict[str, Any]] = []
+        if self.path.exists():
+            for number, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
+                if line.strip():
+                    try:
+                        self.entries.append(json.loads(line))
+                    except ValueError as exc:
+                        raise ConfigurationError(
+                            f"{self.path}:{number}: not JSON ({exc})"
+                        ) from None
+        self._served: dict[str, int] = defaultdict(int)
+
+    def record(self, model: OpenAIModel) -> OpenAIModel:
+        """A copy of ``model`` that appends each exchange to this cassette (see :func:`record`)."""
+        return record(model, self.path)
+
+    def replay(self, **overrides: Any) -> OpenAIModel:
+        """An offline model answering from this cassette (see :func:`replay`)."""
+        return replay(self.path, **overrides)
+
+    def append(self, entry: dict[str, Any]) -> None:
+        self.entries.append(entry)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+    def find(self, canonical: dict[str, Any]) -> dict[str, Any]:
+        key = request_key(canonical)
+        matches = [e for e in self.entries if e["key"] == key]
+        if not matches:
+            raise CassetteMiss(
+                f"request not in cassette {self.path.name} ({len(self.entries)} recorded): "
+                + self.difference(canonical),
+                difference=self.difference(canonical),
+            )
+        n = self._served[key]
+        self._served[key] = n + 1
+        return matches[min(n, len(matches) - 1)]
+
+    def difference(self, canonical: dict[str, Any]) -> str:
+        """How ``canonical`` differs from the closest recorded request, in words."""
+        same_path = [
+            e["request"] for e in self.entries if e["request"]["path"] == canonical["path"]
+        ]
+        if not same_path:
+            return f"nothing was recorded for {canonical['method']} {canonical['path']}"
+        body = canonical["body"] if isinstance(canonical["body"], dict) else {}
+        messages = body.get("messages") or []
+
+        def common(recorded: dict[str, Any]) -> int:
+            theirs = (recorded.get("body") or {}).get("messages") or []
+            i = 0
+            while i < min(len(theirs), len(messages)) and theirs[i] == messages[i]:
+                i += 1
+            return i
+
+        closest = max(same_path, key=common)
+        theirs = closest.get("body") or {}
+        i = common(closest)
+        other = theirs.get("messages") or []
+        if i < len(messages) or i < len(other):
+            now = _short(messages[i]) if i < len(messages) else "(none)"
+            then = _short(other[i]) if i < len(other) else "(none)"
+            return f"message {i} differs: recorded {then}, now {now}"
+        keys = sorted((set(body) | set(theirs)) - {"messages"})
+        changed = [k for k in keys if body.get(k) != theirs.get(k)]
+        if changed:
+            return "; ".join(
+                f"{k}: recorded {_short(theirs.get(k))}, now {_short(body.get(k))}" for k in changed
+            )
+        return f"the query differs: recorded {closest['query']}, now {canonical['query']}"
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class ReplayTransport(httpx.AsyncBaseTransport):
+    """Answers from a cassette; never touches the network."""
+
+    def __init__(self, cassette: Cassette) -> None:
+        self.cassette = cassette
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        await request.aread()
+        entry = self.cassette.find(_canonical(request))
+        answer = entry["response"]
+        return httpx.Response(
+            answer["status"], headers=answer.get("headers", {}), content=answer["body"].encode()
+        )
+
+
+class _Tee(httpx.AsyncByteStream):
+    """Passes a response body through while keeping a copy; records it once complete."""
+
+    def __init__(self, inner: httpx.Response, done: Any, owned: httpx.AsyncBaseTransport | None):
+        self.inner = inner
+        self.parts: list[bytes] = []
+        self.done = done
+        self.owned = owned
+        self.complete = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        stream = self.inner.stream
+        assert isinstance(stream, httpx.AsyncByteStream)
+        async for part in stream:
+            self.parts.append(part)
+            yield part
+        self.complete = True
+
+    async def aclose(self) -> None:
+        try:
+            stream = self.inner.stream
+            if isinstance(stream, httpx.AsyncByteStream):
+                await stream.aclose()
+        finally:
+            if self.owned is not None:
+                await self.owned.aclose()
+        body = b"".join(self.parts)
+        # A stream the reader left at [DONE] is complete; a cut-off one is not recorded.
+        if self.complete or b"data: [DONE]" in body[-64:]:
+            self.done(body)
+
+
+class RecordingTransport(httpx.AsyncBaseTransport):
+    """Forwards to ``inner`` (else a fresh default transport per request) and records."""
+
+    def __init__(
+        self, cassette: Cassette, client: dict[str, Any], inner: httpx.AsyncBaseTransport | None
+    ) -> None:
+        self.cassette = cassette
+        self.client = client
+        self.inner = inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        owned = None if self.inner is not None else httpx.AsyncHTTPTransport()
+        transport = self.inner or owned
+        assert transport is not None
+        await request.aread()
+        canonical = _canonical(request)
+        try:
+            response = await transport.handle_async_request(request)
+        except BaseException:
+            if owned is not None:
+                await owned.aclose()
+            raise
+
+        def done(body: bytes) -> None:
+            encoding = response.headers.get("content-encoding")
+            if encoding:  # keep the decoded body: the replay answers uncompressed
+                body = httpx.Response(
+                    200, headers={"content-encoding": encoding}, content=body
+                ).read()
+            headers = {k: v for k, v in response.headers.items() if k.lower() in _KEPT_HEADERS}
+            self.cassette.append(
+                {
+                    "key": request_key(canonical),
+                    "request": canonical,
+                    "response": {
+                        "status": response.status_code,
+                        "headers": headers,
+                        "body": body.decode("utf-8", "replace"),
+                    },
+                    "client": self.client,
+                }
+            )
+
+        return httpx.Response(
+            response.status_code, headers=response.headers, stream=_Tee(response, done, owned)
+        )
+
+
+def _settings(model: OpenAIModel) -> dict[str, Any]:
+    return {
+        "model": model.model,
+        "profile": model.profile.name,
+        "stream": model.streaming,
+        "text_actions": model.text_actions,
+        "params": model.params,
+        "path": httpx.URL(model.url).path,
+    }
+
+
+def record(model: OpenAIModel, path: str | os.PathLike[str]) -> OpenAIModel:
+    """A copy of ``model`` that appends every exchange to the cassette at ``path``."""
+    if not isinstance(model, OpenAIModel):
+        raise ConfigurationError(f"record() takes an OpenAIModel, not {type(model).__name__}")
+    if model._client is not None:
+        raise ConfigurationError("record() cannot wrap a model built with client=; use transport=")
+    recording = copy.copy(model)
+    recording._transport = RecordingTransport(Cassette(path), _settings(model), model._transport)
+    return recording
+
+
+def replay(path: str | os.PathLike[str], **overrides: Any) -> OpenAIModel:
+    """An :class:`OpenAIModel` answering from the cassette at ``path``, offline."""
+    cassette = Cassette(path)
+    if not cassette.entries:
+        raise ConfigurationError(f"the cassette {cassette.path} is missing or empty")
+    settings = cassette.entries[0].get("client") or {}
+    base = str(settings.get("path", "/v1/chat/completions")).rsplit("/chat/completions", 1)[0]
+    options: dict[str, Any] = {
+        "base_url": f"http://cassette.invalid{base}",
+        "profile": settings.get("profile", "generic"),
+        "stream": settings.get("stream", False),
+        "text_actions": settings.get("text_actions"),
+        "params": settings.get("params") or {},
+        "api_key": "replay",
+        "name": f"replay:{cassette.path.stem}",
+    }
+    options.update(overrides)
+    model = options.pop("model", settings.get("model", "replay"))
+    options["transport"] = ReplayTransport(cassette)
+    return OpenAIModel(model, **options)
