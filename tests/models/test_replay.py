@@ -72,7 +72,7 @@ async def test_a_miss_names_the_difference(tmp_path):
         await an.travel.travel_agent(model=model).run("周六上海天气？")
     assert "message 1 differs" in info.value.difference
     assert "周六上海" in info.value.difference and "周五北京" in info.value.difference
-    with pytest.raises(CassetteMiss, match="temperature: recorded null, now 0.5"):
+    with pytest.raises(CassetteMiss, match=r"temperature: recorded null, now 0\.5"):
         await an.travel.travel_agent(model=replay(path, params={"temperature": 0.5})).run(
             "周五北京天气？"
         )
@@ -136,5 +136,5 @@ def test_bad_cassettes_are_configuration_errors(tmp_path):
         replay(tmp_path / "none.jsonl")
     broken = tmp_path / "broken.jsonl"
     broken.write_text("{not json\n")
-    with pytest.raises(ConfigurationError, match="broken.jsonl:1"):
+    with pytest.raises(ConfigurationError, match=r"broken\.jsonl:1"):
         Cassette(broken)
