@@ -7,7 +7,7 @@ never markup. The live, interactive view lives in :mod:`agentnb.widgets`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
@@ -36,20 +36,43 @@ def _text(content: Any) -> str:
     return json.dumps(content, ensure_ascii=False)
 
 
-def message_card(wire: Mapping[str, Any], *, index: int | None = None, note: str = "") -> str:
-    """One message as a coloured card; tool calls listed with their ids."""
+def _final(wires: list[Mapping[str, Any]]) -> int:
+    """Index of the final answer: a last assistant message with text and no tool calls."""
+    if wires:
+        last = wires[-1]
+        if last.get("role") == "assistant" and not last.get("tool_calls") and last.get("content"):
+            return len(wires) - 1
+    return -1
+
+
+def message_card(
+    wire: Mapping[str, Any],
+    *,
+    index: int | None = None,
+    note: str | Sequence[str] = "",
+    final: bool = False,
+) -> str:
+    """One message as a coloured card; tool calls listed with their ids.
+
+    ``note`` is a warning or a list of warnings: each one is shown. Long tool and system
+    contents fold into a ``<details>`` showing their size; user and assistant text never
+    folds, so a final answer is always open.
+    """
     role = str(wire.get("role", "?"))
     colour = _ROLE_COLOURS.get(role, "#374151")
-    bad = bool(note)
+    notes = [note] if isinstance(note, str) else list(note)
+    notes = [n for n in notes if n]
     head = f"#{index} " if index is not None else ""
     head += role
     if role == "tool":
         head += f" ← {wire.get('name') or ''} #{wire.get('tool_call_id', '')}"
     parts = [f"<b>{escape(head)}</b>"]
-    if note:
-        parts.append(f" <span style='color:#b91c1c'>⚠ {escape(note)}</span>")
+    if final:
+        parts.append(" <span style='color:#5b21b6'>final answer</span>")
+    parts.extend(f"<div style='color:#b91c1c'>⚠ {escape(n)}</div>" for n in notes)
     text = _text(wire.get("content"))
-    if len(text) > FOLD_AT:  # long tool results fold away; <details> needs no JavaScript
+    foldable = role in ("tool", "system", "developer") and not final
+    if foldable and len(text) > FOLD_AT:  # <details> needs no JavaScript
         preview = escape(text[:PREVIEW].replace("\n", " ")) + "…"
         parts.append(
             f"<details><summary>{preview} <i>({len(text)} chars)</i></summary>"
@@ -68,16 +91,29 @@ def message_card(wire: Mapping[str, Any], *, index: int | None = None, note: str
             + escape(str(call.get("id", "")))
             + "</span></div>"
         )
-    style = _CARD.format(colour=colour, bg="#fef2f2" if bad else "transparent")
+    bg = "#fef2f2" if notes else "#f5f3ff" if final else "transparent"
+    style = _CARD.format(colour=colour, bg=bg)
     return f"<div style='{style}'>{''.join(parts)}</div>"
 
 
 def transcript(
-    wires: Iterable[Mapping[str, Any]], *, title: str = "", notes: Mapping[int, str] | None = None
+    wires: Iterable[Mapping[str, Any]],
+    *,
+    title: str = "",
+    notes: Mapping[int, Sequence[str]] | None = None,
 ) -> str:
-    """A list of messages as cards, with an optional escaped title line."""
+    """A list of messages as cards, with an optional escaped title line.
+
+    ``notes`` maps a message index to its warnings (``list[str]``; one string is accepted
+    too): every warning is shown on its card.
+    """
     notes = notes or {}
-    cards = [message_card(w, index=i, note=notes.get(i, "")) for i, w in enumerate(wires)]
+    wires = list(wires)
+    final = _final(wires)
+    cards = [
+        message_card(w, index=i, note=notes.get(i, ()), final=i == final)
+        for i, w in enumerate(wires)
+    ]
     head = f"<div style='font-weight:bold;margin:4px 0'>{escape(title)}</div>" if title else ""
     return "<div class='agentnb-transcript'>" + head + "".join(cards) + "</div>"
 

@@ -1,0 +1,44 @@
+"""Live views of sessions: the only part of agentnb that imports ipywidgets and anywidget.
+
+    view = an.widgets.SessionView(session, agent=agent)   # or session.view(agent=agent)
+    view                                                    # show it; it follows every change
+
+One widget per view, its front end a plain ES module and a stylesheet shipped beside this
+file (no build step). Each message or event reaches the browser as one small custom
+message; a compressed snapshot lets late or reloaded views catch up. Every model and tool
+text is put into the page as text, never as markup.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from .controls import Driver
+from .inspectors import RequestInspector, SnapshotDiff, Timeline
+from .session_view import SessionView, static_bundle
+
+__all__ = [
+    "Driver",
+    "RequestInspector",
+    "SessionView",
+    "SnapshotDiff",
+    "Timeline",
+    "session_mimebundle",
+    "static_bundle",
+]
+
+_shown: weakref.WeakKeyDictionary[Any, SessionView] = weakref.WeakKeyDictionary()
+
+
+def session_mimebundle(session: Any) -> dict[str, Any]:
+    """What ``Session._repr_mimebundle_`` returns in a kernel: the live view + static HTML.
+
+    Evaluating the same session again shows the same widget (one more view of it), so a
+    session displayed in many cells still sends each change once.
+    """
+    view = _shown.get(session)
+    if view is None or view.comm is None:
+        view = _shown[session] = SessionView(session)
+    data, _meta = view._repr_mimebundle_()
+    return dict(data)

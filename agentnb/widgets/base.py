@@ -1,0 +1,65 @@
+"""The widget base: one ES module and one stylesheet, shipped beside this file, no build step.
+
+Every agentnb widget is an ``anywidget.AnyWidget`` whose front end is the concatenation of
+the ``.js`` files below (plain JavaScript, in this order) and ``view.css``. The ``kind``
+trait tells the module which view to draw. Messages from the browser arrive in
+:meth:`Widget._on_msg`; an error while handling one is shown in the view, never swallowed.
+"""
+
+from __future__ import annotations
+
+import traceback
+import uuid
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets
+
+__all__ = ["ESM", "Widget"]
+
+_HERE = Path(__file__).parent
+#: The front end, in dependency order: helpers, cards, the windowed list, the views.
+JS_FILES = ("dom.js", "cards.js", "list.js", "session.js", "inspect.js", "main.js")
+ESM = "\n".join((_HERE / name).read_text(encoding="utf-8") for name in JS_FILES)
+CSS = (_HERE / "view.css").read_text(encoding="utf-8")
+
+
+class Widget(anywidget.AnyWidget):
+    """Shared traits: ``kind`` (which view), ``uid`` (stable id), ``data`` (one-shot state)."""
+
+    _esm = ESM
+    _css = CSS
+    kind = traitlets.Unicode("session").tag(sync=True)
+    uid = traitlets.Unicode().tag(sync=True)
+    data = traitlets.Dict().tag(sync=True)
+    #: Errors raised while handling the browser's messages (also shown in the view).
+    errors: list[str]
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.errors = []
+        super().__init__(uid=uuid.uuid4().hex, **kwargs)
+        self.on_msg(self._receive)
+
+    def _receive(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict) or content.get("kind") == "anywidget-command":
+            return
+        try:
+            reply = self._on_msg(content)
+        except Exception as exc:
+            self.report(exc)
+            return
+        if reply is not None and "id" in content:
+            self.send({"op": "reply", "id": content["id"], "data": reply})
+
+    def _on_msg(self, content: dict[str, Any]) -> Any:
+        """Handle one message from the browser; a returned value is sent back as the reply."""
+        return None
+
+    def report(self, exc: BaseException) -> str:
+        """Show an error in the view (and keep it in ``errors``); returns the text shown."""
+        text = f"{type(exc).__name__}: {exc}"
+        detail = "".join(traceback.format_exception(exc)[-6:])
+        self.errors.append(text)
+        self.send({"op": "error", "text": text, "detail": detail})
+        return text

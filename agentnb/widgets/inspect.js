@@ -1,0 +1,122 @@
+// agentnb front end, part 5: the inspectors (request of model call k, diff j -> k, timeline).
+
+const BUDGET_PARTS = [
+  ["instructions", "instructions"],
+  ["tools", "tool schemas"],
+  ["history", "history (messages)"],
+  ["reply_reserve", "reserved for the reply"],
+];
+
+function budgetBar(b) {
+  const window = b.context_window || 0;
+  const scale = Math.max(window, b.total + (b.reply_reserve || 0), 1);
+  const bar = h("div", { class: "anb-budget-bar" });
+  const legend = h("div", { class: "anb-budget-legend" });
+  for (const [key, label] of BUDGET_PARTS) {
+    const v = b[key] || 0;
+    if (!v && key === "reply_reserve") continue;
+    const seg = h("div", { class: `anb-seg anb-seg-${key}`, title: `${label}: ~${fmtInt(v)} tok` });
+    seg.style.width = `${(100 * v) / scale}%`;
+    bar.append(seg);
+    legend.append(h("span", { class: `anb-key anb-seg-${key}` }), h("span", { text: ` ${label} ~${fmtInt(v)}  ` }));
+  }
+  const head = window
+    ? `context window ${fmtInt(window)} tok: ${fmtInt(b.total)} used by the prompt, ${fmtInt(b.reply_reserve || 0)} reserved for the reply, ${fmtInt(b.available)} free`
+    : `prompt ~${fmtInt(b.total)} tok (the agent sets no context_window, so the bar is the prompt itself)`;
+  return h("div", { class: "anb-budget" }, h("div", { class: "anb-sub", text: head }), bar, legend);
+}
+
+function renderRequest(d, el, goto) {
+  const nav = h("div", { class: "anb-toolbar" },
+    h("b", { text: `Request of model call ${d.k} of ${d.n}` }),
+    goto && d.k > 1 ? h("button", { class: "anb-btn", type: "button", text: "◀ previous", onclick: () => goto(d.k - 1) }) : null,
+    goto && d.k < d.n ? h("button", { class: "anb-btn", type: "button", text: "next ▶", onclick: () => goto(d.k + 1) }) : null);
+  el.append(nav, budgetBar(d.budget));
+  if (d.estimated) el.append(h("div", { class: "anb-muted", text: "budget recomputed from the request (no view saw it assembled)" }));
+  const msgs = d.messages.map((m) => ((m.r = 0), m));
+  const facts = analyse(msgs, {});
+  const ctx = { ...facts, tools: {}, newSince: null, running: false };
+  el.append(h("div", { class: "anb-sub", text: `messages (${msgs.length}, exactly as sent)` }));
+  const box = h("div", { class: "anb-req-msgs" });
+  for (let i = 0; i < msgs.length; i++) {
+    if ((msgs[i].w || {}).role === "tool" && facts.parent[i] >= 0) continue;
+    box.append(messageCard(i, msgs, ctx, false));
+  }
+  el.append(box);
+  el.append(h("div", { class: "anb-sub", text: `tools (${d.tools.length})` }));
+  for (const t of d.tools)
+    el.append(h("details", { class: "anb-tool" },
+      h("summary", {}, h("span", { class: "anb-name", text: t.name }), ` ~${fmtInt(t.tok)} tok`),
+      fold(JSON.stringify(t.schema, null, 2), "anb-json")));
+  el.append(h("div", { class: "anb-sub", text: "parameters" }), h("pre", { class: "anb-text anb-json", text: JSON.stringify(d.params, null, 2) }));
+}
+
+const DIFF_TEXT = {
+  kept: "unchanged",
+  appended: "appended",
+  inserted: "inserted",
+  dropped: "dropped",
+  summarised: "summary (replaces dropped messages)",
+  edited: "edited",
+};
+
+function renderDiff(d, el) {
+  el.append(h("div", { class: "anb-toolbar" }, h("b", { text: `What changed from model call ${d.j} to ${d.k}` })));
+  const flags = [];
+  if (d.instructions_changed) flags.push("instructions changed");
+  if (d.tools_changed) flags.push("tool schemas changed");
+  for (const [k, [a, b]] of Object.entries(d.params_changed || {})) flags.push(`parameter ${k}: ${JSON.stringify(a)} → ${JSON.stringify(b)}`);
+  el.append(h("div", { class: "anb-sub", text: flags.length ? flags.join(" · ") : "instructions, tools and parameters unchanged" }));
+  for (const row of d.rows) {
+    if (row.op === "kept") {
+      el.append(h("div", { class: "anb-diff anb-diff-kept", text: `${row.count} unchanged message${row.count === 1 ? "" : "s"}` }));
+      continue;
+    }
+    const w = row.w || {};
+    const item = h("div", { class: `anb-diff anb-diff-${row.op}` },
+      h("span", { class: "anb-diff-op", text: DIFF_TEXT[row.op] || row.op }),
+      h("span", { class: "anb-role " + roleClass(w.role), text: String(w.role) }),
+      h("pre", { class: "anb-text", text: JSON.stringify(w, null, 2) }));
+    if (row.old) item.append(h("div", { class: "anb-muted", text: "before:" }), h("pre", { class: "anb-text anb-old", text: JSON.stringify(row.old, null, 2) }));
+    el.append(item);
+  }
+}
+
+const STAGE_CLASS = new Set(["restore", "assemble", "call_model", "decide", "execute_tools", "check_stop", "persist", "edit"]);
+
+function renderTimeline(rows, el) {
+  el.replaceChildren();
+  if (!rows.length) {
+    el.append(h("div", { class: "anb-muted", text: "no events yet" }));
+    return;
+  }
+  let maxLat = 0;
+  for (const r of rows) if (r.latency) maxLat = Math.max(maxLat, r.latency);
+  const detail = h("pre", { class: "anb-text anb-event-detail", hidden: true });
+  const t0 = rows[0].t;
+  const table = h("div", { class: "anb-timeline" });
+  const shown = rows.length > 2000 ? rows.slice(-2000) : rows;
+  if (shown.length < rows.length) table.append(h("div", { class: "anb-muted", text: `${rows.length - shown.length} earlier events not shown` }));
+  for (const r of shown) {
+    const bar = h("span", { class: "anb-lat-bar" });
+    if (r.latency) bar.style.width = `${Math.max(2, (120 * r.latency) / (maxLat || 1))}px`;
+    const row = h("div", { class: "anb-ev" + (r.ok === false ? " anb-failed" : ""), "data-seq": r.seq },
+      h("span", { class: "anb-ev-seq", text: r.seq }),
+      h("span", { class: `anb-stage anb-stage-${STAGE_CLASS.has(r.stage) ? r.stage : "other"}`, text: r.stage }),
+      h("span", { class: "anb-ev-it", text: `it ${r.it}` }),
+      h("span", { class: "anb-ev-t", text: `+${((r.t - t0) * 1000).toFixed(1)} ms` }),
+      h("span", { class: "anb-ev-type", text: r.type }),
+      bar,
+      h("span", { class: "anb-ev-lat", text: r.latency ? fmtMs(r.latency) : "" }),
+      h("span", { class: "anb-ev-tok", text: r.tokens != null ? `${fmtInt(r.tokens)} tok` : "" }),
+      h("span", { class: "anb-ev-sum", text: r.summary }));
+    row.addEventListener("click", () => {
+      detail.hidden = false;
+      detail.textContent = JSON.stringify(r, null, 2);
+      for (const x of table.querySelectorAll(".anb-sel")) x.classList.remove("anb-sel");
+      row.classList.add("anb-sel");
+    });
+    table.append(row);
+  }
+  el.append(h("div", { class: "anb-muted", text: "stage · iteration · time since the first event · type · latency bar · tokens (usage or budget) · summary — click a row" }), table, detail);
+}

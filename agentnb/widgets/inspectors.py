@@ -1,0 +1,170 @@
+"""Inspectors, each usable alone and reachable from the view.
+
+- :class:`RequestInspector` - the exact request of model call k (messages, tools,
+  parameters) and its token budget as a bar.
+- :class:`SnapshotDiff` - what changed between model calls j and k: messages appended,
+  dropped or summarised, edited; instructions, tools and parameters.
+- :class:`Timeline` - the events of a run with stage, latency bars and tokens.
+
+Model calls are numbered from 1 in the order of ``session.snapshots``; -1 is the latest.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import traitlets
+
+from ..messages import parse_message
+from . import payload
+from .base import Widget
+from .payload import estimate_json_tokens
+
+__all__ = ["RequestInspector", "SnapshotDiff", "Timeline", "diff_payload", "request_payload"]
+
+
+def _call(session: Any, k: int) -> tuple[int, Any]:
+    calls = session.snapshots
+    if not calls:
+        raise ValueError(f"session {session.id!r} has no model calls yet: run the agent first")
+    n = len(calls)
+    number = n + 1 + k if k < 0 else k
+    if not 1 <= number <= n:
+        raise IndexError(f"model call {k} does not exist: this session has calls 1 to {n}")
+    return number, calls[number - 1]
+
+
+def _is_system(wire: Any) -> bool:
+    return isinstance(wire, dict) and wire.get("role") in ("system", "developer")
+
+
+def estimate_budget(request: Any) -> dict[str, Any]:
+    """The budget breakdown of a request seen by no view (recomputed from its messages)."""
+    msgs = request.messages
+    system = parse_message(msgs[0]).tokens if msgs and _is_system(msgs[0]) else 0
+    history = sum(parse_message(w).tokens for w in msgs[1 if system else 0 :])
+    tools = estimate_json_tokens(request.tools) if request.tools else 0
+    total = system + tools + history
+    return {"instructions": system, "tools": tools, "history": history, "total": total}
+
+
+def request_payload(session: Any, k: int, *, view: Any = None) -> dict[str, Any]:
+    """Model call ``k`` as the browser shows it: messages, tools, params and budget."""
+    number, req = _call(session, k)
+    budget = view.budget(req) if view is not None else None
+    return {
+        "k": number,
+        "n": len(session.snapshots),
+        "messages": [{"w": w, "tok": None, "it": None} for w in req.messages],
+        "tools": payload.context(None, req.tools)["tools"],
+        "params": req.params,
+        "budget": budget or estimate_budget(req),
+        "estimated": budget is None,
+    }
+
+
+def _key(wire: Any) -> str:
+    return json.dumps(wire, sort_keys=True, ensure_ascii=False)
+
+
+def diff_payload(session: Any, j: int, k: int) -> dict[str, Any]:
+    """What changed from model call ``j`` to ``k``, aligned message by message."""
+    nj, a = _call(session, j)
+    nk, b = _call(session, k)
+    sa = a.messages[1:] if a.messages and _is_system(a.messages[0]) else a.messages
+    sb = b.messages[1:] if b.messages and _is_system(b.messages[0]) else b.messages
+    matcher = difflib.SequenceMatcher(None, [_key(w) for w in sa], [_key(w) for w in sb], False)
+    rows: list[dict[str, Any]] = []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            rows.append({"op": "kept", "count": i2 - i1, "from": i1})
+        elif op == "insert":
+            rows += [{"op": "appended" if i1 == len(sa) else "inserted", "w": w} for w in sb[j1:j2]]
+        elif op == "delete":
+            rows += [{"op": "dropped", "w": w} for w in sa[i1:i2]]
+        elif i2 - i1 == j2 - j1:  # same count: edited in place
+            pairs = zip(sa[i1:i2], sb[j1:j2], strict=True)
+            rows += [{"op": "edited", "w": new, "old": old} for old, new in pairs]
+        else:  # several became fewer (or more): dropped or summarised
+            added = "summarised" if j2 - j1 < i2 - i1 else "inserted"
+            rows += [{"op": "dropped", "w": w} for w in sa[i1:i2]]
+            rows += [{"op": added, "w": w} for w in sb[j1:j2]]
+    sys_a = a.messages[0] if a.messages and _is_system(a.messages[0]) else None
+    sys_b = b.messages[0] if b.messages and _is_system(b.messages[0]) else None
+    keys = set(a.params) | set(b.params)
+    return {
+        "j": nj,
+        "k": nk,
+        "n": len(session.snapshots),
+        "rows": rows,
+        "instructions_changed": sys_a != sys_b,
+        "tools_changed": a.tools != b.tools,
+        "params_changed": {
+            key: [a.params.get(key), b.params.get(key)]
+            for key in sorted(keys)
+            if a.params.get(key) != b.params.get(key)
+        },
+    }
+
+
+class _Inspector(Widget):
+    """An inspector over a session's model calls; the browser may ask for another call."""
+
+    def __init__(self, session: Any, kind: str, view: Any = None) -> None:
+        self.session = session
+        self.view = view
+        super().__init__(kind=kind)
+
+    def _on_msg(self, content: dict[str, Any]) -> Any:
+        if content.get("op") == "goto":
+            self.show(*[int(x) for x in content.get("args", [])])
+            return None
+        raise ValueError(f"unknown message from the inspector: {content!r}")
+
+    def show(self, *args: int) -> None:
+        raise NotImplementedError
+
+
+class RequestInspector(_Inspector):
+    """The exact request of model call ``k`` (1-based; -1 is the latest) and its budget."""
+
+    def __init__(self, session: Any, k: int = -1, *, view: Any = None) -> None:
+        super().__init__(session, "request", view)
+        self.show(k)
+
+    def show(self, *args: int) -> None:
+        self.data = request_payload(self.session, args[0], view=self.view)
+
+
+class SnapshotDiff(_Inspector):
+    """What changed between model calls ``j`` and ``k`` (default: the last two)."""
+
+    def __init__(self, session: Any, j: int = -2, k: int = -1) -> None:
+        super().__init__(session, "diff")
+        self.show(j, k)
+
+    def show(self, *args: int) -> None:
+        self.data = diff_payload(self.session, args[0], args[1])
+
+
+class Timeline(Widget):
+    """The events of a run: stage, latency bars and tokens; click an event to see it.
+
+    ``source`` is a ``RunResult``, a ``Trace``, a list of events, or a ``SessionView``.
+    """
+
+    rows: Any = traitlets.List().tag(sync=True)
+
+    def __init__(self, source: Any) -> None:
+        super().__init__(kind="timeline")
+        self.rows = self._rows(source)
+
+    @staticmethod
+    def _rows(source: Any) -> list[dict[str, Any]]:
+        if hasattr(source, "_events") and hasattr(source, "session"):  # a SessionView
+            return list(source._events)
+        events: Iterable[Any] = getattr(source, "events", source)
+        return [payload.event_row(e) for e in events if e.type != "ModelDelta"]

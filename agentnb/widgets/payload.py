@@ -1,0 +1,157 @@
+"""What the browser receives: small JSON payloads built from messages, events and requests.
+
+The front end never gets Python objects, only these dicts. Every string in them is data: the
+ES module puts text into the page with ``textContent``, never as markup.
+
+- :func:`message` - one message: its wire dict, estimated tokens, iteration.
+- :func:`event_row` - one event as a timeline row (no request or message bodies).
+- :func:`context` - the request context: instructions and each tool schema, with tokens.
+- :func:`pack` / the snapshot - the whole state, zlib-compressed, for late or reloaded views.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..messages import SystemMessage
+
+try:  # the runtime's heuristic; a local copy keeps the view working if it moves
+    from ..tokens import estimate_json_tokens
+except ImportError:  # pragma: no cover
+
+    def estimate_json_tokens(value: Any) -> int:
+        return max(1, len(json.dumps(value, ensure_ascii=False)) // 3)
+
+
+__all__ = [
+    "context",
+    "error_kind",
+    "estimate_json_tokens",
+    "event_row",
+    "iterations",
+    "message",
+    "new_since",
+    "pack",
+    "size",
+]
+
+#: Event fields a timeline row keeps (scalars only; bodies are fetched on demand).
+_ROW_FIELDS = ("latency", "ok", "name", "call_id", "reason", "decision", "finish_reason")
+
+
+def size(value: Any) -> int:
+    """Bytes of ``value`` as compact UTF-8 JSON (how the comm measures what it sends)."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def message(m: Any, iteration: int | None) -> dict[str, Any]:
+    """One message for the browser: ``w`` wire dict, ``tok`` estimated tokens, ``it``."""
+    return {"w": m.wire(), "tok": m.tokens, "it": iteration}
+
+
+def error_kind(event: Any) -> str | None:
+    """``ToolFinished.kind`` (``error_kind`` before the runtime renamed it)."""
+    return getattr(event, "kind", None) or getattr(event, "error_kind", None)
+
+
+def event_row(event: Any) -> dict[str, Any]:
+    """A timeline row: type, stage, iteration, time, summary, latency and tokens."""
+    row: dict[str, Any] = {
+        "seq": event.seq,
+        "type": event.type,
+        "stage": event.stage,
+        "it": event.iteration,
+        "t": event.time,
+        "run": event.run_id,
+        "summary": event.summary(),
+    }
+    for name in _ROW_FIELDS:
+        value = getattr(event, name, None)
+        if isinstance(value, str | int | float | bool):
+            row[name] = value
+    kind = error_kind(event)
+    if kind:
+        row["kind"] = kind
+    usage = getattr(event, "usage", None)
+    if usage is not None:
+        row["tokens"] = usage.total_tokens
+    budget = getattr(event, "budget", None)
+    if isinstance(budget, Mapping):
+        row["tokens"] = budget.get("total", 0)
+        row["budget"] = dict(budget)
+    if event.type == "ModelDelta":
+        row.update(kind=event.kind, delta=event.delta, index=event.index)
+    return row
+
+
+def context(system: Mapping[str, Any] | None, tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The request context shown first: instructions and each tool's schema, with tokens."""
+    text = ""
+    tokens = 0
+    if system is not None:
+        content = system.get("content")
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        tokens = SystemMessage(content=text).tokens if text else 0
+    rows = []
+    for schema in tools:
+        fn = schema.get("function", schema)
+        rows.append(
+            {
+                "name": str(fn.get("name", "?")),
+                "description": str(fn.get("description", "")),
+                "schema": schema,
+                "tok": estimate_json_tokens(schema),
+            }
+        )
+    return {"instructions": text, "tok": tokens, "tools": rows}
+
+
+def iterations(length: int, wires: Sequence[Mapping[str, Any]], runs: Sequence[Any]) -> list[Any]:
+    """The iteration that produced each message, from the runs' boundaries.
+
+    Inside a run the user input is iteration 0; the reply to model call k and the tool
+    results answering it are iteration k. Messages added outside runs have none.
+    """
+    out: list[int | None] = [None] * length
+    for record in runs:
+        start = max(0, int(getattr(record, "start", 0)))
+        end = int(getattr(record, "end", -1))
+        end = length if end < 0 or end > length else end
+        k = 0
+        for i in range(start, end):
+            if wires[i].get("role") == "assistant":
+                k += 1
+            out[i] = k
+    return out
+
+
+def new_since(wires: Sequence[Mapping[str, Any]], snapshots: Sequence[Any]) -> int:
+    """Index of the first message the latest model call did not see (len when none)."""
+    if not snapshots:
+        return 0
+    sent = snapshots[-1].messages
+    for j in range(len(sent) - 1, -1, -1):
+        last = sent[j]
+        if last.get("role") == "system" and j == 0:
+            return 0
+        for i in range(len(wires) - 1, -1, -1):
+            if wires[i] is last:
+                return i + 1
+        break
+    # Not shared by reference: count the history messages the request carried.
+    history = len(sent) - (1 if sent and sent[0].get("role") == "system" else 0)
+    return min(history, len(wires))
+
+
+def pack(state: Mapping[str, Any]) -> bytes:
+    """The snapshot as zlib-compressed JSON (the browser inflates it with DecompressionStream)."""
+    raw = json.dumps(state, ensure_ascii=False, separators=(",", ":")).encode()
+    return zlib.compress(raw, 6)
+
+
+def unpack(blob: bytes) -> Any:
+    """The inverse of :func:`pack` (tests and late Python-side readers)."""
+    return json.loads(zlib.decompress(blob))

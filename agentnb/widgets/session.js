@@ -1,0 +1,358 @@
+// agentnb front end, part 4: the session store (one per widget model, shared by its views)
+// and the session view.
+
+class Store {
+  constructor(model) {
+    this.model = model;
+    this.msgs = [];
+    this.events = [];
+    this.tools = {};
+    this.context = null;
+    this.status = { state: "idle" };
+    this.newSince = 0;
+    this.calls = 0;
+    this.seq = 0;
+    this.rev = 0;
+    this.mrev = 0;
+    this.errors = [];
+    this.delta = null; // text streaming in before the reply is appended
+    this.views = new Set();
+    this.replies = new Map();
+    this.queue = null; // messages that arrive while a snapshot inflates
+    this.askedSync = false;
+    this.ready = this.load().then(() => model.send({ op: "hello", seq: this.seq }));
+    model.on("change:snapshot", () => this.load());
+    model.on("msg:custom", (msg) => this.receive(msg));
+  }
+
+  async load() {
+    const blob = this.model.get("snapshot");
+    if (!blob || !blob.byteLength) return;
+    this.queue = this.queue || [];
+    try {
+      const s = JSON.parse(await inflate(blob));
+      if (s.seq >= this.seq) {
+        this.msgs = s.messages.map((m) => ((m.r = ++this.mrev), m));
+        this.events = s.events;
+        this.tools = s.tools || {};
+        this.context = s.context;
+        this.status = s.status || { state: "idle" };
+        this.newSince = s.new_since;
+        this.calls = s.calls;
+        this.seq = s.seq;
+        this.session = s.session;
+        this.delta = null;
+      }
+    } catch (err) {
+      this.errors.push({ text: `could not read the snapshot: ${err}` });
+    }
+    const queued = this.queue;
+    this.queue = null;
+    this.askedSync = false;
+    for (const msg of queued) this.apply(msg);
+    this.changed();
+  }
+
+  receive(msg) {
+    if (!msg || typeof msg !== "object") return;
+    if (msg.op === "reply") {
+      const resolve = this.replies.get(msg.id);
+      this.replies.delete(msg.id);
+      if (resolve) resolve(msg.data);
+      return;
+    }
+    if (msg.op === "error") {
+      this.errors.push(msg);
+      this.changed();
+      return;
+    }
+    if (this.queue) this.queue.push(msg);
+    else {
+      this.apply(msg);
+      this.changed();
+    }
+  }
+
+  // Ask the kernel something (a request, a diff); resolves with its reply.
+  ask(content) {
+    const id = Math.random().toString(36).slice(2);
+    return new Promise((resolve) => {
+      this.replies.set(id, resolve);
+      this.model.send({ ...content, id });
+    });
+  }
+
+  apply(msg) {
+    if (msg.seq == null || msg.seq <= this.seq) return; // already in the snapshot
+    if (msg.seq > this.seq + 1) {
+      // A message was lost (sent before this view existed): ask for a fresh snapshot.
+      if (!this.askedSync) this.model.send({ op: "sync" });
+      this.askedSync = true;
+      return;
+    }
+    this.seq = msg.seq;
+    const m = msg.m;
+    if (m) m.r = ++this.mrev;
+    switch (msg.op) {
+      case "append":
+        this.msgs[msg.index] = m;
+        this.delta = null;
+        break;
+      case "replace":
+        this.msgs[msg.index] = m;
+        break;
+      case "delete":
+        this.msgs.splice(msg.index, 1);
+        for (let i = msg.index; i < this.msgs.length; i++) this.msgs[i].r = ++this.mrev;
+        break;
+      case "truncate":
+        this.msgs.length = Math.min(this.msgs.length, msg.length);
+        break;
+      case "event":
+        this.event(msg);
+        break;
+    }
+    if (msg.status) this.status = msg.status;
+    if (msg.new_since != null) this.newSince = msg.new_since;
+    if (msg.calls != null) this.calls = msg.calls;
+    if (msg.context) this.context = msg.context;
+    if (this.newSince > this.msgs.length) this.newSince = this.msgs.length;
+  }
+
+  event(msg) {
+    const e = msg.e;
+    if (e.type === "ModelDelta") {
+      const d = (this.delta = this.delta || { text: "", reasoning: "", calls: "" });
+      if (e.kind === "text") d.text += e.delta;
+      else if (e.kind === "reasoning") d.reasoning += e.delta;
+      else d.calls += (e.kind === "tool_call" ? `\n→ ${e.delta}(` : "") + (e.kind === "tool_args" ? e.delta : "");
+      return;
+    }
+    if (e.type === "ToolFinished") this.tools[e.call_id] = { ok: e.ok, kind: e.kind || null, ms: Math.round(e.latency * 10000) / 10 };
+    if (e.type === "RunStopped") this.delta = null;
+    this.events.push(e);
+    if (this.events.length > 5000) this.events.splice(0, this.events.length - 4000);
+  }
+
+  changed() {
+    this.rev++;
+    for (const v of this.views) v();
+  }
+}
+
+const STATE_TEXT = {
+  idle: "idle",
+  running: "● running",
+  paused: "❚❚ paused",
+  pausing: "pausing after this stage…",
+  stopped: "■ stopped",
+  error: "✖ error",
+};
+
+function statusLine(store) {
+  const s = store.status || {};
+  const bits = [STATE_TEXT[s.state] || String(s.state || "idle")];
+  if (s.stage) bits.push(`stage ${s.stage}`);
+  if (s.iteration != null) bits.push(`iteration ${s.iteration}${s.max_iterations ? "/" + s.max_iterations : ""}`);
+  if (s.next && s.state !== "stopped") bits.push(`next: ${s.next}`);
+  if (s.reason) bits.push(`stop_reason: ${s.reason}${s.detail ? " — " + s.detail : ""}`);
+  if (s.note) bits.push(s.note);
+  return bits.join(" · ");
+}
+
+function renderSession(model, el, store) {
+  const root = h("div", { class: "anb anb-session" });
+  el.append(root);
+  const title = h("span", { class: "anb-title" });
+  const counts = h("span", { class: "anb-counts" });
+  const status = h("div", { class: "anb-status-line" });
+  const progress = h("progress", { class: "anb-progress", max: 1, value: 0 });
+  const errors = h("div", { class: "anb-errors" });
+  root.append(h("div", { class: "anb-top" }, title, counts), h("div", { class: "anb-statusbar" }, status, progress));
+
+  // Controls (bound to an agent on the Python side).
+  if (model.get("controls")) {
+    const input = h("input", { class: "anb-input", type: "text", placeholder: "a request for the agent (Run / Step start a run with it)" });
+    const send = (op) => () => model.send({ op, text: input.value });
+    root.append(h("div", { class: "anb-controls" }, input,
+      ["run", "step", "pause", "stop", "reset"].map((op) =>
+        h("button", { class: `anb-btn anb-ctl anb-${op}`, type: "button", "data-op": op, text: op[0].toUpperCase() + op.slice(1), onclick: send(op) }))));
+  }
+  root.append(errors);
+
+  // Tabs: messages, requests (inspector, diff), timeline.
+  const tabs = h("div", { class: "anb-tabs" });
+  const panes = {};
+  let active = "messages";
+  const show = (name) => {
+    active = name;
+    for (const [k, p] of Object.entries(panes)) p.hidden = k !== name;
+    for (const b of tabs.children) b.classList.toggle("anb-on", b.dataset.tab === name);
+    redraw();
+  };
+  for (const [name, label] of [["messages", "Messages"], ["requests", "Requests"], ["timeline", "Timeline"]]) {
+    tabs.append(h("button", { class: "anb-tab", type: "button", "data-tab": name, text: label, onclick: () => show(name) }));
+    panes[name] = h("div", { class: `anb-pane anb-pane-${name}` });
+  }
+  root.append(tabs, ...Object.values(panes));
+
+  // Messages: filters, search, legend, the windowed list.
+  const role = h("select", { class: "anb-filter-role", title: "filter by role" },
+    ["all roles", "user", "assistant", "tool", "system"].map((r) => h("option", { value: r === "all roles" ? "" : r, text: r })));
+  const tool = h("select", { class: "anb-filter-tool", title: "filter by tool" }, h("option", { value: "", text: "all tools" }));
+  const search = h("input", { class: "anb-search", type: "search", placeholder: "search text" });
+  const shown = h("span", { class: "anb-muted anb-shown" });
+  const legend = h("div", { class: "anb-legend", text: LEGEND, hidden: true });
+  const latest = h("button", { class: "anb-btn anb-latest", type: "button", text: "↓ latest", onclick: () => list.toBottom() });
+  const scroller = h("div", { class: "anb-scroll" });
+  scroller.style.height = `${model.get("height") || 560}px`;
+  panes.messages.append(
+    h("div", { class: "anb-toolbar" }, role, tool, search, shown, h("span", { class: "anb-spacer" }),
+      h("button", { class: "anb-btn", type: "button", text: "legend", onclick: () => (legend.hidden = !legend.hidden) }), latest),
+    legend, scroller);
+  for (const c of [role, tool]) c.addEventListener("change", () => redraw());
+  search.addEventListener("input", () => redraw());
+
+  let facts = null;
+  let factsRev = -1;
+  const ctx = () => ({ ...facts, tools: store.tools, newSince: store.newSince, running: store.status.state === "running" });
+  let cardCtx = null;
+  const list = new VList(
+    scroller,
+    (k) => {
+      if (k === "ctx") return contextCard(store.context);
+      if (k === "delta") return h("div", { class: "anb-card anb-role-assistant anb-streaming" },
+        h("div", { class: "anb-head", text: "assistant (streaming…)" }), fold(store.delta.reasoning + store.delta.text + store.delta.calls));
+      const card = messageCard(k, store.msgs, cardCtx, flat);
+      if (k === store.newSince && k > 0) card.prepend(h("div", { class: "anb-divider", text: `new since model call ${store.calls}` }));
+      return card;
+    },
+    (k) => {
+      if (k === "ctx") return JSON.stringify(store.context && [store.context.tok, store.context.tools.length, store.context.instructions.length]);
+      if (k === "delta") return String(store.rev);
+      return sigOf(k);
+    },
+  );
+  let flat = false;
+  const sigOf = (i) => {
+    const m = store.msgs[i];
+    const res = facts.results.get(i);
+    let r = "";
+    if (res) for (const j of res.values()) r += `${j}:${store.msgs[j].r},`;
+    const w = facts.warn.get(i);
+    return `${m.r}|${r}|${w ? w.join("/") : ""}|${i >= store.newSince}|${i === facts.final}|${i === store.newSince}|${flat}|${cardCtx.running}|${JSON.stringify(store.tools[(m.w || {}).tool_call_id] || "")}`;
+  };
+
+  // Requests: pick a model call, see its exact request; compare two.
+  const reqBar = h("div", { class: "anb-toolbar" });
+  const reqBody = h("div", { class: "anb-inspector" });
+  panes.requests.append(reqBar, reqBody);
+  const openRequest = async (k) => {
+    reqBody.replaceChildren(h("div", { class: "anb-muted", text: `loading model call ${k}…` }));
+    const data = await store.ask({ op: "get", what: "request", k });
+    reqBody.replaceChildren();
+    renderRequest(data, reqBody, (kk) => openRequest(kk));
+  };
+  const openDiff = async (j, k) => {
+    reqBody.replaceChildren(h("div", { class: "anb-muted", text: `comparing ${j} and ${k}…` }));
+    const data = await store.ask({ op: "get", what: "diff", j, k });
+    reqBody.replaceChildren();
+    renderDiff(data, reqBody);
+  };
+  let reqCalls = -1;
+  const drawRequests = () => {
+    if (reqCalls === store.calls) return;
+    reqCalls = store.calls;
+    reqBar.replaceChildren(h("span", { class: "anb-muted", text: store.calls ? "model calls: " : "no model calls yet" }));
+    for (let k = 1; k <= store.calls; k++)
+      reqBar.append(h("button", { class: "anb-btn anb-call-btn", type: "button", text: `#${k}`, onclick: () => openRequest(k) }));
+    if (store.calls >= 2)
+      reqBar.append(h("button", { class: "anb-btn anb-diff-btn", type: "button", text: `diff ${store.calls - 1} → ${store.calls}`, onclick: () => openDiff(store.calls - 1, store.calls) }));
+  };
+
+  // Timeline: the events of the runs this view saw.
+  const tl = h("div", { class: "anb-timeline-box" });
+  panes.timeline.append(tl);
+  let tlRev = -1;
+
+  let drawnErrors = 0;
+  function redraw() {
+    if (factsRev !== store.rev || !facts) {
+      facts = analyse(store.msgs, store.tools);
+      factsRev = store.rev;
+    }
+    cardCtx = ctx();
+    const n = store.msgs.length;
+    let tok = 0;
+    for (const m of store.msgs) tok += m.tok || 0;
+    let nw = 0;
+    for (const l of facts.warn.values()) nw += l.length;
+    title.textContent = `Session ${store.session || ""}`;
+    counts.textContent = `${fmtInt(n)} messages · ~${fmtInt(tok)} tok (estimated) · ${nw ? `⚠ ${nw} warnings` : "✓ valid"} · ${store.calls} model calls`;
+    counts.classList.toggle("anb-bad", nw > 0);
+    status.textContent = statusLine(store);
+    const s = store.status;
+    progress.hidden = s.state !== "running" && s.state !== "pausing";
+    if (s.max_iterations) {
+      progress.max = s.max_iterations;
+      progress.value = s.iteration || 0;
+    } else progress.removeAttribute("value");
+    for (; drawnErrors < store.errors.length; drawnErrors++) {
+      const e = store.errors[drawnErrors];
+      errors.append(h("details", { class: "anb-error", open: true }, h("summary", { text: e.text }), e.detail ? h("pre", { text: e.detail }) : null));
+    }
+    // Tool names for the filter.
+    const names = new Set();
+    for (const m of store.msgs) for (const c of (m.w && m.w.tool_calls) || []) names.add(String((c.function || {}).name));
+    if (names.size !== tool.options.length - 1) {
+      const keep = tool.value;
+      tool.replaceChildren(h("option", { value: "", text: "all tools" }), [...names].sort().map((t) => h("option", { value: t, text: t })));
+      tool.value = keep;
+    }
+    if (active === "messages") drawMessages();
+    else if (active === "requests") drawRequests();
+    else if (tlRev !== store.rev) {
+      tlRev = store.rev;
+      renderTimeline(store.events, tl);
+    }
+  }
+
+  function drawMessages() {
+    const r = role.value;
+    const t = tool.value;
+    const q = search.value.trim().toLowerCase();
+    flat = Boolean(r || q);
+    const keys = r || t || q ? [] : ["ctx"];
+    for (let i = 0; i < store.msgs.length; i++) {
+      const w = store.msgs[i].w || {};
+      if (r && (w.role === "developer" ? "system" : w.role) !== r) continue;
+      if (!flat && w.role === "tool" && facts.parent[i] >= 0) continue; // nested under its call
+      if (t && !(w.role === "tool" ? w.name === t : (w.tool_calls || []).some((c) => (c.function || {}).name === t))) continue;
+      if (q) {
+        const m = store.msgs[i];
+        if (m.q === undefined || m.qr !== m.r) {
+          m.q = JSON.stringify(w).toLowerCase();
+          m.qr = m.r;
+        }
+        if (!m.q.includes(q)) continue;
+      }
+      keys.push(i);
+    }
+    if (store.delta && !flat) keys.push("delta");
+    shown.textContent = r || t || q ? `${keys.length} shown` : "";
+    list.setKeys(keys);
+  }
+
+  let scheduled = false;
+  const onChange = () => {
+    if (scheduled) return;
+    scheduled = true;
+    requestAnimationFrame(() => {
+      scheduled = false;
+      redraw();
+    });
+  };
+  store.views.add(onChange);
+  show("messages");
+  return () => store.views.delete(onChange);
+}

@@ -1,0 +1,306 @@
+"""SessionView: one widget per session that follows every append, edit and event live.
+
+The list stays in Python (``session.messages``). The browser gets each change as ONE small
+custom message carrying ``seq`` (this view's own counter, so the browser sees gaps), whose
+size grows with the message, never with the history. Messages sent before a view has
+rendered are lost, so a compressed ``snapshot`` trait - refreshed at most every
+``refresh_every`` seconds, at the end of every run, and when a view asks - lets a late view
+or a reloaded notebook catch up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from typing import Any
+
+import traitlets
+
+from .. import _html
+from . import payload
+from .base import Widget
+from .controls import Driver
+
+__all__ = ["SessionView", "static_bundle"]
+
+#: Static HTML for nbviewer/GitHub stops after this many messages (the widget shows all).
+STATIC_LIMIT = 500
+
+
+class SessionView(Widget):
+    """The live view of ``session``: cards by role, tool results under their calls.
+
+    Args:
+        session: the :class:`~agentnb.Session` to follow.
+        agent: bind the Run / Step / Pause / Stop / Reset controls to this agent.
+        height: pixel height of the scrolling transcript.
+        refresh_every: minimum seconds between two snapshot refreshes during a run.
+        max_events: timeline rows kept for late views (the newest ones).
+    """
+
+    snapshot = traitlets.Bytes(b"").tag(sync=True)
+    height = traitlets.Int(560).tag(sync=True)
+    controls = traitlets.Bool(False).tag(sync=True)
+
+    def __init__(
+        self,
+        session: Any,
+        *,
+        agent: Any = None,
+        height: int = 560,
+        refresh_every: float = 5.0,
+        max_events: int = 2000,
+    ) -> None:
+        self.session = session
+        self.refresh_every = refresh_every
+        self.seq = 0
+        self.sent_bytes = 0  # custom-message bytes, for the bench and the tests
+        self._events: deque[dict[str, Any]] = deque(maxlen=max_events)
+        self._tools: dict[str, dict[str, Any]] = {}
+        self._budgets: list[tuple[Any, dict[str, Any]]] = []
+        self._context: dict[str, Any] = self._initial_context(agent)
+        self._ctx_key: Any = None
+        self._status: dict[str, Any] = {"state": "idle"}
+        self._new_since = payload.new_since(session.wire(), session.snapshots)
+        self._dirty = False
+        self._timer: asyncio.TimerHandle | None = None
+        self.driver = Driver(self, agent, session) if agent is not None else None
+        self._last_refresh = time.monotonic()
+        first = payload.pack(self.state())  # opened with the comm: no second send
+        super().__init__(kind="session", height=height, controls=agent is not None, snapshot=first)
+        self._unsubscribe = session.subscribe(self._on_event)
+
+    # -- state for late views ------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        """Everything a fresh view needs (what the snapshot trait holds, uncompressed)."""
+        s = self.session
+        wires = s.wire()
+        its = payload.iterations(len(wires), wires, s.runs)
+        return {
+            "seq": self.seq,
+            "session": s.id,
+            "messages": [payload.message(m, its[i]) for i, m in enumerate(s.messages)],
+            "events": list(self._events),
+            "tools": self._tools,
+            "context": self._context,
+            "status": self._status,
+            "new_since": self._new_since,
+            "calls": len(s.snapshots),
+        }
+
+    def refresh(self) -> None:
+        """Send the snapshot now (the end of a run, a view that fell behind, a repair)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._dirty = False
+        self._last_refresh = time.monotonic()
+        blob = payload.pack(self.state())
+        if blob == self.snapshot:
+            self.send_state("snapshot")  # a view asked: send it even if unchanged
+        else:
+            self.snapshot = blob
+
+    def _touch(self) -> None:
+        """Refresh throttled: at once if the last refresh is old enough, else later."""
+        wait = self.refresh_every - (time.monotonic() - self._last_refresh)
+        if wait <= 0:
+            self.refresh()
+            return
+        self._dirty = True
+        if self._timer is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return  # no loop (a script): the next run end or refresh() sends it
+            self._timer = loop.call_later(wait, self._late_refresh)
+
+    def _late_refresh(self) -> None:
+        self._timer = None
+        if self._dirty:
+            self.refresh()
+
+    # -- live updates -------------------------------------------------------------------
+    def _post(self, msg: dict[str, Any]) -> None:
+        self.seq += 1
+        msg["seq"] = self.seq
+        self.sent_bytes += payload.size(msg)
+        self.send(msg)
+        self._touch()
+
+    def _on_event(self, event: Any) -> None:
+        kind = event.type
+        msg: dict[str, Any]
+        if kind == "MessageAppended":
+            it = event.iteration if event.run_id is not None else None
+            msg = {"op": "append", "index": event.index, "m": payload.message(event.message, it)}
+        elif kind == "SessionEdited":
+            msg = self._edit(event)
+        else:
+            row = payload.event_row(event)
+            msg = {"op": "event", "e": row}
+            self._observe(event, row, msg)
+            if kind != "ModelDelta":
+                self._events.append(row)
+        msg["eseq"] = event.seq
+        self._post(msg)
+        if kind == "RunStopped" or msg["op"] == "reset":
+            self.refresh()
+
+    def _edit(self, event: Any) -> dict[str, Any]:
+        action, index = event.action, event.index
+        self._new_since = min(self._new_since, index)
+        if action == "replace":
+            m = self.session.messages[index]
+            its = payload.iterations(len(self.session), self.session.wire(), self.session.runs)
+            return {"op": "replace", "index": index, "m": payload.message(m, its[index])}
+        if action == "delete":
+            return {"op": "delete", "index": index}
+        if action == "truncate":
+            return {"op": "truncate", "length": index}
+        return {"op": "reset"}  # repair and anything new: the snapshot carries it
+
+    def _observe(self, event: Any, row: dict[str, Any], msg: dict[str, Any]) -> None:
+        """Keep the status line, tool outcomes, budgets and the request context current."""
+        kind = event.type
+        status = dict(self._status)
+        status.update(stage=event.stage, iteration=event.iteration, run=event.run_id)
+        if kind == "RunStarted":
+            status.update(state="running", reason=None, detail="", error=None)
+        elif kind == "RunStopped":
+            status.update(state="stopped", reason=event.reason, detail=event.detail)
+        elif kind == "ToolFinished":
+            self._tools[event.call_id] = {
+                "ok": event.ok,
+                "kind": payload.error_kind(event),
+                "ms": round(event.latency * 1000, 1),
+            }
+        elif kind == "RequestAssembled":
+            self._budgets.append((event.request, dict(event.budget)))
+            self._new_since = len(self.session)
+            msg["new_since"] = self._new_since
+            msg["calls"] = len(self.session.snapshots) + 1
+            ctx = self._request_context(event.request)
+            if ctx is not None:
+                msg["context"] = ctx
+        if self.driver is not None:
+            status.update(self.driver.status())
+        if status != self._status:
+            self._status = status
+            msg["status"] = status
+
+    def set_status(self, **changes: Any) -> None:
+        """Change the status line (used by the controls) and tell the browser."""
+        self._status = {**self._status, **changes}
+        self._post({"op": "status", "status": self._status})
+
+    # -- the request context --------------------------------------------------------------
+    def _initial_context(self, agent: Any) -> dict[str, Any]:
+        if agent is not None:
+            return payload.context(agent.system_wire(), agent.tools.schemas())
+        if self.session.snapshots:
+            req = self.session.snapshots[-1]
+            return payload.context(_system(req.messages), req.tools)
+        return payload.context(None, [])
+
+    def _request_context(self, request: Any) -> dict[str, Any] | None:
+        system = _system(request.messages)
+        key = (id(system), id(request.tools), len(request.tools))
+        if key == self._ctx_key:
+            return None
+        self._ctx_key = key
+        ctx = payload.context(system, request.tools)
+        if ctx == self._context:
+            return None
+        self._context = ctx
+        return ctx
+
+    def budget(self, request: Any) -> dict[str, Any] | None:
+        """The token budget this view saw assembled with ``request`` (None if unseen)."""
+        for req, budget in self._budgets:
+            if req is request:
+                return budget
+        return None
+
+    # -- messages from the browser --------------------------------------------------------
+    def _on_msg(self, content: dict[str, Any]) -> Any:
+        op = content.get("op")
+        if op == "hello":
+            if int(content.get("seq", -1)) < self.seq:
+                self.refresh()
+            return None
+        if op == "sync":
+            self.refresh()
+            return None
+        if op in ("run", "step", "pause", "stop", "reset"):
+            if self.driver is None:
+                raise RuntimeError("this view has no agent: use session.view(agent=agent)")
+            self.driver.command(op, str(content.get("text") or ""))
+            return None
+        if op == "get":
+            from .inspectors import diff_payload, request_payload
+
+            if content.get("what") == "request":
+                return request_payload(self.session, int(content["k"]), view=self)
+            if content.get("what") == "diff":
+                return diff_payload(self.session, int(content["j"]), int(content["k"]))
+        raise ValueError(f"unknown message from the view: {content!r}")
+
+    # -- Python API -------------------------------------------------------------------------
+    @property
+    def status(self) -> dict[str, Any]:
+        """The status line: state, stage, iteration, stop reason, error."""
+        return dict(self._status)
+
+    def trace(self) -> Any:
+        """The timeline rows this view kept, as a pandas DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(list(self._events))
+
+    def inspect(self, k: int = -1) -> Any:
+        """A :class:`RequestInspector` on model call ``k`` (1-based; -1 is the latest)."""
+        from .inspectors import RequestInspector
+
+        return RequestInspector(self.session, k, view=self)
+
+    def close(self) -> None:
+        unsubscribe = getattr(self, "_unsubscribe", None)
+        if unsubscribe is not None:
+            unsubscribe()
+        if getattr(self, "_timer", None) is not None:
+            self._timer.cancel()  # type: ignore[union-attr]
+        super().close()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data, meta = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
+        data.update(static_bundle(self.session))
+        return data, meta
+
+    def __repr__(self) -> str:
+        return f"<SessionView of {self.session!r}>"
+
+
+def static_bundle(session: Any) -> dict[str, str]:
+    """text/plain and escaped text/html of a session (what shows without a kernel)."""
+    notes: dict[int, list[str]] = {}
+    for problem in session.problems:
+        index, _, text = problem.partition(": ")
+        if index.lstrip("#").isdigit():
+            notes.setdefault(int(index.lstrip("#")), []).append(text)
+    wires = session.wire()
+    title = repr(session)
+    if len(wires) > STATIC_LIMIT:
+        title += f" (static copy: the first {STATIC_LIMIT}; run the notebook for all)"
+        wires = wires[:STATIC_LIMIT]
+    lines = [repr(session), *[f"  #{i} {m!r}" for i, m in enumerate(session.messages)][:200]]
+    html = _html.transcript(wires, title=title, notes=notes)
+    return {"text/plain": "\n".join(lines), "text/html": html}
+
+
+def _system(messages: Any) -> Any:
+    """The system message a request starts with, or None."""
+    first = messages[0] if messages else None
+    return first if first is not None and first.get("role") in ("system", "developer") else None
