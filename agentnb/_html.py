@@ -54,9 +54,8 @@ def message_card(
 ) -> str:
     """One message as a coloured card; tool calls listed with their ids.
 
-    ``note`` is a warning or a list of warnings: each one is shown. Long tool and system
-    contents fold into a ``<details>`` showing their size; user and assistant text never
-    folds, so a final answer is always open.
+    ``note`` is a warning or a list of warnings: each one is shown. Long contents fold into
+    a ``<details>`` showing their size, except the final answer, which is always open.
     """
     role = str(wire.get("role", "?"))
     colour = _ROLE_COLOURS.get(role, "#374151")
@@ -71,8 +70,7 @@ def message_card(
         parts.append(" <span style='color:#5b21b6'>final answer</span>")
     parts.extend(f"<div style='color:#b91c1c'>⚠ {escape(n)}</div>" for n in notes)
     text = _text(wire.get("content"))
-    foldable = role in ("tool", "system", "developer") and not final
-    if foldable and len(text) > FOLD_AT:  # <details> needs no JavaScript
+    if not final and len(text) > FOLD_AT:  # <details> needs no JavaScript
         preview = escape(text[:PREVIEW].replace("\n", " ")) + "…"
         parts.append(
             f"<details><summary>{preview} <i>({len(text)} chars)</i></summary>"
