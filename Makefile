@@ -8,7 +8,16 @@ UV     := $(BIN)/uv
 PORT   ?= 8888
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: help install dev lab test test-unit test-notebooks lint format typecheck bench strip clean
+.PHONY: help install dev local lab test test-unit test-notebooks lint format typecheck bench strip clean
+
+# The offline real model: llama-cpp-python compiles llama.cpp (about 5 minutes on 2 cores),
+# and its default build can crash with SIGILL (it compiles for the build CPU's newest
+# instructions). Build once with portable flags into a cache keyed by version and flags
+# (pip caches builds by source, not by CMAKE_ARGS), so a fresh clone on this machine reuses it.
+LLAMA_VERSION    := 0.3.36
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
+LLAMA_KEY        := $(shell printf '%s' "llama-cpp-python==$(LLAMA_VERSION) $(LLAMA_CMAKE_ARGS)" | sha256sum | cut -c1-12)
+LLAMA_WHEELS     := $(HOME)/.cache/agentnb/wheels/llama-cpp-python-$(LLAMA_KEY)
 
 help:
 	@echo "make lab    - install into .venv and open JupyterLab on the notebooks (works offline)"
@@ -30,10 +39,24 @@ install: $(UV)
 dev: $(UV)
 	$(UV) pip install --quiet --python $(BIN)/python -e ".[dev]"
 
+local: dev
+	@if ! ls $(LLAMA_WHEELS)/*.whl >/dev/null 2>&1; then \
+	  echo "building llama-cpp-python $(LLAMA_VERSION) once into $(LLAMA_WHEELS) (about 5 min)"; \
+	  rm -rf $(LLAMA_WHEELS).tmp && mkdir -p $(LLAMA_WHEELS).tmp && \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel --quiet --no-deps \
+	    --no-cache-dir --wheel-dir $(LLAMA_WHEELS).tmp "llama-cpp-python==$(LLAMA_VERSION)" && \
+	  mv $(LLAMA_WHEELS).tmp $(LLAMA_WHEELS); \
+	fi
+	$(UV) pip install --quiet --python $(BIN)/python \
+	  "llama-cpp-python[server] @ file://$$(ls $(LLAMA_WHEELS)/*.whl | head -n1)"
+	$(UV) pip install --quiet --python $(BIN)/python -e ".[dev,local]"
+	$(BIN)/python -m agentnb.models.local fetch
+	$(BIN)/python -m agentnb.models.local check
+
 lab: install
 	cd notebooks && ../$(BIN)/jupyter lab $(ROOT_FLAG) --port=$(PORT) 00_quickstart.ipynb
 
-test: dev lint test-unit test-notebooks
+test: dev local lint test-unit test-notebooks
 
 test-unit:
 	$(BIN)/python -m pytest tests --timeout=300
