@@ -22,18 +22,25 @@ from typing import Any
 
 from . import events, models
 from .agent import Agent
+from .context import ContextPolicy, DropOldest, KeepAll
 from .errors import (
     AgentnbError,
+    CassetteMiss,
     ConfigurationError,
     InvalidConversation,
     InvalidMessage,
     ModelCallFailed,
     ModelError,
+    ModelHTTPError,
     ModelResponseError,
+    ModelStreamError,
     RunStateError,
     ScriptNotConsumed,
     SessionBusy,
+    SessionConflict,
+    SessionNotFound,
     ToolDefinitionError,
+    TraceFormatError,
     UnexpectedModelCall,
 )
 from .events import STAGES, STOP_REASONS
@@ -45,32 +52,48 @@ from .messages import (
     UserMessage,
     parse_message,
 )
-from .runtime import Run, RunResult
+from .runtime import Run, RunResult, RunView
 from .session import Session
-from .tools import Tool, ToolError, Toolset, tool
+from .stores import MemoryStore, Store
+from .tokens import HeuristicTokenizer, Tokenizer
+from .tools import ERROR_KINDS, Tool, ToolError, Toolset, tool
 from .trace import Trace
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ERROR_KINDS",
     "STAGES",
     "STOP_REASONS",
     "Agent",
     "AgentnbError",
     "AssistantMessage",
+    "CassetteMiss",
     "ConfigurationError",
+    "ContextPolicy",
+    "DropOldest",
+    "HeuristicTokenizer",
     "InvalidConversation",
     "InvalidMessage",
+    "KeepAll",
+    "MemoryStore",
     "ModelCallFailed",
     "ModelError",
+    "ModelHTTPError",
     "ModelResponseError",
+    "ModelStreamError",
     "Run",
     "RunResult",
     "RunStateError",
+    "RunView",
     "ScriptNotConsumed",
     "Session",
     "SessionBusy",
+    "SessionConflict",
+    "SessionNotFound",
+    "Store",
     "SystemMessage",
+    "Tokenizer",
     "Tool",
     "ToolCall",
     "ToolDefinitionError",
@@ -78,12 +101,14 @@ __all__ = [
     "ToolMessage",
     "Toolset",
     "Trace",
+    "TraceFormatError",
     "UnexpectedModelCall",
     "UserMessage",
     "__version__",
     "events",
     "models",
     "parse_message",
+    "testing",
     "tool",
     "travel",
 ]
@@ -96,7 +121,15 @@ for _name in __all__:
 
 
 def __getattr__(name: str) -> Any:
-    # `an.travel` pulls in pandas and the dataset: load it on first use, not on import.
-    if name in ("travel", "widgets"):
+    # `an.travel` pulls in pandas and the dataset, `an.widgets` ipywidgets: load on first use.
+    if name in ("travel", "testing"):
         return importlib.import_module(f".{name}", __name__)
+    if name == "widgets":
+        try:
+            return importlib.import_module(".widgets", __name__)
+        except ImportError as exc:
+            raise AttributeError(
+                f"agentnb.widgets is unavailable ({exc}); install the live view with "
+                "pip install 'agentnb[widgets]'"
+            ) from None
     raise AttributeError(f"module 'agentnb' has no attribute {name!r}")

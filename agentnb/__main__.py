@@ -52,7 +52,7 @@ def describe(event: ev.Event, width: int = 100) -> str | None:
     if isinstance(event, ev.Decided) and event.problems:
         return tag + "problems: " + "; ".join(event.problems)
     if isinstance(event, ev.ToolFinished):
-        state = "ok" if event.ok else f"FAILED ({event.error_kind})"
+        state = "ok" if event.ok else f"FAILED ({event.kind})"
         return tag + f"{event.name} {state} in {event.latency * 1000:.1f} ms"
     if isinstance(event, ev.RunStopped):
         return tag + f"stop_reason={event.reason}: {event.detail}"

@@ -1,7 +1,9 @@
 """Agent: instructions, tools, a model and the stop policies - the configuration of a run.
 
 An agent holds no conversation state; that lives in a :class:`~agentnb.Session`. Every
-attribute may be changed between steps of a run and the next stage uses the change.
+setting is checked when it is set (at construction and on assignment), so a mistake raises
+:class:`~agentnb.errors.ConfigurationError` naming the field, never a ``TypeError`` mid-run.
+Settings may be changed between steps of a run; the next stage uses the change.
 """
 
 from __future__ import annotations
@@ -11,15 +13,19 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._settings import CHECKS, text_setting
+from .context import ContextPolicy, DropOldest, KeepAll
 from .errors import ConfigurationError, RunStateError
 from .events import Event
 from .messages import Message, SystemMessage
 from .models.base import ModelLike
 from .session import Session
-from .tokens import estimate_json_tokens
+from .tokens import DEFAULT_TOKENIZER, Tokenizer
 from .tools import Tool, Toolset
 
 if TYPE_CHECKING:
+    from .lock import LockPolicy
+    from .runtime.check_stop import RunView
     from .runtime.run import Run, RunResult
 
 __all__ = ["Agent"]
@@ -38,13 +44,29 @@ class Agent:
         repeat_limit: stop with ``repeated_action`` after this many identical calls in a row
             (0 disables the check).
         token_budget: stop with ``token_budget`` once the run used this many tokens.
-        stop_when: predicates ``fn(run) -> bool | str``; truthy stops with ``custom``.
+        stop_when: predicates ``fn(view) -> bool | str`` over a read-only
+            :class:`~agentnb.runtime.RunView`; truthy stops with ``custom``.
         final_answer_on_stop: at ``max_iterations``, ask once more with tools disabled.
         parallel_tool_calls: sent to the model when set; ``False`` also runs calls serially.
-        tool_timeout: seconds a tool may take unless it sets its own ``timeout``.
+        tool_timeout: seconds a tool may take unless it sets its own ``timeout`` (None: none).
         model_params: extra request fields (``temperature``, ``max_tokens``, ...).
-        context_window, reply_reserve: the budget shown in ``RequestAssembled.budget``.
+        context_window, reply_reserve: the token budget of a request (``RequestAssembled``).
+        context: the :class:`~agentnb.context.ContextPolicy` choosing the history sent; by
+            default everything, or :class:`~agentnb.context.DropOldest` once a window is set.
+        tokenizer: counts tokens for budgets; the model's own, else the heuristic.
     """
+
+    name: str
+    max_iterations: int
+    repeat_limit: int
+    token_budget: int | None
+    stop_when: list[Callable[[RunView], Any]]
+    final_answer_on_stop: bool
+    parallel_tool_calls: bool | None
+    tool_timeout: float | None
+    model_params: dict[str, Any]
+    context_window: int | None
+    reply_reserve: int
 
     def __init__(
         self,
@@ -56,18 +78,17 @@ class Agent:
         max_iterations: int = 10,
         repeat_limit: int = 3,
         token_budget: int | None = None,
-        stop_when: Sequence[Callable[[Run], Any]] = (),
+        stop_when: Sequence[Callable[[RunView], Any]] = (),
         final_answer_on_stop: bool = False,
         parallel_tool_calls: bool | None = None,
         tool_timeout: float | None = 60.0,
         model_params: dict[str, Any] | None = None,
         context_window: int | None = None,
         reply_reserve: int = 1000,
+        context: ContextPolicy | None = None,
+        tokenizer: Tokenizer | None = None,
     ) -> None:
-        if max_iterations < 1:
-            raise ConfigurationError(f"max_iterations must be at least 1, got {max_iterations}")
-        if repeat_limit < 0:
-            raise ConfigurationError(f"repeat_limit must be 0 (off) or more, got {repeat_limit}")
+        self._tokens_key: tuple[Any, ...] = ()
         self.name = name
         self.instructions = instructions
         self.tools = tools
@@ -79,9 +100,27 @@ class Agent:
         self.final_answer_on_stop = final_answer_on_stop
         self.parallel_tool_calls = parallel_tool_calls
         self.tool_timeout = tool_timeout
-        self.model_params: dict[str, Any] = dict(model_params or {})
+        self.model_params = model_params or {}
         self.context_window = context_window
         self.reply_reserve = reply_reserve
+        self.context = context
+        self.tokenizer = tokenizer
+
+    def __setattr__(self, field: str, value: Any) -> None:
+        check = CHECKS.get(field)
+        if check is not None:
+            value = check(field, value)
+        super().__setattr__(field, value)
+        window = self.__dict__.get("context_window")
+        reserve = self.__dict__.get("reply_reserve", 0)
+        if (
+            field in ("context_window", "reply_reserve")
+            and window is not None
+            and reserve >= window
+        ):
+            raise ConfigurationError(
+                f"reply_reserve ({reserve}) must be smaller than context_window ({window})"
+            )
 
     # -- the parts assemble reads -----------------------------------------------------------
     @property
@@ -90,8 +129,7 @@ class Agent:
 
     @instructions.setter
     def instructions(self, value: str) -> None:
-        if not isinstance(value, str):
-            raise ConfigurationError(f"instructions must be a string, not {type(value).__name__}")
+        text_setting("instructions", value)
         self._instructions = value
         self._system = SystemMessage(content=value) if value else None
 
@@ -119,28 +157,66 @@ class Agent:
 
     @tools.setter
     def tools(self, value: Iterable[Tool | Callable[..., Any]] | Toolset) -> None:
+        if not isinstance(value, Toolset | Iterable):
+            raise ConfigurationError(f"tools must be a list of tools, got {value!r}")
         self._tools = value if isinstance(value, Toolset) else Toolset(value)
-        self._tools_key: tuple[int, int] = (0, -1)
-        self._tools_tokens = 0
+
+    @property
+    def context(self) -> ContextPolicy:
+        if self._context is not None:
+            return self._context
+        return DropOldest() if self.context_window is not None else _KEEP_ALL
+
+    @context.setter
+    def context(self, value: ContextPolicy | None) -> None:
+        if value is not None and not isinstance(value, ContextPolicy):
+            raise ConfigurationError(
+                f"context must be a ContextPolicy (with name and select(history, budget)), "
+                f"got {value!r}"
+            )
+        self._context = value
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        own = self._tokenizer or getattr(self._model, "tokenizer", None)
+        return own if isinstance(own, Tokenizer) else DEFAULT_TOKENIZER
+
+    @tokenizer.setter
+    def tokenizer(self, value: Tokenizer | None) -> None:
+        if value is not None and not isinstance(value, Tokenizer):
+            raise ConfigurationError(f"tokenizer must be a Tokenizer, got {value!r}")
+        self._tokenizer = value
 
     def system_wire(self) -> dict[str, Any] | None:
         """The system message of every request (cached per instructions string)."""
         return self._system.wire() if self._system is not None else None
 
     def instructions_tokens(self) -> int:
-        return self._system.tokens if self._system is not None else 0
+        return self._counts()[0]
 
     def tools_tokens(self) -> int:
-        schemas = self._tools.schemas()
-        key = (id(schemas), len(schemas))
-        if key != self._tools_key:
-            self._tools_key = key
-            self._tools_tokens = estimate_json_tokens(schemas) if schemas else 0
-        return self._tools_tokens
+        return self._counts()[1]
+
+    def _counts(self) -> tuple[int, int]:
+        tokenizer = self.tokenizer
+        key = (self._instructions, id(self._tools), self._tools.version, tokenizer)
+        if key != self._tokens_key:
+            system = self.system_wire()
+            schemas = self._tools.schemas()
+            self._tokens_key = key
+            self._token_counts = (
+                tokenizer.count_message(system) if system else 0,
+                tokenizer.count_json(schemas) if schemas else 0,
+            )
+        return self._token_counts
 
     # -- running ------------------------------------------------------------------------
     def start(
-        self, input: Input = None, *, session: Session | None = None, lock_policy: str | None = None
+        self,
+        input: Input = None,
+        *,
+        session: Session | None = None,
+        lock_policy: LockPolicy | None = None,
     ) -> Run:
         """A stepper: ``await run.step()`` advances one stage; nothing runs until then."""
         from .runtime.run import Run
@@ -150,7 +226,11 @@ class Agent:
         )
 
     async def run(
-        self, input: Input = None, *, session: Session | None = None, lock_policy: str | None = None
+        self,
+        input: Input = None,
+        *,
+        session: Session | None = None,
+        lock_policy: LockPolicy | None = None,
     ) -> RunResult:
         """Run the loop to a stop and return the result. ``input=None`` continues a session."""
         return await self.start(input, session=session, lock_policy=lock_policy).finish()
@@ -184,3 +264,6 @@ class Agent:
             f"<Agent {self.name!r}: {len(self._tools)} tools ({', '.join(self._tools.names)}), "
             f"model={model!r}, max_iterations={self.max_iterations}>"
         )
+
+
+_KEEP_ALL = KeepAll()

@@ -17,7 +17,7 @@ for the developer::
     ├── ScriptNotConsumed           ScriptedModel.assert_complete() with replies left over
     └── ModelError                  the model could not produce a reply
         ├── ModelCallFailed         the model raised; the original is the __cause__
-        ├── ModelHTTPError          an HTTP model failed after its retries (status, body, request id)
+        ├── ModelHTTPError          an HTTP model failed after its retries (status, body, id)
         ├── ModelResponseError      the reply is not a valid assistant message
         │   └── ModelStreamError    a stream broke off or could not be parsed
         ├── CassetteMiss            a replayed request is not in the cassette

@@ -1,20 +1,19 @@
-"""Events: the record of a run, one frozen object per thing that happened, in order.
+"""Events: the record of a run, one object per thing that happened, in order.
 
-Every event carries ``seq`` (monotonic per run), ``stage`` (a lifecycle stage name),
-``session_id``, ``run_id``, ``trace_id``, ``iteration`` (the model call it belongs to; 0
-before the first), ``time`` (monotonic seconds) and ``wall`` (Unix seconds). Token deltas
-(:class:`ModelDelta`) and tool lifecycle events (:class:`ToolStarted`, :class:`ToolFinished`)
-are distinct types, so a view can show typing and tool progress separately (article 000 §3.2).
+Every event carries ``seq`` (monotonic per session: run events and edits share one counter),
+``stage`` (a lifecycle stage name), ``session_id``, ``run_id``, ``trace_id``, ``iteration``
+(the model call it belongs to; 0 before the first), ``time`` (monotonic seconds) and
+``wall`` (Unix seconds). Token deltas (:class:`ModelDelta`) and tool lifecycle events
+(:class:`ToolStarted`, :class:`ToolFinished`) are distinct types, so a view can show typing
+and tool progress separately (article 000 §3.2).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import time
 from dataclasses import dataclass
-from typing import Any
 
-from .messages import AssistantMessage, Message, parse_message
+from ._event_base import Event, Origin, _short, event_from_dict
+from .messages import AssistantMessage, Message
 from .models.base import ModelRequest, Usage
 
 __all__ = [
@@ -61,141 +60,7 @@ STOP_REASONS = (
 )
 
 
-def _short(text: str | None, n: int = 60) -> str:
-    text = (text or "").replace("\n", " ")
-    return text if len(text) <= n else text[: n - 3] + "..."
-
-
-@dataclass(frozen=True, slots=True)
-class Origin:
-    """Where events come from: the session, the run and its trace, and the clock anchor.
-
-    One per run (and one per session for edits made outside runs), shared by its events.
-    """
-
-    session_id: str
-    run_id: str | None
-    trace_id: str | None
-    t0: float  # time.monotonic() at the anchor
-    wall0: float  # time.time() at the same moment
-
-    @classmethod
-    def now(cls, session_id: str, run_id: str | None, trace_id: str | None) -> Origin:
-        return cls(session_id, run_id, trace_id, time.monotonic(), time.time())
-
-
-# Every event class is frozen, slotted and keyword-only; repr=False keeps the readable
-# __repr__ of the base class.
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class Event:
-    """Fields every event has. Subclasses add their own."""
-
-    seq: int
-    stage: str
-    iteration: int
-    time: float
-    origin: Origin
-
-    @property
-    def session_id(self) -> str:
-        return self.origin.session_id
-
-    @property
-    def run_id(self) -> str | None:
-        return self.origin.run_id
-
-    @property
-    def trace_id(self) -> str | None:
-        return self.origin.trace_id
-
-    @property
-    def wall(self) -> float:
-        """Unix time of the event (from the monotonic clock and the run's anchor)."""
-        return self.origin.wall0 + (self.time - self.origin.t0)
-
-    @property
-    def type(self) -> str:
-        return type(self).__name__
-
-    def summary(self) -> str:
-        """One readable line (used by the CLI, the trace table and reprs)."""
-        return self.type
-
-    def fields(self) -> dict[str, Any]:
-        """The event-specific fields (not the common ones)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)[_COMMON:]}
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict with ``type``; :func:`event_from_dict` reverses it."""
-        data: dict[str, Any] = {
-            "type": self.type,
-            "seq": self.seq,
-            "stage": self.stage,
-            "iteration": self.iteration,
-            "time": self.time,
-            "wall": self.wall,
-            "session_id": self.session_id,
-            "run_id": self.run_id,
-            "trace_id": self.trace_id,
-        }
-        for key, value in self.fields().items():
-            data[key] = _encode(value)
-        return data
-
-    def __repr__(self) -> str:
-        return f"<{self.seq}:{self.stage} {self.summary()}>"
-
-
-_COMMON = 5
-
-
-def _encode(value: Any) -> Any:
-    if hasattr(value, "wire"):
-        return value.wire()
-    if isinstance(value, ModelRequest):
-        return {"messages": value.messages, "tools": value.tools, "params": value.params}
-    if isinstance(value, Usage):
-        return dataclasses.asdict(value)
-    if isinstance(value, tuple | list):
-        return [_encode(v) for v in value]
-    return value
-
-
-_DECODERS: dict[str, Any] = {
-    "message": parse_message,
-    "request": lambda d: ModelRequest(d["messages"], d.get("tools", []), d.get("params", {})),
-    "usage": lambda d: Usage(**d),
-}
-
-
-def _event_types() -> dict[str, type[Event]]:
-    found: dict[str, type[Event]] = {}
-    todo = [Event]
-    while todo:
-        for sub in todo.pop().__subclasses__():
-            found[sub.__name__] = sub
-            todo.append(sub)
-    return found
-
-
-def event_from_dict(data: dict[str, Any]) -> Event:
-    """Rebuild an event from :meth:`Event.to_dict` output (e.g. a line of a JSONL trace)."""
-    data = dict(data)
-    cls = _event_types()[data.pop("type")]
-    t = data["time"]
-    data["origin"] = Origin(
-        data.pop("session_id"), data.pop("run_id"), data.pop("trace_id"), t, data.pop("wall")
-    )
-    for key, decode in _DECODERS.items():
-        if data.get(key) is not None:
-            data[key] = decode(data[key])
-    for key, value in data.items():
-        if isinstance(value, list):
-            data[key] = tuple(value)
-    return cls(**data)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class RunStarted(Event):
     """A run began: its input, the agent and the model."""
 
@@ -207,7 +72,7 @@ class RunStarted(Event):
         return f"run started: {self.agent} with {self.model}: {_short(self.input)!r}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class ContextRestored(Event):
     """restore: the history was loaded and the user input appended."""
 
@@ -218,7 +83,7 @@ class ContextRestored(Event):
         return f"restored {self.history} messages, appended {self.appended}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class MessageAppended(Event):
     """A message entered ``session.messages`` at ``index``."""
 
@@ -229,9 +94,9 @@ class MessageAppended(Event):
         return f"+ #{self.index} {self.message!r}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class SessionEdited(Event):
-    """The transcript was changed outside a run: ``action`` in replace / delete / truncate."""
+    """The transcript was rewritten: ``action`` in replace / delete / truncate / repair."""
 
     action: str
     index: int
@@ -241,21 +106,29 @@ class SessionEdited(Event):
         return f"session edited: {self.action} at #{self.index} ({self.count})"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class RequestAssembled(Event):
-    """assemble: the exact request and its token budget breakdown."""
+    """assemble: the exact request (recorded by reference) and its token budget breakdown.
+
+    ``policy`` names the context policy; ``dropped`` and ``summarised`` are the history index
+    ranges it left out or replaced by a summary; ``note`` says so in words.
+    """
 
     request: ModelRequest
     budget: dict[str, int]
+    policy: str = "keep_all"
+    dropped: tuple[tuple[int, int], ...] = ()
+    summarised: tuple[tuple[int, int], ...] = ()
+    note: str = ""
 
     def summary(self) -> str:
         return (
-            f"request: {len(self.request.messages)} messages, {len(self.request.tools)} tools, "
+            f"request: {self.request.size} messages, {len(self.request.tools)} tools, "
             f"~{self.budget.get('total', 0)} tokens"
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class ModelDelta(Event):
     """call_model, streaming only: a text, reasoning or tool-argument fragment."""
 
@@ -271,7 +144,7 @@ class ModelDelta(Event):
         return f"delta {self.kind}: {self.delta!r}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class ModelResponded(Event):
     """call_model: the reply, its usage, latency and finish reason."""
 
@@ -291,7 +164,7 @@ class ModelResponded(Event):
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class Decided(Event):
     """decide: ``final_answer``, ``tool_calls`` or ``empty`` (a correction is sent)."""
 
@@ -305,7 +178,7 @@ class Decided(Event):
         return f"decided {self.decision}{calls}{extra}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class ToolStarted(Event):
     """execute_tools: a tool call began (arguments as the model wrote them)."""
 
@@ -317,12 +190,12 @@ class ToolStarted(Event):
         return f"tool {self.name}({_short(self.arguments, 80)}) started"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class ToolFinished(Event):
-    """execute_tools: a call's outcome; ``error_kind`` names the failure when not ``ok``.
+    """execute_tools: a call's outcome; ``kind`` names the failure when not ``ok``.
 
-    Kinds: malformed_json, unknown_tool, invalid_arguments, tool_error, exception, timeout,
-    cancelled, not_executed.
+    Kinds (:data:`agentnb.tools.ERROR_KINDS`): invalid_json, unknown_tool, invalid_arguments,
+    tool_error, timeout, cancelled, not_executed.
     """
 
     call_id: str
@@ -330,14 +203,14 @@ class ToolFinished(Event):
     ok: bool
     content: str
     latency: float
-    error_kind: str | None = None
+    kind: str | None = None
 
     def summary(self) -> str:
-        state = "ok" if self.ok else f"FAILED ({self.error_kind})"
+        state = "ok" if self.ok else f"FAILED ({self.kind})"
         return f"tool {self.name} {state} in {self.latency * 1000:.1f} ms: {_short(self.content)}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class ToolsExecuted(Event):
     """execute_tools finished: how many calls ran, how many failed."""
 
@@ -349,7 +222,7 @@ class ToolsExecuted(Event):
         return f"{self.calls} tool calls done, {self.failed} failed ({self.latency * 1000:.1f} ms)"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class StopChecked(Event):
     """check_stop: the policies ran; ``stop`` says whether the loop ends here."""
 
@@ -361,20 +234,20 @@ class StopChecked(Event):
         return f"stop: {self.reason} ({self.detail})" if self.stop else "continue"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class Persisted(Event):
     """persist: the run's new messages were committed to the session (and its store)."""
 
     new_messages: int
     store: str | None = None
+    version: int | None = None
 
     def summary(self) -> str:
-        return f"persisted {self.new_messages} new messages" + (
-            f" to {self.store}" if self.store else ""
-        )
+        where = f" to {self.store} (version {self.version})" if self.store else ""
+        return f"persisted {self.new_messages} new messages{where}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class RunStopped(Event):
     """The last event of every run: why it stopped, in words, and what it produced.
 

@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from . import _html
+from ._sdk import normalise_assistant
 from .errors import InvalidMessage
 from .tokens import MESSAGE_OVERHEAD, estimate_tokens
 
@@ -28,7 +29,6 @@ __all__ = [
     "ToolMessage",
     "UserMessage",
     "parse_message",
-    "parse_messages",
 ]
 
 Content: TypeAlias = str | tuple[dict[str, Any], ...]
@@ -110,6 +110,7 @@ class _Message(BaseModel):
         new = super().model_copy(update=update, deep=deep)
         new.__dict__.pop("_wire_cache", None)
         new.__dict__.pop("_tokens_cache", None)
+        new.__dict__.pop("_error_cache", None)
         return new
 
     def to_openai(self) -> dict[str, Any]:
@@ -221,14 +222,31 @@ class ToolMessage(_Message):
     @property
     def ok(self) -> bool:
         """False when the content is agentnb's structured error (``{"ok": false, ...}``)."""
+        return self.error is None
+
+    @property
+    def kind(self) -> str | None:
+        """The error's machine-readable ``kind`` (``timeout``, ``unknown_tool``, ...), or None."""
+        error = self.error
+        return None if error is None else str(error.get("kind") or "tool_error")
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        """The structured error this result carries, or None for a successful result."""
+        cached = self.__dict__.get("_error_cache", False)
+        if cached is not False:
+            return cached  # type: ignore[no-any-return]
+        error = None
         text = self.text
-        if not text.startswith("{"):
-            return True
-        try:
-            value = json.loads(text)
-        except ValueError:
-            return True
-        return not (isinstance(value, dict) and value.get("ok") is False)
+        if text.startswith("{"):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                value = None
+            if isinstance(value, dict) and value.get("ok") is False:
+                error = value
+        self.__dict__["_error_cache"] = error
+        return error
 
 
 Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolMessage
@@ -260,6 +278,8 @@ def parse_message(value: Message | dict[str, Any], *, where: str = "message") ->
         raise InvalidMessage(
             f"{where} has role {role!r}; expected one of 'system', 'user', 'assistant', 'tool'"
         )
+    if role == "assistant":
+        value = normalise_assistant(value)
     try:
         message = cls.model_validate(value)
     except ValidationError as exc:
@@ -269,8 +289,3 @@ def parse_message(value: Message | dict[str, Any], *, where: str = "message") ->
         )
         raise InvalidMessage(f"{where} is not a valid {role!r} message: {problems}") from None
     return message  # type: ignore[return-value]
-
-
-def parse_messages(values: list[Message | dict[str, Any]]) -> list[Message]:
-    """Validate a list of dicts or message objects."""
-    return [parse_message(v, where=f"message {i}") for i, v in enumerate(values)]

@@ -1,16 +1,26 @@
-"""Token estimates for budgets and displays when a model reports no usage.
+"""Counting tokens: the ``Tokenizer`` seam and its documented default, a heuristic.
 
-The rule of thumb from the source articles (002 §4.1): about 4 characters per token for
-English, about 2 characters per token for Chinese. Good enough to reason about budgets in
-a notebook; a real tokenizer or the provider's usage figures replace it when available.
+Budgets (``assemble``), displays and usage estimates count through a :class:`Tokenizer`.
+The default, :class:`HeuristicTokenizer`, follows the rule of thumb of the source articles
+(002 §4.1): about 4 characters per token for ASCII text, about 2 per token for Chinese and
+other scripts, plus :data:`MESSAGE_OVERHEAD` tokens per message for the chat template. A model
+that knows its tokenizer may bring its own (``model.tokenizer``); provider-reported usage
+(``ModelResponded.usage``) is the ground truth to compare with.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["MESSAGE_OVERHEAD", "estimate_json_tokens", "estimate_tokens"]
+__all__ = [
+    "MESSAGE_OVERHEAD",
+    "HeuristicTokenizer",
+    "Tokenizer",
+    "estimate_json_tokens",
+    "estimate_tokens",
+]
 
 #: Tokens a chat template adds around each message (role markers, separators).
 MESSAGE_OVERHEAD = 4
@@ -28,3 +38,62 @@ def estimate_tokens(text: str | None) -> int:
 def estimate_json_tokens(value: Any) -> int:
     """Estimate the tokens of a JSON value as it would be serialised into a prompt."""
     return estimate_tokens(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """Counts tokens of text, of one wire message, and of a JSON value (tool schemas)."""
+
+    name: str
+
+    def count(self, text: str | None) -> int: ...
+
+    def count_message(self, wire: Mapping[str, Any]) -> int: ...
+
+    def count_json(self, value: Any) -> int: ...
+
+
+class HeuristicTokenizer:
+    """The documented default: characters per token by script, plus a per-message overhead.
+
+    ``scale`` calibrates it: set it to ``reported / estimated`` from a provider's usage figures
+    (see :meth:`calibrated`) and every count is multiplied by it.
+    """
+
+    name = "heuristic"
+
+    def __init__(self, scale: float = 1.0) -> None:
+        if not scale > 0:
+            raise ValueError(f"scale must be positive, got {scale!r}")
+        self.scale = scale
+
+    def count(self, text: str | None) -> int:
+        n = estimate_tokens(text)
+        return n if self.scale == 1.0 else round(n * self.scale)
+
+    def count_message(self, wire: Mapping[str, Any]) -> int:
+        content = wire.get("content")
+        text = content if isinstance(content, str) or content is None else json.dumps(content)
+        n = MESSAGE_OVERHEAD + estimate_tokens(text)
+        for call in wire.get("tool_calls") or ():
+            fn = call.get("function") or {}
+            n += estimate_tokens(fn.get("name")) + estimate_tokens(fn.get("arguments"))
+        return n if self.scale == 1.0 else round(n * self.scale)
+
+    def count_json(self, value: Any) -> int:
+        n = estimate_json_tokens(value) if value else 0
+        return n if self.scale == 1.0 else round(n * self.scale)
+
+    @classmethod
+    def calibrated(cls, estimated: int, reported: int) -> HeuristicTokenizer:
+        """A heuristic scaled so that ``estimated`` becomes a provider's ``reported`` count."""
+        if estimated <= 0 or reported <= 0:
+            return cls()
+        return cls(reported / estimated)
+
+    def __repr__(self) -> str:
+        return f"<HeuristicTokenizer scale={self.scale:.3g}>"
+
+
+#: The shared default (stateless; calibrate with ``HeuristicTokenizer.calibrated``).
+DEFAULT_TOKENIZER = HeuristicTokenizer()

@@ -9,21 +9,21 @@ timeouts, structured errors) is the ``execute_tools`` stage in :mod:`agentnb.run
 
 from __future__ import annotations
 
-import dataclasses
-import datetime as _dt
 import inspect
-import json
 import re
+import warnings
 from collections.abc import Callable, Iterable, Iterator
-from decimal import Decimal
 from typing import Any, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, create_model
 from pydantic.fields import FieldInfo
 
+from ._docstrings import parse_docstring, strip_titles
 from .errors import ToolDefinitionError
+from .results import ERROR_KINDS, ToolError, describe_validation_error, error_content, to_content
 
 __all__ = [
+    "ERROR_KINDS",
     "Tool",
     "ToolError",
     "Toolset",
@@ -34,122 +34,6 @@ __all__ = [
 ]
 
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Params|Returns|Raises|Examples?)\s*:?\s*$")
-_GOOGLE_ARG = re.compile(r"^\s{0,8}(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-_SPHINX_ARG = re.compile(r"^\s*:param\s+(?:\w+\s+)?(\w+)\s*:\s*(.*)$")
-
-
-class ToolError(Exception):
-    """Raise inside a tool to send the model a clear, structured failure.
-
-    The model receives ``{"ok": false, "error": message, "hint": hint, ...}`` and the run
-    goes on. Use it for expected failures: unknown city, no seats, upstream timeout.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        hint: str | None = None,
-        retryable: bool | None = None,
-        data: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-        self.retryable = retryable
-        self.data = data or {}
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    if isinstance(value, _dt.date | _dt.datetime | _dt.time):
-        return value.isoformat()
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    if isinstance(value, Decimal):
-        return float(value)
-    kind = type(value).__name__
-    if kind == "DataFrame":
-        return json.loads(value.to_json(orient="records", force_ascii=False, date_format="iso"))
-    if kind == "Series":
-        return json.loads(value.to_json(force_ascii=False, date_format="iso"))
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return value.item()
-    raise TypeError(f"{kind} is not JSON serialisable")
-
-
-# One encoder, built once: json.dumps(..., default=...) would build a new one per call.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_jsonable)
-
-
-def to_content(value: Any) -> str:
-    """Serialise a tool's return value into the ``content`` of a tool message.
-
-    Strings pass through; everything else becomes JSON (pydantic models, dataclasses,
-    DataFrames as records, dates as ISO strings). Chinese stays readable (no ``\\u`` escapes).
-    """
-    if isinstance(value, str):
-        return value
-    return _ENCODER.encode(value)
-
-
-def error_content(error: str, hint: str | None = None, **extra: Any) -> str:
-    """The structured failure the model sees: ``{"ok": false, "error": ..., "hint": ...}``."""
-    body: dict[str, Any] = {"ok": False, "error": error}
-    if hint:
-        body["hint"] = hint
-    body.update({k: v for k, v in extra.items() if v is not None})
-    return _ENCODER.encode(body)
-
-
-def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a docstring into (description, {parameter: description})."""
-    lines = inspect.cleandoc(doc).splitlines()
-    description: list[str] = []
-    params: dict[str, str] = {}
-    section = ""
-    current = ""
-    for line in lines:
-        sphinx = _SPHINX_ARG.match(line)
-        if sphinx:
-            current, section = sphinx.group(1), "args"
-            params[current] = sphinx.group(2).strip()
-            continue
-        header = _SECTION.match(line)
-        if header:
-            section = "args" if header.group(1).startswith(("Arg", "Param")) else "other"
-            current = ""
-            continue
-        if section == "args":
-            arg = _GOOGLE_ARG.match(line)
-            indent = len(line) - len(line.lstrip())
-            if arg and (indent <= 8) and not (current and indent > 4 and line.strip()):
-                current = arg.group(1).lstrip("*")
-                params[current] = arg.group(2).strip()
-            elif current and line.strip():
-                params[current] = (params[current] + " " + line.strip()).strip()
-        elif section == "" and not line.lstrip().startswith(":"):
-            description.append(line)
-    text = "\n".join(description).strip()
-    return text, params
-
-
-def _strip_titles(schema: Any, in_mapping: bool = False) -> Any:
-    if isinstance(schema, dict):
-        if in_mapping:
-            return {k: _strip_titles(v) for k, v in schema.items()}
-        return {
-            k: _strip_titles(v, in_mapping=k in ("properties", "$defs"))
-            for k, v in schema.items()
-            if not (k == "title" and isinstance(v, str))
-        }
-    if isinstance(schema, list):
-        return [_strip_titles(v) for v in schema]
-    return schema
 
 
 class Tool:
@@ -177,7 +61,12 @@ class Tool:
                 f"tool name {self.name!r} is not allowed: use 1-64 letters, digits, '_' or '-' "
                 "(give one with @an.tool(name=...))"
             )
-        doc_text, doc_params = _parse_docstring(inspect.getdoc(fn) or "")
+        if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+            raise ToolDefinitionError(
+                f"tool {self.name!r} is a generator function; a tool must return its result "
+                "(collect the items into a list and return it)"
+            )
+        doc_text, doc_params = parse_docstring(inspect.getdoc(fn) or "")
         self.description = description if description is not None else doc_text
         self.is_async = inspect.iscoroutinefunction(fn)
         #: Run a sync function in a worker thread (default) so the event loop stays free and
@@ -187,7 +76,14 @@ class Tool:
         self.sequential = sequential
         self.args_model = self._build_args_model(fn, doc_params)
         self._field_names = tuple(self.args_model.model_fields)
-        params = _strip_titles(self.args_model.model_json_schema())
+        try:
+            schema = self.args_model.model_json_schema()
+        except PydanticUserError as exc:
+            raise ToolDefinitionError(
+                f"tool {self.name!r} has a parameter type with no JSON schema ({exc}); use "
+                "JSON types (str, int, float, bool, list, dict), enums, Literal or pydantic models"
+            ) from None
+        params = strip_titles(schema)
         params.setdefault("properties", {})
         self.parameters: dict[str, Any] = params
         function: dict[str, Any] = {"name": self.name, "description": self.description}
@@ -210,6 +106,16 @@ class Tool:
                 raise ToolDefinitionError(
                     f"tool {self.name!r} takes *{pname}: the model needs named parameters"
                 )
+            if param.kind is param.POSITIONAL_ONLY:
+                raise ToolDefinitionError(
+                    f"parameter {pname!r} of tool {self.name!r} is positional-only; the model "
+                    "passes arguments by name (remove the '/' from the signature)"
+                )
+            if pname.startswith("_") or pname == "model_config":
+                raise ToolDefinitionError(
+                    f"parameter {pname!r} of tool {self.name!r} cannot be an argument name "
+                    "(names starting with '_' and 'model_config' are reserved); rename it"
+                )
             if pname not in hints:
                 raise ToolDefinitionError(
                     f"parameter {pname!r} of tool {self.name!r} has no type annotation; the "
@@ -230,9 +136,20 @@ class Tool:
             else:
                 info = Field(default=default, description=doc) if doc else default
             fields[pname] = (hint, info)
-        config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+        config = ConfigDict(extra="forbid", protected_namespaces=())
         model_name = "".join(p.capitalize() for p in re.split(r"[_-]", self.name)) + "Args"
-        model: type[BaseModel] = create_model(model_name, __config__=config, **fields)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                model: type[BaseModel] = create_model(model_name, __config__=config, **fields)
+            except (PydanticUserError, TypeError, NameError) as exc:
+                raise ToolDefinitionError(
+                    f"tool {self.name!r} cannot be described to a model: {exc}"
+                ) from None
+        if caught:
+            raise ToolDefinitionError(
+                f"tool {self.name!r} cannot be described to a model: {caught[0].message}"
+            )
         return model
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -285,6 +202,8 @@ class Toolset:
     def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._schemas: list[dict[str, Any]] | None = None
+        #: Bumped whenever the set changes (token counts and request records key on it).
+        self.version = 0
         for t in tools:
             self.add(t)
 
@@ -298,12 +217,14 @@ class Toolset:
             )
         self._tools[t.name] = t
         self._schemas = None
+        self.version += 1
         return t
 
     def remove(self, name: str) -> Tool:
         """Remove a tool by name and return it."""
         t = self._tools.pop(name)
         self._schemas = None
+        self.version += 1
         return t
 
     def get(self, name: str) -> Tool | None:
@@ -333,21 +254,3 @@ class Toolset:
 
     def __repr__(self) -> str:
         return f"Toolset({', '.join(self._tools)})"
-
-
-def describe_validation_error(exc: ValidationError) -> list[dict[str, str]]:
-    """Turn a pydantic error into [{"field": ..., "problem": ...}] a model can act on."""
-    problems = []
-    for err in exc.errors():
-        field = ".".join(str(p) for p in err["loc"]) or "(arguments)"
-        kind = err["type"]
-        if kind == "missing":
-            problem = "required argument is missing"
-        elif kind == "extra_forbidden":
-            problem = "unexpected argument (not in the schema)"
-        else:
-            problem = err["msg"]
-            if "input" in err and kind not in ("model_type", "dict_type"):
-                problem += f" (got {json.dumps(err['input'], ensure_ascii=False, default=str)})"
-        problems.append({"field": field, "problem": problem})
-    return problems

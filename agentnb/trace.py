@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import json
+import contextlib
+import os
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from . import _html
-from .events import Event, event_from_dict
+from . import _html, _tracefile
+from .errors import TraceFormatError
+from .events import Event
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -73,26 +76,41 @@ class Trace:
         return pd.DataFrame.from_records(self.to_records())
 
     def to_jsonl(self) -> str:
-        """Every event as one JSON line (messages and requests in the OpenAI shape)."""
-        return "".join(
-            json.dumps(e.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n"
-            for e in self.events
-        )
+        """The events as JSONL, each message stored once (see :mod:`agentnb._tracefile`)."""
+        return _tracefile.encode(self.events)
 
     def save(self, path: str | Path) -> Path:
-        """Write the JSONL form to ``path`` and return the path."""
+        """Write the JSONL form to ``path`` atomically (a temporary file, then a rename)."""
         path = Path(path)
-        path.write_text(self.to_jsonl(), encoding="utf-8")
+        text = self.to_jsonl()
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
         return path
 
     @classmethod
     def from_jsonl(cls, text: str) -> Trace:
-        return cls(event_from_dict(json.loads(line)) for line in text.splitlines() if line.strip())
+        """Read JSONL text (split on ``\\n`` only); a bad line raises ``TraceFormatError``."""
+        return cls(_tracefile.decode(text.split("\n")))
 
     @classmethod
     def load(cls, path: str | Path) -> Trace:
         """Read a trace written by :meth:`save`."""
-        return cls.from_jsonl(Path(path).read_text(encoding="utf-8"))
+        data = Path(path).read_bytes()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            raise TraceFormatError(
+                f"trace line {line} of {path} is not UTF-8: {exc.reason}", line
+            ) from None
+        return cls.from_jsonl(text)
 
     def __repr__(self) -> str:
         return f"<Trace {len(self.events)} events>"

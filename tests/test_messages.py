@@ -27,7 +27,7 @@ EXAMPLES = [
         ],
     },
     {"role": "assistant", "content": "", "tool_calls": []},
-    {"role": "assistant", "content": "答案", "reasoning_content": "先查天气", "refusal": None},
+    {"role": "assistant", "content": "答案", "reasoning_content": "先查天气"},
     {"role": "tool", "tool_call_id": "call_abc123", "name": "get_weather", "content": "晴"},
     {"role": "tool", "tool_call_id": "x", "content": "{}", "vendor_field": {"kept": True}},
 ]

@@ -41,7 +41,7 @@ async def test_request_snapshots_diff(tools):
     first, second = result.session.snapshots
     diff = first.diff(second)
     assert diff.common == 2 and len(diff.added) == 2 and not diff.removed
-    assert [m["role"] for m in diff.added] == ["assistant", "tool"]
+    assert [m["role"] for _, m in diff.added] == ["assistant", "tool"]
     assert not diff.tools_changed and not diff.instructions_changed
     body = second.to_openai()
     assert body["messages"][0] == {"role": "system", "content": "sys"} and len(body["tools"]) == 4

@@ -1,51 +1,85 @@
 """assemble: instructions + tool schemas + history -> the exact request (000 §2.2, 002 §2.2).
 
-The request reuses each message's cached wire dict, so assembling costs one list of
-references, not a copy of the history. The budget breakdown (estimated tokens) travels
-with the request in the ``RequestAssembled`` event.
+The agent's :class:`~agentnb.context.ContextPolicy` chooses which spans of the history go in
+(all of it by default), within the token budget: window, reply reserve, instructions, tool
+schemas, history. The request is recorded by reference to the transcript's message list, so
+assembling copies no history and every request of a session stays rebuildable exactly.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..context import Budget, KeepAll
 from ..events import RequestAssembled
 from ..models.base import ModelRequest
+from ..tokens import DEFAULT_TOKENIZER
+from .state import RunState
 
-if TYPE_CHECKING:
-    from .run import Run
 
-
-def assemble(run: Run) -> None:
-    session = run.session
-    if not session.is_valid:
+def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelRequest:
+    session = state.session
+    transcript = session.transcript
+    if not transcript.is_valid:
         session.check()  # raises InvalidConversation with the problems in words
-    agent = run.agent
-    run.iteration += 1
-    system = agent.system_wire()
-    history = session._wires
-    messages: list[dict[str, Any]] = [system, *history] if system is not None else list(history)
+    agent = state.agent
+    tokenizer = agent.tokenizer
+    default = tokenizer is DEFAULT_TOKENIZER
+    history = transcript.messages
     params: dict[str, Any] = dict(agent.model_params)
-    if run.wrap_up:
-        tools: list[dict[str, Any]] = []
-        tool_tokens = 0
+    tools: list[dict[str, Any]] = agent.tools.schemas() if tools_enabled else []
+    if tools and agent.parallel_tool_calls is not None:
+        params["parallel_tool_calls"] = agent.parallel_tool_calls
+    history_tokens = (
+        transcript.tokens if default else sum(tokenizer.count_message(w) for w in transcript.wires)
+    )
+    budget = Budget(
+        agent.instructions_tokens(),
+        agent.tools_tokens() if tools else 0,
+        history_tokens,
+        agent.context_window,
+        agent.reply_reserve,
+    )
+    policy = agent.context
+    if type(policy) is KeepAll:
+        spans: tuple[tuple[int, int], ...] = ((0, len(history)),)
+        inserted: tuple[dict[str, Any], ...] = ()
+        dropped: tuple[tuple[int, int], ...] = ()
+        summarised: tuple[tuple[int, int], ...] = ()
+        note = ""
     else:
-        tools = agent.tools.schemas()
-        tool_tokens = agent.tools_tokens()
-        if tools and agent.parallel_tool_calls is not None:
-            params["parallel_tool_calls"] = agent.parallel_tool_calls
-    instructions = agent.instructions_tokens()
-    total = instructions + tool_tokens + session.tokens
-    budget = {
-        "instructions": instructions,
-        "tools": tool_tokens,
-        "history": session.tokens,
+        selection = policy.select(history, budget)
+        spans, inserted = selection.spans, selection.inserted
+        dropped, summarised, note = selection.dropped, selection.summarised, selection.note
+        wires = transcript.wires
+        count = tokenizer.count_message
+        history_tokens = sum(count(wires[i]) for a, b in spans for i in range(a, b))
+        history_tokens += sum(count(m) for m in inserted)
+    system = agent.system_wire()
+    head = (system, *inserted) if system is not None else inserted
+    request = ModelRequest(
+        tools=tools, params=params, head=head, source=transcript.wires, spans=spans
+    )
+    total = budget.instructions + budget.tools + history_tokens
+    report = {
+        "instructions": budget.instructions,
+        "tools": budget.tools,
+        "history": history_tokens,
         "total": total,
     }
-    if agent.context_window:
-        budget["context_window"] = agent.context_window
-        budget["reply_reserve"] = agent.reply_reserve
-        budget["available"] = agent.context_window - agent.reply_reserve - total
-    run.request = ModelRequest(messages, tools, params)
-    run.prompt_estimate = total
-    run.emit(RequestAssembled, request=run.request, budget=budget)
+    if budget.context_window is not None:
+        report["context_window"] = budget.context_window
+        report["reply_reserve"] = budget.reply_reserve
+        report["available"] = budget.context_window - budget.reply_reserve - total
+    state.prompt_estimate = total
+    session.snapshots.append(request)
+    state.emit(
+        RequestAssembled,
+        request=request,
+        budget=report,
+        policy=policy.name,
+        dropped=dropped,
+        summarised=summarised,
+        note=note,
+    )
+    return request

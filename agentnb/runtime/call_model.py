@@ -1,42 +1,38 @@
 """call_model: send the request, receive the reply, streamed or whole (000 §2.3).
 
-Streaming models produce ``ModelDelta`` events (text and tool-argument fragments) as they
-arrive; the reply is then assembled exactly as a whole one would be. Usage the model does
-not report is estimated and marked ``estimated=True``.
+Streaming models produce ``ModelDelta`` events (text and tool-argument fragments, each with
+the provider's chunk) as they arrive; the reply is then assembled exactly as a whole one would
+be, and the model's stream is closed whatever happens. Usage the model does not report is
+estimated and marked ``estimated=True``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
 
-from ..errors import AgentnbError, ConfigurationError, ModelCallFailed
+from ..errors import AgentnbError, ModelCallFailed
 from ..events import ModelDelta, ModelResponded
-from ..models.base import ModelResponse, ReplyAssembler, Usage, coerce_response
+from ..models.base import (
+    Delta,
+    ModelLike,
+    ModelRequest,
+    ModelResponse,
+    ReplyAssembler,
+    Usage,
+    coerce_response,
+)
+from .state import RunState
 
-if TYPE_CHECKING:
-    from .run import Run
 
-
-async def call_model(run: Run) -> None:
-    model = run.agent.model
-    if model is None:
-        raise ConfigurationError(
-            f"agent {run.agent.name!r} has no model; pass model=... (for example "
-            "an.models.ScriptedModel([...]) or an.travel.TravelModel())"
-        )
-    request = run.request
-    assert request is not None
-    run.session.snapshots.append(request)
+async def call_model(state: RunState, request: ModelRequest) -> ModelResponse:
+    model = state.agent.model
+    assert model is not None  # checked when the run was created
     started = time.monotonic()
+    request.hold()
     try:
         if model.streaming:
-            assembler = ReplyAssembler()
-            async for delta in model.stream(request):
-                assembler.add(delta)
-                _emit_delta(run, delta.text, delta.reasoning, delta)
-            response = assembler.result(model.name)
+            response = await _streamed(state, model, request)
         else:
             response = await model.complete(request)
             if not isinstance(response, ModelResponse):
@@ -45,40 +41,72 @@ async def call_model(run: Run) -> None:
         raise
     except Exception as exc:
         raise ModelCallFailed(f"model {model.name!r} raised {type(exc).__name__}: {exc}") from exc
+    finally:
+        request.release()
     latency = time.monotonic() - started
     usage = response.usage
     if usage is None:
         completion = response.message.tokens
-        prompt = run.prompt_estimate
+        prompt = state.prompt_estimate
         usage = Usage(prompt, completion, prompt + completion, True)
-    run.add_usage(usage)
-    run.response = response
-    run.emit(
+    state.add_usage(usage)
+    state.emit(
         ModelResponded,
         message=response.message,
         usage=usage,
         latency=latency,
         finish_reason=response.finish_reason,
     )
+    return response if response.usage is not None else _with_usage(response, usage)
 
 
-def _emit_delta(run: Run, text: str, reasoning: str, delta: object) -> None:
-    from ..models.base import Delta
+def _with_usage(response: ModelResponse, usage: Usage) -> ModelResponse:
+    return ModelResponse(
+        response.message,
+        usage,
+        response.finish_reason,
+        response.model,
+        response.raw,
+        response.repairs,
+        response.correction,
+    )
 
-    assert isinstance(delta, Delta)
-    if reasoning:
-        run.emit(ModelDelta, kind="reasoning", delta=reasoning)
-    if text:
-        run.emit(ModelDelta, kind="text", delta=text)
+
+async def _streamed(state: RunState, model: ModelLike, request: ModelRequest) -> ModelResponse:
+    assembler = ReplyAssembler()
+    stream = model.stream(request)
+    try:
+        async for delta in stream:
+            assembler.add(delta)
+            _emit_delta(state, delta)
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:  # close the provider's stream (and its connection) at once
+            await aclose()
+    return assembler.result(model.name)
+
+
+def _emit_delta(state: RunState, delta: Delta) -> None:
+    raw = delta.raw
+    if delta.reasoning:
+        state.emit(ModelDelta, kind="reasoning", delta=delta.reasoning, raw=raw)
+        raw = None
+    if delta.text:
+        state.emit(ModelDelta, kind="text", delta=delta.text, raw=raw)
+        raw = None
     if delta.tool_index is not None:
         if delta.tool_name:
-            run.emit(
+            state.emit(
                 ModelDelta,
                 kind="tool_call",
                 delta=delta.tool_name,
                 index=delta.tool_index,
                 call_id=delta.tool_id,
                 name=delta.tool_name,
+                raw=raw,
             )
+            raw = None
         if delta.arguments:
-            run.emit(ModelDelta, kind="tool_args", delta=delta.arguments, index=delta.tool_index)
+            state.emit(
+                ModelDelta, kind="tool_args", delta=delta.arguments, index=delta.tool_index, raw=raw
+            )

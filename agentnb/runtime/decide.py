@@ -1,20 +1,20 @@
 """decide: is the reply a final answer or tool calls? Repair what would break the transcript.
 
 Missing or duplicated tool-call ids get fresh ones (recorded as problems) so every call can
-be answered exactly once. An empty reply gets a visible correction message and the loop
-goes on (001 §3.1, 002 §2.4). During the wrap-up call after ``max_iterations`` tools are
-off: any calls the model still makes are answered "not executed".
+be answered exactly once. An empty reply, or one the model client marked unusable (a tool
+call written as text it could not parse), gets a visible correction message and the loop goes
+on (001 §3.1, 002 §2.4). With tools off (the wrap-up call after ``max_iterations``) any calls
+the model still makes are answered "not executed".
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from ..events import Decided
 from ..messages import AssistantMessage, ToolCall, UserMessage
-
-if TYPE_CHECKING:
-    from .run import Run
+from ..models.base import ModelResponse
+from .state import RunState
 
 #: The correction sent after an empty reply. ``name`` marks it as the runtime's, not the user's.
 EMPTY_REPLY_CORRECTION = (
@@ -22,15 +22,25 @@ EMPTY_REPLY_CORRECTION = (
 )
 
 
-def _normalise_ids(run: Run, message: AssistantMessage, problems: list[str]) -> AssistantMessage:
-    calls = message.tool_calls or ()
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """``final_answer``, ``tool_calls``, or ``correction`` (a correction message was sent)."""
+
+    kind: str
+    calls: tuple[ToolCall, ...] = ()
+    problems: tuple[str, ...] = ()
+
+
+def _normalise_ids(
+    state: RunState, message: AssistantMessage, problems: list[str]
+) -> AssistantMessage:
     seen: set[str] = set()
     fixed: list[ToolCall] = []
     changed = False
-    for i, call in enumerate(calls):
+    for i, call in enumerate(message.calls):
         cid = call.id
         if not cid or cid in seen:
-            new = f"call_{run.id[2:8]}_{run.iteration}_{i}"
+            new = f"call_{state.id[2:8]}_{state.iteration}_{i}"
             problems.append(
                 f"tool call {i} ({call.function.name}) had "
                 + (f"a duplicate id {cid!r}" if cid else "no id")
@@ -47,36 +57,39 @@ def _normalise_ids(run: Run, message: AssistantMessage, problems: list[str]) -> 
     return copied
 
 
-def decide(run: Run) -> None:
-    assert run.response is not None
-    message = run.response.message
-    problems: list[str] = []
+def decide(state: RunState, response: ModelResponse, *, tools_enabled: bool = True) -> Decision:
+    message = response.message
+    problems = list(response.repairs)
     if message.tool_calls:
-        message = _normalise_ids(run, message, problems)
-    run.append(message)
-    calls = message.tool_calls or ()
-    if calls and run.wrap_up:
-        run.pending = list(calls)
-        run.answer_pending(
-            "not_executed",
-            "tools are disabled for the final answer after max_iterations",
+        message = _normalise_ids(state, message, problems)
+    state.append(message)
+    calls = message.calls
+    correction = response.correction
+    if calls and not tools_enabled:
+        state.answer_open(
+            "not_executed", "tools are disabled for the final answer after max_iterations"
         )
         problems.append("tool calls during the final-answer call were not executed")
-        run.decision = "final_answer"
-        run.output = message.text
+        kind = "final_answer"
     elif calls:
-        run.decision = "tool_calls"
-        run.pending = list(calls)
-    elif not message.text.strip() and not run.wrap_up:
-        run.decision = "empty"
-        problems.append("empty reply; a correction message was added")
-        run.append(UserMessage(content=EMPTY_REPLY_CORRECTION, name="agentnb"))
+        kind = "tool_calls"
+    elif correction or (not message.text.strip() and tools_enabled):
+        kind = "correction"
+        problems.append(
+            "empty reply; a correction message was added"
+            if not correction
+            else "unusable reply; a correction message was added"
+        )
+        state.append(UserMessage(content=correction or EMPTY_REPLY_CORRECTION, name="agentnb"))
     else:
-        run.decision = "final_answer"
-        run.output = message.text
-    run.emit(
+        kind = "final_answer"
+    if kind == "final_answer":
+        state.output = message.text
+    decision = Decision(kind, calls if kind == "tool_calls" else (), tuple(problems))
+    state.emit(
         Decided,
-        decision=run.decision,
+        decision=kind,
         calls=tuple(c.function.name for c in calls),
-        problems=tuple(problems),
+        problems=decision.problems,
     )
+    return decision

@@ -1,20 +1,25 @@
 """execute_tools: look up, validate and run each call; every outcome becomes a tool message.
 
-Nothing a model does here raises: malformed JSON, an unknown tool, invalid arguments, a
-``ToolError``, any other exception and a timeout each become a structured result
-(``{"ok": false, "error": ..., "hint": ...}``) with the call's id, and the run goes on
-(invariant 3, 000 §5.2, 002 §2.3). Calls in one reply run concurrently unless the agent
-says ``parallel_tool_calls=False`` or a tool is ``sequential``; results are appended in
-call order either way.
+Nothing a model does here raises: invalid JSON, arguments that are not an object, an unknown
+tool, invalid arguments, a ``ToolError``, any other exception (a stray ``CancelledError``
+included) and a timeout each become a structured result (``{"ok": false, "kind", "error",
+"hint"}``) with the call's id, and the run goes on (invariant 3, 000 §5.2, 002 §2.3).
+
+The calls executed are the open calls of the last assistant message, read from the
+transcript, so a call edited between ``decide`` and this stage runs as edited. Calls run
+concurrently unless the agent says ``parallel_tool_calls=False`` or a tool is
+``sequential``; results are appended in call order either way, as each group completes.
+Sync tools run in a thread of their own: one that times out keeps its thread, but never
+delays a later call.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
+import contextlib
 import json
+import threading
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -22,20 +27,10 @@ from pydantic import ValidationError
 from ..events import ToolFinished, ToolsExecuted, ToolStarted
 from ..messages import ToolCall
 from ..tools import ToolError, describe_validation_error, error_content, to_content
+from .state import Outcome, RunState, ToolRound
 
 if TYPE_CHECKING:
     from ..tools import Tool
-    from .run import Run
-
-
-@dataclass(slots=True)
-class Outcome:
-    """What one call produced: the content the model sees, and how it went."""
-
-    content: str
-    ok: bool = True
-    error_kind: str | None = None
-    latency: float = 0.0
 
 
 def _signature_hint(tool: Tool) -> str:
@@ -48,55 +43,54 @@ def _signature_hint(tool: Tool) -> str:
     return f"call {tool.name} with a JSON object of: " + ", ".join(parts)
 
 
-async def _invoke(run: Run, tool: Tool, kwargs: dict[str, Any]) -> Any:
-    timeout = tool.timeout if tool.timeout is not None else run.agent.tool_timeout
-    if tool.is_async:
-        if timeout is None:
-            return await tool.fn(**kwargs)
-        async with asyncio.timeout(timeout):
-            return await tool.fn(**kwargs)
-    if tool.threaded:
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(None, functools.partial(tool.fn, **kwargs))
-        return await asyncio.wait_for(future, timeout)
-    return tool.fn(**kwargs)
+def _parse(tool: Tool, raw: str) -> tuple[dict[str, Any] | None, str]:
+    """The arguments as a dict, or None and the structured error the model sees."""
+    try:
+        args = json.loads(raw) if raw.strip() else {}
+    except (ValueError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        return None, error_content(
+            f"the arguments of {tool.name} are not valid JSON ({why})",
+            "send the arguments as one JSON object; " + _signature_hint(tool),
+            kind="invalid_json",
+            arguments=raw[:500],
+        )
+    if not isinstance(args, dict):
+        return None, error_content(
+            f"the arguments of {tool.name} must be a JSON object, got {_json_type(args)}",
+            _signature_hint(tool),
+            kind="invalid_json",
+            arguments=raw[:500],
+        )
+    return args, ""
 
 
-async def run_call(run: Run, call: ToolCall) -> Outcome:
-    """Run one call and return its outcome; records it in ``run.outcomes`` as well."""
+def _json_type(value: Any) -> str:
+    names = {type(None): "null", bool: "a boolean", int: "a number", float: "a number"}
+    return names.get(type(value)) or ("a string" if isinstance(value, str) else "an array")
+
+
+async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Outcome:
+    """Run one call; its outcome goes into ``tool_round`` (keyed by this message's ids)."""
     name = call.function.name
     raw = call.function.arguments
-    run.emit(ToolStarted, call_id=call.id, name=name, arguments=raw)
+    state.emit(ToolStarted, call_id=call.id, name=name, arguments=raw)
     started = time.monotonic()
-    tool = run.agent.tools.get(name)
-    kind: str | None = None
-    args: Any = None
+    tool = state.agent.tools.get(name)
+    args: dict[str, Any] | None = None
     if tool is None:
-        kind = "unknown_tool"
-        available = ", ".join(run.agent.tools.names) or "(none)"
+        kind: str | None = "unknown_tool"
+        available = ", ".join(state.agent.tools.names) or "(none)"
         content = error_content(
             f"unknown tool {name!r}",
             f"available tools: {available}. Call one of them by its exact name, or answer "
             "without a tool.",
+            kind="unknown_tool",
         )
     else:
-        try:
-            args = json.loads(raw) if raw.strip() else {}
-        except ValueError as exc:
-            args = None
-            kind = "malformed_json"
-            content = error_content(
-                f"the arguments of {name} are not valid JSON ({exc})",
-                "send the arguments as one JSON object; " + _signature_hint(tool),
-                arguments=raw[:500],
-            )
-        if args is not None and not isinstance(args, dict):
-            kind = "malformed_json"
-            content = error_content(
-                f"the arguments of {name} must be a JSON object, got {type(args).__name__}",
-                _signature_hint(tool),
-            )
-        elif args is not None:
+        args, content = _parse(tool, raw)
+        kind = "invalid_json" if args is None else None
+        if args is not None:
             try:
                 kwargs = tool.validate(args)
             except ValidationError as exc:
@@ -104,64 +98,111 @@ async def run_call(run: Run, call: ToolCall) -> Outcome:
                 content = error_content(
                     f"invalid arguments for {name}",
                     _signature_hint(tool),
+                    kind=kind,
                     problems=describe_validation_error(exc),
                 )
             else:
-                content, kind = await _execute(run, tool, kwargs)
+                content, kind = await _execute(state, tool, kwargs)
     outcome = Outcome(content, kind is None, kind, time.monotonic() - started)
-    run.outcomes[call.id] = outcome
+    tool_round.outcomes[call.id] = outcome
     if kind is None:
-        run.record_action(name, args)
-    run.emit(
+        state.actions.append((name, args))
+    state.emit(
         ToolFinished,
         call_id=call.id,
         name=name,
         ok=outcome.ok,
         content=content,
         latency=outcome.latency,
-        error_kind=kind,
+        kind=kind,
     )
     return outcome
 
 
-async def _execute(run: Run, tool: Tool, kwargs: dict[str, Any]) -> tuple[str, str | None]:
+def _timeout(state: RunState, tool: Tool) -> float | None:
+    return tool.timeout if tool.timeout is not None else state.agent.tool_timeout
+
+
+async def _invoke(state: RunState, tool: Tool, kwargs: dict[str, Any]) -> Any:
+    timeout = _timeout(state, tool)
+    if tool.is_async:
+        if timeout is None:
+            return await tool.fn(**kwargs)
+        async with asyncio.timeout(timeout):
+            return await tool.fn(**kwargs)
+    if tool.threaded:
+        return await asyncio.wait_for(_in_thread(tool, kwargs), timeout)
+    return tool.fn(**kwargs)
+
+
+def _in_thread(tool: Tool, kwargs: dict[str, Any]) -> asyncio.Future[Any]:
+    """Run a sync tool in a fresh daemon thread; the future resolves on the running loop."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not future.done():
+            future.set_result(value) if ok else future.set_exception(value)
+
+    def work() -> None:
+        try:
+            outcome: tuple[bool, Any] = (True, tool.fn(**kwargs))
+        except BaseException as exc:
+            outcome = (False, exc)
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=work, name=f"agentnb-tool-{tool.name}", daemon=True).start()
+    return future
+
+
+async def _execute(state: RunState, tool: Tool, kwargs: dict[str, Any]) -> tuple[str, str | None]:
     try:
-        value = await _invoke(run, tool, kwargs)
+        value = await _invoke(state, tool, kwargs)
         return to_content(value), None
     except ToolError as exc:
         return (
-            error_content(exc.message, exc.hint, retryable=exc.retryable, **exc.data),
+            error_content(
+                exc.message, exc.hint, kind="tool_error", retryable=exc.retryable, **exc.data
+            ),
             "tool_error",
         )
     except TimeoutError:
-        timeout = tool.timeout if tool.timeout is not None else run.agent.tool_timeout
         return (
             error_content(
-                f"{tool.name} timed out after {timeout:g} s",
+                f"{tool.name} timed out after {_timeout(state, tool):g} s",
                 "the service is slow or down: retry once at most, otherwise tell the user this "
                 "information is unavailable right now",
+                kind="timeout",
                 retryable=True,
             ),
             "timeout",
         )
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # the run (or its task) was cancelled: not the tool's doing
+        return _failure(tool, "CancelledError", "the tool cancelled itself"), "tool_error"
     except Exception as exc:
-        return (
-            error_content(
-                f"{type(exc).__name__}: {exc}",
-                f"{tool.name} failed; check the arguments, and do not repeat the same call",
-            ),
-            "exception",
-        )
+        return _failure(tool, type(exc).__name__, str(exc)), "tool_error"
 
 
-def _segments(run: Run, calls: list[ToolCall]) -> list[list[ToolCall]]:
+def _failure(tool: Tool, error: str, text: str) -> str:
+    return error_content(
+        f"{error}: {text}",
+        f"{tool.name} failed; check the arguments, and do not repeat the same call",
+        kind="tool_error",
+    )
+
+
+def _segments(state: RunState, calls: list[ToolCall]) -> list[list[ToolCall]]:
     """Split calls into groups that may run together, preserving order."""
-    if len(calls) == 1 or run.agent.parallel_tool_calls is False:
+    if len(calls) == 1 or state.agent.parallel_tool_calls is False:
         return [[c] for c in calls]
     groups: list[list[ToolCall]] = []
     current: list[ToolCall] = []
     for call in calls:
-        tool = run.agent.tools.get(call.function.name)
+        tool = state.agent.tools.get(call.function.name)
         if tool is not None and tool.sequential:
             if current:
                 groups.append(current)
@@ -174,17 +215,21 @@ def _segments(run: Run, calls: list[ToolCall]) -> list[list[ToolCall]]:
     return groups
 
 
-async def execute_tools(run: Run) -> None:
+async def execute_tools(state: RunState) -> ToolRound:
     started = time.monotonic()
-    calls = list(run.pending)
+    transcript = state.session.transcript
+    calls = transcript.open_calls()
+    at = transcript.open_at
+    tool_round = state.round = ToolRound(at if at is not None else -1)
     failed = 0
-    for group in _segments(run, calls):
+    for group in _segments(state, calls):
         if len(group) == 1:
-            await run_call(run, group[0])
+            await run_call(state, tool_round, group[0])
         else:
-            await asyncio.gather(*(run_call(run, c) for c in group))
+            await asyncio.gather(*(run_call(state, tool_round, c) for c in group))
         for call in group:  # append as each group completes: call order, visible early
-            outcome = run.outcomes[call.id]
+            outcome = tool_round.outcomes[call.id]
             failed += not outcome.ok
-            run.answer(call, outcome.content)
-    run.emit(ToolsExecuted, calls=len(calls), failed=failed, latency=time.monotonic() - started)
+            state.answer(call, outcome.content)
+    state.emit(ToolsExecuted, calls=len(calls), failed=failed, latency=time.monotonic() - started)
+    return tool_round

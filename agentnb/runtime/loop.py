@@ -1,13 +1,15 @@
-"""The loop, written once. ``run``, ``stream`` and ``step`` all drive this generator.
+"""The loop, written once: the only place that knows the order of the stages.
 
-It yields after every stage; whoever drives it decides how far to go. The stages are
-plain functions of the run in the sibling modules, in the order of DESIGN.md.
+``run``, ``stream`` and ``step`` all drive this generator. After every stage it yields the
+stage just done and the stage that comes next (``None`` after ``persist``); whoever drives it
+decides how far to go.
+
+    restore → (assemble → call_model → decide → [execute_tools] → check_stop)* → persist
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING
 
 from .assemble import assemble
 from .call_model import call_model
@@ -16,38 +18,42 @@ from .decide import decide
 from .execute_tools import execute_tools
 from .persist import persist
 from .restore import restore
+from .state import RunState
 
-if TYPE_CHECKING:
-    from .run import Run
+__all__ = ["stages"]
+
+Step = tuple[str, str | None]
 
 
-async def stages(run: Run) -> AsyncGenerator[str, None]:
-    """restore → (assemble → call_model → decide → [execute_tools] → check_stop)* → persist."""
-    run.stage = "restore"
-    await restore(run)
-    yield "restore"
+async def stages(state: RunState) -> AsyncGenerator[Step, None]:
+    state.stage = "restore"
+    await restore(state)
+    yield "restore", "assemble"
+    wrap_up = False  # the last call after max_iterations, with tools off
     while True:
-        run.stage = "assemble"
-        assemble(run)
-        yield "assemble"
-        run.stage = "call_model"
-        await call_model(run)
-        yield "call_model"
-        run.stage = "decide"
-        decide(run)
-        yield "decide"
-        if run.pending:
-            run.stage = "execute_tools"
-            await execute_tools(run)
-            yield "execute_tools"
-        run.stage = "check_stop"
-        check_stop(run)
-        yield "check_stop"
-        if run.stop_reason is not None:
+        state.iteration += 1
+        state.stage = "assemble"
+        request = assemble(state, tools_enabled=not wrap_up)
+        yield "assemble", "call_model"
+        state.stage = "call_model"
+        response = await call_model(state, request)
+        yield "call_model", "decide"
+        state.stage = "decide"
+        decision = decide(state, response, tools_enabled=not wrap_up)
+        if decision.calls:
+            yield "decide", "execute_tools"
+            state.stage = "execute_tools"
+            await execute_tools(state)
+            yield "execute_tools", "check_stop"
+        else:
+            yield "decide", "check_stop"
+        state.stage = "check_stop"
+        verdict = check_stop(state, decision, wrap_up)
+        if verdict.stop:
+            yield "check_stop", "persist"
             break
-    run.stage = "persist"
-    run.finish_persist()
-    yield "persist"
-
-
-__all__ = ["persist", "stages"]
+        wrap_up = verdict.wrap_up
+        yield "check_stop", "assemble"
+    state.stage = "persist"
+    persist(state)
+    yield "persist", None

@@ -1,39 +1,41 @@
-"""persist: commit the run's messages to the session and close the run (000 §3.3).
+"""persist: commit the run's messages to the session's store and close the run (000 §3.3).
 
 Messages entered ``session.messages`` as they happened, so a live view could show them;
-persisting marks them committed (a store, when a session has one, writes them here in one
-transaction), records why the run stopped, releases the session lock, and emits the last
-event of every run, ``RunStopped``.
+persisting writes what changed to the session's store in one commit, records why the run
+stopped, and emits the last event of every run, ``RunStopped``. A store that refuses the
+commit (another writer got there first) does not stop the run from ending cleanly: the error
+is kept and raised once the run is closed.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from ..errors import AgentnbError
 from ..events import Persisted, RunStopped
-
-if TYPE_CHECKING:
-    from .run import Run
+from .state import RunState
 
 
-def persist(run: Run) -> None:
-    session = run.session
-    new = len(session) - run.start_index
-    session.committed = len(session)
-    record = run.record
+def persist(state: RunState) -> None:
+    session = state.session
+    state.stage = "persist"
+    new = len(session) - state.start_index
+    record = state.record
     if record is not None:
         record.end = len(session)
-        record.stop_reason = run.stop_reason
-        record.detail = run.stop_detail
-        record.usage = run.usage
-    run.stage = "persist"
-    run.emit(Persisted, new_messages=new, store=None)
-    run.emit(
+        record.stop_reason = state.stop_reason
+        record.detail = state.stop_detail
+        record.usage = state.usage
+    try:
+        session.commit()
+    except AgentnbError as exc:
+        state.error = state.error or exc
+        state.stop_detail += f" (not saved: {exc})"
+    state.emit(Persisted, new_messages=new, store=session.store.name, version=session.version)
+    state.emit(
         RunStopped,
-        reason=run.stop_reason or "error",
-        detail=run.stop_detail,
-        output=run.output,
-        iterations=run.iteration,
-        usage=run.usage,
-        stopped_in=run.stop_stage or "persist",
+        reason=state.stop_reason or "error",
+        detail=state.stop_detail,
+        output=state.output,
+        iterations=state.iteration,
+        usage=state.usage,
+        stopped_in=state.stop_stage or "persist",
     )

@@ -1,41 +1,36 @@
-"""restore: take the session's lock, load its history, append the user input (000 §2.1)."""
+"""restore: take the session, load its history, append the user input (000 §2.1, 001 §3.1).
+
+The run waits for (or is refused) the session's lock, refuses an invalid conversation before
+touching it, and appends the input (already validated when the run was created).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..events import ContextRestored, RunStarted
-from ..messages import UserMessage, parse_message
-from ..session import RunRecord
-
-if TYPE_CHECKING:
-    from .run import Run
+from .result import RunRecord
+from .state import RunState
 
 
-async def restore(run: Run) -> None:
-    session = run.session
-    await session.lock.acquire(run.id, session.id, run.lock_policy)
-    run.locked = True
-    if not session.is_valid:
-        session.check()  # refuse before touching it: InvalidConversation, in words
-    model = run.agent.model
-    run.emit(
+async def restore(state: RunState) -> None:
+    session = state.session
+    await session.lock.acquire(state.id, session.id, state.lock_policy)
+    if not session.is_valid:  # refuse before touching it: InvalidConversation, in words
+        session.lock.release()
+        session.check()
+    state.locked = True
+    session.active_run = state.owner
+    model = state.agent.model
+    text = state.input.text if state.input is not None else None
+    state.emit(
         RunStarted,
-        input=run.input_text,
-        agent=run.agent.name,
+        input=text,
+        agent=state.agent.name,
         model=getattr(model, "name", type(model).__name__),
     )
     history = len(session)
-    run.start_index = history
-    run.record = RunRecord(run.id, run.trace_id, run.input_text, history)
-    session.runs.append(run.record)
-    appended = 0
-    if run.input is not None:
-        message = (
-            UserMessage(content=run.input)
-            if isinstance(run.input, str)
-            else parse_message(run.input, where="run input")
-        )
-        run.append(message)
-        appended = 1
-    run.emit(ContextRestored, history=history, appended=appended)
+    state.start_index = history
+    state.record = RunRecord(state.id, state.trace_id, text, history)
+    session.runs.append(state.record)
+    if state.input is not None:
+        state.append(state.input)
+    state.emit(ContextRestored, history=history, appended=int(state.input is not None))

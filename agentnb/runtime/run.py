@@ -1,4 +1,4 @@
-"""Run: the state of one agent run and the driver of the loop.
+"""Run: the thin driver of one agent run over the loop in ``loop.py``.
 
 ``agent.start()`` returns a Run; ``await run.step()`` advances one stage and returns its
 event, ``await run.finish()`` runs to the end, ``run.stream()`` yields events live,
@@ -11,82 +11,42 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
-import uuid
-from collections import deque
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import _html
-from ..errors import RunStateError
-from ..events import Event, MessageAppended, Origin, RunStopped, ToolFinished
-from ..messages import Message, ToolCall, ToolMessage
-from ..models.base import ModelRequest, ModelResponse, Usage
-from ..session import RunRecord, Session
-from ..tools import error_content
-from ..trace import Trace
-from .execute_tools import Outcome
+from ..errors import ConfigurationError, InvalidMessage, RunStateError
+from ..events import Event, RunStopped
+from ..messages import Message, UserMessage
+from ..models.base import Usage
+from ..session import Session
+from ..transcript import checked
 from .loop import stages
 from .persist import persist
+from .result import RunResult
+from .state import RunState
 
 if TYPE_CHECKING:
     from ..agent import Agent
+    from ..lock import LockPolicy
 
 __all__ = ["Run", "RunResult"]
 
-_STAGE_AFTER = {
-    "restore": "assemble",
-    "assemble": "call_model",
-    "call_model": "decide",
-    "execute_tools": "check_stop",
-    "persist": None,
-}
 
-
-@dataclass
-class RunResult:
-    """What a run produced, and why it stopped."""
-
-    output: str | None
-    stop_reason: str
-    stop_detail: str
-    session: Session
-    events: list[Event]
-    run_id: str
-    trace_id: str
-    iterations: int
-    usage: Usage
-    messages: list[Message] = field(default_factory=list)
-    error: BaseException | None = None
-
-    @property
-    def trace(self) -> Trace:
-        """The events as a :class:`~agentnb.trace.Trace` (DataFrame, JSONL)."""
-        return Trace(self.events)
-
-    @property
-    def tool_calls(self) -> list[ToolCall]:
-        """Every tool call the model made in this run, in order."""
-        return [c for m in self.messages for c in (getattr(m, "tool_calls", None) or ())]
-
-    def __repr__(self) -> str:
-        out = (self.output or "").replace("\n", " ")
-        out = out if len(out) < 80 else out[:77] + "..."
-        return (
-            f"<RunResult {self.stop_reason}: {self.iterations} model calls, "
-            f"{len(self.tool_calls)} tool calls, {self.usage.total_tokens} tokens; {out!r}>"
+def input_message(value: str | Message | dict[str, Any] | None) -> Message | None:
+    """The run's input as a user message, refused before the session is touched."""
+    if value is None or isinstance(value, str):
+        return None if value is None else UserMessage(content=value)
+    message = checked(value, "run input")
+    if message.role != "user":
+        raise InvalidMessage(
+            f"the run input must be a user message, not {message.role!r}; add other messages "
+            "with session.append(...) and start the run with input=None to continue"
         )
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        title = f"stop_reason={self.stop_reason} — {self.stop_detail}"
-        wires = [m.wire() for m in self.messages]
-        lines = [repr(self), title] + [f"  {m!r}" for m in self.messages]
-        return {"text/plain": "\n".join(lines), "text/html": _html.transcript(wires, title=title)}
+    return message
 
 
 class Run:
-    """One run of an agent on a session: its state, its events, and the stepper."""
+    """One run of an agent on a session: the stepper, and a read-only window on its state."""
 
     def __init__(
         self,
@@ -94,172 +54,89 @@ class Run:
         input: str | Message | dict[str, Any] | None,
         session: Session,
         *,
-        lock_policy: str | None = None,
+        lock_policy: LockPolicy | None = None,
     ) -> None:
+        if agent.model is None:
+            raise ConfigurationError(
+                f"agent {agent.name!r} has no model; pass model=... (for example "
+                "an.models.ScriptedModel([...]) or an.travel.TravelModel())"
+            )
         self.agent = agent
         self.session = session
-        self.input = input
-        self.input_text: str | None = (
-            input
-            if isinstance(input, str) or input is None
-            else str(input.get("content") if isinstance(input, dict) else input.text)
+        self.state = RunState(
+            agent, session, input_message(input), lock_policy or session.lock_policy
         )
-        self.id = "r-" + uuid.uuid4().hex[:12]
-        self.trace_id = uuid.uuid4().hex
-        self.lock_policy: Any = lock_policy or session.lock_policy
-        self.events: list[Event] = []
-        self.seq = 0
-        self.iteration = 0
-        self.stage = "restore"
+        self.state.owner = self
+        self._gen = stages(self.state)
         #: The stage the next ``step()`` runs (``None`` once the run is over).
         self.next_stage: str | None = "restore"
-        self.request: ModelRequest | None = None
-        self.response: ModelResponse | None = None
-        self.decision: str | None = None
-        self.pending: list[ToolCall] = []
-        self.outcomes: dict[str, Outcome] = {}
-        #: The last ``repeat_limit`` executed calls as (name, canonical arguments).
-        self.recent_actions: deque[tuple[str, dict[str, Any]]] = deque(
-            maxlen=max(agent.repeat_limit, 1)
-        )
-        self._tokens = [0, 0, 0]  # prompt, completion, total: summed without new objects
-        self._estimated = False
-        self.prompt_estimate = 0
-        self.output: str | None = None
-        self.stop_reason: str | None = None
-        self.stop_detail = ""
-        self.stop_stage: str | None = None
-        self.wrap_up = False
-        self.cancel_requested = False
-        self.locked = False
         self.done = False
-        self.start_index = len(session)
-        self.record: RunRecord | None = None
         self.result: RunResult | None = None
-        self.error: BaseException | None = None
-        self._gen = stages(self)
-        self.origin = Origin.now(session.id, self.id, self.trace_id)
-        self._sinks: list[Any] = []
+        #: True while a stage executes (edits to the session wait for the next pause).
+        self.driving = False
         self._task: asyncio.Task[Any] | None = None
-        self._stepping = False
 
-    # -- used by the stages ------------------------------------------------------------------
-    def emit(self, cls: type[Event], **fields: Any) -> Event:
-        """Record an event and hand it to the session's subscribers and live streams."""
-        self.seq += 1
-        event = cls(
-            seq=self.seq,
-            stage=self.stage,
-            iteration=self.iteration,
-            time=time.monotonic(),
-            origin=self.origin,
-            **fields,
-        )
-        self.events.append(event)
-        if self.session._subscribers:
-            self.session._publish(event)
-        for sink in self._sinks:
-            sink(event)
-        return event
-
-    def append(self, message: Message) -> None:
-        index = self.session._add(message)
-        self.emit(MessageAppended, index=index, message=message)
-
-    def answer(self, call: ToolCall, content: str) -> None:
-        """Append the tool message that answers ``call``."""
-        self.pending.remove(call)
-        self.append(ToolMessage.answer(call.id, call.function.name, content))
-
-    def answer_pending(self, kind: str, why: str) -> None:
-        """Answer every unanswered call: its real result if it finished, else ``kind``."""
-        for call in list(self.pending):
-            outcome = self.outcomes.get(call.id)
-            if outcome is None:
-                content = error_content(
-                    f"{kind.replace('_', ' ')}: {why}",
-                    "this call did not run; do not assume its result",
-                )
-                self.emit(
-                    ToolFinished,
-                    call_id=call.id,
-                    name=call.function.name,
-                    ok=False,
-                    content=content,
-                    latency=0.0,
-                    error_kind=kind,
-                )
-            else:
-                content = outcome.content
-            self.answer(call, content)
-
-    def record_action(self, name: str, arguments: dict[str, Any]) -> None:
-        # Parsed dicts compare equal whatever their key order: canonical without re-encoding.
-        self.recent_actions.append((name, arguments))
-
-    def add_usage(self, usage: Usage) -> None:
-        tokens = self._tokens
-        tokens[0] += usage.prompt_tokens
-        tokens[1] += usage.completion_tokens
-        tokens[2] += usage.total_tokens
-        self._estimated = self._estimated or usage.estimated
+    # -- a read-only window on the state ------------------------------------------------------
+    id = property(lambda self: self.state.id)
+    trace_id = property(lambda self: self.state.trace_id)
+    events = property(lambda self: self.state.events)
+    iteration = property(lambda self: self.state.iteration)
+    stage = property(lambda self: self.state.stage)
+    output = property(lambda self: self.state.output)
+    stop_reason = property(lambda self: self.state.stop_reason)
+    stop_detail = property(lambda self: self.state.stop_detail)
+    error = property(lambda self: self.state.error)
 
     @property
     def usage(self) -> Usage:
-        """Tokens used by this run's model calls so far."""
-        prompt, completion, total = self._tokens
-        return Usage(prompt, completion, total, self._estimated)
+        return self.state.usage
 
-    def stop(self, reason: str, detail: str) -> None:
-        self.stop_reason = reason
-        self.stop_detail = detail
-        self.stop_stage = self.stage
-
-    def finish_persist(self) -> None:
-        persist(self)
-        self._close()
-
+    # -- ending -----------------------------------------------------------------------------
     def _close(self) -> None:
+        state = self.state
         self.done = True
         self.next_stage = None
-        if self.locked:
+        if state.locked:
             self.session.lock.release()
-            self.locked = False
+            state.locked = False
+        if self.session.active_run is self:
+            self.session.active_run = None
         self.result = RunResult(
-            output=self.output,
-            stop_reason=self.stop_reason or "error",
-            stop_detail=self.stop_detail,
+            output=state.output,
+            stop_reason=state.stop_reason or "error",
+            stop_detail=state.stop_detail,
             session=self.session,
-            events=self.events,
-            run_id=self.id,
-            trace_id=self.trace_id,
-            iterations=self.iteration,
-            usage=self.usage,
-            messages=list(self.session._messages[self.start_index :]) if self.record else [],
-            error=self.error,
+            events=state.events,
+            run_id=state.id,
+            trace_id=state.trace_id,
+            iterations=state.iteration,
+            usage=state.usage,
+            messages=list(self.session.transcript.messages[state.start_index :])
+            if state.record
+            else [],
+            error=state.error,
         )
 
     def _abort(self, reason: str, detail: str) -> None:
         """End the run now: answer open calls, persist, release. Synchronous on purpose."""
         if self.done:
             return
-        self.stop(reason, detail)
-        if not self.locked:  # never got the session: leave it untouched
-            self.emit(
+        state = self.state
+        state.stop(reason, detail)
+        if not state.locked:  # never got the session: leave it untouched
+            state.emit(
                 RunStopped,
                 reason=reason,
                 detail=detail,
                 output=None,
                 iterations=0,
-                usage=self.usage,
-                stopped_in=self.stage,
+                usage=state.usage,
+                stopped_in=state.stage,
             )
-            self._close()
-            return
-        if self.pending:
-            kind = "cancelled" if reason == "cancelled" else "not_executed"
-            self.answer_pending(kind, detail)
-        self.finish_persist()
+        else:
+            state.answer_open("cancelled" if reason == "cancelled" else "not_executed", detail)
+            persist(state)
+        self._close()
 
     # -- driving -----------------------------------------------------------------------------
     async def _drive(self, once: bool) -> None:
@@ -267,23 +144,21 @@ class Run:
             raise RunStateError(
                 f"run {self.id} is over ({self.stop_reason}); start another with agent.start(...)"
             )
-        if self._stepping:
+        if self.driving:
             raise RunStateError(f"run {self.id} is already being driven; await that first")
-        self._stepping = True
+        state = self.state
+        self.driving = True
         self._task = task = asyncio.current_task()
-        if self.locked:
+        if state.locked:
             self.session.lock.paused = False
         try:
             if once:
-                stage = await anext(self._gen)
-                self.next_stage = (
-                    None if self.done else _STAGE_AFTER.get(stage) or self._after_branch(stage)
-                )
+                _, self.next_stage = await anext(self._gen)
             else:
-                async for _ in self._gen:
-                    pass
+                async for _, after in self._gen:
+                    self.next_stage = after
         except asyncio.CancelledError:
-            requested = self.cancel_requested
+            requested = state.cancel_requested
             self._abort(
                 "cancelled", "run.cancel() was called" if requested else "the task was cancelled"
             )
@@ -292,30 +167,30 @@ class Run:
                 return
             raise
         except BaseException as exc:
-            self.error = exc
+            state.error = exc
             self._abort("error", f"{type(exc).__name__}: {exc}")
             with contextlib.suppress(AttributeError, TypeError):
                 exc.result = self.result  # type: ignore[attr-defined]
             raise
         finally:
-            self._stepping = False
+            self.driving = False
             self._task = None
-            if self.locked:
+            if state.locked:
                 self.session.lock.paused = True
-
-    def _after_branch(self, stage: str) -> str:
-        if stage == "decide":
-            return "execute_tools" if self.pending else "check_stop"
-        return "persist" if self.stop_reason is not None else "assemble"  # after check_stop
+        if self.next_stage is None and not self.done:
+            self._close()
+            if state.error is not None:  # the store refused the commit
+                state.error.result = self.result  # type: ignore[attr-defined]
+                raise state.error
 
     async def step(self) -> Event:
         """Run the next stage and return its event (``RunStopped`` after ``persist``).
 
-        Between steps you may edit ``session`` or the agent's instructions and tools: the
-        next stage reads them afresh.
+        Between steps you may edit ``session`` (edits that keep it a valid conversation) or
+        the agent's instructions and tools: the next stage reads them afresh.
         """
         await self._drive(once=True)
-        return self.events[-1]
+        return self.state.events[-1]
 
     async def finish(self) -> RunResult:
         """Run the remaining stages and return the :class:`RunResult`."""
@@ -330,7 +205,8 @@ class Run:
     async def stream(self) -> AsyncGenerator[Event, None]:
         """Drive the run in a background task and yield each event as it happens."""
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        self._sinks.append(queue.put_nowait)
+        sinks = self.state.sinks
+        sinks.append(queue.put_nowait)
         task = asyncio.ensure_future(self.finish())
         task.add_done_callback(lambda _: queue.put_nowait(None))
         try:
@@ -338,7 +214,7 @@ class Run:
                 yield event
             await task
         finally:
-            self._sinks.remove(queue.put_nowait)
+            sinks.remove(queue.put_nowait)
             if not task.done():
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -349,13 +225,15 @@ class Run:
 
         The run ends with ``stop_reason="cancelled"``; calls that did not finish are answered
         with an explicit "cancelled" result, so the session stays a valid conversation.
+        Called from inside the run (a subscriber, a tool), it stops at the next ``check_stop``.
         """
         if self.done:
             return
-        self.cancel_requested = True
-        if self._stepping and self._task is not None:
-            self._task.cancel()
-        elif not self._stepping:
+        self.state.cancel_requested = True
+        if self.driving:
+            if self._task is not None and self._task is not asyncio.current_task():
+                self._task.cancel()
+        else:
             self._abort("cancelled", "run.cancel() was called between steps")
 
     # -- display -----------------------------------------------------------------------------
@@ -366,5 +244,5 @@ class Run:
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         return {
             "text/plain": repr(self),
-            **{k: v for k, v in self.session._repr_mimebundle_().items() if k == "text/html"},
+            "text/html": self.session.static_mimebundle()["text/html"],
         }

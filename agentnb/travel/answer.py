@@ -7,97 +7,21 @@ is missing or failed instead of inventing it.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from typing import Any
 
 from .data import TravelData
 from .intent import TripRequest
+from .observations import (
+    AIRLINES_EN,
+    Observation,
+    choose_flight,
+    choose_hotel,
+    dress_advice,
+    fabricated_answer,
+    money,
+)
 
-__all__ = ["Observation", "choose_flight", "choose_hotel", "compose_answer", "fabricated_answer"]
-
-
-@dataclass
-class Observation:
-    """One tool result of the current turn, as the model understands it."""
-
-    name: str
-    arguments: dict[str, Any] | None
-    ok: bool
-    data: dict[str, Any] | None
-    error: str = ""
-    kind: str = ""
-    retryable: bool = False
-    city: str = ""  # the unknown city, for unknown_city errors
-
-    @classmethod
-    def read(cls, name: str, raw_arguments: str, content: str) -> Observation:
-        try:
-            args = json.loads(raw_arguments) if raw_arguments else {}
-        except ValueError:
-            args = None
-        try:
-            data = json.loads(content)
-        except ValueError:
-            data = None
-        if not isinstance(data, dict):
-            return cls(name, args, True, None)
-        if data.get("ok") is not False:
-            return cls(name, args, True, data)
-        error = str(data.get("error", ""))
-        kind = (
-            "unknown_tool" if error.startswith("unknown tool")
-            else "malformed_json" if "not valid JSON" in error or "must be a JSON object" in error
-            else "invalid_arguments" if error.startswith("invalid arguments")
-            else "timeout" if "timed out" in error
-            else "unknown_city" if error.startswith("unknown city")
-            else "failed"
-        )  # fmt: skip
-        retryable = bool(data.get("retryable")) or kind == "timeout"
-        city = error.split("'")[1] if kind == "unknown_city" and error.count("'") >= 2 else ""
-        return cls(name, args, False, data, error, kind, retryable, city)
-
-
-def choose_flight(
-    result: dict[str, Any] | None,
-) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """(recommended, cheapest): the earliest flight with seats, and the cheapest with seats."""
-    flights = [f for f in (result or {}).get("flights", []) if f.get("seats_left", 0) > 0]
-    if not flights:
-        return None, None
-    return min(flights, key=lambda f: f["departure_time"]), min(flights, key=lambda f: f["price"])
-
-
-def choose_hotel(
-    result: dict[str, Any] | None, req: TripRequest
-) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """(recommended, cheapest). Near a landmark: the closest; else the best rated among the
-    cheaper half of the list."""
-    hotels = list((result or {}).get("hotels", []))
-    if not hotels:
-        return None, None
-    nights = (result or {}).get("nights", req.nights)
-    hotels = [{**h, "nights": nights} for h in hotels]
-    cheapest = min(hotels, key=lambda h: h["price_per_night"])
-    if req.near and not (result or {}).get("note"):
-        return min(hotels, key=lambda h: h["distance_km"]), cheapest
-    prices = sorted(h["price_per_night"] for h in hotels)
-    median = prices[(len(prices) - 1) // 2]
-    pool = [h for h in hotels if h["price_per_night"] <= median]
-    best = max(pool, key=lambda h: (h["rating"], -h["price_per_night"]))
-    return best, cheapest
-
-
-def _money(value: float) -> str:
-    return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
-
-
-_AIRLINES_EN = {
-    "中国东方航空": "China Eastern", "中国国际航空": "Air China", "中国南方航空": "China Southern",
-    "海南航空": "Hainan Airlines", "厦门航空": "Xiamen Airlines", "四川航空": "Sichuan Airlines",
-    "上海航空": "Shanghai Airlines", "深圳航空": "Shenzhen Airlines", "吉祥航空": "Juneyao Air",
-    "春秋航空": "Spring Airlines",
-}  # fmt: skip
+__all__ = ["Observation", "choose_flight", "choose_hotel", "compose_answer"]
 
 
 class _Writer:
@@ -211,7 +135,7 @@ def _flights(w: _Writer, req: TripRequest, obs: list[Any]) -> None:
         f"航班：推荐 {best['flight_no']}（{best['airline']}），{when}{best['departure_time']} 从"
         f"{best['departure_airport']}起飞，{best['arrival_time']} 到达{best['arrival_airport']}，"
         f"票价 {best['price']} 元（余票 {best['seats_left']} 张）。",
-        f"Flight: {best['flight_no']} ({_AIRLINES_EN.get(best['airline'], best['airline'])}), "
+        f"Flight: {best['flight_no']} ({AIRLINES_EN.get(best['airline'], best['airline'])}), "
         f"{when}, departs {best.get('departure_airport_code', '')} {best['departure_time']}, "
         f"arrives {best.get('arrival_airport_code', '')} {best['arrival_time']}, "
         f"{best['price']} CNY ({best['seats_left']} seats left).",
@@ -246,17 +170,6 @@ def _latest(
     return None
 
 
-def _dress(low: int, high: int) -> tuple[str, str]:
-    """Clothing advice from the day's temperatures (article 001's 穿衣建议)."""
-    if high <= 5:
-        return "穿羽绒服、戴帽子手套", "wear a down coat, hat and gloves"
-    if high <= 12:
-        return "穿厚外套或毛衣", "wear a warm coat or a sweater"
-    if high <= 20 or low <= 10:
-        return "穿薄外套，早晚加一件", "wear a light jacket, with a layer for morning and evening"
-    return "短袖即可，注意防晒", "short sleeves are fine; mind the sun"
-
-
 def _weather(w: _Writer, req: TripRequest, obs: list[Any]) -> None:
     if "weather" in req.wants and not req.destination:
         w.add("天气：请告诉我要查哪个城市的天气。", "Weather: which city should I look up?")
@@ -276,7 +189,7 @@ def _weather_line(w: _Writer, d: dict[str, Any]) -> None:
         w.add(f"天气：{d['city']} {_when(d, True)} 暂无天气数据。",
               f"Weather: no weather data for {d['city']} on {_when(d, False)}.")  # fmt: skip
         return
-    dress_zh, dress_en = _dress(d["temp_min_c"], d["temp_max_c"])
+    dress_zh, dress_en = dress_advice(d["temp_min_c"], d["temp_max_c"])
     advice_zh, advice_en = [dress_zh], [dress_en]
     if d["temp_min_c"] <= 0:
         advice_zh.append("气温在零度以下，注意保暖")
@@ -344,25 +257,25 @@ def _cost(w: _Writer, req: TripRequest, obs: list[Any]) -> None:
                   "Budget: without flight or hotel prices I cannot total the trip.")  # fmt: skip
         return
     first = ok[0].data
-    parts = " + ".join(f"{_money(i['subtotal'])}" for i in first["items"])
+    parts = " + ".join(f"{money(i['subtotal'])}" for i in first["items"])
     total, budget = first["total"], first.get("budget")
     if budget is None:
         w.add(
-            f"费用：{parts} = 合计 {_money(total)} 元。",
-            f"Cost: {parts} = {_money(total)} CNY in total.",
+            f"费用：{parts} = 合计 {money(total)} 元。",
+            f"Cost: {parts} = {money(total)} CNY in total.",
         )
         return
     if first["within_budget"]:
         w.add(
-            f"预算：{parts} = 合计 {_money(total)} 元，在 {_money(budget)} 元预算内（剩余 {_money(first['remaining'])} 元）。",
-            f"Budget: {parts} = {_money(total)} CNY, within your {_money(budget)} CNY budget "
-            f"({_money(first['remaining'])} CNY to spare).",
+            f"预算：{parts} = 合计 {money(total)} 元，在 {money(budget)} 元预算内（剩余 {money(first['remaining'])} 元）。",
+            f"Budget: {parts} = {money(total)} CNY, within your {money(budget)} CNY budget "
+            f"({money(first['remaining'])} CNY to spare).",
         )
         return
     w.add(
-        f"预算：{parts} = 合计 {_money(total)} 元，超出 {_money(budget)} 元预算 {_money(-first['remaining'])} 元。",
-        f"Budget: {parts} = {_money(total)} CNY, {_money(-first['remaining'])} CNY over your "
-        f"{_money(budget)} CNY budget.",
+        f"预算：{parts} = 合计 {money(total)} 元，超出 {money(budget)} 元预算 {money(-first['remaining'])} 元。",
+        f"Budget: {parts} = {money(total)} CNY, {money(-first['remaining'])} CNY over your "
+        f"{money(budget)} CNY budget.",
     )
     if len(ok) < 2:
         w.add("没有更便宜的组合可选，建议调整日期或减少住宿晚数。",
@@ -372,29 +285,15 @@ def _cost(w: _Writer, req: TripRequest, obs: list[Any]) -> None:
     labels = "、".join(i["label"] for i in alt["items"])
     if alt["within_budget"]:
         w.add(
-            f"备选方案：{labels}，合计 {_money(alt['total'])} 元，在预算内（剩余 {_money(alt['remaining'])} 元）。",
-            f"Alternative: {labels}, {_money(alt['total'])} CNY in total, within budget "
-            f"({_money(alt['remaining'])} CNY to spare).",
+            f"备选方案：{labels}，合计 {money(alt['total'])} 元，在预算内（剩余 {money(alt['remaining'])} 元）。",
+            f"Alternative: {labels}, {money(alt['total'])} CNY in total, within budget "
+            f"({money(alt['remaining'])} CNY to spare).",
         )
     else:
         w.add(
-            f"备选方案：即使选择最便宜的组合（{labels}）也需 {_money(alt['total'])} 元，仍超出预算 "
-            f"{_money(-alt['remaining'])} 元；建议调整日期、减少住宿晚数或提高预算。",
-            f"Alternative: even the cheapest combination ({labels}) costs {_money(alt['total'])} "
-            f"CNY, still {_money(-alt['remaining'])} CNY over; consider another date, fewer nights "
+            f"备选方案：即使选择最便宜的组合（{labels}）也需 {money(alt['total'])} 元，仍超出预算 "
+            f"{money(-alt['remaining'])} 元；建议调整日期、减少住宿晚数或提高预算。",
+            f"Alternative: even the cheapest combination ({labels}) costs {money(alt['total'])} "
+            f"CNY, still {money(-alt['remaining'])} CNY over; consider another date, fewer nights "
             "or a larger budget.",
         )
-
-
-def fabricated_answer(req: TripRequest) -> str:
-    """What a model says when it answers from "memory": plausible, specific, and invented."""
-    dest = req.destination or "目的地"
-    if req.language == "zh":
-        return (
-            f"好的！推荐航班 CA1234，早上 07:30 起飞，票价约 650 元；{dest}当天晴，10～18°C；"
-            f"推荐如家酒店，199 元/晚；合计约 849 元，在预算内。"
-        )
-    return (
-        f"Sure! Take flight CA1234 at 07:30 for about 650 CNY; {dest} will be sunny, 10 to 18 °C; "
-        "stay at Home Inn for 199 CNY a night; about 849 CNY in total, within budget."
-    )

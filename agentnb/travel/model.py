@@ -20,9 +20,10 @@ from typing import Any
 from ..messages import AssistantMessage, ToolCall
 from ..models.base import Model, ModelRequest, ModelResponse, Usage
 from ..tokens import MESSAGE_OVERHEAD, estimate_tokens
-from .answer import Observation, choose_flight, choose_hotel, compose_answer, fabricated_answer
+from .answer import Observation, choose_flight, choose_hotel, compose_answer
 from .data import TravelData, load
 from .intent import TripRequest, parse_request
+from .observations import fabricated_answer
 
 __all__ = ["MISBEHAVIOURS", "TravelModel"]
 
@@ -39,7 +40,7 @@ MISBEHAVIOURS = {
     "mismatched_id": "gives two calls in one reply the same id (001 §6.1)",
 }
 _TOOL_RULE = re.compile(r"必须使用工具|must use (?:the )?tools", re.IGNORECASE)
-_FIXABLE = {"malformed_json", "invalid_arguments"}
+_FIXABLE = {"invalid_json", "invalid_arguments"}  # agentnb.ERROR_KINDS a retry can fix
 
 
 @dataclass

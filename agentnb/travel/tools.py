@@ -12,10 +12,9 @@ on per tool for lessons (article 000 §5.2)::
 
 from __future__ import annotations
 
-import asyncio
 from datetime import date as Date
 from datetime import timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import pandas as pd
 from pydantic import BaseModel, Field
@@ -23,21 +22,15 @@ from pydantic import BaseModel, Field
 from ..tools import Tool, ToolError
 from .data import TravelData, load
 from .dates import DEFAULT_TODAY, resolve_date
+from .faults import FAULTS, FaultInjection, UpstreamError
 
 __all__ = ["FAULTS", "CostItem", "TravelTools", "UpstreamError"]
 
-Fault = Literal["timeout", "upstream_error", "rate_limit", "empty"]
-#: The faults a tool can be made to show: what each one teaches is in the README.
-FAULTS: tuple[str, ...] = ("timeout", "upstream_error", "rate_limit", "empty")
 WEEKDAYS = "一二三四五六日"
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [{str(k): v for k, v in row.items()} for row in frame.to_dict("records")]
-
-
-class UpstreamError(RuntimeError):
-    """What an injected ``upstream_error`` raises: the runtime reports it to the model."""
 
 
 class CostItem(BaseModel):
@@ -50,7 +43,7 @@ class CostItem(BaseModel):
     quantity: Annotated[int, Field(ge=1, description="数量，如 晚数 (quantity, e.g. nights)")] = 1
 
 
-class TravelTools:
+class TravelTools(FaultInjection):
     """The travel tools bound to a reference date, a dataset and a set of injected faults."""
 
     def __init__(
@@ -74,39 +67,6 @@ class TravelTools:
             Tool(self.calculate_cost, timeout=timeout),
         ]
 
-    # -- faults --------------------------------------------------------------------------
-    def inject(self, tool: str, fault: str | None) -> None:
-        """Make ``tool`` fail with ``fault`` on every call (``None`` to heal it)."""
-        names = ("search_flights", "search_weather", "search_hotels", "calculate_cost")
-        if tool not in names:
-            raise ValueError(f"unknown travel tool {tool!r}; choose one of {', '.join(names)}")
-        if fault is None:
-            self.faults.pop(tool, None)
-        elif fault not in FAULTS:
-            raise ValueError(f"unknown fault {fault!r}; choose one of {', '.join(FAULTS)}")
-        else:
-            self.faults[tool] = fault
-
-    def clear(self) -> None:
-        """Heal every tool."""
-        self.faults.clear()
-
-    async def _fault(self, tool: str) -> bool:
-        """Apply an injected fault; True means "return an empty result"."""
-        fault = self.faults.get(tool)
-        if fault == "timeout":
-            await asyncio.sleep(self.timeout + 1)
-        elif fault == "upstream_error":
-            raise UpstreamError(f"{tool}: upstream service returned HTTP 502 Bad Gateway")
-        elif fault == "rate_limit":
-            raise ToolError(
-                "rate limited by the upstream service (HTTP 429 Too Many Requests)",
-                hint="wait before retrying; tell the user this information is temporarily "
-                "unavailable if it persists",
-                retryable=True,
-            )
-        return fault == "empty"
-
     # -- helpers -------------------------------------------------------------------------
     def _city(self, text: str, field: str) -> str:
         city = self.data.resolve_city(text)
@@ -116,7 +76,7 @@ class TravelTools:
                 f"unknown city {text!r} for {field} (数据中没有该城市)",
                 hint=f"known cities: {known} (English names work too). Do not invent data: tell "
                 "the user there is no information for this city.",
-                data={"known_cities": self.data.city_names},
+                data={"code": "unknown_city", "city": text, "known_cities": self.data.city_names},
             )
         return city
 

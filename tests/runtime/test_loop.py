@@ -222,6 +222,7 @@ async def test_every_failure_reaches_the_model_and_the_run_goes_on(tools):
     assert results["r"] == {
         "ok": False,
         "error": "unknown city '火星'",
+        "kind": "tool_error",
         "hint": "known cities: 北京, 上海",
         "retryable": False,
     }
@@ -229,17 +230,17 @@ async def test_every_failure_reaches_the_model_and_the_run_goes_on(tools):
     assert results["s"]["error"] == "hang_sync timed out after 0.05 s"
     assert "must be a JSON object" in results["l"]["error"]
 
-    kinds = {e.call_id: e.error_kind for e in result.trace.of_type(an.events.ToolFinished)}
+    kinds = {e.call_id: e.kind for e in result.trace.of_type(an.events.ToolFinished)}
     assert kinds == {
-        "j": "malformed_json",
+        "j": "invalid_json",
         "u": "unknown_tool",
         "v": "invalid_arguments",
         "t": "invalid_arguments",
-        "e": "exception",
+        "e": "tool_error",
         "r": "tool_error",
         "h": "timeout",
         "s": "timeout",
-        "l": "malformed_json",
+        "l": "invalid_json",
     }
     # The model saw every failure in its next request.
     assert len(model.requests[1].messages) == 1 + 1 + 9  # no instructions: no system message

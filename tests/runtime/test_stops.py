@@ -227,7 +227,7 @@ async def test_run_cancel_returns_a_cancelled_result():
     assert stopped(result).detail == "run.cancel() was called"
     assert stopped(result).stopped_in == "execute_tools" and stopped(result).stage == "persist"
     assert_valid_conversation(result.session.to_openai())
-    kinds = [e.error_kind for e in result.trace.of_type(an.events.ToolFinished)]
+    kinds = [e.kind for e in result.trace.of_type(an.events.ToolFinished)]
     assert kinds == ["cancelled"]
 
 

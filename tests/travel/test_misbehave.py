@@ -26,7 +26,7 @@ async def run(mode: str, text: str = ASK, **kwargs) -> an.RunResult:
 
 
 def failures(result: an.RunResult) -> list[str]:
-    return [e.error_kind for e in result.trace.of_type(an.events.ToolFinished) if not e.ok]
+    return [e.kind for e in result.trace.of_type(an.events.ToolFinished) if not e.ok]
 
 
 async def test_loop_is_stopped_as_a_repeated_action():
@@ -62,7 +62,7 @@ async def test_wrong_argument_names_are_named_and_corrected():
 
 async def test_malformed_json_gets_a_correction_and_a_retry():
     result = await run("malformed_json")
-    assert failures(result) == ["malformed_json"]
+    assert failures(result) == ["invalid_json"]
     assert "not valid JSON" in json.loads(result.messages[2].content)["error"]
     assert result.stop_reason == "final_answer" and "MU5101" in result.output
 

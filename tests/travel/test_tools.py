@@ -86,7 +86,7 @@ async def test_calculate_cost_with_budget(desk):
         ("timeout", "timeout", "timed out after 0.05 s"),
         (
             "upstream_error",
-            "exception",
+            "tool_error",
             "UpstreamError: search_weather: upstream service returned HTTP 502",
         ),
         ("rate_limit", "tool_error", "rate limited"),
@@ -114,7 +114,7 @@ async def test_injected_faults_reach_the_model_as_structured_errors(desk, fault,
     )
     result = await an.travel.travel_agent(model, tools=desk).run("北京周五天气")
     finished = result.trace.of_type(an.events.ToolFinished)[0]
-    assert finished.error_kind == kind and text in finished.content
+    assert finished.kind == kind and text in finished.content
     assert json.loads(finished.content)["ok"] is False
 
 

@@ -1,0 +1,108 @@
+"""A model's reply: the assistant message, usage and finish reason, and the forms accepted."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InvalidMessage, ModelResponseError
+from ..messages import AssistantMessage, parse_message
+
+__all__ = ["ModelResponse", "Usage", "coerce_response"]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage of one model call (or a sum). ``estimated`` when the model gave none."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    estimated: bool = False
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.total_tokens + other.total_tokens,
+            self.estimated or other.estimated,
+        )
+
+    @classmethod
+    def from_openai(cls, data: dict[str, Any] | None) -> Usage | None:
+        if not data:
+            return None
+        prompt = int(data.get("prompt_tokens") or 0)
+        completion = int(data.get("completion_tokens") or 0)
+        return cls(prompt, completion, int(data.get("total_tokens") or prompt + completion))
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    """One reply: the assistant message plus usage, finish reason and the raw payload."""
+
+    message: AssistantMessage
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    model: str | None = None
+    raw: dict[str, Any] | None = None
+    #: What the model client repaired on the way in, in words (e.g. a tool call written as
+    #: text turned into a real call). ``decide`` reports them in ``Decided.problems``.
+    repairs: tuple[str, ...] = ()
+    #: When set, the reply was unusable: ``decide`` appends it, then this text as a correction
+    #: message (``name="agentnb"``) for the model, and the loop goes on.
+    correction: str | None = None
+
+
+def coerce_response(value: Any, model: str | None = None) -> ModelResponse:
+    """Accept the reply forms test doubles allow and return a :class:`ModelResponse`.
+
+    A ``ModelResponse``; an ``AssistantMessage``; a plain string (a text answer); an
+    assistant-message dict; or a whole Chat Completions response dict (``choices[0]``).
+    """
+    if isinstance(value, ModelResponse):
+        return value
+    if isinstance(value, AssistantMessage):
+        finish = "tool_calls" if value.tool_calls else "stop"
+        return ModelResponse(value, None, finish, model)
+    if isinstance(value, str):
+        return ModelResponse(AssistantMessage(content=value), None, "stop", model)
+    if isinstance(value, dict) and "error" in value and "choices" not in value:
+        error = value["error"]
+        detail = error.get("message", error) if isinstance(error, dict) else error
+        kind = f" ({error.get('type') or error.get('code')})" if isinstance(error, dict) else ""
+        raise ModelResponseError(f"the provider returned an error{kind}: {detail}")
+    if isinstance(value, dict) and "choices" in value:
+        try:
+            choice = value["choices"][0]
+            message = dict(choice["message"])
+        except (KeyError, IndexError, TypeError):
+            raise ModelResponseError(
+                "the completion has no choices[0].message; got keys "
+                f"{sorted(value)} (is this an error body?)"
+            ) from None
+        message.setdefault("role", "assistant")
+        inner = coerce_response(message, model)
+        return ModelResponse(
+            inner.message,
+            Usage.from_openai(value.get("usage")),
+            choice.get("finish_reason") or inner.finish_reason,
+            value.get("model") or model,
+            value,
+        )
+    if isinstance(value, dict):
+        data = value if "role" in value else {"role": "assistant", **value}
+        if data.get("role") != "assistant":
+            raise ModelResponseError(
+                f"a model reply must be an assistant message, got role {data.get('role')!r}"
+            )
+        try:
+            parsed = parse_message(data, where="model reply")
+        except InvalidMessage as exc:
+            raise ModelResponseError(str(exc)) from None
+        assert isinstance(parsed, AssistantMessage)
+        return coerce_response(parsed, model)
+    raise ModelResponseError(
+        f"cannot use a {type(value).__name__} as a model reply; give a string, an assistant "
+        "message dict, an AssistantMessage or a ModelResponse"
+    )

@@ -1,0 +1,143 @@
+"""Tool results: what the model reads back - serialised values and structured failures.
+
+A tool's return value becomes the ``content`` of a tool message (:func:`to_content`); a failure
+becomes ``{"ok": false, "kind": ..., "error": ..., "hint": ...}`` (:func:`error_content`),
+where ``kind`` is one of :data:`ERROR_KINDS` for code to read, and the words are for the model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import math
+from decimal import Decimal
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+__all__ = [
+    "ERROR_KINDS",
+    "ToolError",
+    "describe_validation_error",
+    "error_content",
+    "to_content",
+]
+
+
+class ToolError(Exception):
+    """Raise inside a tool to send the model a clear, structured failure.
+
+    The model receives ``{"ok": false, "error": message, "hint": hint, ...}`` and the run
+    goes on. Use it for expected failures: unknown city, no seats, upstream timeout.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        retryable: bool | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.retryable = retryable
+        self.data = data or {}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, _dt.date | _dt.datetime | _dt.time):
+        return value.isoformat()
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    if isinstance(value, Decimal):
+        return float(value)
+    kind = type(value).__name__
+    if kind == "DataFrame":
+        return json.loads(value.to_json(orient="records", force_ascii=False, date_format="iso"))
+    if kind == "Series":
+        return json.loads(value.to_json(force_ascii=False, date_format="iso"))
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return value.item()
+    raise TypeError(f"{kind} is not JSON serialisable")
+
+
+# One encoder, built once: json.dumps(..., default=...) would build a new one per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_jsonable, allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and infinities replaced by None (JSON has no such numbers)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _encode(value: Any) -> str:
+    try:
+        return _ENCODER.encode(value)
+    except ValueError:  # NaN or infinity somewhere: standard JSON says null
+        return _ENCODER.encode(_finite(json.loads(json.dumps(value, default=_jsonable))))
+
+
+def to_content(value: Any) -> str:
+    """Serialise a tool's return value into the ``content`` of a tool message.
+
+    Strings pass through; everything else becomes standard JSON (pydantic models,
+    dataclasses, DataFrames as records, dates as ISO strings; NaN and infinities as null).
+    Chinese stays readable (no ``\\u`` escapes).
+    """
+    if isinstance(value, str):
+        return value
+    return _encode(value)
+
+
+#: Machine-readable kinds of failed tool results (``ToolMessage.kind``, ``ToolFinished.kind``).
+ERROR_KINDS = (
+    "invalid_json",
+    "unknown_tool",
+    "invalid_arguments",
+    "tool_error",
+    "timeout",
+    "cancelled",
+    "not_executed",
+)
+
+
+def error_content(
+    error: str, hint: str | None = None, *, kind: str = "tool_error", **extra: Any
+) -> str:
+    """The structured failure the model sees: ``{"ok": false, "kind", "error", "hint"}``."""
+    body: dict[str, Any] = {"ok": False, "kind": kind, "error": error}
+    if hint:
+        body["hint"] = hint
+    body.update({k: v for k, v in extra.items() if v is not None})
+    return _encode(body)
+
+
+def describe_validation_error(exc: ValidationError) -> list[dict[str, str]]:
+    """Turn a pydantic error into [{"field": ..., "problem": ...}] a model can act on."""
+    problems = []
+    for err in exc.errors():
+        field = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+        kind = err["type"]
+        if kind == "missing":
+            problem = "required argument is missing"
+        elif kind == "extra_forbidden":
+            problem = "unexpected argument (not in the schema)"
+        else:
+            problem = err["msg"]
+            if "input" in err and kind not in ("model_type", "dict_type"):
+                problem += f" (got {json.dumps(err['input'], ensure_ascii=False, default=str)})"
+        problems.append({"field": field, "problem": problem})
+    return problems

@@ -1,0 +1,75 @@
+"""RunResult: what a run produced, and why it stopped."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .. import _html
+from ..events import Event
+from ..messages import Message, ToolCall
+from ..models.base import Usage
+from ..trace import Trace
+
+if TYPE_CHECKING:
+    from ..session import Session
+
+__all__ = ["RunRecord", "RunResult"]
+
+
+@dataclass
+class RunRecord:
+    """What one run did to its session (``session.runs``): where its messages are, why it
+    stopped."""
+
+    run_id: str
+    trace_id: str
+    input: str | None
+    start: int
+    end: int = -1
+    stop_reason: str | None = None
+    detail: str = ""
+    usage: Usage = field(default_factory=Usage)
+    started: float = field(default_factory=time.time)
+
+
+@dataclass
+class RunResult:
+    """What a run produced, and why it stopped."""
+
+    output: str | None
+    stop_reason: str
+    stop_detail: str
+    session: Session
+    events: list[Event]
+    run_id: str
+    trace_id: str
+    iterations: int
+    usage: Usage
+    messages: list[Message] = field(default_factory=list)
+    error: BaseException | None = None
+
+    @property
+    def trace(self) -> Trace:
+        """The events as a :class:`~agentnb.trace.Trace` (DataFrame, JSONL)."""
+        return Trace(self.events)
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """Every tool call the model made in this run, in order."""
+        return [c for m in self.messages for c in (getattr(m, "tool_calls", None) or ())]
+
+    def __repr__(self) -> str:
+        out = (self.output or "").replace("\n", " ")
+        out = out if len(out) < 80 else out[:77] + "..."
+        return (
+            f"<RunResult {self.stop_reason}: {self.iterations} model calls, "
+            f"{len(self.tool_calls)} tool calls, {self.usage.total_tokens} tokens; {out!r}>"
+        )
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        title = f"stop_reason={self.stop_reason} — {self.stop_detail}"
+        wires = [m.wire() for m in self.messages]
+        lines = [repr(self), title] + [f"  {m!r}" for m in self.messages]
+        return {"text/plain": "\n".join(lines), "text/html": _html.transcript(wires, title=title)}

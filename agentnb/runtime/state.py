@@ -1,0 +1,158 @@
+"""RunState: what the stages of one run share — ids, events, usage, the stop record.
+
+The stages are functions of a ``RunState`` and their typed inputs (see ``loop.py``); they
+change the session only through :meth:`RunState.append` and friends, so every message that
+enters the transcript is announced by a ``MessageAppended`` event with the session's ``seq``.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..events import Event, MessageAppended, Origin, ToolFinished
+from ..messages import Message, ToolCall, ToolMessage
+from ..models.base import Usage
+from ..tools import error_content
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+    from ..lock import LockPolicy
+    from ..session import Session
+    from .result import RunRecord
+
+__all__ = ["Outcome", "RunState", "ToolRound"]
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What one call produced: the content the model sees, and how it went."""
+
+    content: str
+    ok: bool = True
+    kind: str | None = None
+    latency: float = 0.0
+
+
+@dataclass(slots=True)
+class ToolRound:
+    """The outcomes of the calls of one assistant message (at index ``at``), by call id.
+
+    Keyed per message: a model that reuses ``call_0`` in a later turn never gets an earlier
+    turn's result.
+    """
+
+    at: int
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+
+
+class RunState:
+    """The state the stages of one run share."""
+
+    def __init__(
+        self, agent: Agent, session: Session, input: Message | None, lock_policy: LockPolicy
+    ) -> None:
+        self.agent = agent
+        self.session = session
+        self.input = input
+        self.lock_policy: LockPolicy = lock_policy
+        self.id = "r-" + uuid.uuid4().hex[:12]
+        self.trace_id = uuid.uuid4().hex
+        self.origin = Origin.now(session.id, self.id, self.trace_id)
+        self.events: list[Event] = []
+        self.sinks: list[Callable[[Event], Any]] = []
+        self.stage = "restore"
+        self.iteration = 0
+        self.prompt_estimate = 0
+        self.tokens = [0, 0, 0]  # prompt, completion, total: summed without new objects
+        self.estimated = False
+        self.output: str | None = None
+        self.stop_reason: str | None = None
+        self.stop_detail = ""
+        self.stop_stage: str | None = None
+        self.cancel_requested = False
+        self.round: ToolRound | None = None
+        #: The last ``repeat_limit`` executed calls as (name, parsed arguments).
+        self.actions: deque[tuple[str, Any]] = deque(maxlen=max(agent.repeat_limit, 1))
+        self.locked = False
+        self.start_index = len(session)
+        self.record: RunRecord | None = None
+        self.error: BaseException | None = None
+        #: The Run driving this state (``session.active_run`` while it holds the lock).
+        self.owner: Any = None
+
+    # -- events and messages ---------------------------------------------------------------
+    def emit(self, cls: type[Event], **fields: Any) -> Event:
+        """Record an event, numbered on the session's bus, and publish it."""
+        bus = self.session.bus
+        bus.seq += 1
+        event = cls(
+            seq=bus.seq,
+            stage=self.stage,
+            iteration=self.iteration,
+            time=time.monotonic(),
+            origin=self.origin,
+            **fields,
+        )
+        self.events.append(event)
+        if bus.subscribers:
+            bus.publish(event)
+        for sink in self.sinks:
+            sink(event)
+        return event
+
+    def append(self, message: Message) -> None:
+        index = self.session.transcript.add(message)
+        self.emit(MessageAppended, index=index, message=message)
+
+    def answer(self, call: ToolCall, content: str) -> None:
+        """Append the tool message that answers ``call``."""
+        self.append(ToolMessage.answer(call.id, call.function.name, content))
+
+    def answer_open(self, kind: str, why: str) -> None:
+        """Answer every open call: its finished outcome if it has one, else ``kind``."""
+        transcript = self.session.transcript
+        done = self.round.outcomes if self.round and self.round.at == transcript.open_at else {}
+        for call in transcript.open_calls():
+            outcome = done.get(call.id)
+            if outcome is None:
+                content = error_content(
+                    f"{kind.replace('_', ' ')}: {why}",
+                    "this call did not run; do not assume its result",
+                    kind=kind,
+                )
+                self.emit(
+                    ToolFinished,
+                    call_id=call.id,
+                    name=call.function.name,
+                    ok=False,
+                    content=content,
+                    latency=0.0,
+                    kind=kind,
+                )
+            else:
+                content = outcome.content
+            self.answer(call, content)
+
+    # -- usage and stopping ----------------------------------------------------------------
+    def add_usage(self, usage: Usage) -> None:
+        tokens = self.tokens
+        tokens[0] += usage.prompt_tokens
+        tokens[1] += usage.completion_tokens
+        tokens[2] += usage.total_tokens
+        self.estimated = self.estimated or usage.estimated
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens used by this run's model calls so far."""
+        prompt, completion, total = self.tokens
+        return Usage(prompt, completion, total, self.estimated)
+
+    def stop(self, reason: str, detail: str) -> None:
+        self.stop_reason = reason
+        self.stop_detail = detail
+        self.stop_stage = self.stage

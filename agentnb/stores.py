@@ -1,0 +1,153 @@
+"""Stores: where a session's messages live between runs and processes (000 §3.3).
+
+A :class:`Store` keeps, per session id, a list of OpenAI message dicts and a version that
+every write increments. Writes are optimistic: ``commit`` (append) and ``rewrite`` (replace
+the history, after an edit) name the version they build on, and a store whose version moved
+on raises :class:`~agentnb.errors.SessionConflict` instead of interleaving two writers.
+The ``persist`` stage commits a run's new messages; edits outside runs commit at once.
+
+:class:`MemoryStore` is the default (one per session unless you share one).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from .errors import ConfigurationError, SessionConflict, SessionNotFound
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["MemoryStore", "Store", "validate_session_id"]
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+
+
+def validate_session_id(session_id: object) -> str:
+    """A session id: 1-128 letters, digits, ``_ . : -``, starting with a letter or digit."""
+    if not isinstance(session_id, str) or not _ID.match(session_id):
+        raise ConfigurationError(
+            f"session id {session_id!r} is not allowed: use 1-128 letters, digits, '_', '.', ':' "
+            "or '-', starting with a letter or digit"
+        )
+    return session_id
+
+
+@runtime_checkable
+class Store(Protocol):
+    """What the runtime needs of a store."""
+
+    name: str
+
+    def read(self, session_id: str) -> tuple[int, list[dict[str, Any]]]:
+        """(version, messages) or :class:`~agentnb.errors.SessionNotFound`."""
+        ...
+
+    def commit(self, session_id: str, base: int, messages: Sequence[dict[str, Any]]) -> int:
+        """Append ``messages`` on top of version ``base``; return the new version."""
+        ...
+
+    def rewrite(self, session_id: str, base: int, messages: Sequence[dict[str, Any]]) -> int:
+        """Replace the history built on version ``base``; return the new version."""
+        ...
+
+    def load(self, session_id: str) -> Session: ...
+
+    def list(self) -> list[str]: ...
+
+    def delete(self, session_id: str) -> None: ...
+
+
+class BaseStore:
+    """``load``, ``list`` and conflict checks shared by the stores."""
+
+    name = "store"
+
+    def read(self, session_id: str) -> tuple[int, list[dict[str, Any]]]:
+        raise NotImplementedError
+
+    def commit(self, session_id: str, base: int, messages: Sequence[dict[str, Any]]) -> int:
+        raise NotImplementedError
+
+    def rewrite(self, session_id: str, base: int, messages: Sequence[dict[str, Any]]) -> int:
+        raise NotImplementedError
+
+    def list(self) -> list[str]:
+        raise NotImplementedError
+
+    def delete(self, session_id: str) -> None:
+        raise NotImplementedError
+
+    def load(self, session_id: str) -> Session:
+        """The stored session, ready to continue (its writes come back to this store)."""
+        from .session import Session
+
+        version, messages = self.read(validate_session_id(session_id))
+        session = Session(id=session_id, store=self)
+        session._restore_from_store(messages, version)
+        return session
+
+    @staticmethod
+    def _conflict(session_id: str, base: int, actual: int) -> SessionConflict:
+        return SessionConflict(
+            f"session {session_id!r} changed in the store: this writer built on version {base}, "
+            f"the store holds version {actual}. Reload it with store.load({session_id!r}) and "
+            "apply the change again.",
+            session_id,
+            base,
+            actual,
+        )
+
+    @staticmethod
+    def _missing(session_id: str) -> SessionNotFound:
+        return SessionNotFound(f"no session {session_id!r} in this store", session_id)
+
+
+class MemoryStore(BaseStore):
+    """Sessions in a dict of this process. Share one between sessions to load by id.
+
+    It keeps the messages' cached wire dicts by reference (they are never mutated) and
+    hands out deep copies on :meth:`read`, so a commit costs no copy of the history.
+    """
+
+    name = "memory"
+
+    def __init__(self) -> None:
+        self._messages: dict[str, list[dict[str, Any]]] = {}
+        self._versions: dict[str, int] = {}
+
+    def read(self, session_id: str) -> tuple[int, list[dict[str, Any]]]:
+        if session_id not in self._versions:
+            raise self._missing(session_id)
+        return self._versions[session_id], copy.deepcopy(self._messages[session_id])
+
+    def _check(self, session_id: str, base: int) -> int:
+        actual = self._versions.get(session_id, 0)
+        if actual != base:
+            raise self._conflict(session_id, base, actual)
+        self._versions[session_id] = actual + 1
+        return actual + 1
+
+    def commit(self, session_id: str, base: int, messages: Sequence[dict[str, Any]]) -> int:
+        version = self._check(session_id, base)
+        self._messages.setdefault(session_id, []).extend(messages)
+        return version
+
+    def rewrite(self, session_id: str, base: int, messages: Sequence[dict[str, Any]]) -> int:
+        version = self._check(session_id, base)
+        self._messages[session_id] = list(messages)
+        return version
+
+    def list(self) -> list[str]:
+        return sorted(self._versions)
+
+    def delete(self, session_id: str) -> None:
+        if self._versions.pop(session_id, None) is None:
+            raise self._missing(session_id)
+        del self._messages[session_id]
+
+    def __repr__(self) -> str:
+        return f"<MemoryStore {len(self._versions)} sessions>"

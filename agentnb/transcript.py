@@ -1,0 +1,221 @@
+"""The transcript: messages, their cached wire dicts, token counts and tool-call pairing.
+
+Every change is atomic: a message that fails validation or cannot be serialised raises
+:class:`~agentnb.errors.InvalidMessage` and nothing changes. Appends extend the current lists;
+a rewrite (replace, delete, truncate, repair) builds *new* lists, so a request recorded by
+reference to an older list (``ModelRequest`` of an earlier model call) still rebuilds exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, overload
+
+from .errors import InvalidMessage
+from .messages import AssistantMessage, Message, ToolCall, ToolMessage, parse_message
+from .pairing import Pairing, conversation_problems
+from .tools import error_content
+
+__all__ = ["MessageList", "Transcript"]
+
+
+class MessageList(Sequence[Message]):
+    """A read-only view of a session's messages (edits go through the session)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: list[Message]) -> None:
+        self._items = items
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
+        return self._items[index]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self._items)
+
+    def _readonly(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError(
+            "session.messages is read-only; use session.append(message), "
+            "session.replace(index, message), session.delete(index) or session.truncate(n)"
+        )
+
+    __setitem__ = __delitem__ = _readonly
+    append = extend = insert = pop = remove = clear = _readonly
+
+    def __eq__(self, other: object) -> bool:
+        return list(self._items) == list(other) if isinstance(other, Sequence) else NotImplemented
+
+    def __repr__(self) -> str:
+        return "[" + ",\n ".join(repr(m) for m in self._items) + "]"
+
+
+def checked(value: Message | dict[str, Any], where: str) -> Message:
+    """Parse a message and prove its wire form serialises, before anything is changed."""
+    message = parse_message(value, where=where)
+    try:
+        json.dumps(message.wire(), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        message.__dict__.pop("_wire_cache", None)
+        raise InvalidMessage(f"{where} cannot be sent as JSON: {exc}") from None
+    return message
+
+
+class Transcript:
+    """Messages in OpenAI shape with their wire cache, token total and pairing state."""
+
+    __slots__ = ("_messages", "_pairing", "_tokens", "_wires", "rewrites", "version")
+
+    def __init__(self) -> None:
+        self._messages: list[Message] = []
+        self._wires: list[dict[str, Any]] = []
+        self._pairing = Pairing()
+        self._tokens = 0
+        #: Bumped by every change; a store commits against it.
+        self.version = 0
+        #: Bumped by every change that is not an append (the history was rewritten).
+        self.rewrites = 0
+
+    # -- reading ---------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    @property
+    def messages(self) -> list[Message]:
+        """The current message list (do not mutate; it is shared with request records)."""
+        return self._messages
+
+    @property
+    def wires(self) -> list[dict[str, Any]]:
+        """The cached wire dicts, parallel to :attr:`messages` (read only)."""
+        return self._wires
+
+    @property
+    def tokens(self) -> int:
+        return self._tokens
+
+    @property
+    def is_valid(self) -> bool:
+        return not self._pairing.problems and not self._pairing.open
+
+    @property
+    def open_at(self) -> int | None:
+        """Index of the assistant message whose calls still wait for results, if any."""
+        return self._pairing.open_at if self._pairing.open else None
+
+    @property
+    def open_ids(self) -> dict[str, str]:
+        return dict(self._pairing.open)
+
+    def open_calls(self) -> list[ToolCall]:
+        """The calls of the last assistant message that still wait for a result, in order."""
+        at = self.open_at
+        if at is None:
+            return []
+        message = self._messages[at]
+        assert isinstance(message, AssistantMessage)
+        return [c for c in message.calls if c.id in self._pairing.open]
+
+    def problems(self) -> list[str]:
+        return conversation_problems(self._messages)
+
+    def only_open_at_end(self) -> bool:
+        """No pairing problem except calls of the last assistant message awaiting results."""
+        if self._pairing.problems:
+            return False
+        at = self.open_at
+        return at is None or all(isinstance(m, ToolMessage) for m in self._messages[at + 1 :])
+
+    # -- changing ------------------------------------------------------------------------
+    def add(self, message: Message) -> int:
+        """Append a message the runtime built (already valid). Returns its index."""
+        index = len(self._messages)
+        wire = message.wire()
+        self._messages.append(message)
+        self._wires.append(wire)
+        self._pairing.feed(index, message)
+        self._tokens += message.tokens
+        self.version += 1
+        return index
+
+    def append(self, value: Message | dict[str, Any]) -> tuple[int, Message]:
+        message = checked(value, f"message #{len(self._messages)}")
+        return self.add(message), message
+
+    def would_break(self, value: Message) -> list[str]:
+        """Pairing problems that appending ``value`` would add (for refusals that touch nothing)."""
+        trial = Pairing()
+        trial.open = dict(self._pairing.open)
+        trial.open_at = self._pairing.open_at
+        trial.feed(len(self._messages), value)
+        return [text for _, text in trial.problems]
+
+    def rewrite(self, messages: list[Message]) -> None:
+        """Replace the whole history with ``messages`` (new lists; old records stay exact)."""
+        pairing = Pairing()
+        tokens = 0
+        wires = []
+        for i, m in enumerate(messages):
+            pairing.feed(i, m)
+            tokens += m.tokens
+            wires.append(m.wire())
+        self._messages, self._wires, self._pairing, self._tokens = messages, wires, pairing, tokens
+        self.version += 1
+        self.rewrites += 1
+
+    def replaced(self, index: int, value: Message | dict[str, Any]) -> list[Message]:
+        index = range(len(self._messages))[index]
+        new = list(self._messages)
+        new[index] = checked(value, f"message #{index}")
+        return new
+
+    def repaired(self, note: str) -> tuple[list[Message], int]:
+        """The messages with every unanswered call answered and orphan results dropped,
+        and how many messages that added or removed."""
+        fixed: list[Message] = []
+        pairing = Pairing()
+        changes = 0
+
+        def close() -> None:
+            nonlocal changes
+            for call_id, name in list(pairing.open.items()):
+                msg = ToolMessage.answer(
+                    call_id,
+                    name,
+                    error_content(
+                        note,
+                        "the call was never executed; do not assume a result",
+                        kind="not_executed",
+                    ),
+                )
+                pairing.feed(len(fixed), msg)
+                fixed.append(msg)
+                changes += 1
+
+        for m in self._messages:
+            if isinstance(m, ToolMessage):
+                if m.tool_call_id not in pairing.open:
+                    changes += 1
+                    continue
+            elif pairing.open:
+                close()
+            pairing.feed(len(fixed), m)
+            fixed.append(m)
+        close()
+        return fixed, changes
+
+    def answer_open(self, content: Callable[[ToolCall], str]) -> list[ToolMessage]:
+        """Answer every open call of the last assistant message; returns the new messages."""
+        answers = []
+        for call in self.open_calls():
+            msg = ToolMessage.answer(call.id, call.function.name, content(call))
+            self.add(msg)
+            answers.append(msg)
+        return answers

@@ -1,0 +1,122 @@
+"""How TravelModel reads the tool results of a turn: observations, choices, small helpers."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .intent import TripRequest
+
+__all__ = [
+    "AIRLINES_EN",
+    "Observation",
+    "choose_flight",
+    "choose_hotel",
+    "dress_advice",
+    "fabricated_answer",
+    "money",
+]
+
+
+@dataclass
+class Observation:
+    """One tool result of the current turn, as the model understands it."""
+
+    name: str
+    arguments: dict[str, Any] | None
+    ok: bool
+    data: dict[str, Any] | None
+    error: str = ""
+    kind: str = ""
+    retryable: bool = False
+    city: str = ""  # the unknown city, for unknown_city errors
+
+    @classmethod
+    def read(cls, name: str, raw_arguments: str, content: str) -> Observation:
+        try:
+            args = json.loads(raw_arguments) if raw_arguments else {}
+        except ValueError:
+            args = None
+        try:
+            data = json.loads(content)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            return cls(name, args, True, None)
+        if data.get("ok") is not False:
+            return cls(name, args, True, data)
+        error = str(data.get("error", ""))
+        # The runtime's kinds (agentnb.ERROR_KINDS); a ToolError from our tools is refined by
+        # its own `code` field, never by reading the English text.
+        kind = str(data.get("code") or data.get("kind") or "failed")
+        retryable = bool(data.get("retryable")) or kind == "timeout"
+        city = str(data.get("city") or "") if kind == "unknown_city" else ""
+        return cls(name, args, False, data, error, kind, retryable, city)
+
+
+def choose_flight(
+    result: dict[str, Any] | None,
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(recommended, cheapest): the earliest flight with seats, and the cheapest with seats."""
+    flights = [f for f in (result or {}).get("flights", []) if f.get("seats_left", 0) > 0]
+    if not flights:
+        return None, None
+    return min(flights, key=lambda f: f["departure_time"]), min(flights, key=lambda f: f["price"])
+
+
+def choose_hotel(
+    result: dict[str, Any] | None, req: TripRequest
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(recommended, cheapest). Near a landmark: the closest; else the best rated among the
+    cheaper half of the list."""
+    hotels = list((result or {}).get("hotels", []))
+    if not hotels:
+        return None, None
+    nights = (result or {}).get("nights", req.nights)
+    hotels = [{**h, "nights": nights} for h in hotels]
+    cheapest = min(hotels, key=lambda h: h["price_per_night"])
+    if req.near and not (result or {}).get("note"):
+        return min(hotels, key=lambda h: h["distance_km"]), cheapest
+    prices = sorted(h["price_per_night"] for h in hotels)
+    median = prices[(len(prices) - 1) // 2]
+    pool = [h for h in hotels if h["price_per_night"] <= median]
+    best = max(pool, key=lambda h: (h["rating"], -h["price_per_night"]))
+    return best, cheapest
+
+
+def money(value: float) -> str:
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
+
+
+AIRLINES_EN = {
+    "中国东方航空": "China Eastern", "中国国际航空": "Air China", "中国南方航空": "China Southern",
+    "海南航空": "Hainan Airlines", "厦门航空": "Xiamen Airlines", "四川航空": "Sichuan Airlines",
+    "上海航空": "Shanghai Airlines", "深圳航空": "Shenzhen Airlines", "吉祥航空": "Juneyao Air",
+    "春秋航空": "Spring Airlines",
+}  # fmt: skip
+
+
+def dress_advice(low: int, high: int) -> tuple[str, str]:
+    """Clothing advice from the day's temperatures (article 001's 穿衣建议)."""
+    if high <= 5:
+        return "穿羽绒服、戴帽子手套", "wear a down coat, hat and gloves"
+    if high <= 12:
+        return "穿厚外套或毛衣", "wear a warm coat or a sweater"
+    if high <= 20 or low <= 10:
+        return "穿薄外套，早晚加一件", "wear a light jacket, with a layer for morning and evening"
+    return "短袖即可，注意防晒", "short sleeves are fine; mind the sun"
+
+
+def fabricated_answer(req: TripRequest) -> str:
+    """What a model says when it answers from "memory": plausible, specific, and invented."""
+    dest = req.destination or "目的地"
+    if req.language == "zh":
+        return (
+            f"好的！推荐航班 CA1234，早上 07:30 起飞，票价约 650 元；{dest}当天晴，10～18°C；"
+            f"推荐如家酒店，199 元/晚；合计约 849 元，在预算内。"
+        )
+    return (
+        f"Sure! Take flight CA1234 at 07:30 for about 650 CNY; {dest} will be sunny, 10 to 18 °C; "
+        "stay at Home Inn for 199 CNY a night; about 849 CNY in total, within budget."
+    )
