@@ -62,7 +62,7 @@ def checked(value: Message | dict[str, Any], where: str) -> Message:
     message = parse_message(value, where=where)
     try:
         json.dumps(message.wire(), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
+    except Exception as exc:  # pydantic's serialisation errors, TypeError, NaN's ValueError
         message.__dict__.pop("_wire_cache", None)
         raise InvalidMessage(f"{where} cannot be sent as JSON: {exc}") from None
     return message

@@ -14,10 +14,14 @@ import agentnb as an
 from agentnb.models import FunctionModel
 
 
+_EXECUTED = {"n": 0}
+
+
 @an.tool
 def weather(city: str, day: int = 1) -> dict:
-    """Weather."""
-    return {"city": city, "day": day}
+    """Weather; every execution returns a fresh serial number."""
+    _EXECUTED["n"] += 1
+    return {"city": city, "day": day, "serial": _EXECUTED["n"]}
 
 
 @an.tool
@@ -57,6 +61,11 @@ tool_call = st.one_of(
     st.builds(lambda i, c: ("weather", i, json.dumps({"city": c})), ids, st.text(max_size=5)),
     st.builds(lambda i: ("weather", i, '{"city": 1, "day": "x"}'), ids),  # invalid arguments
     st.builds(lambda i: ("weather", i, '{"city": '), ids),  # malformed JSON
+    st.builds(  # valid JSON that is not an object, or nested far too deep
+        lambda i, a: ("weather", i, a),
+        ids,
+        st.sampled_from(["null", "42", '"text"', "[1, 2]", "true", "[" * 50_000 + "]" * 50_000]),
+    ),
     st.builds(lambda i: ("teleport", i, "{}"), ids),  # unknown tool
     st.builds(lambda i: ("slow", i, '{"city": "x"}'), ids),
     st.builds(lambda i: ("broken", i, '{"city": "x"}'), ids),
@@ -129,6 +138,19 @@ async def play(runs: list[list], parallel: bool | None, max_iterations: int, str
         assert session.is_valid and session.problems == []
         seqs = [e.seq for e in result.events]  # one counter per session: increasing, no gaps
         assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+        # Reused ids (the pool is shared across turns and runs) never borrow an earlier result:
+        # every execution's serial answers exactly one call, and no answer invents one.
+        executed = sorted(
+            json.loads(e.content)["serial"]
+            for e in result.events
+            if isinstance(e, an.events.ToolFinished) and e.ok and e.name == "weather"
+        )
+        answered = sorted(
+            json.loads(m.text)["serial"]
+            for m in result.messages
+            if isinstance(m, an.ToolMessage) and m.name == "weather" and m.ok
+        )
+        assert answered == executed
 
 
 STATS: dict[str, int] = {}
@@ -147,3 +169,86 @@ def test_the_property_run_covered_every_way_to_stop():
 
         pytest.skip("run together with the property test")
     assert {"final_answer", "max_iterations", "cancelled", "error"} <= set(STATS), STATS
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 6), st.data())
+def test_cancelled_lock_waiters_never_strand_the_others(n, data):
+    """Waiters cancelled at any moment (before or after being chosen) never lose a wake-up."""
+    cancel = data.draw(st.lists(st.integers(0, n - 1), unique=True, max_size=n))
+    timing = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))  # after release?
+
+    async def play() -> None:
+        lock = an.Session().lock
+        await lock.acquire("holder", "s", "wait")
+        waiters = [asyncio.ensure_future(lock.acquire(f"w{i}", "s", "wait")) for i in range(n)]
+        await asyncio.sleep(0)
+        for i in cancel:
+            if not timing[i]:
+                waiters[i].cancel()
+        lock.release()
+        for i in cancel:
+            if timing[i]:
+                waiters[i].cancel()
+        for i, w in enumerate(waiters):
+            if i in cancel:
+                continue
+            await asyncio.wait_for(w, 1)
+            assert lock.holder == f"w{i}"
+            lock.release()
+        assert lock.holder is None
+
+    asyncio.run(play())
+
+
+edit = st.one_of(
+    st.just(("append_user",)),
+    st.just(("delete_last",)),
+    st.just(("replace_last",)),
+    st.just(("truncate_one",)),
+    st.just(("append_tool",)),
+)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(conversation, st.lists(st.tuples(st.integers(0, 12), edit), max_size=6))
+def test_edits_between_steps_never_leave_an_invalid_conversation(runs, edits):
+    """Edits made between steps are applied or refused whole; the session stays valid."""
+
+    def apply(session: an.Session, what: tuple) -> None:
+        kind = what[0]
+        if kind == "append_user":
+            session.append({"role": "user", "content": "edit"})
+        elif kind == "delete_last" and len(session):
+            session.delete(-1)
+        elif kind == "replace_last" and len(session):
+            session.replace(-1, {"role": "user", "content": "replaced"})
+        elif kind == "truncate_one" and len(session):
+            session.truncate(len(session) - 1)
+        elif kind == "append_tool":
+            session.append({"role": "tool", "tool_call_id": "a", "content": "forged"})
+
+    async def play() -> None:
+        session = an.Session()
+        for turns in runs[:1]:
+            model = script_model([t for t in turns if t[0] in ("text", "calls")], {})
+            agent = an.Agent("sys", TOOLS[:3], model=model, max_iterations=3)
+            run = agent.start("go", session=session)
+            step = 0
+            while not run.done:
+                for at, what in edits:
+                    if at == step and session.active_run is run:  # between steps of the run
+                        before = session.to_openai()
+                        try:
+                            apply(session, what)
+                        except (an.InvalidConversation, an.SessionBusy):
+                            assert session.to_openai() == before  # refused whole
+                try:
+                    await run.step()
+                except an.AgentnbError as exc:
+                    assert isinstance(exc, an.ModelError | an.InvalidConversation), exc
+                step += 1
+            assert session.lock.holder is None
+            assert_valid_conversation(session.to_openai())
+
+    asyncio.run(play())
