@@ -136,7 +136,7 @@ function resultCard(i, m, ctx, standalone) {
   return card;
 }
 
-function callBlock(call, i, m, ctx, msgs) {
+function callBlock(call, i, m, ctx, msgs, seen) {
   const fn = call.function || {};
   const id = String(call.id);
   const block = h("div", { class: "anb-call" },
@@ -147,7 +147,8 @@ function callBlock(call, i, m, ctx, msgs) {
     fold(pretty(fn.arguments || ""), "anb-json anb-args"));
   const res = ctx.results.get(i);
   const j = res ? res.get(id) : undefined;
-  if (j !== undefined) block.append(resultCard(j, msgs[j], ctx, false));
+  if (seen.has(id)) block.append(h("div", { class: "anb-pending anb-bad", text: "shares its id with a call above: its result cannot be told apart" }));
+  else if (j !== undefined) block.append(resultCard(j, msgs[j], ctx, false));
   else block.append(h("div", { class: "anb-pending", text: ctx.running ? "waiting for its result…" : "no result for this call" }));
   return block;
 }
@@ -182,13 +183,15 @@ function messageCard(i, msgs, ctx, flat) {
     card.append(fold(text, "", limit));
   }
   if (w.refusal) card.append(h("div", { class: "anb-warnings", text: "refusal: " + asText(w.refusal) }));
+  const seen = new Set();
   for (const call of w.tool_calls || []) {
     if (flat) {
       const fn = call.function || {};
       card.append(h("div", { class: "anb-call" },
         h("div", { class: "anb-call-head" }, h("span", { text: "→ " }), h("span", { class: "anb-name", text: String(fn.name) }), h("span", { class: "anb-id", text: `#${call.id}` })),
         fold(pretty(fn.arguments || ""), "anb-json anb-args")));
-    } else card.append(callBlock(call, i, m, ctx, msgs));
+    } else card.append(callBlock(call, i, m, ctx, msgs, seen));
+    seen.add(String(call.id));
   }
   return card;
 }
@@ -197,10 +200,13 @@ function messageCard(i, msgs, ctx, flat) {
 function contextCard(c) {
   c = c || { instructions: "", tok: 0, tools: [] };
   const toolTok = c.tools.reduce((s, t) => s + (t.tok || 0), 0);
+  const known = c.instructions || c.tools.length;
   const box = h("details", { class: "anb-card anb-context" },
     h("summary", {},
       h("b", { text: "Request context" }),
-      ` — sent before the messages in every model call: instructions ~${fmtInt(c.tok)} tok, ${c.tools.length} tool schemas ~${fmtInt(toolTok)} tok`));
+      known
+        ? ` — sent before the messages in every model call: instructions ~${fmtInt(c.tok)} tok, ${c.tools.length} tool schemas ~${fmtInt(toolTok)} tok`
+        : " — not known yet: it appears with the first model call (or bind an agent: SessionView(session, agent=agent))"));
   box.append(h("div", { class: "anb-sub", text: "instructions (the system message)" }));
   box.append(c.instructions ? fold(c.instructions) : h("div", { class: "anb-muted", text: "(none)" }));
   for (const t of c.tools) {

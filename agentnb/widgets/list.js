@@ -31,9 +31,10 @@ class VList {
     });
   }
 
+  // Called from the view's own animation frame: draw now, with the data it just read.
   setKeys(keys) {
     this.keys = keys;
-    this.schedule();
+    this.draw();
   }
 
   schedule() {
@@ -107,7 +108,12 @@ class VList {
         this.nodes.delete(k);
       }
     }
-    this.body.replaceChildren(...frag);
+    // Touch the DOM only when the drawn rows changed: re-inserting a node would detach it
+    // (losing focus and hover) and make the page jump.
+    const current = this.body.children;
+    let same = current.length === frag.length;
+    for (let i = 0; same && i < frag.length; i++) same = current[i] === frag[i];
+    if (!same) this.body.replaceChildren(...frag);
     // Measure what was drawn; the spacers cover the rest.
     let drawn = 0;
     for (let i = first; i <= last; i++) {

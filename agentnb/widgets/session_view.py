@@ -180,7 +180,8 @@ class SessionView(Widget):
             self._budgets.append((event.request, dict(event.budget)))
             self._new_since = len(self.session)
             msg["new_since"] = self._new_since
-            msg["calls"] = len(self.session.snapshots) + 1
+            calls = self.session.snapshots  # recorded at assemble (or, before, at call_model)
+            msg["calls"] = len(calls) + (0 if calls and calls[-1] is event.request else 1)
             ctx = self._request_context(event.request)
             if ctx is not None:
                 msg["context"] = ctx

@@ -64,6 +64,8 @@ async def test_run_is_followed_live_and_the_snapshot_is_exact(comms):
     assert [m["tok"] for m in state["messages"]] == [m.tokens for m in session.messages]
     assert state["status"]["reason"] == result.stop_reason == "final_answer"
     assert state["calls"] == 5 and state["new_since"] == 9
+    assert [m["calls"] for m in comm.custom() if "calls" in m] == [1, 2, 3, 4, 5]
+    assert [m["new_since"] for m in comm.custom() if "new_since" in m] == [1, 3, 5, 7, 9]
     names = [t["name"] for t in state["context"]["tools"]]
     assert names == ["search_flights", "search_weather", "search_hotels", "calculate_cost"]
     assert state["context"]["instructions"] == agent.instructions and state["context"]["tok"] > 0
