@@ -112,7 +112,7 @@ class Store {
         this.event(msg);
         break;
     }
-    if (msg.status) this.status = msg.status;
+    if (msg.status) this.status = { ...this.status, ...msg.status }; // only what changed
     if (msg.new_since != null) this.newSince = msg.new_since;
     if (msg.calls != null) this.calls = msg.calls;
     if (msg.context) this.context = msg.context;

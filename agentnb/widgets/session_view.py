@@ -187,14 +187,15 @@ class SessionView(Widget):
                 msg["context"] = ctx
         if self.driver is not None:
             status.update(self.driver.status())
-        if status != self._status:
+        changed = {k: v for k, v in status.items() if self._status.get(k, None) != v}
+        if changed:  # only what changed: the browser merges it
             self._status = status
-            msg["status"] = status
+            msg["status"] = changed
 
     def set_status(self, **changes: Any) -> None:
         """Change the status line (used by the controls) and tell the browser."""
         self._status = {**self._status, **changes}
-        self._post({"op": "status", "status": self._status})
+        self._post({"op": "status", "status": changes})
 
     # -- the request context --------------------------------------------------------------
     def _initial_context(self, agent: Any) -> dict[str, Any]:

@@ -65,4 +65,4 @@ class BrowserModel:
         elif op == "truncate":
             del self.msgs[msg["length"] :]
         if "status" in msg:
-            self.status = msg["status"]
+            self.status = {**self.status, **msg["status"]}
