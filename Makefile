@@ -8,7 +8,7 @@ UV     := $(BIN)/uv
 PORT   ?= 8888
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: help install dev local lab test test-unit test-notebooks lint format typecheck bench strip clean
+.PHONY: help install dev local lab test test-unit test-notebooks test-browser lint format typecheck bench strip clean
 
 # The offline real model: llama-cpp-python compiles llama.cpp (about 5 minutes on 2 cores),
 # and its default build can crash with SIGILL (it compiles for the build CPU's newest
@@ -54,12 +54,23 @@ local: dev
 	$(BIN)/python -m agentnb.models.local check
 
 lab: install
-	cd notebooks && ../$(BIN)/jupyter lab $(ROOT_FLAG) --port=$(PORT) 00_quickstart.ipynb
+	cd notebooks && JUPYTERLAB_SETTINGS_DIR=$(CURDIR)/etc/jupyterlab/user-settings \
+	  ../$(BIN)/jupyter lab $(ROOT_FLAG) --port=$(PORT) 00_quickstart.ipynb
 
-test: dev local lint test-unit test-notebooks
+test: dev local lint test-unit test-notebooks test-browser
 
 test-unit:
-	$(BIN)/python -m pytest tests --timeout=300
+	$(BIN)/python -m pytest tests --timeout=300 --ignore=tests/browser
+
+# The real-browser tier: JupyterLab + Debian's chromium driven by playwright (never
+# `playwright install`: it downloads). fonts-noto-cjk, or Chinese renders as boxes.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+test-browser: dev
+	@if [ ! -x /usr/bin/chromium ] || ! dpkg -s fonts-noto-cjk >/dev/null 2>&1; then \
+	  $(SUDO) apt-get update && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-noto-cjk; \
+	fi
+	$(BIN)/python -m pytest tests/browser --timeout=600
 
 test-notebooks:
 	$(BIN)/python scripts/check_notebooks.py
@@ -78,6 +89,7 @@ typecheck: lint
 
 bench: install
 	$(BIN)/python scripts/bench.py
+	$(BIN)/python scripts/bench_view.py
 
 strip: $(BIN)/python
 	$(BIN)/python scripts/check_notebooks.py --strip

@@ -125,6 +125,11 @@ def browser(n: int) -> None:
     from lab import CHROMIUM, chromium, running_lab
     from perf import measure
 
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        print("browser figures skipped: the playwright package is missing (make dev)")
+        return
     if not Path(CHROMIUM).exists():
         print(f"browser figures skipped: {CHROMIUM} is missing (make test-browser installs it)")
         return

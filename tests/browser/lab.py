@@ -53,22 +53,26 @@ def free_port() -> int:
 class Lab:
     """A JupyterLab server in ``root`` (a temporary folder); ``url(path)`` opens a notebook."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, settings: Path | None = None) -> None:
         self.root = root
+        self.settings = settings  # a JUPYTERLAB_SETTINGS_DIR to use instead of SETTINGS
         self.port = free_port()
         self.token = secrets.token_hex(16)
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 60) -> None:
         state = self.root / ".state"
-        for name, value in SETTINGS.items():
-            path = state / "settings" / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(value))
+        settings = self.settings or state / "settings"
+        if self.settings is None:
+            for name, value in SETTINGS.items():
+                path = settings / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps(value))
+        state.mkdir(parents=True, exist_ok=True)
         env = {
             **os.environ,
             "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
-            "JUPYTERLAB_SETTINGS_DIR": str(state / "settings"),
+            "JUPYTERLAB_SETTINGS_DIR": str(settings),
             "JUPYTERLAB_WORKSPACES_DIR": str(state / "workspaces"),
             "JUPYTER_CONFIG_DIR": str(state / "config"),
             "IPYTHONDIR": str(state / "ipython"),
@@ -120,8 +124,8 @@ class Lab:
 
 
 @contextlib.contextmanager
-def running_lab(root: Path) -> Iterator[Lab]:
-    lab = Lab(root)
+def running_lab(root: Path, settings: Path | None = None) -> Iterator[Lab]:
+    lab = Lab(root, settings)
     lab.start()
     try:
         yield lab
