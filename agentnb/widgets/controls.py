@@ -100,6 +100,7 @@ class Driver:
         if len(self.session) > self.base:
             self.session.truncate(self.base)
         self.view.set_status(state="idle", stage=None, iteration=0, reason=None, error=None)
+        self.view.refresh()
 
     # -- the background task ----------------------------------------------------------------
     def _ensure_run(self, text: str) -> None:
