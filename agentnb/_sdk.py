@@ -13,15 +13,16 @@ from typing import Any
 __all__ = ["normalise_assistant"]
 
 #: Fields a request must not carry when they are null.
-_NULLABLE = ("tool_calls", "audio", "function_call", "refusal", "name", "reasoning_content")
+_NULLABLE = frozenset(
+    ("tool_calls", "audio", "function_call", "refusal", "name", "reasoning_content")
+)
+_SUSPECT = _NULLABLE | {"annotations"}
 
 
 def normalise_assistant(value: dict[str, Any]) -> dict[str, Any]:
     """Accept the SDK's ``model_dump()`` of a reply: drop nulls and response-only fields."""
-    if not any(k in value for k in ("annotations", "audio")) and not any(
-        value.get(k, 0) is None for k in _NULLABLE
-    ):
-        return value
+    if _SUSPECT.isdisjoint(value):
+        return value  # the common case, checked in one call
     out = {k: v for k, v in value.items() if not (k in _NULLABLE and v is None)}
     out.pop("annotations", None)
     audio = out.get("audio")

@@ -74,6 +74,7 @@ def _params(field: str, value: Any) -> Any:
 
 CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "name": text_setting,
+    "instructions": text_setting,
     "max_iterations": _whole(1),
     "repeat_limit": _whole(0),
     "token_budget": _whole(1, optional=True),

@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ._settings import CHECKS, text_setting
+from ._settings import CHECKS
 from .context import ContextPolicy, DropOldest, KeepAll
 from .errors import ConfigurationError, RunStateError
 from .events import Event
@@ -31,6 +32,18 @@ if TYPE_CHECKING:
 __all__ = ["Agent"]
 
 Input = str | Message | dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """The fixed part of every request: instructions, tool schemas, their token counts."""
+
+    system: dict[str, Any] | None
+    tools: list[dict[str, Any]]
+    instructions_tokens: int
+    tools_tokens: int
+    tokenizer: Tokenizer
+    policy: ContextPolicy
 
 
 class Agent:
@@ -57,6 +70,9 @@ class Agent:
     """
 
     name: str
+    instructions: str
+    model: ModelLike | None
+    tools: Toolset
     max_iterations: int
     repeat_limit: int
     token_budget: int | None
@@ -88,10 +104,10 @@ class Agent:
         context: ContextPolicy | None = None,
         tokenizer: Tokenizer | None = None,
     ) -> None:
-        self._tokens_key: tuple[Any, ...] = ()
+        super().__setattr__("_prompt_key", ())
         self.name = name
         self.instructions = instructions
-        self.tools = tools
+        self.tools = tools  # type: ignore[assignment]  # converted to a Toolset on set
         self.model = model
         self.max_iterations = max_iterations
         self.repeat_limit = repeat_limit
@@ -110,7 +126,15 @@ class Agent:
         check = CHECKS.get(field)
         if check is not None:
             value = check(field, value)
+        elif field == "model":
+            value = self._checked_model(value)
+        elif field == "tools":
+            value = self._checked_tools(value)
         super().__setattr__(field, value)
+        if field == "instructions":
+            self._system = SystemMessage(content=value) if value else None
+        if not field.startswith("_"):  # a setting changed: prompt() rebuilds
+            super().__setattr__("_stamp", self.__dict__.get("_stamp", 0) + 1)
         window = self.__dict__.get("context_window")
         reserve = self.__dict__.get("reply_reserve", 0)
         if (
@@ -122,23 +146,12 @@ class Agent:
                 f"reply_reserve ({reserve}) must be smaller than context_window ({window})"
             )
 
+    _stamp: int
+    _prompt_key: tuple[Any, ...]
+    _prompt: Prompt
+
     # -- the parts assemble reads -----------------------------------------------------------
-    @property
-    def instructions(self) -> str:
-        return self._instructions
-
-    @instructions.setter
-    def instructions(self, value: str) -> None:
-        text_setting("instructions", value)
-        self._instructions = value
-        self._system = SystemMessage(content=value) if value else None
-
-    @property
-    def model(self) -> ModelLike | None:
-        return self._model
-
-    @model.setter
-    def model(self, value: ModelLike | None) -> None:
+    def _checked_model(self, value: Any) -> ModelLike | None:
         if value is not None and not isinstance(value, ModelLike):
             hint = (
                 "wrap a function with an.models.FunctionModel(fn)"
@@ -149,23 +162,21 @@ class Agent:
                 f"{type(value).__name__} is not a model (it needs name, streaming and an async "
                 f"complete(request)); {hint}"
             )
-        self._model = value
+        own = getattr(value, "tokenizer", None)  # checked here, once, not on every request
+        self._model_tokenizer: Tokenizer | None = own if isinstance(own, Tokenizer) else None
+        return value
 
-    @property
-    def tools(self) -> Toolset:
-        return self._tools
-
-    @tools.setter
-    def tools(self, value: Iterable[Tool | Callable[..., Any]] | Toolset) -> None:
+    @staticmethod
+    def _checked_tools(value: Any) -> Toolset:
         if not isinstance(value, Toolset | Iterable):
             raise ConfigurationError(f"tools must be a list of tools, got {value!r}")
-        self._tools = value if isinstance(value, Toolset) else Toolset(value)
+        return value if isinstance(value, Toolset) else Toolset(value)
 
     @property
     def context(self) -> ContextPolicy:
         if self._context is not None:
             return self._context
-        return DropOldest() if self.context_window is not None else _KEEP_ALL
+        return _DROP_OLDEST if self.context_window is not None else _KEEP_ALL
 
     @context.setter
     def context(self, value: ContextPolicy | None) -> None:
@@ -178,8 +189,8 @@ class Agent:
 
     @property
     def tokenizer(self) -> Tokenizer:
-        own = self._tokenizer or getattr(self._model, "tokenizer", None)
-        return own if isinstance(own, Tokenizer) else DEFAULT_TOKENIZER
+        """Counts tokens for budgets: the one given, else the model's own, else the heuristic."""
+        return self._tokenizer or self._model_tokenizer or DEFAULT_TOKENIZER
 
     @tokenizer.setter
     def tokenizer(self, value: Tokenizer | None) -> None:
@@ -192,23 +203,27 @@ class Agent:
         return self._system.wire() if self._system is not None else None
 
     def instructions_tokens(self) -> int:
-        return self._counts()[0]
+        return self.prompt().instructions_tokens
 
     def tools_tokens(self) -> int:
-        return self._counts()[1]
+        return self.prompt().tools_tokens
 
-    def _counts(self) -> tuple[int, int]:
-        tokenizer = self.tokenizer
-        key = (self._instructions, id(self._tools), self._tools.version, tokenizer)
-        if key != self._tokens_key:
-            system = self.system_wire()
-            schemas = self._tools.schemas()
-            self._tokens_key = key
-            self._token_counts = (
+    def prompt(self) -> Prompt:
+        """What every request starts with, counted; rebuilt only when a part changed."""
+        tools = self.tools
+        key = (self._stamp, tools, tools.version)
+        if key != self._prompt_key:
+            tokenizer, system, schemas = self.tokenizer, self.system_wire(), tools.schemas()
+            self._prompt_key = key
+            self._prompt = Prompt(
+                system,
+                schemas,
                 tokenizer.count_message(system) if system else 0,
                 tokenizer.count_json(schemas) if schemas else 0,
+                tokenizer,
+                self.context,
             )
-        return self._token_counts
+        return self._prompt
 
     # -- running ------------------------------------------------------------------------
     def start(
@@ -261,9 +276,10 @@ class Agent:
     def __repr__(self) -> str:
         model = getattr(self.model, "name", None)
         return (
-            f"<Agent {self.name!r}: {len(self._tools)} tools ({', '.join(self._tools.names)}), "
+            f"<Agent {self.name!r}: {len(self.tools)} tools ({', '.join(self.tools.names)}), "
             f"model={model!r}, max_iterations={self.max_iterations}>"
         )
 
 
 _KEEP_ALL = KeepAll()
+_DROP_OLDEST = DropOldest()

@@ -98,8 +98,9 @@ class _Message(BaseModel):
     def wire(self) -> dict[str, Any]:
         """The cached wire dict. Shared by every request that carries this message: read only."""
         # Frozen model: caching in __dict__ is safe (model_copy drops the cache below).
-        cached: dict[str, Any] | None = self.__dict__.get("_wire_cache")
-        if cached is None:
+        try:
+            cached: dict[str, Any] = self.__dict__["_wire_cache"]
+        except KeyError:
             cached = {"role": self.role}
             cached.update(self.model_dump(mode="json", exclude_unset=True, by_alias=True))
             self.__dict__["_wire_cache"] = cached
@@ -120,23 +121,24 @@ class _Message(BaseModel):
     @property
     def text(self) -> str:
         """The text content ('' when there is none; text parts joined for multi-part content)."""
-        content = getattr(self, "content", None)
+        content = self.__dict__.get("content")
+        if content.__class__ is str:  # the common case first (no call)
+            return content
         if content is None:
             return ""
-        if isinstance(content, str):
-            return content
         return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
 
     @property
     def tokens(self) -> int:
         """Estimated tokens this message costs in a prompt (see :mod:`agentnb.tokens`)."""
-        tokens: int | None = self.__dict__.get("_tokens_cache")
-        if tokens is None:
-            tokens = MESSAGE_OVERHEAD + estimate_tokens(self.text)
-            for call in self.__dict__.get("tool_calls") or ():
-                tokens += estimate_tokens(call.function.name)
-                tokens += estimate_tokens(call.function.arguments)
-            self.__dict__["_tokens_cache"] = tokens
+        try:
+            tokens: int = self.__dict__["_tokens_cache"]
+        except KeyError:
+            text = self.text
+            calls = self.__dict__.get("tool_calls")
+            if calls:  # counted as one text: names and arguments are what the model reads
+                text += "".join([c.function.name + c.function.arguments for c in calls])
+            tokens = self.__dict__["_tokens_cache"] = MESSAGE_OVERHEAD + estimate_tokens(text)
         return tokens
 
     def __repr__(self) -> str:
@@ -206,12 +208,14 @@ class ToolMessage(_Message):
     def answer(cls, tool_call_id: str, name: str, content: str) -> ToolMessage:
         """The runtime's constructor: validated, with the wire form filled in at once."""
         message = cls(tool_call_id=tool_call_id, name=name, content=content)
-        message.__dict__["_wire_cache"] = {
+        cache = message.__dict__
+        cache["_wire_cache"] = {
             "role": "tool",
             "tool_call_id": tool_call_id,
             "name": name,
             "content": content,
         }
+        cache["_tokens_cache"] = MESSAGE_OVERHEAD + estimate_tokens(content)
         return message
 
     def _repr_extra(self) -> str:

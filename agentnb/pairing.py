@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .messages import AssistantMessage, Message, ToolMessage
+from .messages import Message
 
 __all__ = ["Pairing", "conversation_problems"]
 
@@ -26,11 +26,12 @@ class Pairing:
         self.problems: list[tuple[int, str]] = []
 
     def feed(self, index: int, message: Message) -> None:
-        if isinstance(message, ToolMessage):
-            if self.open.pop(message.tool_call_id, None) is None:
-                self.problems.append(
-                    (index, f"tool result for call {message.tool_call_id!r} answers no open call")
-                )
+        role = message.role  # a string compare: this runs on every append
+        if role == "tool":
+            call_id = message.tool_call_id  # type: ignore[union-attr]
+            if self.open.pop(call_id, None) is None:
+                problem = f"tool result for call {call_id!r} answers no open call"
+                self.problems.append((index, problem))
             return
         if self.open:
             ids = ", ".join(self.open)
@@ -38,9 +39,10 @@ class Pairing:
                 (self.open_at, f"calls {ids} have no tool result before message #{index}")
             )
             self.open = {}
-        if isinstance(message, AssistantMessage) and message.tool_calls:
+        calls = message.tool_calls if role == "assistant" else None  # type: ignore[union-attr]
+        if calls:
             self.open_at = index
-            for call in message.tool_calls:
+            for call in calls:
                 if call.id in self.open:
                     self.problems.append((index, f"two tool calls share the id {call.id!r}"))
                 self.open[call.id] = call.function.name

@@ -32,7 +32,8 @@ def estimate_tokens(text: str | None) -> int:
         return 0
     ascii_chars = len(text.encode("ascii", "ignore"))
     other = len(text) - ascii_chars
-    return max(1, -(-ascii_chars // 4) + -(-other // 2))
+    tokens = -(-ascii_chars // 4) + -(-other // 2)  # ceiling divisions
+    return tokens if tokens > 0 else 1
 
 
 def estimate_json_tokens(value: Any) -> int:

@@ -71,13 +71,16 @@ def checked(value: Message | dict[str, Any], where: str) -> Message:
 class Transcript:
     """Messages in OpenAI shape with their wire cache, token total and pairing state."""
 
-    __slots__ = ("_messages", "_pairing", "_tokens", "_wires", "rewrites", "version")
+    __slots__ = ("_pairing", "messages", "rewrites", "tokens", "version", "wires")
 
     def __init__(self) -> None:
-        self._messages: list[Message] = []
-        self._wires: list[dict[str, Any]] = []
+        #: The messages (read only: a rewrite replaces the list, request records share it).
+        self.messages: list[Message] = []
+        #: The cached wire dicts, parallel to ``messages`` (read only).
+        self.wires: list[dict[str, Any]] = []
+        #: Estimated tokens of the whole history (the heuristic of :mod:`agentnb.tokens`).
+        self.tokens = 0
         self._pairing = Pairing()
-        self._tokens = 0
         #: Bumped by every change; a store commits against it.
         self.version = 0
         #: Bumped by every change that is not an append (the history was rewritten).
@@ -85,21 +88,7 @@ class Transcript:
 
     # -- reading ---------------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self._messages)
-
-    @property
-    def messages(self) -> list[Message]:
-        """The current message list (do not mutate; it is shared with request records)."""
-        return self._messages
-
-    @property
-    def wires(self) -> list[dict[str, Any]]:
-        """The cached wire dicts, parallel to :attr:`messages` (read only)."""
-        return self._wires
-
-    @property
-    def tokens(self) -> int:
-        return self._tokens
+        return len(self.messages)
 
     @property
     def is_valid(self) -> bool:
@@ -119,34 +108,34 @@ class Transcript:
         at = self.open_at
         if at is None:
             return []
-        message = self._messages[at]
+        message = self.messages[at]
         assert isinstance(message, AssistantMessage)
         return [c for c in message.calls if c.id in self._pairing.open]
 
     def problems(self) -> list[str]:
-        return conversation_problems(self._messages)
+        return conversation_problems(self.messages)
 
     def only_open_at_end(self) -> bool:
         """No pairing problem except calls of the last assistant message awaiting results."""
         if self._pairing.problems:
             return False
         at = self.open_at
-        return at is None or all(isinstance(m, ToolMessage) for m in self._messages[at + 1 :])
+        return at is None or all(isinstance(m, ToolMessage) for m in self.messages[at + 1 :])
 
     # -- changing ------------------------------------------------------------------------
     def add(self, message: Message) -> int:
         """Append a message the runtime built (already valid). Returns its index."""
-        index = len(self._messages)
+        index = len(self.messages)
         wire = message.wire()
-        self._messages.append(message)
-        self._wires.append(wire)
+        self.messages.append(message)
+        self.wires.append(wire)
         self._pairing.feed(index, message)
-        self._tokens += message.tokens
+        self.tokens += message.tokens
         self.version += 1
         return index
 
     def append(self, value: Message | dict[str, Any]) -> tuple[int, Message]:
-        message = checked(value, f"message #{len(self._messages)}")
+        message = checked(value, f"message #{len(self.messages)}")
         return self.add(message), message
 
     def would_break(self, value: Message) -> list[str]:
@@ -154,7 +143,7 @@ class Transcript:
         trial = Pairing()
         trial.open = dict(self._pairing.open)
         trial.open_at = self._pairing.open_at
-        trial.feed(len(self._messages), value)
+        trial.feed(len(self.messages), value)
         return [text for _, text in trial.problems]
 
     def rewrite(self, messages: list[Message]) -> None:
@@ -166,13 +155,13 @@ class Transcript:
             pairing.feed(i, m)
             tokens += m.tokens
             wires.append(m.wire())
-        self._messages, self._wires, self._pairing, self._tokens = messages, wires, pairing, tokens
+        self.messages, self.wires, self._pairing, self.tokens = messages, wires, pairing, tokens
         self.version += 1
         self.rewrites += 1
 
     def replaced(self, index: int, value: Message | dict[str, Any]) -> list[Message]:
-        index = range(len(self._messages))[index]
-        new = list(self._messages)
+        index = range(len(self.messages))[index]
+        new = list(self.messages)
         new[index] = checked(value, f"message #{index}")
         return new
 
@@ -199,7 +188,7 @@ class Transcript:
                 fixed.append(msg)
                 changes += 1
 
-        for m in self._messages:
+        for m in self.messages:
             if isinstance(m, ToolMessage):
                 if m.tool_call_id not in pairing.open:
                     changes += 1

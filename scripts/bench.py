@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import inspect
 import json
 import pstats
 import statistics
@@ -36,23 +37,23 @@ TOOL_ARGS = [
 ]
 
 
-# -- the four instant tools, shared by both loops ----------------------------------------------
-def search_flights(departure: str, destination: str, date: str) -> dict:
+# -- the four instant tools, shared by both loops (async, as I/O tools are written) ------------
+async def search_flights(departure: str, destination: str, date: str) -> dict:
     """Flights."""
     return {"flights": [{"flight_no": "MU5101", "price": 880}]}
 
 
-def search_weather(city: str, date: str) -> dict:
+async def search_weather(city: str, date: str) -> dict:
     """Weather."""
     return {"city": city, "condition": "晴", "min_c": -3, "max_c": 5}
 
 
-def search_hotels(city: str, check_in_date: str) -> dict:
+async def search_hotels(city: str, check_in_date: str) -> dict:
     """Hotels."""
     return {"hotels": [{"name": "全季", "price": 520}]}
 
 
-def calculate_cost(items: list[float]) -> dict:
+async def calculate_cost(items: list[float]) -> dict:
     """Sum."""
     return {"total": sum(items)}
 
@@ -73,28 +74,37 @@ def reply_dicts() -> list[dict]:
     return out
 
 
-# -- the bare loop: the minimal runtime of article 002 §4.2, with dicts ----------------------------
+def history(n: int) -> list[dict]:
+    """``n`` messages of earlier conversation (user/assistant pairs)."""
+    roles = ("user", "assistant")
+    return [{"role": roles[i % 2], "content": f"第 {i} 条消息：之前的对话内容。"} for i in range(n)]
+
+
+# -- the bare loop: the minimal runtime of article 002 §4.2, as users write it -----------------
 class BareModel:
+    """Replies are dicts, as a provider's parsed JSON; the loop reads them as dicts."""
+
     def __init__(self, replies: list[dict], delay: float = 0.0) -> None:
         self.replies, self.delay = replies, delay
 
-    async def complete(self, messages: list[dict]) -> dict:
+    async def complete(self, messages: list[dict], turn: int) -> dict:
         if self.delay:
             await asyncio.sleep(self.delay)
-        return self.replies[(len(messages) - 2) // 2]
+        return self.replies[turn]
 
 
-async def bare_run(model: BareModel, task: str, max_steps: int = 10) -> str:
-    messages = [{"role": "system", "content": "你是差旅助手。"}, {"role": "user", "content": task}]
-    for _ in range(max_steps):
-        reply = await model.complete(list(messages))
+async def bare_run(model: BareModel, task: str, past: list[dict], max_steps: int = 10) -> str:
+    messages = [{"role": "system", "content": "你是差旅助手。"}, *past]
+    messages.append({"role": "user", "content": task})
+    for turn in range(max_steps):
+        reply = await model.complete(list(messages), turn)
         messages.append(reply)
         calls = reply.get("tool_calls")
         if not calls:
             return reply["content"]
         for call in calls:
             fn = FUNCS[call["function"]["name"]]
-            result = fn(**json.loads(call["function"]["arguments"]))
+            result = await fn(**json.loads(call["function"]["arguments"]))
             messages.append(
                 {
                     "role": "tool",
@@ -106,21 +116,38 @@ async def bare_run(model: BareModel, task: str, max_steps: int = 10) -> str:
 
 
 # -- agentnb ---------------------------------------------------------------------------
-def make_agent(delay: float = 0.0, threaded: bool = False) -> an.Agent:
-    responses = [an.models.base.coerce_response(d) for d in reply_dicts()]
+def make_agent(delay: float = 0.0, threaded: bool = False, past: int = 0) -> an.Agent:
+    """The same work; reply dicts are parsed into messages on every call, as a client does."""
+    replies = reply_dicts()
 
     async def respond(request):  # type: ignore[no-untyped-def]
         if delay:
             await asyncio.sleep(delay)
-        return responses[(len(request.messages) - 2) // 2]
+        return replies[(request.size - 2 - past) // 2]
 
-    async def respond_sync(request):  # type: ignore[no-untyped-def]
-        return responses[(len(request.messages) - 2) // 2]
+    if threaded:  # the same tools written as plain functions, run in threads (the default)
+        tools = [an.tool(_blocking(name)) for name in FUNCS]
+    else:
+        tools = [an.tool(f) for f in FUNCS.values()]
+    return an.Agent("你是差旅助手。", tools, model=FunctionModel(respond))
 
-    tools = [an.tool(f, threaded=threaded) for f in FUNCS.values()]
-    return an.Agent(
-        "你是差旅助手。", tools, model=FunctionModel(respond if delay else respond_sync)
-    )
+
+def _blocking(name: str):  # type: ignore[no-untyped-def]
+    results = {
+        "search_flights": lambda **kw: {"flights": [{"flight_no": "MU5101", "price": 880}]},
+        "search_weather": lambda city, date: {"city": city, "condition": "晴"},
+        "search_hotels": lambda **kw: {"hotels": [{"name": "全季", "price": 520}]},
+        "calculate_cost": lambda items: {"total": sum(items)},
+    }
+    fn = results[name]
+
+    def call(**kwargs):  # type: ignore[no-untyped-def]
+        return fn(**kwargs)
+
+    call.__name__ = name
+    call.__signature__ = inspect.signature(FUNCS[name])  # type: ignore[attr-defined]
+    call.__annotations__ = dict(FUNCS[name].__annotations__)
+    return call
 
 
 def cpu_per_iteration(run_once, runs: int) -> float:  # type: ignore[no-untyped-def]
@@ -161,7 +188,7 @@ def concurrent(run_once, n: int) -> tuple[float, float]:  # type: ignore[no-unty
 
 
 def event_cost() -> float:
-    """CPU time to build one frozen event (a ToolFinished), for the breakdown."""
+    """CPU time to build one event (a ToolFinished), for the breakdown."""
     import timeit
 
     from agentnb.events import Origin, ToolFinished
@@ -176,11 +203,41 @@ def event_cost() -> float:
     return timeit.timeit(make, number=n) / n
 
 
+def growth(task: str, runs: int) -> list[tuple[int, float, float]]:
+    """CPU per iteration with 0/100/1,000/5,000 messages already in the session."""
+    rows = []
+    for n in (0, 100, 1_000, 5_000):
+        past = history(n)
+        bare_model = BareModel(reply_dicts())
+        agent = make_agent(past=n)
+
+        async def bare_once(model: BareModel = bare_model, past: list = past) -> None:
+            await bare_run(model, task, past)
+
+        async def agentnb_once(agent: an.Agent = agent, past: list = past) -> None:
+            result = await agent.run(task, session=an.Session(past))
+            assert result.iterations == CALLS, result
+
+        # Building the session is setup, not loop work: time it apart and subtract it.
+        async def setup_only(past: list = past) -> None:
+            an.Session(past)
+
+        k = max(runs // max(n // 100, 1), 10)
+        setup = cpu_per_iteration(setup_only, k)
+        rows.append(
+            (n, cpu_per_iteration(bare_once, k), cpu_per_iteration(agentnb_once, k) - setup)
+        )
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=400, help="runs per CPU sample")
     parser.add_argument("--concurrent", type=int, default=500)
+    parser.add_argument("--quick", action="store_true", help="fewer runs (for CI smoke checks)")
     args = parser.parse_args()
+    if args.quick:
+        args.runs, args.concurrent = 40, 100
     task = "我周五从上海去北京出差，帮我看看航班和天气，再帮我订个酒店，预算控制在3000以内。"
 
     bare_model = BareModel(reply_dicts())
@@ -189,27 +246,28 @@ def main() -> int:
     events_per_run: list[int] = []
 
     async def bare_once() -> None:
-        assert (await bare_run(bare_model, task)).startswith("MU5101")
+        assert (await bare_run(bare_model, task, [])).startswith("MU5101")
 
     async def agentnb_once() -> None:
         result = await agent.run(task)
-        assert result.stop_reason == "final_answer" and result.iterations == CALLS
+        assert result.stop_reason == "final_answer" and result.iterations == CALLS, result
         events_per_run.append(len(result.events))
 
     async def threaded_once() -> None:
         await threaded.run(task)
 
     print(f"agentnb {an.__version__} runtime overhead (python {sys.version.split()[0]})")
-    print(f"work per run: {CALLS} model calls, 4 instant tools, every event recorded\n")
+    print(f"work per run: {CALLS} model calls (reply dicts parsed), 4 async tools, every event "
+          "recorded\n")  # fmt: skip
     bare_cpu = cpu_per_iteration(bare_once, args.runs)
     an_cpu = cpu_per_iteration(agentnb_once, args.runs)
     th_cpu = cpu_per_iteration(threaded_once, max(args.runs // 4, 20))
     row = "  {:<34}{:>9.1f} us {:>6.1f}x  {}"
     print("CPU per loop iteration (median of 5 samples)")
     print(row.format("bare dict loop", bare_cpu * 1e6, 1.0, ""))
-    print(row.format("agentnb, inline sync tools", an_cpu * 1e6, an_cpu / bare_cpu, "target <= 5x"))
-    print(row.format("agentnb, threaded sync tools", th_cpu * 1e6, th_cpu / bare_cpu,
-                     "(default for sync tools: keeps the loop free)"))  # fmt: skip
+    print(row.format("agentnb", an_cpu * 1e6, an_cpu / bare_cpu, "target <= 5x"))
+    print(row.format("agentnb, sync tools in threads", th_cpu * 1e6, th_cpu / bare_cpu,
+                     "(the default for plain functions)"))  # fmt: skip
     per_iteration = statistics.mean(events_per_run) / CALLS
     one_event = event_cost()
     print(f"  of which: {per_iteration:.1f} events per iteration x {one_event * 1e6:.2f} us each "
@@ -219,14 +277,19 @@ def main() -> int:
     an_calls = calls_per_iteration(agentnb_once)
     print("\nPython-level calls per iteration (cProfile; independent of machine load)")
     print(f"  {'bare dict loop':<34}{bare_calls:>9.0f}")
-    print(f"  {'agentnb':<34}{an_calls:>9.0f}    target <= 300")
+    print(f"  {'agentnb':<34}{an_calls:>9.0f}    target <= 150")
+
+    print("\nGrowth: CPU per iteration with N messages already in the session")
+    print(f"  {'N':>6} {'bare':>10} {'agentnb':>10} {'ratio':>7}")
+    for n, bare, ours in growth(task, max(args.runs // 4, 20)):
+        print(f"  {n:>6} {bare * 1e6:>8.1f}us {ours * 1e6:>8.1f}us {ours / bare:>6.1f}x")
 
     n = args.concurrent
     slow_agent = make_agent(delay=0.01)
     slow_bare = BareModel(reply_dicts(), delay=0.01)
 
     async def slow_bare_once() -> None:
-        await bare_run(slow_bare, task)
+        await bare_run(slow_bare, task, [])
 
     async def slow_agentnb_once() -> None:
         await slow_agent.run(task)

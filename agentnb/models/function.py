@@ -31,12 +31,16 @@ class FunctionModel(Model):
         self.streaming = stream
         self.chunk_size = chunk_size
         self.requests: list[ModelRequest] = []
+        self._async = inspect.iscoroutinefunction(fn)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         self.requests.append(request)
-        reply = self.fn(request)
-        if inspect.isawaitable(reply):
-            reply = await reply
+        if self._async:
+            reply = await self.fn(request)
+        else:
+            reply = self.fn(request)
+            if inspect.isawaitable(reply):  # a sync function that returned an awaitable
+                reply = await reply
         return coerce_response(reply, self.name)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:

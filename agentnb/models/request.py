@@ -103,7 +103,11 @@ class ModelRequest:
     @property
     def size(self) -> int:
         """How many messages the request carries (without building them)."""
-        return len(self._head) + sum(b - a for a, b in self._spans)
+        spans = self._spans
+        if len(spans) == 1:
+            ((a, b),) = spans
+            return len(self._head) + b - a
+        return len(self._head) + sum(b - a for a, b in spans)
 
     def to_openai(self) -> dict[str, Any]:
         """The request body (without ``model``), as a fresh JSON-ready dict."""

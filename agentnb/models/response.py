@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
+from .._sdk import normalise_assistant
 from ..errors import InvalidMessage, ModelResponseError
 from ..messages import AssistantMessage, parse_message
 
@@ -60,6 +63,9 @@ def coerce_response(value: Any, model: str | None = None) -> ModelResponse:
     A ``ModelResponse``; an ``AssistantMessage``; a plain string (a text answer); an
     assistant-message dict; or a whole Chat Completions response dict (``choices[0]``).
     """
+    if type(value) is dict and value.get("role") == "assistant":  # the common case, first
+        reply = _assistant(value)
+        return ModelResponse(reply, None, "tool_calls" if reply.tool_calls else "stop", model)
     if isinstance(value, ModelResponse):
         return value
     if isinstance(value, AssistantMessage):
@@ -96,13 +102,20 @@ def coerce_response(value: Any, model: str | None = None) -> ModelResponse:
             raise ModelResponseError(
                 f"a model reply must be an assistant message, got role {data.get('role')!r}"
             )
-        try:
-            parsed = parse_message(data, where="model reply")
-        except InvalidMessage as exc:
-            raise ModelResponseError(str(exc)) from None
-        assert isinstance(parsed, AssistantMessage)
-        return coerce_response(parsed, model)
+        return coerce_response(_assistant(data), model)
     raise ModelResponseError(
         f"cannot use a {type(value).__name__} as a model reply; give a string, an assistant "
         "message dict, an AssistantMessage or a ModelResponse"
     )
+
+
+def _assistant(data: dict[str, Any]) -> AssistantMessage:
+    try:
+        return AssistantMessage.model_validate(normalise_assistant(data))
+    except ValidationError:
+        pass
+    try:  # parse again for the readable error
+        parse_message(data, where="model reply")
+    except InvalidMessage as exc:
+        raise ModelResponseError(str(exc)) from None
+    raise ModelResponseError(f"model reply {data!r} is not an assistant message")

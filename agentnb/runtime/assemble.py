@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..context import Budget, KeepAll
+from ..context import Budget, KeepAll, Selection
 from ..events import RequestAssembled
 from ..models.base import ModelRequest
 from ..tokens import DEFAULT_TOKENIZER
@@ -23,42 +23,35 @@ def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelRequest:
     if not transcript.is_valid:
         session.check()  # raises InvalidConversation with the problems in words
     agent = state.agent
-    tokenizer = agent.tokenizer
-    default = tokenizer is DEFAULT_TOKENIZER
+    prompt = agent.prompt()
+    tokenizer = prompt.tokenizer
     history = transcript.messages
     params: dict[str, Any] = dict(agent.model_params)
-    tools: list[dict[str, Any]] = agent.tools.schemas() if tools_enabled else []
+    tools = prompt.tools if tools_enabled else []
     if tools and agent.parallel_tool_calls is not None:
         params["parallel_tool_calls"] = agent.parallel_tool_calls
-    history_tokens = (
-        transcript.tokens if default else sum(tokenizer.count_message(w) for w in transcript.wires)
-    )
     budget = Budget(
-        agent.instructions_tokens(),
-        agent.tools_tokens() if tools else 0,
-        history_tokens,
+        prompt.instructions_tokens,
+        prompt.tools_tokens if tools else 0,
+        transcript.tokens
+        if tokenizer is DEFAULT_TOKENIZER
+        else sum(tokenizer.count_message(w) for w in transcript.wires),
         agent.context_window,
         agent.reply_reserve,
     )
-    policy = agent.context
+    policy = prompt.policy
+    history_tokens = budget.history
     if type(policy) is KeepAll:
-        spans: tuple[tuple[int, int], ...] = ((0, len(history)),)
-        inserted: tuple[dict[str, Any], ...] = ()
-        dropped: tuple[tuple[int, int], ...] = ()
-        summarised: tuple[tuple[int, int], ...] = ()
-        note = ""
+        selection = Selection(((0, len(history)),))
     else:
         selection = policy.select(history, budget)
-        spans, inserted = selection.spans, selection.inserted
-        dropped, summarised, note = selection.dropped, selection.summarised, selection.note
-        wires = transcript.wires
-        count = tokenizer.count_message
-        history_tokens = sum(count(wires[i]) for a, b in spans for i in range(a, b))
-        history_tokens += sum(count(m) for m in inserted)
-    system = agent.system_wire()
-    head = (system, *inserted) if system is not None else inserted
+        wires, count = transcript.wires, tokenizer.count_message
+        history_tokens = sum(count(wires[i]) for a, b in selection.spans for i in range(a, b))
+        history_tokens += sum(count(m) for m in selection.inserted)
+    system = prompt.system
+    head = (system, *selection.inserted) if system is not None else selection.inserted
     request = ModelRequest(
-        tools=tools, params=params, head=head, source=transcript.wires, spans=spans
+        tools=tools, params=params, head=head, source=transcript.wires, spans=selection.spans
     )
     total = budget.instructions + budget.tools + history_tokens
     report = {
@@ -78,8 +71,8 @@ def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelRequest:
         request=request,
         budget=report,
         policy=policy.name,
-        dropped=dropped,
-        summarised=summarised,
-        note=note,
+        dropped=selection.dropped,
+        summarised=selection.summarised,
+        note=selection.note,
     )
     return request

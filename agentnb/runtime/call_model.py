@@ -43,7 +43,8 @@ async def call_model(state: RunState, request: ModelRequest) -> ModelResponse:
         raise ModelCallFailed(f"model {model.name!r} raised {type(exc).__name__}: {exc}") from exc
     finally:
         request.release()
-    latency = time.monotonic() - started
+    now = time.monotonic()
+    latency = now - started
     usage = response.usage
     if usage is None:
         completion = response.message.tokens
@@ -52,24 +53,13 @@ async def call_model(state: RunState, request: ModelRequest) -> ModelResponse:
     state.add_usage(usage)
     state.emit(
         ModelResponded,
+        now,
         message=response.message,
         usage=usage,
         latency=latency,
         finish_reason=response.finish_reason,
     )
-    return response if response.usage is not None else _with_usage(response, usage)
-
-
-def _with_usage(response: ModelResponse, usage: Usage) -> ModelResponse:
-    return ModelResponse(
-        response.message,
-        usage,
-        response.finish_reason,
-        response.model,
-        response.raw,
-        response.repairs,
-        response.correction,
-    )
+    return response
 
 
 async def _streamed(state: RunState, model: ModelLike, request: ModelRequest) -> ModelResponse:

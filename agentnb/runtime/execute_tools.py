@@ -74,8 +74,7 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ou
     """Run one call; its outcome goes into ``tool_round`` (keyed by this message's ids)."""
     name = call.function.name
     raw = call.function.arguments
-    state.emit(ToolStarted, call_id=call.id, name=name, arguments=raw)
-    started = time.monotonic()
+    started = state.emit(ToolStarted, call_id=call.id, name=name, arguments=raw).time
     tool = state.agent.tools.get(name)
     args: dict[str, Any] | None = None
     if tool is None:
@@ -103,12 +102,14 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ou
                 )
             else:
                 content, kind = await _execute(state, tool, kwargs)
-    outcome = Outcome(content, kind is None, kind, time.monotonic() - started)
+    now = time.monotonic()
+    outcome = Outcome(content, kind is None, kind, now - started)
     tool_round.outcomes[call.id] = outcome
     if kind is None:
         state.actions.append((name, args))
     state.emit(
         ToolFinished,
+        now,
         call_id=call.id,
         name=name,
         ok=outcome.ok,
@@ -197,7 +198,7 @@ def _failure(tool: Tool, error: str, text: str) -> str:
 
 def _segments(state: RunState, calls: list[ToolCall]) -> list[list[ToolCall]]:
     """Split calls into groups that may run together, preserving order."""
-    if len(calls) == 1 or state.agent.parallel_tool_calls is False:
+    if state.agent.parallel_tool_calls is False:
         return [[c] for c in calls]
     groups: list[list[ToolCall]] = []
     current: list[ToolCall] = []
@@ -222,7 +223,7 @@ async def execute_tools(state: RunState) -> ToolRound:
     at = transcript.open_at
     tool_round = state.round = ToolRound(at if at is not None else -1)
     failed = 0
-    for group in _segments(state, calls):
+    for group in _segments(state, calls) if len(calls) > 1 else [calls]:
         if len(group) == 1:
             await run_call(state, tool_round, group[0])
         else:
@@ -231,5 +232,6 @@ async def execute_tools(state: RunState) -> ToolRound:
             outcome = tool_round.outcomes[call.id]
             failed += not outcome.ok
             state.answer(call, outcome.content)
-    state.emit(ToolsExecuted, calls=len(calls), failed=failed, latency=time.monotonic() - started)
+    now = time.monotonic()
+    state.emit(ToolsExecuted, now, calls=len(calls), failed=failed, latency=now - started)
     return tool_round

@@ -86,15 +86,18 @@ class RunState:
         self.owner: Any = None
 
     # -- events and messages ---------------------------------------------------------------
-    def emit(self, cls: type[Event], **fields: Any) -> Event:
-        """Record an event, numbered on the session's bus, and publish it."""
+    def emit(self, cls: type[Event], at: float | None = None, **fields: Any) -> Event:
+        """Record an event, numbered on the session's bus, and publish it.
+
+        ``at`` is the event's monotonic time when the caller has just read the clock.
+        """
         bus = self.session.bus
         bus.seq += 1
         event = cls(
             seq=bus.seq,
             stage=self.stage,
             iteration=self.iteration,
-            time=time.monotonic(),
+            time=time.monotonic() if at is None else at,
             origin=self.origin,
             **fields,
         )

@@ -119,7 +119,7 @@ def test_trace_save_is_atomic_and_corrupt_lines_are_named(tmp_path, monkeypatch)
         an.Trace.load(path)
     assert info.value.line == 2
     path.write_bytes(b'{"type": "$agentnb-trace", "version": 2}\n\xff\n')
-    with pytest.raises(an.TraceFormatError, match="line 2 .* not UTF-8"):
+    with pytest.raises(an.TraceFormatError, match=r"line 2 .* not UTF-8"):
         an.Trace.load(path)
     path.write_text('{"type": "$agentnb-trace", "version": 2}\n{"type": "MessageAppended"}\n')
     with pytest.raises(an.TraceFormatError, match="line 2"):
@@ -155,7 +155,9 @@ async def test_cancelled_lock_waiter_never_loses_the_wake_up(victim):
     ],
 )
 async def test_input_that_is_not_a_user_message_is_refused_before_touching(tools, bad_input):
-    session = an.Session([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hi"}])
+    session = an.Session(
+        [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hi"}]
+    )
     before = session.to_openai()
     agent = an.Agent("", tools, model=ScriptedModel(["ok"]))
     with pytest.raises(an.InvalidMessage, match="must be a user message"):
@@ -189,7 +191,7 @@ async def test_append_while_a_tool_runs_is_refused(tools):
     session = an.Session()
     task = asyncio.ensure_future(an.Agent("", [slow], model=model).run("x", session=session))
     await started.wait()
-    with pytest.raises(an.SessionBusy, match="while run .* executes 'execute_tools'"):
+    with pytest.raises(an.SessionBusy, match=r"while run .* executes 'execute_tools'"):
         session.append({"role": "user", "content": "hurry"})
     go.set()
     result = await task
@@ -235,7 +237,9 @@ async def test_timed_out_threaded_tools_never_delay_a_later_call():
     stuck_calls = [call(f"s{i}", "stuck", n=i) for i in range(12)]  # more than a default pool
     model = ScriptedModel([calls(*stuck_calls), calls(call("i", "instant", n=1)), "ok"])
     result = await an.Agent("", [stuck, instant], model=model).run("x")
-    answers = {m["tool_call_id"]: m["content"] for m in result.session.to_openai() if "tool_call_id" in m}
+    answers = {
+        m["tool_call_id"]: m["content"] for m in result.session.to_openai() if "tool_call_id" in m
+    }
     assert all(json.loads(answers[f"s{i}"])["kind"] == "timeout" for i in range(12))
     assert answers["i"] == "here"  # it ran, although twelve stuck threads still sleep
 
@@ -321,7 +325,7 @@ def test_a_provider_error_body_is_a_readable_error():
     from agentnb.models.base import coerce_response
 
     body = {"error": {"message": "Invalid API key", "type": "invalid_request_error"}}
-    with pytest.raises(an.ModelResponseError, match="invalid_request_error.*Invalid API key"):
+    with pytest.raises(an.ModelResponseError, match=r"invalid_request_error.*Invalid API key"):
         coerce_response(body)
 
 
@@ -417,7 +421,7 @@ async def test_a_lost_stepper_is_reachable_from_the_session(tools):
     run = agent.start("x", session=session)
     await run.step()  # then the cell is re-run and `run` is lost
     del run
-    with pytest.raises(an.SessionBusy, match="session.active_run"):
+    with pytest.raises(an.SessionBusy, match=r"session\.active_run"):
         await agent.run("y", session=session)
     session.active_run.cancel()  # the documented way out
     result = await agent.run("y", session=session)
@@ -443,7 +447,11 @@ async def test_a_long_runs_trace_grows_linearly(tools, tmp_path):
     def size(iterations: int) -> int:
         replies = [calls(call("c", "calculate_cost", items=[1.0]))] * iterations + ["done"]
         agent = an.Agent(
-            "sys", tools, model=ScriptedModel(replies), max_iterations=iterations + 1, repeat_limit=0
+            "sys",
+            tools,
+            model=ScriptedModel(replies),
+            max_iterations=iterations + 1,
+            repeat_limit=0,
         )
         result = agent.run_sync("go")
         assert result.iterations == iterations + 1

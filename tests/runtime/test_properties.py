@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 import agentnb as an
 from agentnb.models import FunctionModel
 
-
 _EXECUTED = {"n": 0}
 
 
