@@ -21,6 +21,10 @@ class VList {
     scroller.append(this.topPad, this.body, this.botPad);
     this.pending = false;
     this.lastTop = 0;
+    // Drawn before the output is attached or visible, the list has no size yet: draw again
+    // once it has one (and whenever it changes).
+    this.resize = new ResizeObserver(() => this.schedule());
+    this.resize.observe(scroller);
     scroller.addEventListener("scroll", () => {
       const sc = this.sc;
       const atBottom = sc.scrollTop + sc.clientHeight >= sc.scrollHeight - 40;
@@ -126,7 +130,10 @@ class VList {
     for (let i = last + 1; i < keys.length; i++) after += H(keys[i]);
     this.topPad.style.height = `${yFirst}px`;
     this.botPad.style.height = `${after}px`;
-    if (this.follow) sc.scrollTop = sc.scrollHeight;
+    if (this.follow) {
+      sc.scrollTop = sc.scrollHeight;
+      this.lastTop = sc.scrollTop; // so a scroll up right after is seen as one
+    }
     this.range = [first, last, drawn];
   }
 

@@ -354,5 +354,8 @@ function renderSession(model, el, store) {
   };
   store.views.add(onChange);
   show("messages");
-  return () => store.views.delete(onChange);
+  return () => {
+    store.views.delete(onChange);
+    list.resize.disconnect();
+  };
 }

@@ -103,7 +103,8 @@ class Lab:
         return f"http://127.0.0.1:{self.port}"
 
     def url(self, path: str) -> str:
-        return f"{self.base}/lab/tree/{path}?token={self.token}"
+        """A fresh workspace per page, so Lab does not reopen what another test opened."""
+        return f"{self.base}/lab/workspaces/{secrets.token_hex(4)}/tree/{path}?token={self.token}"
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

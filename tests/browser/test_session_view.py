@@ -264,3 +264,35 @@ def test_controls_step_run_stop_reset(nb):
     nb.shot("controls-final", view)
     nb.run(6)
     assert nb.stdout(6).strip() == "10 True ['cancelled', 'final_answer']"
+
+
+def test_the_quickstart_notebook_runs_in_lab_with_its_views(lab, context):
+    import shutil
+
+    from lab import ROOT
+
+    shutil.copy(ROOT / "notebooks" / "00_quickstart.ipynb", lab.root / "quickstart.ipynb")
+    page = context.new_page()
+    try:
+        nb = Notebook(page, lab, "quickstart.ipynb")
+        cells = page.evaluate("() => window.jupyterapp.shell.currentWidget.content.widgets.length")
+        for i in range(cells):
+            if (
+                page.evaluate(
+                    "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.type", i
+                )
+                == "code"
+            ):
+                nb.run(i)
+        assert "all checks passed" in nb.stdout(cells - 1)
+        views = page.locator(".anb-session")
+        assert views.count() >= 2
+        assert page.locator(".anb-request .anb-budget-bar").count() == 1
+        assert page.locator(".anb-diff .anb-diff-appended").count() == 2
+        assert page.locator(".anb-timeline .anb-ev").count() > 30
+        first = views.first
+        first.scroll_into_view_if_needed()
+        assert re.match(r"10 messages", first.locator(".anb-counts").text_content())
+        nb.shot("quickstart-view", first)
+    finally:
+        page.close()
