@@ -102,7 +102,8 @@ class _Message(BaseModel):
             cached: dict[str, Any] = self.__dict__["_wire_cache"]
         except KeyError:
             cached = {"role": self.role}
-            cached.update(self.model_dump(mode="json", exclude_unset=True, by_alias=True))
+            dump = self.__pydantic_serializer__.to_python  # model_dump without its wrapper
+            cached.update(dump(self, mode="json", exclude_unset=True, by_alias=True))
             self.__dict__["_wire_cache"] = cached
         return cached
 

@@ -13,7 +13,7 @@ stays valid; outside runs anything goes (a lesson may break it on purpose: runs 
 from __future__ import annotations
 
 import time
-import uuid
+import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +55,7 @@ class Session:
         lock_policy: LockPolicy = "wait",
         lock: bool = True,
     ) -> None:
-        self.id = validate_session_id(id) if id is not None else "s-" + uuid.uuid4().hex[:10]
+        self.id = validate_session_id(id) if id is not None else "s-" + os.urandom(5).hex()
         self.lock_policy: LockPolicy = lock_policy
         self.transcript = Transcript()
         self.lock = SessionLock(enabled=lock)

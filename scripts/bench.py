@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import inspect
 import json
 import pstats
@@ -123,7 +124,8 @@ def make_agent(delay: float = 0.0, threaded: bool = False, past: int = 0) -> an.
     async def respond(request):  # type: ignore[no-untyped-def]
         if delay:
             await asyncio.sleep(delay)
-        return replies[(request.size - 2 - past) // 2]
+        size = getattr(request, "size", None)  # agentnb < 0.2 had no size: count the list
+        return replies[((len(request.messages) if size is None else size) - 2 - past) // 2]
 
     if threaded:  # the same tools written as plain functions, run in threads (the default)
         tools = [an.tool(_blocking(name)) for name in FUNCS]
@@ -204,30 +206,82 @@ def event_cost() -> float:
 
 
 def growth(task: str, runs: int) -> list[tuple[int, float, float]]:
-    """CPU per iteration with 0/100/1,000/5,000 messages already in the session."""
+    """CPU per iteration with 0/100/1,000/5,000 messages already in the session.
+
+    The sessions are built before the clock starts: loading history is not loop work.
+    """
     rows = []
     for n in (0, 100, 1_000, 5_000):
         past = history(n)
         bare_model = BareModel(reply_dicts())
         agent = make_agent(past=n)
+        k = max(runs // max(n // 500, 1), 10)
 
-        async def bare_once(model: BareModel = bare_model, past: list = past) -> None:
-            await bare_run(model, task, past)
+        async def bare_all(model: BareModel = bare_model, past: list = past, k: int = k) -> float:
+            gc.collect()
+            start = time.process_time()
+            for _ in range(k):
+                await bare_run(model, task, past)
+            return (time.process_time() - start) / (k * CALLS)
 
-        async def agentnb_once(agent: an.Agent = agent, past: list = past) -> None:
-            result = await agent.run(task, session=an.Session(past))
-            assert result.iterations == CALLS, result
+        async def agentnb_all(agent: an.Agent = agent, past: list = past, k: int = k) -> float:
+            sessions = [an.Session(past) for _ in range(k)]
+            gc.collect()  # the sessions are setup: do not bill their first collection to the loop
+            start = time.process_time()
+            for session in sessions:
+                await agent.run(task, session=session)
+            return (time.process_time() - start) / (k * CALLS)
 
-        # Building the session is setup, not loop work: time it apart and subtract it.
-        async def setup_only(past: list = past) -> None:
-            an.Session(past)
-
-        k = max(runs // max(n // 100, 1), 10)
-        setup = cpu_per_iteration(setup_only, k)
-        rows.append(
-            (n, cpu_per_iteration(bare_once, k), cpu_per_iteration(agentnb_once, k) - setup)
-        )
+        bare = statistics.median(asyncio.run(bare_all()) for _ in range(3))
+        ours = statistics.median(asyncio.run(agentnb_all()) for _ in range(3))
+        rows.append((n, bare, ours))
     return rows
+
+
+def records(iterations: int = 2_000, runs_on_one_session: int = 600) -> None:
+    """The record stays linear: a long run's trace, and many runs' requests on one session."""
+    import tempfile
+    import tracemalloc
+    from pathlib import Path
+
+    replies = [
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function",
+         "function": {"name": "calculate_cost", "arguments": '{"items": [880, 520]}'}}]}
+    ] * iterations + ["done"]  # fmt: skip
+    agent = an.Agent(
+        "你是差旅助手。",
+        [an.tool(calculate_cost)],
+        model=an.models.ScriptedModel(replies),
+        max_iterations=iterations + 1,
+        repeat_limit=0,
+    )
+    result = agent.run_sync("go")
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        path = result.trace.save(Path(tmp) / "long.jsonl")
+        saved = time.perf_counter() - start
+        start = time.perf_counter()
+        loaded = an.Trace.load(path)
+        load = time.perf_counter() - start
+        size = path.stat().st_size
+    assert len(loaded) == len(result.events)
+    print(f"\nA {iterations:,}-iteration run: {len(result.events):,} events, trace file "
+          f"{size / 1e6:.1f} MB, save {saved:.2f} s, load {load:.2f} s"
+          "   target < 2 s, < 20 MB")  # fmt: skip
+
+    one = an.Agent("你是差旅助手。", model=FunctionModel(lambda request: "好的"))
+    session = an.Session()
+    tracemalloc.start()
+    marks = {}
+    for i in range(1, runs_on_one_session + 1):
+        one.run_sync("你好", session=session)
+        if i in (runs_on_one_session // 2, runs_on_one_session):
+            marks[i] = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    half, full = marks[runs_on_one_session // 2], marks[runs_on_one_session]
+    print(f"{runs_on_one_session} runs on one session: {half / 1e6:.1f} MB traced after "
+          f"{runs_on_one_session // 2}, {full / 1e6:.1f} MB after {runs_on_one_session} "
+          f"(x{full / half:.2f}; linear is x2, quadratic x4)")  # fmt: skip
 
 
 def main() -> int:
@@ -283,6 +337,8 @@ def main() -> int:
     print(f"  {'N':>6} {'bare':>10} {'agentnb':>10} {'ratio':>7}")
     for n, bare, ours in growth(task, max(args.runs // 4, 20)):
         print(f"  {n:>6} {bare * 1e6:>8.1f}us {ours * 1e6:>8.1f}us {ours / bare:>6.1f}x")
+
+    records(500 if args.quick else 2_000, 150 if args.quick else 600)
 
     n = args.concurrent
     slow_agent = make_agent(delay=0.01)

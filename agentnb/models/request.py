@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from itertools import islice
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,7 +62,7 @@ class ModelRequest:
     long session costs memory linear in the session, not quadratic.
     """
 
-    __slots__ = ("_cache", "_head", "_source", "_spans", "params", "tools")
+    __slots__ = ("_cache", "_head", "_held", "_source", "_spans", "params", "tools")
 
     def __init__(
         self,
@@ -79,25 +80,29 @@ class ModelRequest:
         self._source: list[dict[str, Any]] = source if source is not None else []
         self._spans = spans
         self._cache: list[dict[str, Any]] | None = None
+        self._held = False
         self.tools: list[dict[str, Any]] = tools if tools is not None else []
         self.params: dict[str, Any] = params if params is not None else {}
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        """The messages sent, in order (a new list unless the call is in flight)."""
+        """The messages sent, in order: built on first access (once while the call runs)."""
         if self._cache is not None:
             return self._cache
         out = list(self._head)
         source = self._source
         for a, b in self._spans:
-            out += source[a:b]
+            out.extend(islice(source, a, b))
+        if self._held:
+            self._cache = out
         return out
 
     def hold(self) -> None:
-        """Keep ``messages`` built while a model call reads it (the runtime calls this)."""
-        self._cache = self.messages
+        """While a model call runs, ``messages`` is built at most once (the runtime calls this)."""
+        self._held = True
 
     def release(self) -> None:
+        self._held = False
         self._cache = None
 
     @property

@@ -7,8 +7,8 @@ enters the transcript is announced by a ``MessageAppended`` event with the sessi
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -60,8 +60,8 @@ class RunState:
         self.session = session
         self.input = input
         self.lock_policy: LockPolicy = lock_policy
-        self.id = "r-" + uuid.uuid4().hex[:12]
-        self.trace_id = uuid.uuid4().hex
+        self.id = "r-" + os.urandom(6).hex()
+        self.trace_id = os.urandom(16).hex()  # 128 random bits, as a uuid4's hex
         self.origin = Origin.now(session.id, self.id, self.trace_id)
         self.events: list[Event] = []
         self.sinks: list[Callable[[Event], Any]] = []
