@@ -97,6 +97,10 @@ class Store {
       case "append":
         this.msgs[msg.index] = m;
         this.delta = null;
+        if (msg.run) {
+          const role = (m.w || {}).role;
+          this.events.push({ seq: msg.eseq, type: "MessageAppended", stage: msg.st, it: m.it, t: msg.t, run: msg.run, summary: `+ #${msg.index} ${role}` });
+        }
         break;
       case "replace":
         this.msgs[msg.index] = m;

@@ -135,6 +135,9 @@ class SessionView(Widget):
         if kind == "MessageAppended":
             it = event.iteration if event.run_id is not None else None
             msg = {"op": "append", "index": event.index, "m": payload.message(event.message, it)}
+            if event.run_id is not None:  # a timeline row; the browser rebuilds it from these
+                msg.update(st=event.stage, t=event.time, run=event.run_id)
+                self._events.append(payload.event_row(event))
         elif kind == "SessionEdited":
             msg = self._edit(event)
         else:
