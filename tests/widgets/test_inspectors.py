@@ -28,7 +28,7 @@ async def test_request_inspector_shows_the_exact_request_and_its_budget(comms):
     assert data["k"] == 1 and data["n"] == 5 and not data["estimated"]
     assert [m["w"] for m in data["messages"]] == session.snapshots[0].messages
     assert data["messages"][0]["w"]["role"] == "system"
-    assert [t["name"] for t in data["tools"]][0] == "search_flights"
+    assert data["tools"][0]["name"] == "search_flights"
     budget = data["budget"]
     assert budget["context_window"] == 8000 and budget["reply_reserve"] == 1000
     assert budget["total"] == budget["instructions"] + budget["tools"] + budget["history"]
