@@ -215,6 +215,7 @@ class LocalServer:
         if alias not in ALIASES:
             raise ConfigurationError(f"unknown alias {alias!r}; this server has {list(ALIASES)}")
         options.setdefault("params", {"temperature": 0, "seed": 0, "max_tokens": 256})
+        options.setdefault("timeout", 300.0)  # a long tool prompt takes ~20 s on one core
         return OpenAIModel(alias, base_url=self.base_url, profile="llama-cpp-python", **options)
 
     def __enter__(self) -> LocalServer:

@@ -170,7 +170,7 @@ class OpenAIModel(Model):
         body.update(request.to_openai())
         body["model"] = self.model
         body, notes = self._profile.prepare(body, stream=stream)
-        return body, [n for n in notes if n.startswith("tool_choice")]
+        return body, [n for n in notes if "not supported" in n]
 
     def _text_actions_on(self) -> bool:
         return self._profile.text_actions if self.text_actions is None else self.text_actions

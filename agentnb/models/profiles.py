@@ -11,6 +11,8 @@ The quirks of ``llama-cpp-python`` (measured on its 0.3 server with SmolLM2):
 * an assistant message with tool calls and ``content: null`` (or no ``content``) gets
   HTTP 500: ``""`` is sent instead;
 * ``tool_choice: "required"`` gets HTTP 500: ``"auto"`` is sent instead;
+* a request with tools but no ``tool_choice`` is treated as ``"none"`` (the tools are left
+  out of the prompt): ``"auto"`` is sent explicitly;
 * automatic tool choice works only with ``chat_format: chatml-function-calling``, whose
   template drops the content of ``tool`` messages (the model never sees tool results);
 * streaming with tools returns an empty body and drops the connection: such requests are
@@ -43,6 +45,9 @@ class Profile:
     auth_header: str = "authorization"
     #: Send ``""`` instead of a null or missing ``content`` on assistant messages.
     empty_content_as_string: bool = False
+    #: ``tool_choice`` sent when tools are offered and none is given (OpenAI's default is
+    #: ``"auto"``; llama-cpp-python treats a missing one as ``"none"``).
+    tool_choice_default: str | None = None
     #: ``tool_choice`` values the server rejects, and what to send instead.
     tool_choice_fallback: dict[str, str] = field(default_factory=dict)
     #: Whether a streamed request may carry tools (else it is sent unstreamed).
@@ -82,6 +87,9 @@ class Profile:
             for key in ("tool_choice", "parallel_tool_calls"):
                 if body.pop(key, None) is not None:
                     notes.append(f"{key} dropped: the request has no tools")
+        if body.get("tools") and "tool_choice" not in body and self.tool_choice_default:
+            body["tool_choice"] = self.tool_choice_default
+            notes.append(f"tool_choice {self.tool_choice_default!r} sent explicitly")
         choice = body.get("tool_choice")
         if isinstance(choice, str) and choice in self.tool_choice_fallback:
             body["tool_choice"] = self.tool_choice_fallback[choice]
@@ -133,6 +141,7 @@ PROFILES: dict[str, Profile] = {
             key_env=None,
             needs_key=False,
             empty_content_as_string=True,
+            tool_choice_default="auto",
             tool_choice_fallback={"required": "auto"},
             streams_with_tools=False,
             stream_usage=False,

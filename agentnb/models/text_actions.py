@@ -6,6 +6,7 @@ Small models often write the call instead of making it (article 002 §2.4, §5.3
     ```json {"name": "search_weather", "arguments": {...}} ```
     {"name": "search_weather", "parameters": {...}}
     search_weather(city="北京", date="2025-01-10")
+    functions.search_weather: {"city": "北京"}      (chatml-function-calling's own form)
 
 Opt-in (``OpenAIModel(text_actions=True)`` or a profile with ``text_actions=True``), and
 only for a reply without real ``tool_calls`` to a request that offered tools. What parses
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import html
 import json
 import re
 from dataclasses import replace
@@ -34,6 +36,7 @@ __all__ = ["TextAction", "apply_text_actions", "parse_text_actions"]
 
 _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 _FENCE = re.compile(r"```(?:json|tool_call|tool|javascript)?\s*\n?(.*?)```", re.S)
+_FUNCTIONS = re.compile(r"functions\.([A-Za-z_][\w-]*)\s*:\s*(\{.*)", re.S)
 _NAME_KEYS = ("name", "tool", "tool_name", "function", "action")
 _ARG_KEYS = ("arguments", "parameters", "args", "input", "action_input")
 
@@ -157,16 +160,48 @@ def _loads(text: str) -> Any:
         return obj
 
 
+def _embedded_calls(text: str) -> list[str]:
+    """JSON objects inside prose that name a tool or carry arguments."""
+    found: list[str] = []
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start >= 0:
+        try:
+            obj, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(obj, dict) and any(k in obj for k in (*_NAME_KEYS, *_ARG_KEYS)):
+            found.append(text[start:end])
+        start = text.find("{", end)
+    return found
+
+
 def parse_text_actions(text: str, schemas: list[dict[str, Any]]) -> TextAction:
     """Find tool calls written in ``text``, for the tools in ``schemas``."""
     tools = _Tools(schemas)
     action = TextAction()
+    if "&#34;" in text or "&quot;" in text:  # chatml-function-calling HTML-escapes prompts
+        text = html.unescape(text)
+        action.notes.append("HTML-escaped quotes were unescaped")
+    match = _FUNCTIONS.search(text)
+    if match:
+        action.attempted = True
+        try:
+            args = _loads(match.group(2))
+        except json.JSONDecodeError as exc:
+            action.error = f"its JSON could not be parsed ({exc.msg} at char {exc.pos})"
+            return action
+        _call_from_object({"name": match.group(1), "arguments": args}, tools, action)
+        return action
     blocks = _TAG.findall(text)
     if not blocks:
         blocks = [b for b in _FENCE.findall(text) if re.search(r'"(name|arguments)"\s*:', b)]
     stripped = text.strip()
     if not blocks and stripped.startswith(("{", "[")) and stripped.endswith(("}", "]")):
         blocks = [stripped]
+    if not blocks:
+        blocks = _embedded_calls(text)
     for block in blocks:
         action.attempted = True
         try:

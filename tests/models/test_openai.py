@@ -321,3 +321,16 @@ async def test_llama_cpp_profile_streams_plain_text_and_sends_no_stream_options(
 def test_profiles_can_be_customised():
     mine = PROFILES["generic"].with_options(text_actions=True, name="mine")
     assert isinstance(mine, Profile) and mine.text_actions and mine.name == "mine"
+
+
+async def test_llama_cpp_profile_sends_tool_choice_auto_when_none_is_given():
+    seen = []
+
+    def handler(request):
+        seen.append(json_of(request))
+        return httpx.Response(200, json=completion({"role": "assistant", "content": "ok"}))
+
+    response = await model_for(handler, profile="llama-cpp-python").complete(REQ)
+    assert seen[0]["tool_choice"] == "auto" and response.repairs == ()
+    await model_for(handler, profile="openai").complete(REQ)
+    assert "tool_choice" not in seen[1]

@@ -180,3 +180,27 @@ async def test_an_agent_run_executes_a_call_written_as_text(tools):
     assert any("written as text" in p for p in decided[0].problems)
     # the correction for the invalid action reached the model
     assert "no tool named 'book_hotel'" in json.dumps(bodies[2]["messages"], ensure_ascii=False)
+
+
+def test_a_call_inside_prose_is_found_but_plain_json_in_prose_is_not():
+    text = 'Sure! {"name": "search_weather", "arguments": {"city": "北京", "date": "2025-01-10"}} Done.'
+    assert parse_text_actions(text, TOOLS).calls == [("search_weather", W)]
+    prose = 'Use this JSON: {"flight_id": 1, "city": "Beijing"} to book.'
+    action = parse_text_actions(prose, TOOLS)
+    assert not action.attempted and not action.calls
+
+
+def test_the_chatml_function_calling_form_and_html_escapes():
+    text = "functions.search_weather:\n{&#34;city&#34;: &#34;北京&#34;, &#34;date&#34;: &#34;2025-01-10&#34;}"
+    action = parse_text_actions(text, TOOLS)
+    assert action.calls == [("search_weather", W)]
+    assert "HTML-escaped quotes were unescaped" in action.notes
+
+
+def test_what_smollm2_really_wrote_gets_a_correction():
+    # SmolLM2-135M's wrap-up reply in data/cassettes/travel_smollm2_tools.jsonl
+    text = (
+        "functions.search_flights:\n{ &#34;departure&#34;, &#34;date&#34;, &#34;destination&#34;}"
+    )
+    response = apply_text_actions(ModelResponse(AssistantMessage(content=text)), TOOLS)
+    assert response.correction and "could not be parsed" in response.correction
