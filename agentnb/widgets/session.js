@@ -310,7 +310,7 @@ function renderSession(model, el, store) {
     for (const m of store.msgs) for (const c of (m.w && m.w.tool_calls) || []) names.add(String((c.function || {}).name));
     if (names.size !== tool.options.length - 1) {
       const keep = tool.value;
-      tool.replaceChildren(h("option", { value: "", text: "all tools" }), [...names].sort().map((t) => h("option", { value: t, text: t })));
+      tool.replaceChildren(h("option", { value: "", text: "all tools" }), ...[...names].sort().map((t) => h("option", { value: t, text: t })));
       tool.value = keep;
     }
     if (active === "messages") drawMessages();

@@ -6,6 +6,7 @@ DOM of each cell's output. Screenshots go to .artifacts/screenshots/ (git-ignore
 
 from __future__ import annotations
 
+import json
 import re
 import time
 
@@ -146,9 +147,20 @@ def test_cards_pairing_context_and_final_answer(nb):
     view.get_by_role("button", name="legend").click()
     assert "iteration" in view.locator(".anb-legend").text_content()
     nb.shot("live-cards", view)
-    # Raw JSON of one card, then search and the role filter.
+    # Only the final answer is new since the last model call; the divider says so.
+    assert view.locator(".anb-divider").text_content() == "new since model call 5"
+    assert view.locator(".anb-new").count() == 1 and final.locator(".anb-new").count() == 1
+    # Raw JSON of one card, copy it, then search and the filters.
     view.locator(".anb-final .anb-raw-btn").click()
     assert '"role": "assistant"' in view.locator(".anb-final .anb-raw").text_content()
+    view.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    view.locator(".anb-final .anb-copy").click()
+    copied = json.loads(view.page.evaluate("() => navigator.clipboard.readText()"))
+    assert copied["role"] == "assistant" and "MU5101" in copied["content"]
+    view.locator(".anb-filter-tool").select_option("search_weather")
+    view.page.wait_for_timeout(300)
+    assert view.locator(".anb-shown").text_content() == "1 shown"
+    view.locator(".anb-filter-tool").select_option("")
     view.locator(".anb-search").fill("search_weather")
     view.page.wait_for_timeout(300)
     assert "shown" in view.locator(".anb-shown").text_content()
@@ -169,6 +181,27 @@ def test_a_late_view_of_the_same_widget_shows_everything(nb):
         timeout=15_000,
     )
     assert sorted(collect(again, ".anb-call > .anb-result")) == ["2", "4", "6", "8"]
+
+
+def test_a_reloaded_page_catches_up_from_the_kernel(nb):
+    page = nb.page
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_timeout(500)
+    page.reload()
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+        " && window.jupyterapp.shell.currentWidget.content.widgets.length > 1",
+        timeout=60_000,
+    )
+    view = nb.output(1).locator(".anb-session")
+    view.wait_for(timeout=60_000)
+    page.wait_for_function(
+        "(el) => /^10 messages/.test(el.querySelector('.anb-counts').textContent)",
+        arg=view.element_handle(),
+        timeout=30_000,
+    )
+    assert "stop_reason: final_answer" in view.locator(".anb-status-line").text_content()
+    nb.shot("reloaded", view)
 
 
 def test_inspectors_are_reachable_from_the_view(nb):
