@@ -22,7 +22,7 @@ from typing import Any
 
 from . import events, models
 from .agent import Agent
-from .context import ContextPolicy, DropOldest, KeepAll
+from .context import ContextPolicy, DropOldest, KeepAll, KeepLastTurns
 from .errors import (
     AgentnbError,
     CassetteMiss,
@@ -44,6 +44,7 @@ from .errors import (
     UnexpectedModelCall,
 )
 from .events import STAGES, STOP_REASONS
+from .memory import Memory
 from .messages import (
     AssistantMessage,
     SystemMessage,
@@ -54,7 +55,9 @@ from .messages import (
 )
 from .runtime import Run, RunResult, RunView
 from .session import Session
+from .sqlite import SQLiteStore
 from .stores import MemoryStore, Store
+from .summarise import DeterministicSummariser, ModelSummariser, SummariseOldest
 from .tokens import HeuristicTokenizer, Tokenizer
 from .tools import ERROR_KINDS, Tool, ToolError, Toolset, tool
 from .trace import Trace
@@ -71,27 +74,33 @@ __all__ = [
     "CassetteMiss",
     "ConfigurationError",
     "ContextPolicy",
+    "DeterministicSummariser",
     "DropOldest",
     "HeuristicTokenizer",
     "InvalidConversation",
     "InvalidMessage",
     "KeepAll",
+    "KeepLastTurns",
+    "Memory",
     "MemoryStore",
     "ModelCallFailed",
     "ModelError",
     "ModelHTTPError",
     "ModelResponseError",
     "ModelStreamError",
+    "ModelSummariser",
     "Run",
     "RunResult",
     "RunStateError",
     "RunView",
+    "SQLiteStore",
     "ScriptNotConsumed",
     "Session",
     "SessionBusy",
     "SessionConflict",
     "SessionNotFound",
     "Store",
+    "SummariseOldest",
     "SystemMessage",
     "Tokenizer",
     "Tool",

@@ -6,19 +6,33 @@ after the instructions (a summary, retrieved memory). Policies work on *turn gro
 (:func:`turn_groups`): an assistant message with tool calls and the tool messages answering it
 are one group, so a policy can never separate a call from its results.
 
-:class:`KeepAll` is the default. :class:`DropOldest` drops whole groups from the oldest until
-the history fits, always keeping the newest user message and everything after it.
+:class:`KeepAll` is the default. :class:`DropOldest` (the default once a window is set) drops
+whole groups from the oldest until the history fits, always keeping the newest user message
+and everything after it; :class:`KeepLastTurns` keeps the last N turns; and
+:class:`~agentnb.summarise.SummariseOldest` replaces what does not fit by a marked summary.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from .messages import AssistantMessage, Message, ToolMessage, UserMessage
+from .messages import AssistantMessage, Message, ToolMessage
 
-__all__ = ["Budget", "ContextPolicy", "DropOldest", "KeepAll", "Selection", "turn_groups"]
+__all__ = [
+    "Budget",
+    "ContextPolicy",
+    "DropOldest",
+    "KeepAll",
+    "KeepLastTurns",
+    "Selection",
+    "turn_groups",
+]
+
+
+def _heuristic(message: Message) -> int:
+    return message.tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +44,8 @@ class Budget:
     history: int
     context_window: int | None = None
     reply_reserve: int = 0
+    #: Counts one message with the agent's tokenizer (the heuristic by default).
+    count: Callable[[Message], int] = _heuristic
 
     @property
     def for_history(self) -> int | None:
@@ -56,9 +72,11 @@ class Selection:
 
 @runtime_checkable
 class ContextPolicy(Protocol):
+    """``select`` returns a :class:`Selection`, or an awaitable of one (to call a model)."""
+
     name: str
 
-    def select(self, history: Sequence[Message], budget: Budget) -> Selection: ...
+    def select(self, history: Sequence[Message], budget: Budget) -> Any: ...
 
 
 def turn_groups(history: Sequence[Message]) -> list[tuple[int, int]]:
@@ -88,27 +106,68 @@ class KeepAll:
         return "KeepAll()"
 
 
+def _last_user(history: Sequence[Message]) -> int:
+    """Index of the newest user message (never dropped), or the last index."""
+    for i in range(len(history) - 1, -1, -1):
+        if history[i].role == "user":
+            return i
+    return len(history) - 1
+
+
+def _oldest_to_drop(history: Sequence[Message], budget: Budget, spare: int = 0) -> int:
+    """How many oldest messages (whole turn groups) must go for the rest to fit, with
+    ``spare`` tokens left over (for a summary that will replace them)."""
+    room = budget.for_history
+    if room is None or budget.history <= room:
+        return 0
+    room -= spare
+    last_user, used, start = _last_user(history), budget.history, 0
+    count = budget.count
+    for a, b in turn_groups(history):
+        if used <= room or a >= last_user:
+            break
+        used -= sum(count(m) for m in history[a:b])
+        start = b
+    return start
+
+
 class DropOldest:
     """Drop the oldest turn groups until the history fits the window."""
 
     name = "drop_oldest"
 
     def select(self, history: Sequence[Message], budget: Budget) -> Selection:
-        room = budget.for_history
-        n = len(history)
-        if room is None or budget.history <= room:
+        n, start = len(history), _oldest_to_drop(history, budget)
+        if not start:
             return Selection.everything(n)
-        last_user = max((i for i in range(n) if isinstance(history[i], UserMessage)), default=n - 1)
-        used = budget.history
-        start = 0
-        for a, b in turn_groups(history):
-            if used <= room or a >= last_user:
-                break
-            used -= sum(m.tokens for m in history[a:b])
-            start = b
-        dropped = ((0, start),) if start else ()
-        note = f"dropped {start} oldest messages to fit {room} tokens" if start else ""
-        return Selection(((start, n),) if start < n else (), dropped=dropped, note=note)
+        note = f"dropped the {start} oldest messages to fit {budget.for_history} tokens"
+        return Selection(((start, n),) if start < n else (), dropped=((0, start),), note=note)
 
     def __repr__(self) -> str:
         return "DropOldest()"
+
+
+class KeepLastTurns:
+    """Keep the last ``n`` turns: each starts at a user message (corrections stay inside)."""
+
+    name = "keep_last_turns"
+
+    def __init__(self, n: int) -> None:
+        if n < 1:
+            raise ValueError(f"KeepLastTurns needs n >= 1, got {n}")
+        self.n = n
+
+    def select(self, history: Sequence[Message], budget: Budget) -> Selection:
+        starts = [
+            i
+            for i, m in enumerate(history)
+            if m.role == "user" and getattr(m, "name", None) != "agentnb"
+        ]
+        if len(starts) <= self.n:
+            return Selection.everything(len(history))
+        start = starts[-self.n]
+        note = f"kept the last {self.n} turns; dropped the {start} messages before them"
+        return Selection(((start, len(history)),), dropped=((0, start),), note=note)
+
+    def __repr__(self) -> str:
+        return f"KeepLastTurns({self.n})"

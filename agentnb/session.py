@@ -12,15 +12,16 @@ stays valid; outside runs anything goes (a lesson may break it on purpose: runs 
 
 from __future__ import annotations
 
-import time
 import os
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import display
 from .bus import EventBus, SubscriberError
-from .errors import InvalidConversation, SessionBusy
-from .events import Event, MessageAppended, Origin, SessionEdited
+from .edits import Editing
+from .errors import InvalidConversation
+from .events import Event, Origin
 from .lock import LockPolicy, SessionLock
 from .messages import Message, parse_message
 from .models.base import ModelRequest
@@ -29,13 +30,14 @@ from .stores import MemoryStore, Store, validate_session_id
 from .transcript import MessageList, Transcript
 
 if TYPE_CHECKING:
+    from .memory import Memory
     from .runtime.result import RunRecord
     from .runtime.run import Run
 
 __all__ = ["MessageList", "Session", "SubscriberError", "conversation_problems"]
 
 
-class Session:
+class Session(Editing):
     """A conversation: messages, the requests sent for it, the runs that touched it.
 
     Args:
@@ -44,6 +46,8 @@ class Session:
         store: where commits go (a private :class:`~agentnb.stores.MemoryStore` by default).
         lock_policy: what a second concurrent run does: ``"wait"`` or ``"reject"``.
         lock: ``False`` switches the lock off (to show interleaving, article 000 §5.3).
+        memory: the user's long-term :class:`~agentnb.memory.Memory`: recalled into each
+            request, and given the run's successful tool results when it persists.
     """
 
     def __init__(
@@ -54,6 +58,7 @@ class Session:
         store: Store | None = None,
         lock_policy: LockPolicy = "wait",
         lock: bool = True,
+        memory: Memory | None = None,
     ) -> None:
         self.id = validate_session_id(id) if id is not None else "s-" + os.urandom(5).hex()
         self.lock_policy: LockPolicy = lock_policy
@@ -70,6 +75,7 @@ class Session:
         #: The run holding this session, if any (a view's Stop button reaches it here).
         self.active_run: Run | None = None
         self.forked_from: str | None = None
+        self.memory = memory
         self._origin: Origin | None = None
         for m in messages:
             self.transcript.append(m)
@@ -122,95 +128,31 @@ class Session:
                 problems,
             )
 
-    # -- changing ----------------------------------------------------------------------------
-    def _guard(self, action: str, problems: Callable[[], list[str]]) -> None:
-        """Refuse, before anything changes, an edit a run in progress could not survive."""
-        run = self.active_run
-        if run is None or run.done:
-            return
-        if run.driving:
-            raise SessionBusy(
-                f"cannot {action} session {self.id!r} while run {run.id!r} executes "
-                f"{run.stage!r}; edit between steps (`await run.step()`) or after the run",
-                self.id,
-                run.id,
-            )
-        found = problems()
-        if found:
-            raise InvalidConversation(
-                f"cannot {action} session {self.id!r} while run {run.id!r} is paused: it would "
-                f"break the conversation ({'; '.join(found)}); nothing was changed",
-                found,
-            )
-
-    def append(self, message: Message | dict[str, Any]) -> Message:
-        """Validate and append a message (dict or message object); returns the object.
-
-        Atomic: an invalid or unserialisable message raises ``InvalidMessage`` and nothing
-        changes.
-        """
-        from .transcript import checked
-
-        msg = checked(message, f"message #{len(self.transcript)}")
-        self._guard(
-            "append to", lambda: _problems([*self.transcript.messages, msg], self.active_run)
-        )
-        index = self.transcript.add(msg)
-        self._edited(MessageAppended, index=index, message=msg)
-        return msg
-
-    def extend(self, messages: Sequence[Message | dict[str, Any]]) -> None:
-        for m in messages:
-            self.append(m)
-
-    def _rewrite(self, action: str, new: list[Message], index: int, count: int) -> None:
-        self._guard(action, lambda: _problems(new, self.active_run))
-        self.transcript.rewrite(new)
-        self._edited(SessionEdited, action=action, index=index, count=count)
-
-    def replace(self, index: int, message: Message | dict[str, Any]) -> Message:
-        """Put ``message`` at ``index`` (negative indexes count from the end)."""
-        index = range(len(self.transcript))[index]
-        new = self.transcript.replaced(index, message)
-        self._rewrite("replace", new, index, 1)
-        return new[index]
-
-    def edit(self, index: int, **changes: Any) -> Message:
-        """Replace the message at ``index`` with a copy whose fields are changed.
-
-        ``session.edit(0, content="周六从上海去北京")``
-        """
-        current = self.transcript.messages[index]
-        return self.replace(index, {**current.wire(), **changes})
-
-    def delete(self, index: int) -> Message:
-        """Remove and return the message at ``index``."""
-        index = range(len(self.transcript))[index]
-        new = list(self.transcript.messages)
-        removed = new.pop(index)
-        self._rewrite("delete", new, index, 1)
-        return removed
-
-    def truncate(self, length: int) -> list[Message]:
-        """Keep the first ``length`` messages; return the removed ones."""
-        old = self.transcript.messages
-        self._rewrite("truncate", old[:length], length, len(old[length:]))
-        return old[length:]
-
-    def repair(self, note: str = "not executed") -> int:
-        """Answer every unanswered tool call and drop results that answer nothing.
-
-        Returns how many messages were added or removed. Use after hand edits; the runtime
-        repairs its own runs.
-        """
-        fixed, changes = self.transcript.repaired(note)
-        if changes:
-            self._rewrite("repair", fixed, 0, changes)
-        return changes
-
     def fork(self, at: int | None = None, *, id: str | None = None) -> Session:
         """A new session (with its own store) holding the first ``at`` messages (all by default)."""
         new = Session(self.transcript.messages[:at], id=id, lock_policy=self.lock_policy)
+        new.forked_from = self.id
+        return new
+
+    def fresh(self, *, id: str | None = None, carry: Sequence[str] = ()) -> Session:
+        """A new, empty session for a new task (000 §5.4: no ghost calls from old history).
+
+        It shares this session's store, lock policy and memory. ``carry`` lists facts to take
+        along: they start the new session as one marked system message, and are kept in the
+        memory when there is one.
+        """
+        note = [] if not carry else [{
+            "role": "system",
+            "name": "agentnb_memory",
+            "content": f"Carried over from session {self.id}:\n"
+            + "\n".join(f"- {fact}" for fact in carry),
+        }]  # fmt: skip
+        new = Session(
+            note, id=id, store=self.store, lock_policy=self.lock_policy, memory=self.memory
+        )
+        for fact in carry:
+            if self.memory is not None:
+                self.memory.remember(fact, source=self.id)
         new.forked_from = self.id
         return new
 
@@ -288,12 +230,3 @@ class Session:
     def static_mimebundle(self) -> dict[str, str]:
         """text/plain and escaped text/html: what nbviewer and GitHub show without a kernel."""
         return display.static_session_bundle(self)
-
-
-def _problems(messages: list[Message], run: Run | None) -> list[str]:
-    """What an edit during a paused run would break. Calls of the last assistant message may
-    stay open only when the run's next stage executes them."""
-    problems = conversation_problems(messages)
-    if run is not None and run.next_stage == "execute_tools":
-        problems = [p for p in problems if not p.endswith("have no tool result yet")]
-    return problems

@@ -12,8 +12,10 @@ The ``persist`` stage commits a run's new messages; edits outside runs commit at
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .errors import ConfigurationError, SessionConflict, SessionNotFound
@@ -21,7 +23,10 @@ from .errors import ConfigurationError, SessionConflict, SessionNotFound
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["MemoryStore", "Store", "validate_session_id"]
+__all__ = ["MemoryStore", "Records", "Store", "validate_session_id"]
+
+#: A list of JSON-ready dicts (messages, memory items), as stores keep them.
+Records = list[dict[str, Any]]
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
@@ -42,7 +47,7 @@ class Store(Protocol):
 
     name: str
 
-    def read(self, session_id: str) -> tuple[int, list[dict[str, Any]]]:
+    def read(self, session_id: str) -> tuple[int, Records]:
         """(version, messages) or :class:`~agentnb.errors.SessionNotFound`."""
         ...
 
@@ -60,13 +65,21 @@ class Store(Protocol):
 
     def delete(self, session_id: str) -> None: ...
 
+    def add_memory(self, user: str, item: dict[str, Any]) -> None:
+        """Keep one long-term memory item (a fact, a key tool result) for ``user``."""
+        ...
+
+    def memories(self, user: str) -> Records:
+        """Every memory item of ``user``, oldest first."""
+        ...
+
 
 class BaseStore:
     """``load``, ``list`` and conflict checks shared by the stores."""
 
     name = "store"
 
-    def read(self, session_id: str) -> tuple[int, list[dict[str, Any]]]:
+    def read(self, session_id: str) -> tuple[int, Records]:
         raise NotImplementedError
 
     def commit(self, session_id: str, base: int, messages: Sequence[dict[str, Any]]) -> int:
@@ -80,6 +93,39 @@ class BaseStore:
 
     def delete(self, session_id: str) -> None:
         raise NotImplementedError
+
+    def add_memory(self, user: str, item: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def memories(self, user: str) -> Records:
+        raise NotImplementedError
+
+    def export_jsonl(self, session_id: str, path: str | Path) -> Path:
+        """Write a session as JSONL: a header line, then one OpenAI message per line."""
+        version, messages = self.read(validate_session_id(session_id))
+        header = {"agentnb_session": session_id, "version": version}
+        lines = [json.dumps(header)] + [json.dumps(m, ensure_ascii=False) for m in messages]
+        path = Path(path)
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return path
+
+    def import_jsonl(self, path: str | Path, session_id: str | None = None) -> Session:
+        """Store a session exported with :meth:`export_jsonl` (under its id or ``session_id``)."""
+        from .session import Session
+
+        lines = [line for line in Path(path).read_text(encoding="utf-8").split("\n") if line]
+        try:
+            header = json.loads(lines[0])
+            messages = [json.loads(line) for line in lines[1:]]
+            name = session_id or header["agentnb_session"]
+        except (IndexError, KeyError, ValueError) as exc:
+            raise ConfigurationError(f"{path} is not an exported agentnb session: {exc}") from None
+        if validate_session_id(name) in self.list():
+            raise ConfigurationError(
+                f"session {name!r} is already in this store; delete it first, or import it "
+                "under another id with session_id=..."
+            )
+        return Session(messages, id=name, store=self)
 
     def load(self, session_id: str) -> Session:
         """The stored session, ready to continue (its writes come back to this store)."""
@@ -116,10 +162,17 @@ class MemoryStore(BaseStore):
     name = "memory"
 
     def __init__(self) -> None:
-        self._messages: dict[str, list[dict[str, Any]]] = {}
+        self._messages: dict[str, Records] = {}
         self._versions: dict[str, int] = {}
+        self._memories: dict[str, Records] = {}
 
-    def read(self, session_id: str) -> tuple[int, list[dict[str, Any]]]:
+    def add_memory(self, user: str, item: dict[str, Any]) -> None:
+        self._memories.setdefault(user, []).append(dict(item))
+
+    def memories(self, user: str) -> Records:
+        return copy.deepcopy(self._memories.get(user, []))
+
+    def read(self, session_id: str) -> tuple[int, Records]:
         if session_id not in self._versions:
             raise self._missing(session_id)
         return self._versions[session_id], copy.deepcopy(self._messages[session_id])

@@ -73,12 +73,16 @@ class HeuristicTokenizer:
         return n if self.scale == 1.0 else round(n * self.scale)
 
     def count_message(self, wire: Mapping[str, Any]) -> int:
+        """The message's text with its tool calls' names and arguments, plus the overhead
+        (the same count as ``Message.tokens``)."""
         content = wire.get("content")
-        text = content if isinstance(content, str) or content is None else json.dumps(content)
-        n = MESSAGE_OVERHEAD + estimate_tokens(text)
+        if isinstance(content, list):
+            content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        text = content if isinstance(content, str) else ""
         for call in wire.get("tool_calls") or ():
             fn = call.get("function") or {}
-            n += estimate_tokens(fn.get("name")) + estimate_tokens(fn.get("arguments"))
+            text += str(fn.get("name") or "") + str(fn.get("arguments") or "")
+        n = MESSAGE_OVERHEAD + estimate_tokens(text)
         return n if self.scale == 1.0 else round(n * self.scale)
 
     def count_json(self, value: Any) -> int:

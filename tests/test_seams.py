@@ -33,16 +33,17 @@ class RecordingStore(an.MemoryStore):
         return super().rewrite(session_id, base, messages)
 
 
-async def test_persist_commits_the_runs_messages_to_the_store_once(tools):
+async def test_a_run_commits_after_each_tool_round_and_at_persist(tools):
     store = RecordingStore()
     session = an.Session(id="trip-1", store=store)
     model = ScriptedModel([calls(call("c", "search_weather", city="北京", date="x")), "晴"])
     result = await an.Agent("sys", tools, model=model).run("天气", session=session)
-    assert store.calls == [("commit", 0, 4)]  # user, assistant, tool, assistant: one commit
+    # user, assistant with the call and its result: one round; then the final answer
+    assert store.calls == [("commit", 0, 3), ("commit", 1, 1)]
     persisted = result.trace.of_type(an.events.Persisted)[0]
-    assert persisted.store == "memory" and persisted.version == 1 == session.version
+    assert persisted.store == "memory" and persisted.version == 2 == session.version
     loaded = store.load("trip-1")
-    assert loaded.to_openai() == session.to_openai() and loaded.version == 1
+    assert loaded.to_openai() == session.to_openai() and loaded.version == 2
 
 
 def test_edits_outside_runs_commit_and_rewrites_are_stored_as_rewrites():

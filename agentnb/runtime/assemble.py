@@ -8,16 +8,19 @@ assembling copies no history and every request of a session stays rebuildable ex
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Sequence
 from typing import Any
 
-from ..context import Budget, KeepAll, Selection
+from ..context import Budget, KeepAll, Selection, _heuristic
 from ..events import RequestAssembled
+from ..messages import Message
 from ..models.base import ModelRequest
 from ..tokens import DEFAULT_TOKENIZER
 from .state import RunState
 
 
-def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelRequest:
+async def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelRequest:
     session = state.session
     transcript = session.transcript
     if not transcript.is_valid:
@@ -30,14 +33,16 @@ def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelRequest:
     tools = prompt.tools if tools_enabled else []
     if tools and agent.parallel_tool_calls is not None:
         params["parallel_tool_calls"] = agent.parallel_tool_calls
+    default = tokenizer is DEFAULT_TOKENIZER
+    memory = _memory(state, history)
+    memory_tokens = tokenizer.count_message(memory) if memory else 0
     budget = Budget(
-        prompt.instructions_tokens,
+        prompt.instructions_tokens + memory_tokens,  # recalled memory rides with them
         prompt.tools_tokens if tools else 0,
-        transcript.tokens
-        if tokenizer is DEFAULT_TOKENIZER
-        else sum(tokenizer.count_message(w) for w in transcript.wires),
+        transcript.tokens if default else sum(map(tokenizer.count_message, transcript.wires)),
         agent.context_window,
         agent.reply_reserve,
+        _heuristic if default else lambda m: tokenizer.count_message(m.wire()),
     )
     policy = prompt.policy
     history_tokens = budget.history
@@ -45,21 +50,26 @@ def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelRequest:
         selection = Selection(((0, len(history)),))
     else:
         selection = policy.select(history, budget)
-        wires, count = transcript.wires, tokenizer.count_message
-        history_tokens = sum(count(wires[i]) for a, b in selection.spans for i in range(a, b))
-        history_tokens += sum(count(m) for m in selection.inserted)
+        if inspect.isawaitable(selection):  # a policy that asks a model (a summariser)
+            selection = await selection
+        count = budget.count
+        history_tokens = sum(count(m) for a, b in selection.spans for m in history[a:b])
+        history_tokens += sum(map(tokenizer.count_message, selection.inserted))
     system = prompt.system
-    head = (system, *selection.inserted) if system is not None else selection.inserted
+    inserted = selection.inserted if memory is None else (memory, *selection.inserted)
+    head = (system, *inserted) if system is not None else inserted
     request = ModelRequest(
         tools=tools, params=params, head=head, source=transcript.wires, spans=selection.spans
     )
     total = budget.instructions + budget.tools + history_tokens
     report = {
-        "instructions": budget.instructions,
+        "instructions": prompt.instructions_tokens,
         "tools": budget.tools,
         "history": history_tokens,
         "total": total,
     }
+    if memory is not None:
+        report["memory"] = memory_tokens
     if budget.context_window is not None:
         report["context_window"] = budget.context_window
         report["reply_reserve"] = budget.reply_reserve
@@ -76,3 +86,14 @@ def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelRequest:
         note=selection.note,
     )
     return request
+
+
+def _memory(state: RunState, history: Sequence[Message]) -> dict[str, Any] | None:
+    """The session's recalled memory for the newest user message, as a marked message."""
+    memory = state.session.memory
+    if memory is None:
+        return None
+    for message in reversed(history):
+        if message.role == "user":
+            return memory.message(message.text)
+    return None

@@ -266,4 +266,5 @@ async def execute_tools(state: RunState) -> ToolRound:
             state.answer(call, outcome.content)
     now = time.monotonic()
     state.emit(ToolsExecuted, now, calls=len(calls), failed=failed, latency=now - started)
+    state.session.commit()  # a round lands whole: a crash after it loses nothing before it
     return tool_round

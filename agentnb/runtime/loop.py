@@ -33,7 +33,7 @@ async def stages(state: RunState) -> AsyncGenerator[Step, None]:
     while True:
         state.iteration += 1
         state.stage = "assemble"
-        request = assemble(state, tools_enabled=not wrap_up)
+        request = await assemble(state, tools_enabled=not wrap_up)
         yield "assemble", "call_model"
         state.stage = "call_model"
         response = await call_model(state, request)

@@ -26,6 +26,9 @@ def persist(state: RunState) -> None:
         record.usage = state.usage
     try:
         session.commit()
+        if session.memory is not None and state.record is not None:
+            new_messages = session.transcript.messages[state.start_index :]
+            session.memory.observe(new_messages, session.id)
     except AgentnbError as exc:
         state.error = state.error or exc
         state.stop_detail += f" (not saved: {exc})"

@@ -1,0 +1,136 @@
+"""Summarising the oldest history instead of dropping it (002 §2.2, §5.2; 000 §3.3).
+
+:class:`SummariseOldest` is a context policy: when the history does not fit the window, the
+oldest turn groups that would be dropped are replaced by one marked message,
+``{"role": "system", "name": "agentnb_summary", "content": "Summary of messages #0-#11: …"}``,
+placed after the instructions. The summariser is itself a model behind the same protocol
+(:class:`ModelSummariser`), or :class:`DeterministicSummariser` offline: it keeps what the user
+asked, what each tool returned (compactly) and what the assistant answered, in order.
+
+Summaries are cached by the span they cover, so a long run pays for each summary once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from .context import Budget, Selection, _oldest_to_drop
+from .messages import Message
+from .models.base import ModelLike, ModelRequest
+from .tokens import estimate_tokens
+
+__all__ = ["DeterministicSummariser", "ModelSummariser", "SummariseOldest", "Summariser"]
+
+SUMMARY_NAME = "agentnb_summary"
+
+
+@runtime_checkable
+class Summariser(Protocol):
+    name: str
+
+    async def summarise(self, messages: Sequence[dict[str, Any]]) -> str: ...
+
+
+def _short(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+class DeterministicSummariser:
+    """Offline and reproducible: one line per user request, tool result and answer."""
+
+    name = "deterministic"
+
+    def __init__(self, width: int = 120) -> None:
+        self.width = width
+
+    async def summarise(self, messages: Sequence[dict[str, Any]]) -> str:
+        lines = []
+        for m in messages:
+            role, content = m.get("role"), m.get("content")
+            text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+            if role == "user" and m.get("name") != "agentnb":
+                lines.append(f"- user asked: {_short(text or '', self.width)}")
+            elif role == "tool":
+                tool = m.get("name") or "tool"
+                lines.append(f"- {tool} returned: {_short(text or '', self.width)}")
+            elif role == "assistant" and text:
+                lines.append(f"- assistant answered: {_short(text, self.width)}")
+        return "\n".join(lines) or "- (nothing to keep)"
+
+    def __repr__(self) -> str:
+        return "DeterministicSummariser()"
+
+
+class ModelSummariser:
+    """Asks a model (any agentnb model) for the summary, in the conversation's language."""
+
+    name = "model"
+
+    PROMPT = (
+        "Summarise the conversation below for an assistant that will continue it. Keep every "
+        "fact it may need: what the user wants, cities, dates, budgets, prices and results "
+        "from tools. Write short bullet points in the conversation's language."
+    )
+
+    def __init__(self, model: ModelLike, prompt: str | None = None) -> None:
+        self.model = model
+        self.prompt = prompt or self.PROMPT
+
+    async def summarise(self, messages: Sequence[dict[str, Any]]) -> str:
+        transcript = "\n".join(
+            f"{m.get('role')}: {m.get('content') or json.dumps(m.get('tool_calls'))}"
+            for m in messages
+        )
+        request = ModelRequest(
+            [{"role": "system", "content": self.prompt}, {"role": "user", "content": transcript}]
+        )
+        response = await self.model.complete(request)
+        return response.message.text.strip()
+
+    def __repr__(self) -> str:
+        return f"ModelSummariser({getattr(self.model, 'name', self.model)!r})"
+
+
+class SummariseOldest:
+    """Replace the oldest messages that do not fit by one marked summary message.
+
+    ``reserve`` tokens of the window are kept for the summary; a longer summary is cut to it,
+    so a summarised request never overflows.
+    """
+
+    name = "summarise_oldest"
+
+    def __init__(self, summariser: Summariser | None = None, *, reserve: int = 200) -> None:
+        self.summariser = summariser or DeterministicSummariser()
+        self.reserve = reserve
+        self._cache: dict[tuple[int, int], str] = {}
+
+    async def select(self, history: Sequence[Message], budget: Budget) -> Selection:
+        n, end = len(history), _oldest_to_drop(history, budget, spare=self.reserve)
+        if not end:
+            return Selection.everything(n)
+        text = await self._summary(history, end)
+        head = f"Summary of messages #0-#{end - 1} (older history, summarised to fit the window):"
+        summary = {"role": "system", "name": SUMMARY_NAME, "content": f"{head}\n{text}"}
+        note = f"summarised the {end} oldest messages with {self.summariser.name}"
+        return Selection(
+            ((end, n),) if end < n else (), (summary,), summarised=((0, end),), note=note
+        )
+
+    async def _summary(self, history: Sequence[Message], end: int) -> str:
+        key = (id(history[0]), end)  # the same span of the same history: summarised once
+        text = self._cache.get(key)
+        if text is None:
+            text = await self.summariser.summarise([m.wire() for m in history[:end]])
+            while estimate_tokens(text) > self.reserve - 30 and "\n" in text:
+                text = text[: text.rindex("\n")]  # drop whole lines from the end until it fits
+            if estimate_tokens(text) > self.reserve - 30:
+                text = text[: 2 * (self.reserve - 30)] + "…"
+            self._cache[key] = text
+        return text
+
+    def __repr__(self) -> str:
+        return f"SummariseOldest({self.summariser!r})"
