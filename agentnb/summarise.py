@@ -94,6 +94,20 @@ class ModelSummariser:
         return f"ModelSummariser({getattr(self.model, 'name', self.model)!r})"
 
 
+def _fit(text: str, tokens: int) -> str:
+    """The leading whole lines of ``text`` that fit in ``tokens`` (a cut line ends in …)."""
+    kept: list[str] = []
+    for line in text.split("\n"):
+        need = estimate_tokens(line)
+        if need > tokens:
+            if not kept:
+                kept.append(line[: 2 * max(tokens, 1)] + "…")
+            break
+        kept.append(line)
+        tokens -= need
+    return "\n".join(kept)
+
+
 class SummariseOldest:
     """Replace the oldest messages that do not fit by one marked summary message.
 
@@ -125,11 +139,7 @@ class SummariseOldest:
         text = self._cache.get(key)
         if text is None:
             text = await self.summariser.summarise([m.wire() for m in history[:end]])
-            while estimate_tokens(text) > self.reserve - 30 and "\n" in text:
-                text = text[: text.rindex("\n")]  # drop whole lines from the end until it fits
-            if estimate_tokens(text) > self.reserve - 30:
-                text = text[: 2 * (self.reserve - 30)] + "…"
-            self._cache[key] = text
+            self._cache[key] = text = _fit(text, self.reserve - 30)
         return text
 
     def __repr__(self) -> str:

@@ -284,6 +284,57 @@ def records(iterations: int = 2_000, runs_on_one_session: int = 600) -> None:
           f"(x{full / half:.2f}; linear is x2, quadratic x4)")  # fmt: skip
 
 
+def sessions_over_time(quick: bool) -> None:
+    """Assembling long histories under each policy; SQLite commits and loads."""
+    import tempfile
+    from pathlib import Path
+
+    n = 2_000 if quick else 10_000
+    past = history(n)
+    print(f"\nAssemble a {n:,}-message history into a 4,000-token window (ms, median of 5)")
+    policies = {
+        "keep_all (no window)": (an.KeepAll(), None),
+        "drop_oldest": (an.DropOldest(), 4000),
+        "keep_last_turns(5)": (an.KeepLastTurns(5), 4000),
+        "summarise_oldest": (an.SummariseOldest(), 4000),
+    }
+    for label, (policy, window) in policies.items():
+        agent = an.Agent(
+            "你是差旅助手。", model=FunctionModel(lambda r: "好的"), context_window=window,
+            reply_reserve=500, context=policy,
+        )  # fmt: skip
+
+        async def assemble_once(agent: an.Agent = agent) -> float:
+            run = agent.start("最新的问题", session=an.Session(past))
+            await run.step()  # restore
+            start = time.perf_counter()
+            await run.step()  # assemble
+            took = time.perf_counter() - start
+            await run.finish()
+            return took
+
+        times = [asyncio.run(assemble_once()) for _ in range(5)]
+        print(f"  {label:<24}{statistics.median(times) * 1000:>8.2f} ms")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = an.SQLiteStore(Path(tmp) / "bench.db")
+        session = an.Session(id="rounds", store=store)
+        rounds = 200
+        start = time.perf_counter()
+        for i in range(rounds):
+            session.append({"role": "user", "content": f"第 {i} 轮"})  # one commit each
+        per_round = (time.perf_counter() - start) / rounds
+        print(f"\nSQLite commit per round (WAL): {per_round * 1000:.2f} ms")
+        big = 20_000 if quick else 100_000
+        store.commit("big", 0, history(big))
+        start = time.perf_counter()
+        loaded = store.load("big")
+        load = time.perf_counter() - start
+        assert len(loaded) == big
+        print(f"Load a {big:,}-message session from SQLite: {load:.2f} s")
+        store.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=400, help="runs per CPU sample")
@@ -339,6 +390,7 @@ def main() -> int:
         print(f"  {n:>6} {bare * 1e6:>8.1f}us {ours * 1e6:>8.1f}us {ours / bare:>6.1f}x")
 
     records(500 if args.quick else 2_000, 150 if args.quick else 600)
+    sessions_over_time(args.quick)
 
     n = args.concurrent
     slow_agent = make_agent(delay=0.01)

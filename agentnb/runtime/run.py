@@ -153,7 +153,13 @@ class Run:
             self.session.lock.paused = False
         try:
             if once:
-                _, self.next_stage = await anext(self._gen)
+                try:
+                    _, self.next_stage = await anext(self._gen)
+                except StopAsyncIteration:
+                    raise RunStateError(
+                        f"run {self.id} lost its event loop: asyncio.run() closes a run's stepper "
+                        "when it returns, so drive a run from one loop (in a notebook, just await)"
+                    ) from None
             else:
                 async for _, after in self._gen:
                     self.next_stage = after
