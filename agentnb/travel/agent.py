@@ -63,7 +63,7 @@ def travel_agent(
     return Agent(
         instructions,
         desk.tools,
-        model if model is not None else TravelModel(),
+        model if model is not None else TravelModel(today=desk.today),
         name="travel-assistant",
         max_iterations=max_iterations,
         final_answer_on_stop=final_answer_on_stop,

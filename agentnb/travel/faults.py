@@ -53,5 +53,6 @@ class FaultInjection:
                 hint="wait before retrying; tell the user this information is temporarily "
                 "unavailable if it persists",
                 retryable=True,
+                data={"code": "rate_limited"},
             )
         return fault == "empty"

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from .data import TravelData
-from .dates import DATE_PATTERN, find_date
+from .dates import DATE_PATTERN, find_date, vague_date
 
 __all__ = ["TripRequest", "parse_request"]
 
@@ -26,6 +26,11 @@ _WANTS = {
     "cost": r"预算|总价|多少钱|费用|花费|budget|total cost|how much|cost",
 }
 _TRIP = r"安排|行程|出差|旅行|旅游|去玩|玩|plan|trip|itinerary|travel"
+# "哪个更冷": compare the weather of the cities mentioned.
+_COMPARE = (
+    r"哪个(?:城市|地方)?更?(?:冷|暖和?|热|凉快)|哪里更?(?:冷|暖和?|热)|哪边更?(?:冷|暖和?|热)|"
+    r"which (?:city |one |place )?is (?:colder|warmer|hotter)|colder|warmer|hotter"
+)
 # Place-like words after a direction marker, for cities the data does not know.
 _ZH_PLACE = r"([\u4e00-\u9fff]{2})(?=出差|玩|旅游|旅行|出发|的|天气|，|,|。|！|？|\s|$|去|到|飞|看)"
 _BAD_PLACES = {"出差", "旅游", "旅行", "看看", "一下", "帮我", "周末", "明天", "后天", "今天"}
@@ -46,10 +51,24 @@ class TripRequest:
     near: str | None = None
     wants: list[str] = field(default_factory=list)
     mentions: list[str] = field(default_factory=list)  # every city-like word, in order
+    vague: str | None = None  # a date that names no single day ("下个月"): ask which
+    nights_stated: bool = False
+    compare: bool = False  # "哪个更冷": the weather of each city mentioned
 
     def filled_from(self, earlier: list[TripRequest]) -> TripRequest:
-        """Fill unknown slots from earlier requests of the same conversation (latest first)."""
-        out = replace(self)
+        """Fill unknown slots from earlier requests of the same conversation (latest first).
+
+        A follow-up that asks for nothing new ("那周六呢？", "what about Guangzhou?") asks
+        again for what the latest earlier request wanted."""
+        out = replace(self, wants=list(self.wants))
+        changed = out.date or out.destination or out.origin or out.nights_stated or out.vague
+        if not out.wants and changed:
+            past_wants = next((p for p in reversed(earlier) if p.wants), None)
+            if past_wants is not None:
+                out.wants = list(past_wants.wants)
+                out.compare = past_wants.compare and not out.destination
+                if out.compare:
+                    out.mentions = list(past_wants.mentions)
         for past in reversed(earlier):
             if out.origin is None and past.origin and past.origin != out.destination:
                 out.origin = past.origin
@@ -57,6 +76,11 @@ class TripRequest:
                 out.destination = past.destination
             out.date = out.date or past.date
             out.budget = out.budget if out.budget is not None else past.budget
+            if not out.nights_stated and past.nights_stated:
+                out.nights, out.nights_stated = past.nights, True
+            out.near = out.near or (past.near if "hotels" in out.wants else None)
+        if out.date:
+            out.vague = None
         return out
 
 
@@ -196,20 +220,27 @@ def parse_request(text: str, data: TravelData) -> TripRequest:
     budget = _budget(text)
     if budget is not None and "cost" not in wants:
         wants.append("cost")
-    if not [w for w in wants if w != "cost"] and destination and re.search(_TRIP, text, re.I):
+    compare = bool(re.search(_COMPARE, text, re.I)) and len(mentions) >= 2
+    if compare:
+        wants = ["weather"]
+    elif not [w for w in wants if w != "cost"] and destination and re.search(_TRIP, text, re.I):
         wants = (["flights"] if origin else []) + ["weather", "hotels"] + wants
-    elif not wants and destination:
-        wants = ["flights"] if origin else ["weather"]
+    elif not [w for w in wants if w != "cost"] and destination:
+        wants = (["flights"] if origin else ["weather"]) + wants  # a route: its flights
+    date = find_date(text)
     return TripRequest(
         text=text,
         language=language,
         origin=origin,
         destination=destination,
-        date=find_date(text),
+        date=date,
         dates=_joined_dates(text),
         budget=budget,
         nights=_nights(text),
         near=_near(text, data) if "hotels" in wants else None,
         wants=wants,
-        mentions=[name for _, name, _ in mentions],
+        mentions=list(dict.fromkeys(name for _, name, _ in mentions)),
+        vague=None if date else vague_date(text),
+        nights_stated=_nights(text) != 1 or bool(re.search(r"[1一]\s*晚|1\s*night", text, re.I)),
+        compare=compare,
     )

@@ -84,12 +84,22 @@ class TravelTools(FaultInjection):
         try:
             day = resolve_date(text, self.today)
         except ValueError as exc:
-            raise ToolError(str(exc), hint=f"pass {field} as YYYY-MM-DD or 周五/明天") from None
+            raise ToolError(
+                str(exc),
+                hint=f"pass {field} as YYYY-MM-DD or 周五/明天; ask the user which day they mean",
+                data={"code": "bad_date", "date": text},
+            ) from None
         first, last = self.data.first_day, self.data.last_day
         if not first <= day <= last:
             raise ToolError(
                 f"no data for {day.isoformat()}: the dataset covers {first} to {last}",
                 hint="tell the user this date is outside the available data",
+                data={
+                    "code": "date_out_of_range",
+                    "date": day.isoformat(),
+                    "first_day": first.isoformat(),
+                    "last_day": last.isoformat(),
+                },
             )
         return day
 
@@ -140,6 +150,7 @@ class TravelTools(FaultInjection):
                 if any_day
                 else f"there are no direct flights between {origin} and {dest} (high-speed rail)"
             )
+            result["reason"] = "no_flights_that_day" if any_day else "no_direct_flights"
         return result
 
     async def search_weather(self, city: str, date: str) -> dict[str, Any]:
@@ -156,7 +167,8 @@ class TravelTools(FaultInjection):
         w = self.data.weather
         row = w[(w["city"] == name) & (w["date"] == day.isoformat())]
         if empty or row.empty:
-            return {"city": name, **self._day(day), "weather": None, "note": "no weather data"}
+            return {"city": name, **self._day(day), "weather": None, "note": "no weather data",
+                    "reason": "no_weather_data"}  # fmt: skip
         r = row.iloc[0]
         return {
             "city": name,
@@ -192,9 +204,10 @@ class TravelTools(FaultInjection):
             raise ToolError(
                 f"the stay runs past {self.data.last_day}, the end of the data",
                 hint="ask for fewer nights",
+                data={"code": "stay_out_of_range", "last_day": self.data.last_day.isoformat()},
             )
         hotels = self.data.hotels[self.data.hotels["city"] == name]
-        note = None
+        note = reason = None
         if near:
             key = near.strip().lower()
             cols = ["landmark", "district", "landmark_en", "name"]
@@ -207,6 +220,7 @@ class TravelTools(FaultInjection):
                 hotels = hotels[mask]
             else:
                 note = f"no hotel is listed near {near!r}; showing all hotels in {name}"
+                reason = "nothing_near"
         a = self.data.availability
         nightly = a[a["hotel_id"].isin(hotels["hotel_id"]) & a["date"].isin(nights_dates)]
         found, full = [], 0
@@ -241,9 +255,10 @@ class TravelTools(FaultInjection):
         if full:
             result["fully_booked"] = full
         if note:
-            result["note"] = note
+            result["note"], result["reason"] = note, reason
         if not result["hotels"] and not note:
             result["note"] = "no hotel has rooms for these nights"
+            result["reason"] = "no_rooms"
         return result
 
     async def calculate_cost(

@@ -1,0 +1,70 @@
+"""Failed tool results in the user's language, read from their machine-readable fields.
+
+The runtime marks every failed result with a ``kind`` (``agentnb.ERROR_KINDS``) and the travel
+tools add a ``code`` (``unknown_city``, ``bad_date``, ``date_out_of_range``, …). The model
+reads those, never the English ``error`` text, so a Chinese answer has no English in it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["REASONS", "describe_failure", "when"]
+
+#: kind or code -> (zh, en) reason shown to the user.
+REASONS: dict[str, tuple[str, str]] = {
+    "timeout": ("查询超时", "the lookup timed out"),
+    "rate_limited": ("服务繁忙，请求被限流", "the service is busy (rate limited)"),
+    "tool_error": ("上游服务出错", "the service failed"),
+    "unknown_tool": ("要用的工具不存在", "the tool does not exist"),
+    "invalid_arguments": ("查询参数有误", "the lookup had wrong arguments"),
+    "invalid_json": ("查询参数格式有误", "the lookup's arguments were malformed"),
+    "cancelled": ("查询被取消", "the lookup was cancelled"),
+    "not_executed": ("查询没有执行", "the lookup did not run"),
+    "bad_date": ("无法识别日期", "the date could not be read"),
+    "date_out_of_range": ("日期超出数据范围", "the date is outside the data"),
+    "stay_out_of_range": ("入住晚数超出数据范围", "the stay runs past the end of the data"),
+}
+
+
+def when(data: dict[str, Any], zh: bool) -> str:
+    """The result's date with its weekday: 2025-01-10（周五） / 2025-01-10 (Fri)."""
+    day = data.get("date") or data.get("check_in") or ""
+    weekday = data.get("weekday", "")
+    if zh:
+        return f"{day}（{weekday}）" if weekday else day
+    names = dict(
+        zip("一二三四五六日", ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"], strict=True)
+    )
+    return f"{day} ({names.get(weekday[-1:], '')})" if weekday else day
+
+
+def describe_failure(what: tuple[str, str], last: Any) -> tuple[str, str]:
+    """(zh, en) lines for a section whose lookup failed, from ``last.kind`` and its data."""
+    data: dict[str, Any] = last.data or {}
+    zh_reason, en_reason = REASONS.get(last.kind, REASONS["tool_error"])
+    if last.kind == "bad_date":
+        raw = data.get("date", "")
+        return (
+            f"{what[0]}：无法识别日期「{raw}」。请告诉我具体是哪一天（例如 1月10日 或 周五）。",
+            f"{what[1]}: I cannot read the date '{raw}'. Which day do you mean "
+            "(e.g. 10 January or Friday)?",
+        )
+    if last.kind == "date_out_of_range":
+        day, first, end = data.get("date", ""), data.get("first_day", ""), data.get("last_day", "")
+        return (
+            f"{what[0]}：{day} 超出了可查询的日期范围（{first} 至 {end}），无法查询。"
+            "请换一个范围内的日期。",
+            f"{what[1]}: {day} is outside the dates I have ({first} to {end}). "
+            "Please pick a date in that range.",
+        )
+    if last.kind == "stay_out_of_range":
+        end = data.get("last_day", "")
+        return (
+            f"{what[0]}：入住晚数超出了数据范围（数据截至 {end}），请减少晚数。",
+            f"{what[1]}: the stay runs past the end of the data ({end}); ask for fewer nights.",
+        )
+    return (
+        f"{what[0]}：暂时无法获取（{zh_reason}）。请稍后再试，以下建议基于其余信息。",
+        f"{what[1]}: unavailable right now ({en_reason}); the rest of this answer does without it.",
+    )

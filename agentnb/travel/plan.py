@@ -1,0 +1,188 @@
+"""How TravelModel picks its next tool calls: only tools the request offers, with the
+parameter names and date format their schemas give (:mod:`.schemas`), under the instruction
+cues of :mod:`.cues`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from datetime import date as Date
+from typing import Any
+
+from .cues import Cues
+from .data import TravelData
+from .dates import resolve_date
+from .intent import TripRequest
+from .observations import Observation, choose_flight, choose_hotel
+from .schemas import Menu, ToolSpec
+
+__all__ = ["Step", "Turn", "plan"]
+
+_FIXABLE = {"invalid_json", "invalid_arguments"}  # agentnb.ERROR_KINDS a retry can fix
+Step = tuple[str, dict[str, Any] | str]
+
+
+@dataclass
+class Turn:
+    """What the model read from one request."""
+
+    request: TripRequest
+    observations: list[Observation]
+    cues: Cues
+    menu: Menu
+    parallel: bool
+    calls_so_far: int
+    today: Date
+    missing: list[str] = field(default_factory=list)  # wanted roles with no tool offered
+
+
+def plan(turn: Turn, data: TravelData, mode: str | None) -> list[Step]:
+    """The next tool calls (all of them; the caller keeps one unless calls are parallel)."""
+    req, obs, menu = turn.request, turn.observations, turn.menu
+    unknown = {o.city for o in obs if o.kind == "unknown_city"}
+    if unknown & {req.destination, req.origin, *req.mentions}:
+        return []  # a city the data does not have: nothing more to look up
+    if req.language == "en":  # the tools take English names too
+        req = _english_names(req, data)
+    raw = req.date or ("today" if req.language == "en" else "今天")
+    confirm = "stop_when_enough" not in turn.cues  # no cue: it re-checks each search once
+
+    def when(spec: ToolSpec, text: str) -> str:
+        if spec.iso_dates:
+            try:
+                return resolve_date(text, turn.today).isoformat()
+            except ValueError:
+                return text
+        return text
+
+    def needed(done: list[Observation]) -> bool:
+        return _needed(done, confirm)
+
+    steps: list[Step] = []
+    flights, weather, hotels = menu.get("flights"), menu.get("weather"), menu.get("hotels")
+    hallucinating = mode == "hallucinate_tool" and "book_flight" not in {o.name for o in obs}
+    if hallucinating and ("flights" in req.wants or "hotels" in req.wants):
+        return [("book_flight", {"destination": req.destination or "", "date": raw})]
+    if "flights" in req.wants and req.origin and req.destination and flights:
+        args = flights.args({"origin": req.origin, "destination": req.destination,
+                             "date": when(flights, raw)})  # fmt: skip
+        done = _of(obs, flights.name)
+        if mode == "loop" and any(o.ok for o in done):
+            return [(flights.name, args)]
+        if needed(done):
+            if mode == "wrong_args" and not done:
+                args = _wrong_names(args, flights)
+            if mode == "malformed_json" and not obs:
+                steps.append((flights.name, json.dumps(args, ensure_ascii=False)[:-9]))
+            else:
+                steps.append((flights.name, args))
+    if "weather" in req.wants and weather:
+        cities = req.mentions if req.compare else [req.destination] if req.destination else []
+        days = list(dict.fromkeys(req.dates)) if len(req.dates) > 1 else [raw]
+        done = _of(obs, weather.name)
+        for city in cities:
+            for day in days:
+                value = when(weather, day)
+                asked = [o for o in done if _asked(o, weather, city, value)]
+                if needed(asked if len(days) > 1 or req.compare else done):
+                    steps.append((weather.name, weather.args({"city": city, "date": value})))
+    if "hotels" in req.wants and req.destination and hotels and needed(_of(obs, hotels.name)):
+        stay: dict[str, Any] = {"city": req.destination, "date": when(hotels, raw),
+                                "near": req.near}  # fmt: skip
+        if req.nights != 1:
+            stay["nights"] = req.nights
+        steps.append((hotels.name, hotels.args(stay)))
+    if steps or "cost" not in req.wants or not menu.get("cost"):
+        return steps
+    return _cost_step(turn, req, obs)
+
+
+def _wrong_names(args: dict[str, Any], spec: ToolSpec) -> dict[str, Any]:
+    """The other common names for a route (000 §4.3): from_city/to_city <-> departure/dest."""
+    swap = {"departure": "from_city", "destination": "to_city",
+            "from_city": "departure", "to_city": "destination"}  # fmt: skip
+    return {swap.get(k, k): v for k, v in args.items()}
+
+
+def _cost_step(turn: Turn, req: TripRequest, obs: list[Observation]) -> list[Step]:
+    cost = turn.menu.get("cost")
+    assert cost is not None
+    costs = _of(obs, cost.name)
+    flights = _latest_ok(obs, turn.menu.get("flights"))
+    hotels = _latest_ok(obs, turn.menu.get("hotels"))
+    flight, cheap_flight = choose_flight(flights)
+    hotel, cheap_hotel = choose_hotel(hotels, req)
+    ok = [o for o in costs if o.ok]
+    if not ok:  # first cost call (or its one retry)
+        items = items_for(flight, hotel, req)
+        if items and _needed(costs, False):
+            return [(cost.name, cost.args({"items": items, "budget": req.budget}))]
+        return []
+    over = (ok[0].data or {}).get("within_budget") is False
+    if not over or len(ok) > 1 or "budget_alternatives" not in turn.cues:
+        return []
+    alt = items_for(cheap_flight, cheap_hotel, req)
+    if alt and alt != items_for(flight, hotel, req):  # offer the cheapest combination
+        return [(cost.name, cost.args({"items": alt, "budget": req.budget}))]
+    return []
+
+
+def _english_names(req: TripRequest, data: TravelData) -> TripRequest:
+    def en(name: str | None) -> str | None:
+        return data.city(name).name_en if name and data.resolve_city(name) == name else name
+
+    mentions = [en(m) or m for m in req.mentions]
+    return replace(req, origin=en(req.origin), destination=en(req.destination), mentions=mentions)
+
+
+def _asked(o: Observation, spec: ToolSpec, city: str, day: str) -> bool:
+    """Did this result answer the weather of ``city`` on ``day`` (by the schema's names)?"""
+    args = o.arguments or {}
+    return (
+        args.get(spec.slots.get("date", "")) == day and args.get(spec.slots.get("city", "")) == city
+    )
+
+
+def _of(obs: list[Observation], name: str) -> list[Observation]:
+    return [o for o in obs if o.name == name]
+
+
+def _latest_ok(obs: list[Observation], spec: ToolSpec | None) -> dict[str, Any] | None:
+    found = [o.data for o in obs if spec and o.name == spec.name and o.ok and o.data]
+    return found[-1] if found else None
+
+
+def _needed(done: list[Observation], confirm: bool) -> bool:
+    """Call this tool (again)? Once, plus one retry for a retryable or fixable failure; without
+    the stop-when-enough cue, once more after the first success ("to confirm", 000 §3.1)."""
+    if not done:
+        return True
+    if any(o.ok for o in done):
+        return confirm and sum(o.ok for o in done) == 1 and done[-1].ok and len(done) == 1
+    last = done[-1]
+    return len(done) == 1 and (last.retryable or last.kind in _FIXABLE)
+
+
+def items_for(
+    flight: dict[str, Any] | None, hotel: dict[str, Any] | None, req: TripRequest
+) -> list[dict[str, Any]]:
+    """calculate_cost's items. A hotel result for fewer nights than asked (a tool without a
+    ``nights`` parameter, as in article 000) is priced at its nightly rate × the nights asked:
+    the article's 520 × 2 = 1040."""
+    items = []
+    zh = req.language == "zh"
+    if flight:
+        label = f"机票 {flight['flight_no']}" if zh else f"flight {flight['flight_no']}"
+        items.append({"label": label, "unit_price": flight["price"], "quantity": 1})
+    if hotel:
+        nights = max(int(hotel.get("nights") or 1), req.nights)
+        per_night, total = hotel["price_per_night"], hotel["total_price"]
+        if int(hotel.get("nights") or 1) < req.nights:
+            total = per_night * nights
+        label = f"酒店 {hotel['name']}" if zh else f"hotel {hotel['name_en']}"
+        if per_night * nights == total:
+            items.append({"label": label, "unit_price": per_night, "quantity": nights})
+        else:
+            items.append({"label": f"{label} ({nights})", "unit_price": total, "quantity": 1})
+    return items

@@ -1,0 +1,66 @@
+"""``TravelModel.rules()``: every documented rule of the stand-in model, as one table.
+
+Three kinds of rule: *instruction cues* found in the system message (:mod:`.cues`), *tool
+schema* rules for ``request.tools`` (:mod:`.schemas`), and *reading* rules for the user's
+words (:mod:`.intent`, :mod:`.dates`, :mod:`.clarify`). Each row names the article section it
+comes from, so a learner can see why a prompt or schema change changed the run.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .cues import CUES
+
+__all__ = ["RuleTable", "rule_table"]
+
+RuleTable = pd.DataFrame
+COLUMNS = ["rule", "kind", "looks for", "with it", "without it", "source"]
+
+_SCHEMA_RULES = [
+    ("offered_tools_only", "tool schema", "request.tools (never the Python tools)",
+     "calls a tool only if its schema is in the request; role from its name, else its "
+     "description (flight/航班, weather/天气, hotel/酒店, cost/总价)",
+     "a needed tool that is not offered is not called; the answer says that part cannot be "
+     "looked up (nothing invented)", "000 §2.2"),
+    ("parameter_names", "tool schema", "each parameter's name, then its description",
+     "sends each value under the schema's own name: name words first (from_city → origin, "
+     "check_in_date → date), then description words (出发地, 目的地, 日期, 城市)",
+     "a value with no matching parameter is left out", "000 §4.3"),
+    ("date_format", "tool schema", "'YYYY-MM-DD' (or format: date) in the date parameter",
+     "sends ISO dates (周五 → 2025-01-10), unless the description also allows relative dates "
+     "(相对, 周五, 明天, relative)", "sends the date as the user wrote it (周五): the tool "
+     "resolves it", "000 §2.2, §4.3"),
+    ("nights", "tool schema", "a nights parameter on the hotel tool",
+     "passes the nights asked (住两晚 → nights=2) and prices the stay from the tool's total",
+     "prices the first night's rate × nights, as article 000's table: 520 × 2 = 1040",
+     "000 §4.2"),
+    ("parallel_calls", "request params", "request.params['parallel_tool_calls']",
+     "every independent call in one reply", "one call per reply (article 000's table)",
+     "001 §3.2"),
+]  # fmt: skip
+_READING_RULES = [
+    ("one_night_default", "reading", "住两晚, 2 nights, …",
+     "books that many nights", "one night, and the hotel line says so (未说明住几晚，按 1 晚计): "
+     "the default request totals 880 + 520 = 1400", "000 §4.2"),
+    ("unclear_date", "reading", "下个月, 改天, next month, someday — or no date for flights/hotel",
+     "asks which day, before any call",
+     "(a readable date: 周五, 后天, 下个月15号, 1月20日, Jan 20)",
+     "000 §2.3"),
+    ("unknown_city", "reading", "the tool's error code unknown_city",
+     "says there is no data for that city, lists the known ones, asks which", "—", "002 §4.4"),
+    ("error_language", "reading", "a failed result's kind / code (never its English text)",
+     "says what failed in the user's language (查询超时, 日期超出数据范围…)", "—", "000 §5.2"),
+    ("comparison", "reading", "哪个更冷 / which is colder",
+     "looks up the weather of each city and compares the lows", "—", "001 §2.1"),
+    ("follow_up", "reading", "a turn that asks for nothing new (那周六呢？)",
+     "repeats the latest earlier request with the new date/city", "—", "000 §2.1"),
+]  # fmt: skip
+
+
+def rule_table() -> RuleTable:
+    """All rules as a DataFrame (one row per rule; renders as a table in a notebook)."""
+    rows = [(c.name, "instruction cue", c.looks_for, c.with_cue, c.without, c.source) for c in CUES]
+    frame = pd.DataFrame([*rows, *_SCHEMA_RULES, *_READING_RULES], columns=COLUMNS)
+    frame.attrs["title"] = "TravelModel rules (deterministic stand-in, no LLM)"
+    return frame.set_index("rule")

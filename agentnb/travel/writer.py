@@ -1,0 +1,54 @@
+"""The writer of TravelModel's answer: one line per section, in the answer's language."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .data import TravelData
+from .failures import describe_failure
+from .intent import TripRequest
+from .summary import Style
+
+__all__ = ["Writer", "failure", "latest"]
+
+
+class Writer:
+    def __init__(self, req: TripRequest, data: TravelData) -> None:
+        self.zh = req.language == "zh"
+        self.req = req
+        self.data = data
+        self.lines: list[str] = []
+        self.style = Style()
+
+    def city(self, name: str) -> str:
+        """A city name in the answer's language."""
+        if self.zh or self.data.resolve_city(name) is None:
+            return name
+        return self.data.city(self.data.resolve_city(name) or name).name_en
+
+    def t(self, zh: str, en: str) -> str:
+        return zh if self.zh else en
+
+    def add(self, zh: str, en: str) -> None:
+        self.lines.append(self.t(zh, en))
+
+
+def failure(w: Writer, what_zh: str, what_en: str, obs: list[Any]) -> None:
+    last = obs[-1]
+    if last.kind != "unknown_city":  # said once, at the top of the answer
+        w.add(*describe_failure((what_zh, what_en), last))
+
+
+def latest(
+    w: Writer, req: TripRequest, obs: list[Any], want: str, what_zh: str, what_en: str
+) -> dict[str, Any] | None:
+    """The latest good result for a wanted section; reports a failure and returns None."""
+    if want not in req.wants:
+        return None
+    ok = [o for o in obs if o.ok and o.data]
+    if ok:
+        data: dict[str, Any] = ok[-1].data
+        return data
+    if obs:
+        failure(w, what_zh, what_en, obs)
+    return None
