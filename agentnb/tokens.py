@@ -11,7 +11,7 @@ that knows its tokenizer may bring its own (``model.tokenizer``); provider-repor
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
@@ -95,6 +95,22 @@ class HeuristicTokenizer:
         if estimated <= 0 or reported <= 0:
             return cls()
         return cls(reported / estimated)
+
+    @classmethod
+    def from_usage(cls, events: Iterable[Any]) -> HeuristicTokenizer:
+        """Calibrated on a run's events: each request's estimated total against the prompt
+        tokens the provider reported for it (estimated usage is ignored)."""
+        estimated = reported = 0
+        budget = None
+        for event in events:
+            kind = type(event).__name__
+            if kind == "RequestAssembled":
+                budget = event.budget.get("total")
+            elif kind == "ModelResponded" and budget and not event.usage.estimated:
+                estimated += budget
+                reported += event.usage.prompt_tokens
+                budget = None
+        return cls.calibrated(estimated, reported)
 
     def __repr__(self) -> str:
         return f"<HeuristicTokenizer scale={self.scale:.3g}>"

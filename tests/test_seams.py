@@ -200,3 +200,15 @@ async def test_a_function_model_sees_requests_by_reference():
     for _ in range(3):
         await an.Agent("s", model=FunctionModel(reply)).run("hi", session=session)
     assert seen == [2, 4, 6] and [r.size for r in session.snapshots] == [2, 4, 6]
+
+
+async def test_the_heuristic_calibrates_from_reported_usage():
+    reply = {
+        "choices": [{"message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 60, "completion_tokens": 1, "total_tokens": 61},
+    }
+    result = await an.Agent("sys " * 10, model=ScriptedModel([reply])).run("hello " * 20)
+    estimated = result.trace.of_type(an.events.RequestAssembled)[0].budget["total"]
+    tokenizer = an.HeuristicTokenizer.from_usage(result.events)
+    assert tokenizer.scale == pytest.approx(60 / estimated)
+    assert an.HeuristicTokenizer.from_usage([]).scale == 1.0  # no reported usage: unchanged
