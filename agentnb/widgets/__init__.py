@@ -16,7 +16,8 @@ from typing import Any
 
 from .controls import Driver
 from .inspectors import RequestInspector, SnapshotDiff, Timeline
-from .session_view import SessionView, static_bundle
+from .payload import static_bundle
+from .session_view import SessionView
 
 __all__ = [
     "Driver",

@@ -1,4 +1,4 @@
-// agentnb front end, part 5: the inspectors (request of model call k, diff j -> k, timeline).
+// agentnb front end, part 6: the inspectors (request of model call k, diff j -> k, timeline).
 
 const BUDGET_PARTS = [
   ["instructions", "instructions"],

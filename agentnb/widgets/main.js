@@ -1,4 +1,4 @@
-// agentnb front end, part 6: the anywidget entry point.
+// agentnb front end, part 7: the anywidget entry point.
 // initialize() runs once per widget model: the session store listens there, so every view
 // of the same widget (a session displayed twice) shares one copy of the messages.
 

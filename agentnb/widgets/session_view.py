@@ -17,15 +17,11 @@ from typing import Any
 
 import traitlets
 
-from .. import _html
 from . import payload
 from .base import Widget
 from .controls import Driver
 
-__all__ = ["SessionView", "static_bundle"]
-
-#: Static HTML for nbviewer/GitHub stops after this many messages (the widget shows all).
-STATIC_LIMIT = 500
+__all__ = ["SessionView"]
 
 
 class SessionView(Widget):
@@ -281,28 +277,11 @@ class SessionView(Widget):
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)
         data, meta = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
-        data.update(static_bundle(self.session))
+        data.update(payload.static_bundle(self.session))
         return data, meta
 
     def __repr__(self) -> str:
         return f"<SessionView of {self.session!r}>"
-
-
-def static_bundle(session: Any) -> dict[str, str]:
-    """text/plain and escaped text/html of a session (what shows without a kernel)."""
-    notes: dict[int, list[str]] = {}
-    for problem in session.problems:
-        index, _, text = problem.partition(": ")
-        if index.lstrip("#").isdigit():
-            notes.setdefault(int(index.lstrip("#")), []).append(text)
-    wires = session.wire()
-    title = repr(session)
-    if len(wires) > STATIC_LIMIT:
-        title += f" (static copy: the first {STATIC_LIMIT}; run the notebook for all)"
-        wires = wires[:STATIC_LIMIT]
-    lines = [repr(session), *[f"  #{i} {m!r}" for i, m in enumerate(session.messages)][:200]]
-    html = _html.transcript(wires, title=title, notes=notes)
-    return {"text/plain": "\n".join(lines), "text/html": html}
 
 
 def _system(messages: Any) -> Any:
