@@ -24,6 +24,7 @@ As a context manager, or started and stopped from a notebook::
 from __future__ import annotations
 
 import atexit
+import copy
 import importlib.util
 import json
 import os
@@ -39,6 +40,7 @@ import httpx
 
 from ..errors import ConfigurationError
 from .openai import OpenAIModel
+from .profiles import PROFILES
 from .smollm2 import GGUF_NAME, GGUF_SHA256, fetch_model, find_model
 
 #: The aliases one server serves, with their chat formats (None: the model's own template).
@@ -189,12 +191,14 @@ class _PromptCatcher:
 def server_prompt(body: dict[str, Any]) -> str:
     """The exact prompt ``chatml-function-calling`` builds for a request body (``smollm2-tools``).
 
-    Runs llama-cpp-python's own chat handler without a model, so a learner can see what
-    the model is given: every ``tool`` message renders as an empty ``<|im_start|>tool``.
+    Runs llama-cpp-python's own chat handler without a model (after the profile's fixes,
+    as :class:`OpenAIModel` would send it), so a learner can see what the model is given:
+    every ``tool`` message renders as an empty ``<|im_start|>tool``.
     Needs the ``local`` extra.
     """
     from llama_cpp import llama_chat_format
 
+    body, _ = PROFILES["llama-cpp-python"].prepare(copy.deepcopy(body), stream=False)
     try:
         llama_chat_format.chatml_function_calling(
             llama=_PromptCatcher(),
