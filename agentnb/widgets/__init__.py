@@ -11,7 +11,6 @@ text is put into the page as text, never as markup.
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 from .controls import Driver
@@ -29,17 +28,13 @@ __all__ = [
     "static_bundle",
 ]
 
-_shown: weakref.WeakKeyDictionary[Any, SessionView] = weakref.WeakKeyDictionary()
-
 
 def session_mimebundle(session: Any) -> dict[str, Any]:
     """What ``Session._repr_mimebundle_`` returns in a kernel: the live view + static HTML.
 
-    Evaluating the same session again shows the same widget (one more view of it), so a
-    session displayed in many cells still sends each change once.
+    Evaluating a session shows the widget it already has (one made with ``SessionView`` or
+    shown before) as one more view of it, so each change is still sent once.
     """
-    view = _shown.get(session)
-    if view is None or view.comm is None:
-        view = _shown[session] = SessionView(session)
+    view = SessionView.of(session)
     data, _meta = view._repr_mimebundle_()
     return dict(data)

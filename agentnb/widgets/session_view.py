@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from collections import deque
 from typing import Any
 
@@ -22,6 +23,10 @@ from .base import Widget
 from .controls import Driver
 
 __all__ = ["SessionView"]
+
+
+#: The widget of each session (the first made for it, while open): `session` in a cell shows it.
+_VIEWS: weakref.WeakKeyDictionary[Any, SessionView] = weakref.WeakKeyDictionary()
 
 
 class SessionView(Widget):
@@ -66,6 +71,16 @@ class SessionView(Widget):
         first = payload.pack(self.state())  # opened with the comm: no second send
         super().__init__(kind="session", height=height, controls=agent is not None, snapshot=first)
         self._unsubscribe = session.subscribe(self._on_event)
+        if session not in _VIEWS:
+            _VIEWS[session] = self
+
+    @classmethod
+    def of(cls, session: Any) -> SessionView:
+        """The open view of ``session`` (made on first use)."""
+        view = _VIEWS.get(session)
+        if view is None or view.comm is None:
+            view = _VIEWS[session] = cls(session)
+        return view
 
     # -- state for late views ------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -272,6 +287,9 @@ class SessionView(Widget):
             unsubscribe()
         if getattr(self, "_timer", None) is not None:
             self._timer.cancel()  # type: ignore[union-attr]
+        session = getattr(self, "session", None)
+        if session is not None and _VIEWS.get(session) is self:
+            del _VIEWS[session]
         super().close()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:

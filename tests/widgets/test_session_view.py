@@ -166,6 +166,12 @@ def test_mimebundle_has_the_widget_and_escaped_html(comms):
         == bundle["application/vnd.jupyter.widget-view+json"]
     )  # one widget per session, shown twice
     assert len(comms) == 2  # the view and its ipywidgets Layout
+    mine = SessionView(an.Session())  # a view made by hand is the one a session shows
+    shown = session_mimebundle(mine.session)["application/vnd.jupyter.widget-view+json"]
+    assert shown["model_id"] == mine.model_id
+    mine.close()  # closed: the session gets a new one
+    shown = session_mimebundle(mine.session)["application/vnd.jupyter.widget-view+json"]
+    assert shown["model_id"] != mine._model_id
 
 
 def test_unknown_browser_messages_are_shown_not_swallowed(comms):
