@@ -30,7 +30,7 @@ from .base import Delta, Model, ModelRequest, ModelResponse, split_response
 from .profiles import Profile, detect_profile, get_profile, is_loopback
 from .retry import RetryPolicy, StatusError, call_with_retries, redact
 from .sse import SSEReader
-from .text_actions import apply_text_actions
+from .text_actions import StreamedText, apply_text_actions
 from .wire import Secret, bounded, parse_completion
 
 __all__ = ["OpenAIModel"]
@@ -168,6 +168,20 @@ class OpenAIModel(Model):
             return apply_text_actions(response, request.tools, str(len(request.messages)))
         return response
 
+    def finish_stream(self, response: ModelResponse, request: ModelRequest) -> ModelResponse:
+        """For the runtime, after it assembled a reply from :meth:`stream`: the repairs in
+        words (text actions arrive as tool-call deltas at the end of the stream) and, for an
+        action that could not be parsed, the correction."""
+        _, notes = self._body(request, stream=True)
+        calls = response.message.calls
+        if calls and all(c.id.startswith("call_text_") for c in calls):
+            names = ", ".join(c.function.name for c in calls)
+            notes.append(f"tool call(s) written as text were turned into real calls: {names}")
+            response = replace(response, finish_reason="tool_calls")
+        else:
+            response = self.review(response, request)
+        return replace(response, repairs=(*response.repairs, *notes)) if notes else response
+
     # -- calls ---------------------------------------------------------------------------
 
     async def _send(self, client: httpx.AsyncClient, body: dict[str, Any]) -> httpx.Response:
@@ -243,7 +257,7 @@ class OpenAIModel(Model):
                 self.retry, lambda: self._send(client, body), what=what, secret=self._key.value
             )
             reader = SSEReader(what)
-            parts = _Parts()
+            parts = StreamedText()
             try:
                 async for delta in bounded(reader.deltas(response.aiter_lines()), deadline, what):
                     parts.add(delta)
@@ -256,41 +270,10 @@ class OpenAIModel(Model):
                 ) from exc
             finally:
                 await response.aclose()
-        for delta in parts.text_action_deltas(self, request):
-            yield delta
+        if self._text_actions_on():
+            for delta in parts.action_deltas(request.tools, str(len(request.messages))):
+                yield delta
 
     def __repr__(self) -> str:
         mode = " streaming" if self.streaming else ""
         return f"<OpenAIModel {self.model!r} at {self.base_url} profile={self._profile.name}{mode}>"
-
-
-class _Parts:
-    """The text and call count seen in a stream, for text actions at its end."""
-
-    def __init__(self) -> None:
-        self.text: list[str] = []
-        self.calls = 0
-
-    def add(self, delta: Delta) -> None:
-        if delta.text:
-            self.text.append(delta.text)
-        if delta.tool_index is not None:
-            self.calls = max(self.calls, delta.tool_index + 1)
-
-    def text_action_deltas(self, model: OpenAIModel, request: ModelRequest) -> list[Delta]:
-        if self.calls or not model._text_actions_on() or not request.tools:
-            return []
-        from ..messages import AssistantMessage
-
-        text = "".join(self.text)
-        whole = ModelResponse(AssistantMessage(content=text), finish_reason="stop")
-        fixed = model.review(whole, request)
-        return [
-            Delta(
-                tool_index=i,
-                tool_id=c.id,
-                tool_name=c.function.name,
-                arguments=c.function.arguments,
-            )
-            for i, c in enumerate(fixed.message.calls)
-        ]

@@ -30,9 +30,9 @@ from dataclasses import replace
 from typing import Any
 
 from ..messages import AssistantMessage, FunctionCall, ToolCall
-from .base import ModelResponse
+from .base import Delta, ModelResponse
 
-__all__ = ["TextAction", "apply_text_actions", "parse_text_actions"]
+__all__ = ["StreamedText", "TextAction", "apply_text_actions", "parse_text_actions"]
 
 _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 _FENCE = re.compile(r"```(?:json|tool_call|tool|javascript)?\s*\n?(.*?)```", re.S)
@@ -256,3 +256,32 @@ def apply_text_actions(
         *action.notes,
     )
     return replace(response, message=message, finish_reason="tool_calls", repairs=repairs)
+
+
+class StreamedText:
+    """The text of a stream; at its end, the tool-call deltas of a text action in it."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.calls = 0
+
+    def add(self, delta: Delta) -> None:
+        if delta.text:
+            self.text.append(delta.text)
+        if delta.tool_index is not None:
+            self.calls = max(self.calls, delta.tool_index + 1)
+
+    def action_deltas(self, schemas: list[dict[str, Any]], salt: str = "") -> list[Delta]:
+        if self.calls or not schemas:
+            return []
+        whole = ModelResponse(AssistantMessage(content="".join(self.text)), finish_reason="stop")
+        fixed = apply_text_actions(whole, schemas, salt)
+        return [
+            Delta(
+                tool_index=i,
+                tool_id=c.id,
+                tool_name=c.function.name,
+                arguments=c.function.arguments,
+            )
+            for i, c in enumerate(fixed.message.calls)
+        ]

@@ -204,3 +204,26 @@ def test_what_smollm2_really_wrote_gets_a_correction():
     )
     response = apply_text_actions(ModelResponse(AssistantMessage(content=text)), TOOLS)
     assert response.correction and "could not be parsed" in response.correction
+
+
+async def test_finish_stream_gives_the_runtime_the_repairs_and_corrections_of_a_stream():
+    model = model_for(handler, text_actions=True, stream=True)
+    assembler = ReplyAssembler()
+    async for delta in model.stream(REQ):
+        assembler.add(delta)
+    finished = model.finish_stream(assembler.result(), REQ)
+    assert finished.finish_reason == "tool_calls"
+    assert any("written as text" in r for r in finished.repairs)
+
+    def broken(request):
+        chunks = [{"choices": [{"delta": {"content": '{"name": "nope", "arguments": {}}'}}]}]
+        return httpx.Response(
+            200, content=sse(*chunks, {"choices": [{"delta": {}, "finish_reason": "stop"}]})
+        )
+
+    model = model_for(broken, text_actions=True, stream=True)
+    assembler = ReplyAssembler()
+    async for delta in model.stream(REQ):
+        assembler.add(delta)
+    finished = model.finish_stream(assembler.result(), REQ)
+    assert not finished.message.tool_calls and "no tool named 'nope'" in finished.correction
