@@ -7,6 +7,7 @@ from typing import Any
 
 from ..agent import Agent
 from ..models.base import ModelLike
+from .article import article_tools
 from .dates import DEFAULT_TODAY
 from .model import TravelModel
 from .tools import TravelTools
@@ -41,6 +42,7 @@ def travel_agent(
     tools: TravelTools | None = None,
     faults: dict[str, str] | None = None,
     instructions: str | None = None,
+    schemas: str = "agentnb",
     max_iterations: int = 6,
     final_answer_on_stop: bool = True,
     **options: Any,
@@ -52,17 +54,20 @@ def travel_agent(
     tools off, to answer with what it has (000 §3.1). ``language`` picks the instructions
     ("zh" after article 000, or "en"); ``today`` is the
     reference date for 周五/明天; ``tools`` lets you keep a :class:`TravelTools` handle to
-    inject faults; other options (``parallel_tool_calls``, ``repeat_limit``, ...) go to
+    inject faults; ``schemas="article"`` offers article 000's own tool schemas (ISO dates, no
+    ``nights``: see :mod:`agentnb.travel.article`); other options (``parallel_tool_calls``, ``repeat_limit``, ...) go to
     :class:`~agentnb.Agent`.
     """
     if language not in ("zh", "en"):
         raise ValueError(f"language must be 'zh' or 'en', not {language!r}")
+    if schemas not in ("agentnb", "article"):
+        raise ValueError(f"schemas must be 'agentnb' or 'article', not {schemas!r}")
     desk = tools if tools is not None else TravelTools(today, faults=faults)
     if instructions is None:
         instructions = INSTRUCTIONS if language == "zh" else INSTRUCTIONS_EN
     return Agent(
         instructions,
-        desk.tools,
+        desk.tools if schemas == "agentnb" else article_tools(desk),
         model if model is not None else TravelModel(today=desk.today),
         name="travel-assistant",
         max_iterations=max_iterations,

@@ -128,7 +128,8 @@ class TravelModel(Model):
         )
         today = Date.fromisoformat(cues.today) if cues.today else self.today
         turn = Turn(current, observations, cues, menu, parallel, n_calls, today)
-        turn.missing = [w for w in current.wants if menu.get(w) is None] if menu else []
+        wrap_up = not menu and observations  # tools switched off after max_iterations
+        turn.missing = [] if wrap_up else [w for w in current.wants if menu.get(w) is None]
         return turn
 
     # -- deciding ---------------------------------------------------------------------------

@@ -149,6 +149,9 @@ def hotels(w: Writer, req: TripRequest, obs: list[Any]) -> None:
             "（按入住当晚价格估算）",
             " (estimated at the first night's rate)",
         )
+    elif best.get("nightly_prices") and len(set(best["nightly_prices"])) > 1:
+        each = " + ".join(str(p) for p in best["nightly_prices"])
+        estimate_zh, estimate_en = f"（逐晚价格 {each}）", f" (night by night: {each})"
     elif not req.nights_stated:
         estimate_zh, estimate_en = (
             "（未说明住几晚，按 1 晚计）",
@@ -185,8 +188,8 @@ def cost(w: Writer, req: TripRequest, obs: list[Any]) -> None:
         if obs:
             failure(w, "预算", "Budget", obs)
         else:
-            w.add("预算：缺少航班或酒店的价格，无法计算总价。",
-                  "Budget: without flight or hotel prices I cannot total the trip.")  # fmt: skip
+            w.add("预算：还没有用工具算出总价，暂不下结论。",
+                  "Budget: the total has not been calculated with the tool yet, so no verdict.")  # fmt: skip
         return
     first = ok[0].data
     parts = " + ".join(f"{money(i['subtotal'])}" for i in first["items"])

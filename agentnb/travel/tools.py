@@ -243,6 +243,10 @@ class TravelTools(FaultInjection):
                     "rooms_left": int(rows["rooms_left"].min()),
                 }
             )
+            if nights > 1:  # each night's price, in order (Friday and Saturday cost more)
+                found[-1]["nightly_prices"] = [
+                    int(p) for p in rows.sort_values("date")["price_cny"]
+                ]
         key_fn = (
             (lambda x: x["distance_km"])
             if near and note is None
