@@ -52,11 +52,14 @@ def travel_agent(
     ``model`` defaults to the embedded :class:`TravelModel` (deterministic, offline).
     At ``max_iterations`` (6, as article 000 §5.1 suggests) the model is asked once more,
     tools off, to answer with what it has (000 §3.1). ``language`` picks the instructions
-    ("zh" after article 000, or "en"); ``today`` is the
-    reference date for 周五/明天; ``tools`` lets you keep a :class:`TravelTools` handle to
-    inject faults; ``schemas="article"`` offers article 000's own tool schemas (ISO dates, no
-    ``nights``: see :mod:`agentnb.travel.article`); other options (``parallel_tool_calls``, ``repeat_limit``, ...) go to
-    :class:`~agentnb.Agent`.
+    ("zh" after article 000, or "en"); ``today`` is the reference date for 周五/明天 (for the
+    tools and the model); ``tools`` lets you keep a :class:`TravelTools` handle to inject
+    faults; ``schemas="article"`` offers article 000's own tool schemas (ISO dates, no
+    ``nights``: see :mod:`agentnb.travel.article`); other options (``parallel_tool_calls``,
+    ``repeat_limit``, ...) go to :class:`~agentnb.Agent`.
+
+    The default instructions hold four of the model's instruction cues (tools first, stop
+    once you have enough, budget alternatives, output rules): see ``TravelModel.rules()``.
     """
     if language not in ("zh", "en"):
         raise ValueError(f"language must be 'zh' or 'en', not {language!r}")

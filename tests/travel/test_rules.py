@@ -9,8 +9,14 @@ import pytest
 from helpers import assert_valid_conversation
 
 import agentnb as an
-from agentnb.travel import ARTICLE_REQUESTS, INSTRUCTIONS, INSTRUCTIONS_EN, TravelModel
-from agentnb.travel import TravelTools, travel_agent
+from agentnb.travel import (
+    ARTICLE_REQUESTS,
+    INSTRUCTIONS,
+    INSTRUCTIONS_EN,
+    TravelModel,
+    TravelTools,
+    travel_agent,
+)
 from agentnb.travel.cues import CUES, read_cues
 
 ASK = ARTICLE_REQUESTS["000"]
