@@ -50,7 +50,13 @@ class DeterministicSummariser:
         lines = []
         for m in messages:
             role, content = m.get("role"), m.get("content")
-            text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+            text = content if isinstance(content, str) else ""
+            if isinstance(content, list):  # multi-part content: its text parts
+                text = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+            calls = [c.get("function", {}) for c in m.get("tool_calls") or ()]
+            if role == "assistant" and calls:
+                called = ", ".join(f"{f.get('name')}({f.get('arguments')})" for f in calls)
+                lines.append(f"- assistant called {_short(called, self.width)}")
             if role == "user" and m.get("name") != "agentnb":
                 lines.append(f"- user asked: {_short(text or '', self.width)}")
             elif role == "tool":
