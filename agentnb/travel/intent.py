@@ -26,6 +26,8 @@ _WANTS = {
     "cost": r"预算|总价|多少钱|费用|花费|budget|total cost|how much|cost",
 }
 _TRIP = r"安排|行程|出差|旅行|旅游|去玩|玩|plan|trip|itinerary|travel"
+# "那周六呢？", "what about …": a follow-up keeps the earlier request's needs.
+_FOLLOW_UP = r"^(?:那|那么|还有)|呢[？?]?$|^(?:what|how) about\b|^and\b"
 # "哪个更冷": compare the weather of the cities mentioned.
 _COMPARE = (
     r"哪个(?:城市|地方)?更?(?:冷|暖和?|热|凉快)|哪里更?(?:冷|暖和?|热)|哪边更?(?:冷|暖和?|热)|"
@@ -54,6 +56,8 @@ class TripRequest:
     vague: str | None = None  # a date that names no single day ("下个月"): ask which
     nights_stated: bool = False
     compare: bool = False  # "哪个更冷": the weather of each city mentioned
+    guessed: bool = False  # no need named ("去广州"): the needs were read from the route
+    follow_up: bool = False  # "那周六呢？", "what about Saturday?"
 
     def filled_from(self, earlier: list[TripRequest]) -> TripRequest:
         """Fill unknown slots from earlier requests of the same conversation (latest first).
@@ -62,13 +66,13 @@ class TripRequest:
         again for what the latest earlier request wanted."""
         out = replace(self, wants=list(self.wants))
         changed = out.date or out.destination or out.origin or out.nights_stated or out.vague
-        if not out.wants and changed:
-            past_wants = next((p for p in reversed(earlier) if p.wants), None)
-            if past_wants is not None:
-                out.wants = list(past_wants.wants)
-                out.compare = past_wants.compare and not out.destination
-                if out.compare:
-                    out.mentions = list(past_wants.mentions)
+        past_wants = next((p for p in reversed(earlier) if p.wants), None)
+        if past_wants is not None and (out.follow_up or not out.wants) and changed:
+            extra = [] if out.guessed else [w for w in out.wants if w not in past_wants.wants]
+            out.wants = list(past_wants.wants) + extra
+            out.compare = past_wants.compare and not out.destination
+            if out.compare:
+                out.mentions = list(past_wants.mentions)
         for past in reversed(earlier):
             if out.origin is None and past.origin and past.origin != out.destination:
                 out.origin = past.origin
@@ -157,6 +161,8 @@ def _budget(text: str) -> float | None:
         r"(?:under|within|below|less than|up to|at most|max)"
         r"\s*(?:¥|cny|rmb)?\s*(\d+(?:\.\d+)?)\s*(k)?",
         r"不超过\s*(\d+(?:\.\d+)?)\s*(k|千|万)?",
+        r"(\d+(?:\.\d+)?)\s*(k|千|万)?\s*(?:元|块|rmb|cny|yuan)?\s*够",  # 3000块够吗
+        r"(\d+(?:\.\d+)?)\s*(k)?\s*(?:cny|rmb|yuan)\b",  # I have 3000 CNY
     ]
     for p in patterns:
         m = re.search(p, t)
@@ -220,7 +226,18 @@ def parse_request(text: str, data: TravelData) -> TripRequest:
     budget = _budget(text)
     if budget is not None and "cost" not in wants:
         wants.append("cost")
-    compare = bool(re.search(_COMPARE, text, re.I)) and len(mentions) >= 2
+    compare = bool(re.search(_COMPARE, text, re.I))
+    if compare:  # "北京和哈尔滨哪个冷": both sides, known to the data or not
+        named = [name for _, name, _ in mentions]
+        m = re.search(
+            r"([\u4e00-\u9fff]{2,4}?)(?:和|跟|与|还是)([\u4e00-\u9fff]{2,4}?)(?=哪|谁|比)", text
+        )
+        for side in m.groups() if m else ():
+            side = DATE_PATTERN.sub("", side)
+            if len(side) >= 2 and data.resolve_city(side) not in named and side not in named:
+                mentions.append((m.start(), side, side) if m else (0, side, side))
+        compare = len(mentions) >= 2
+    guessed = not [w for w in wants if w != "cost"]  # no need named: read from the route
     if compare:
         wants = ["weather"]
     elif not [w for w in wants if w != "cost"] and destination and re.search(_TRIP, text, re.I):
@@ -243,4 +260,6 @@ def parse_request(text: str, data: TravelData) -> TripRequest:
         vague=None if date else vague_date(text),
         nights_stated=_nights(text) != 1 or bool(re.search(r"[1一]\s*晚|1\s*night", text, re.I)),
         compare=compare,
+        guessed=guessed,
+        follow_up=bool(re.search(_FOLLOW_UP, text.strip(), re.I)),
     )
