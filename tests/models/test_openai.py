@@ -334,3 +334,42 @@ async def test_llama_cpp_profile_sends_tool_choice_auto_when_none_is_given():
     assert seen[0]["tool_choice"] == "auto" and response.repairs == ()
     await model_for(handler, profile="openai").complete(REQ)
     assert "tool_choice" not in seen[1]
+
+
+async def test_the_key_never_reaches_events_traces_or_the_saved_session(tmp_path):
+    def handler(request):
+        assert request.headers["authorization"] == f"Bearer {KEY}"
+        body = json_of(request)
+        arguments = '{"city": "北京", "date": "2025-01-10"}'
+        call = {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "search_weather", "arguments": arguments},
+        }
+        if body["messages"][-1]["role"] == "tool":
+            message, finish = {"role": "assistant", "content": "晴"}, "stop"
+        else:
+            message, finish = {"role": "assistant", "tool_calls": [call]}, "tool_calls"
+        if not body.get("stream"):
+            return httpx.Response(200, json=completion(message, finish))
+        delta = {k: v for k, v in message.items() if k != "role"}
+        if "tool_calls" in delta:
+            delta["tool_calls"] = [{"index": 0, **call}]
+        return httpx.Response(
+            200, content=sse({"choices": [{"delta": delta, "finish_reason": finish}]})
+        )
+
+    for stream in (False, True):
+        model = model_for(handler, stream=stream)
+        session = an.Session()
+        result = await an.travel.travel_agent(model=model).run("周五北京天气？", session=session)
+        assert result.stop_reason == "final_answer"
+        texts = [
+            result.trace.to_jsonl(),
+            json.dumps(session.to_openai(), ensure_ascii=False),
+            "".join(repr(e) for e in result.events),
+            repr(result),
+            repr(session),
+            str(result.trace.save(tmp_path / "run.jsonl").read_text(encoding="utf-8")),
+        ]
+        assert all(KEY not in text for text in texts)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 
+import httpx
 import pytest
 
 import agentnb as an
@@ -101,3 +102,16 @@ async def test_the_travel_assistant_completes_a_run_whatever_the_model_decides(
     assert result.stop_reason in an.STOP_REASONS and result.stop_reason != "error"
     assert session.is_valid and session.problems == []
     assert result.output
+
+
+def test_a_server_starts_answers_and_stops_cleanly():
+    pytest.importorskip("llama_cpp", reason="the `local` extra is not installed")
+    from agentnb.models.local import LocalServer
+
+    with LocalServer() as server:
+        assert server.running
+        assert httpx.get(f"{server.base_url}/models", timeout=5).status_code == 200
+        process = server.process
+    assert not server.running and process.poll() is not None
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{server.base_url}/models", timeout=2)
