@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from ..errors import ConfigurationError, ModelResponseError, ModelStreamError
+from ..errors import ConfigurationError, ModelHTTPError, ModelResponseError, ModelStreamError
 from .base import Delta, Model, ModelRequest, ModelResponse, split_response
 from .profiles import Profile, detect_profile, get_profile, is_loopback
 from .retry import RetryPolicy, StatusError, call_with_retries, redact
@@ -233,7 +233,7 @@ class OpenAIModel(Model):
                     self.retry, attempt, what=f"POST {self.url}", secret=self._key.value
                 )
         except TimeoutError:
-            raise ModelResponseError(
+            raise ModelHTTPError(
                 f"POST {self.url}: no reply within total_timeout={self.total_timeout:g} s"
             ) from None
         if data is None:

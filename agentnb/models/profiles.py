@@ -118,6 +118,7 @@ PROFILES: dict[str, Profile] = {
             "generic",
             key_env=None,
             needs_key=False,
+            stream_usage=False,  # stream_options is newer than many servers
             note="any OpenAI-compatible server, no assumptions",
         ),
         Profile(

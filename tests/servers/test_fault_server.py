@@ -171,3 +171,20 @@ async def test_the_travel_agent_runs_over_http(fault_server):
     assert session.is_valid and session.problems == []
     second = fault_server.requests[1]["body"]["messages"]
     assert second[-1]["role"] == "tool" and second[-1]["tool_call_id"] == "call_1"
+
+
+async def test_a_slow_server_is_bounded_by_the_total_timeout(fault_server):
+    fault_server.script(Step(delay=3))
+    started = time.monotonic()
+    with pytest.raises(ModelHTTPError, match="total_timeout"):
+        await model(fault_server, timeout=10, total_timeout=0.3).complete(REQ)
+    assert time.monotonic() - started < 2
+
+
+async def test_generic_servers_get_no_stream_options_and_usage_is_then_estimated(fault_server):
+    fault_server.script(Step(chunks=text_chunks("ok")))
+    agent = an.Agent("Be brief.", [], model=model(fault_server, stream=True))
+    result = await agent.run("hi", session=an.Session())
+    assert "stream_options" not in fault_server.requests[0]["body"]
+    responded = [e for e in result.events if type(e).__name__ == "ModelResponded"]
+    assert responded[0].usage.estimated
