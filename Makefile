@@ -22,6 +22,7 @@ LLAMA_WHEELS     := $(HOME)/.cache/agentnb/wheels/llama-cpp-python-$(LLAMA_KEY)
 help:
 	@echo "make lab    - install into .venv and open JupyterLab on the notebooks (works offline)"
 	@echo "make test   - install dev extras into .venv and run every test tier"
+	@echo "make local  - build llama-cpp-python once (cached), fetch SmolLM2, check it generates"
 	@echo "make lint   - ruff + mypy (strict on agentnb/)"
 	@echo "make bench  - runtime overhead against a bare loop (figures for the docs)"
 	@echo "make strip  - remove outputs from notebooks before committing"

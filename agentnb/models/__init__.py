@@ -1,5 +1,10 @@
-"""Models the runtime can call: test doubles now; the OpenAI-compatible client and the local
-SmolLM2 server plug in here (``openai.py``, ``local.py``, ``replay.py``)."""
+"""Models the runtime can call.
+
+Test doubles (``ScriptedModel``, ``FunctionModel``); ``OpenAIModel`` for any OpenAI-compatible
+endpoint (``openai.py``: compatibility ``profiles.py``, SSE in ``sse.py``, retries in
+``retry.py``, actions written as text in ``text_actions.py``); cassettes that record and
+replay real exchanges (``replay.py``); and ``an.models.local``, the offline SmolLM2 server.
+"""
 
 from .base import (
     Delta,
