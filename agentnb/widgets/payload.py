@@ -38,6 +38,7 @@ __all__ = [
     "pack",
     "size",
     "static_bundle",
+    "system_of",
 ]
 
 #: Static HTML for nbviewer/GitHub stops after this many messages (the widget shows all).
@@ -177,3 +178,9 @@ def static_bundle(session: Any) -> dict[str, str]:
     lines = [repr(session), *[f"  #{i} {m!r}" for i, m in enumerate(session.messages)][:200]]
     html = _html.transcript(wires, title=title, notes=notes)
     return {"text/plain": "\n".join(lines), "text/html": html}
+
+
+def system_of(messages: Any) -> Any:
+    """The system message a request starts with, or None."""
+    first = messages[0] if messages else None
+    return first if first is not None and first.get("role") in ("system", "developer") else None

@@ -21,6 +21,7 @@ import traitlets
 from . import payload
 from .base import Widget
 from .controls import Driver
+from .inspectors import RequestInspector, diff_payload, request_payload
 
 __all__ = ["SessionView"]
 
@@ -217,11 +218,11 @@ class SessionView(Widget):
             return payload.context(agent.system_wire(), agent.tools.schemas())
         if self.session.snapshots:
             req = self.session.snapshots[-1]
-            return payload.context(_system(req.messages), req.tools)
+            return payload.context(payload.system_of(req.messages), req.tools)
         return payload.context(None, [])
 
     def _request_context(self, request: Any) -> dict[str, Any] | None:
-        system = _system(request.messages)
+        system = payload.system_of(request.messages)
         key = (id(system), id(request.tools), len(request.tools))
         if key == self._ctx_key:
             return None
@@ -242,12 +243,9 @@ class SessionView(Widget):
     # -- messages from the browser --------------------------------------------------------
     def _on_msg(self, content: dict[str, Any]) -> Any:
         op = content.get("op")
-        if op == "hello":
-            if int(content.get("seq", -1)) < self.seq:
+        if op in ("hello", "sync"):  # a view that (re)rendered, or one that lost a message
+            if op == "sync" or int(content.get("seq", -1)) < self.seq:
                 self.refresh()
-            return None
-        if op == "sync":
-            self.refresh()
             return None
         if op in ("run", "step", "pause", "stop", "reset"):
             if self.driver is None:
@@ -255,8 +253,6 @@ class SessionView(Widget):
             self.driver.command(op, str(content.get("text") or ""))
             return None
         if op == "get":
-            from .inspectors import diff_payload, request_payload
-
             if content.get("what") == "request":
                 return request_payload(self.session, int(content["k"]), view=self)
             if content.get("what") == "diff":
@@ -277,8 +273,6 @@ class SessionView(Widget):
 
     def inspect(self, k: int = -1) -> Any:
         """A :class:`RequestInspector` on model call ``k`` (1-based; -1 is the latest)."""
-        from .inspectors import RequestInspector
-
         return RequestInspector(self.session, k, view=self)
 
     def close(self) -> None:
@@ -300,9 +294,3 @@ class SessionView(Widget):
 
     def __repr__(self) -> str:
         return f"<SessionView of {self.session!r}>"
-
-
-def _system(messages: Any) -> Any:
-    """The system message a request starts with, or None."""
-    first = messages[0] if messages else None
-    return first if first is not None and first.get("role") in ("system", "developer") else None
