@@ -41,11 +41,11 @@ def _is_system(wire: Any) -> bool:
     return isinstance(wire, dict) and wire.get("role") in ("system", "developer")
 
 
-def estimate_budget(request: Any) -> dict[str, Any]:
-    """The budget breakdown of a request seen by no view (recomputed from its messages)."""
+def estimate_budget(request: Any, tokens: list[int]) -> dict[str, Any]:
+    """The budget breakdown of a request seen by no view (from its messages' ``tokens``)."""
     msgs = request.messages
-    system = parse_message(msgs[0]).tokens if msgs and _is_system(msgs[0]) else 0
-    history = sum(parse_message(w).tokens for w in msgs[1 if system else 0 :])
+    system = tokens[0] if msgs and _is_system(msgs[0]) else 0
+    history = sum(tokens) - system
     tools = estimate_json_tokens(request.tools) if request.tools else 0
     total = system + tools + history
     return {"instructions": system, "tools": tools, "history": history, "total": total}
@@ -55,13 +55,15 @@ def request_payload(session: Any, k: int, *, view: Any = None) -> dict[str, Any]
     """Model call ``k`` as the browser shows it: messages, tools, params and budget."""
     number, req = _call(session, k)
     budget = view.budget(req) if view is not None else None
+    wires = req.messages
+    tokens = [parse_message(w).tokens for w in wires]
     return {
         "k": number,
         "n": len(session.snapshots),
-        "messages": [{"w": w, "tok": None, "it": None} for w in req.messages],
+        "messages": [{"w": w, "tok": t, "it": None} for w, t in zip(wires, tokens, strict=True)],
         "tools": payload.context(None, req.tools)["tools"],
         "params": req.params,
-        "budget": budget or estimate_budget(req),
+        "budget": budget or estimate_budget(req, tokens),
         "estimated": budget is None,
     }
 

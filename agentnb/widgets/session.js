@@ -34,6 +34,9 @@ function renderSession(model, el, store) {
   if (model.get("controls")) {
     const input = h("input", { class: "anb-input", type: "text", placeholder: "a request for the agent (Run / Step start a run with it)" });
     const send = (op) => () => model.send({ op, text: input.value });
+    input.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter") send("run")(); // Enter runs, as the Run button does
+    });
     root.append(h("div", { class: "anb-controls" }, input,
       ["run", "step", "pause", "stop", "reset"].map((op) =>
         h("button", { class: `anb-btn anb-ctl anb-${op}`, type: "button", "data-op": op, text: op[0].toUpperCase() + op.slice(1), onclick: send(op) }))));

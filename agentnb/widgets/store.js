@@ -54,6 +54,15 @@ class Store {
   }
 
   receive(msg) {
+    try {
+      this.receiveOne(msg);
+    } catch (err) {
+      this.errors.push({ text: `the view could not apply a message: ${err}`, detail: JSON.stringify(msg).slice(0, 2000) });
+      this.changed();
+    }
+  }
+
+  receiveOne(msg) {
     if (!msg || typeof msg !== "object") return;
     if (msg.op === "reply") {
       const resolve = this.replies.get(msg.id);
