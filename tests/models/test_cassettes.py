@@ -14,6 +14,14 @@ QUESTION = "What is the weather in Beijing on Friday, and is there a flight from
 PLAIN = "In one sentence: why do travel agents check the weather?"
 
 
+def recorded_calls(cassette: Cassette) -> list[str]:
+    names = []
+    for entry in cassette.entries:
+        message = json.loads(entry["response"]["body"])["choices"][0]["message"]
+        names += [c["function"]["name"] for c in message.get("tool_calls") or []]
+    return names
+
+
 async def test_the_travel_run_on_smollm2_replays_offline():
     cassette = Cassette(CASSETTES / "travel_smollm2_tools.jsonl")
     model = cassette.replay()
@@ -21,7 +29,7 @@ async def test_the_travel_run_on_smollm2_replays_offline():
     agent = an.travel.travel_agent(model=model, language="en", max_iterations=3)
     session = an.Session()
     result = await agent.run(QUESTION, session=session)
-    assert result.stop_reason == "max_iterations"
+    assert result.stop_reason in ("final_answer", "max_iterations", "repeated_action")
     assert session.is_valid and session.problems == []
     wire = session.to_openai()
     calls = [
@@ -30,10 +38,9 @@ async def test_the_travel_run_on_smollm2_replays_offline():
         if m["role"] == "assistant"
         for c in m.get("tool_calls", [])
     ]
-    assert calls == ["search_weather", "search_flights", "search_flights"]
-    # every recorded request was asked again, in order, and nothing else
-    recorded = [e["request"]["body"]["messages"] for e in cassette.entries]
-    assert len(recorded) == 4 and recorded[-1][-1]["role"] in ("tool", "user")
+    assert calls == recorded_calls(cassette), "the replay made exactly the recorded calls"
+    model_calls = [e for e in result.events if type(e).__name__ == "ModelResponded"]
+    assert len(model_calls) == len(cassette.entries), "every recorded exchange, once"
 
 
 async def test_the_streamed_recording_replays_its_chunks():
