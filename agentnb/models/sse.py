@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from ..errors import ModelStreamError
@@ -96,6 +97,20 @@ class SSEReader:
         self.chunks = 0
         self.finished = False  # a finish_reason was seen
         self.done = False  # [DONE] was seen
+        self._calls: dict[int, tuple[str | None, str | None]] = {}
+
+    def _first_mention(self, delta: Delta) -> Delta:
+        """Drop an id or name a server repeats in every chunk (llama-cpp-python does), so
+        each call is announced once; the assembler would cope, the event stream reads better."""
+        if delta.tool_index is None:
+            return delta
+        seen = self._calls.setdefault(delta.tool_index, (None, None))
+        tool_id = delta.tool_id if delta.tool_id != seen[0] else None
+        name = delta.tool_name if delta.tool_name != seen[1] else None
+        self._calls[delta.tool_index] = (delta.tool_id or seen[0], delta.tool_name or seen[1])
+        if (tool_id, name) == (delta.tool_id, delta.tool_name):
+            return delta
+        return replace(delta, tool_id=tool_id, tool_name=name)
 
     def _parse(self, payload: str) -> list[Delta]:
         try:
@@ -112,7 +127,7 @@ class SSEReader:
             message = error.get("message") if isinstance(error, dict) else error
             raise ModelStreamError(f"{self.what}: the server sent an error mid-stream: {message}")
         self.chunks += 1
-        deltas = chunk_deltas(chunk, payload)
+        deltas = [self._first_mention(d) for d in chunk_deltas(chunk, payload)]
         if any(d.finish_reason for d in deltas):
             self.finished = True
         return deltas

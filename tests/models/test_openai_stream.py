@@ -79,9 +79,10 @@ async def test_a_server_repeating_id_and_name_in_every_chunk():
         tool_chunk(0, id="call__0_f", name="search_weather", args=p) for p in ('{"ci', 'ty": "X"}')
     ]
     chunks.append({"choices": [{"delta": {}, "finish_reason": "tool_calls"}]})
-    _, reply = await collect(
+    deltas, reply = await collect(
         model_for(lambda r: httpx.Response(200, content=sse(*chunks)), stream=True)
     )
+    assert [d.tool_name for d in deltas if d.tool_index is not None] == ["search_weather", None]
     call = reply.message.calls[0]
     assert (call.id, call.function.name, call.function.arguments) == (
         "call__0_f",
