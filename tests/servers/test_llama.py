@@ -115,3 +115,31 @@ def test_a_server_starts_answers_and_stops_cleanly():
     assert not server.running and process.poll() is not None
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"{server.base_url}/models", timeout=2)
+
+
+async def test_one_argument_switches_between_the_four_kinds_of_model(llama_server, fault_server):
+    from pathlib import Path
+
+    from fault_server import reply
+
+    from agentnb.models import Cassette, OpenAIModel
+
+    question = "What is the weather in Beijing on Friday, and is there a flight from Shanghai?"
+    cassette = (
+        Path(__file__).resolve().parents[2] / "data" / "cassettes" / "travel_smollm2_tools.jsonl"
+    )
+    fault_server.script(reply("Sunny in Beijing."))
+    models = {
+        "TravelModel": None,
+        "OpenAIModel": OpenAIModel("any", base_url=fault_server.base_url, profile="generic"),
+        "local": llama_server.model(
+            "smollm2", text_actions=True, params={"max_tokens": 48, "temperature": 0}
+        ),
+        "cassette": Cassette(cassette).replay(),
+    }
+    for name, model in models.items():
+        session = an.Session()
+        agent = an.travel.travel_agent(model=model, language="en", max_iterations=3)
+        result = await agent.run(question, session=session)
+        assert result.stop_reason in an.STOP_REASONS and result.stop_reason != "error", name
+        assert session.is_valid and session.problems == [], name
