@@ -155,7 +155,7 @@ def new_since(wires: Sequence[Mapping[str, Any]], snapshots: Sequence[Any]) -> i
 def pack(state: Mapping[str, Any]) -> bytes:
     """The snapshot as zlib-compressed JSON (the browser inflates it with DecompressionStream)."""
     raw = json.dumps(state, ensure_ascii=False, separators=(",", ":")).encode()
-    return zlib.compress(raw, 6)
+    return zlib.compress(raw, 1)  # level 1: 5x faster than 6 for 20% more bytes
 
 
 def unpack(blob: bytes) -> Any:

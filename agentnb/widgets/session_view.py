@@ -37,7 +37,8 @@ class SessionView(Widget):
         session: the :class:`~agentnb.Session` to follow.
         agent: bind the Run / Step / Pause / Stop / Reset controls to this agent.
         height: pixel height of the scrolling transcript.
-        refresh_every: minimum seconds between two snapshot refreshes during a run.
+        refresh_every: minimum seconds between two snapshot refreshes during a run (more for
+            a session whose snapshot is slow to build; 0 refreshes after every change).
         max_events: timeline rows kept for late views (the newest ones).
     """
 
@@ -69,7 +70,8 @@ class SessionView(Widget):
         self._timer: asyncio.TimerHandle | None = None
         self.driver = Driver(self, agent, session) if agent is not None else None
         self._last_refresh = time.monotonic()
-        first = payload.pack(self.state())  # opened with the comm: no second send
+        first = payload.pack(self.state())
+        self._cost = time.monotonic() - self._last_refresh  # opened with the comm: no second send
         super().__init__(kind="session", height=height, controls=agent is not None, snapshot=first)
         self._unsubscribe = session.subscribe(self._on_event)
         if session not in _VIEWS:
@@ -107,8 +109,9 @@ class SessionView(Widget):
             self._timer.cancel()
             self._timer = None
         self._dirty = False
-        self._last_refresh = time.monotonic()
+        started = self._last_refresh = time.monotonic()
         blob = payload.pack(self.state())
+        self._cost = time.monotonic() - started  # a big session refreshes less often
         if blob == self.snapshot:
             self.send_state("snapshot")  # a view asked: send it even if unchanged
         else:
@@ -116,7 +119,8 @@ class SessionView(Widget):
 
     def _touch(self) -> None:
         """Refresh throttled: at once if the last refresh is old enough, else later."""
-        wait = self.refresh_every - (time.monotonic() - self._last_refresh)
+        every = self.refresh_every and max(self.refresh_every, 20 * self._cost)  # <= ~5% of time
+        wait = every - (time.monotonic() - self._last_refresh)
         if wait <= 0:
             self.refresh()
             return

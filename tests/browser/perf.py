@@ -11,16 +11,24 @@ import json, time
 import agentnb as an
 from agentnb.widgets import SessionView
 
+import random
+rng = random.Random(5)
+WORDS = "北京上海杭州航班天气酒店预算出差周五周六晴多云小雨机票价格合计元起飞到达经济舱推荐备选"
+
+def words(n):  # varied text, so the snapshot compresses like real transcripts do
+    return "".join(rng.choice(WORDS) if rng.random() < 0.8 else str(rng.randint(0, 999)) for _ in range(n))
+
 def turn(i):
     call = {"id": f"c{i}", "type": "function", "function": {"name": "search_weather",
             "arguments": json.dumps({"city": "北京", "date": "周五", "turn": i}, ensure_ascii=False)}}
-    result = {"city": "北京", "condition": "晴", "temp_min_c": -3, "temp_max_c": 5, "turn": i}
+    result = {"city": "北京", "condition": words(6), "temp_min_c": rng.randint(-9, 0),
+              "temp_max_c": rng.randint(1, 12), "note": words(120), "turn": i}
     return [
-        {"role": "user", "content": f"第{i}个问题：周五北京天气怎么样？要不要带伞？"},
+        {"role": "user", "content": f"第{i}个问题：" + words(60)},
         {"role": "assistant", "content": None, "tool_calls": [call]},
         {"role": "tool", "tool_call_id": f"c{i}", "name": "search_weather",
          "content": json.dumps(result, ensure_ascii=False)},
-        {"role": "assistant", "content": f"北京周五晴，-3~5°C，不用带伞。（第{i}轮）"},
+        {"role": "assistant", "content": words(150) + f"（第{i}轮）"},
     ]
 
 big = an.Session(id="big")
@@ -28,9 +36,11 @@ for i in range(N // 4):
     big.extend(turn(i))
 print(len(big))
 """
-SHOW = """t0 = time.perf_counter()
+SHOW = """own = sum(len(json.dumps(w, ensure_ascii=False).encode()) for w in big.wire())
+t0 = time.perf_counter()
 big_view = SessionView(big)
-print(f"kernel {time.perf_counter() - t0:.3f} s, snapshot {len(big_view.snapshot)} bytes")
+took = time.perf_counter() - t0
+print(f"kernel {took:.3f} s, snapshot {len(big_view.snapshot):,} bytes (zlib) for {own:,} bytes of messages")
 big_view"""
 
 # Run cell i and time until the first message card of its output is drawn.
@@ -117,7 +127,7 @@ def measure(page: Any, lab: Lab, n: int = 5000) -> dict[str, Any]:
     page.wait_for_timeout(300)
     header = root.locator(".anb-counts").text_content()
     scroll = root.evaluate(_SCROLL)
-    search_ms, shown = page.evaluate(_SEARCH, [root.element_handle(), f"第{n // 8}个问题"])
+    search_ms, shown = page.evaluate(_SEARCH, [root.element_handle(), f"第{n // 8}个问题："])
     nb.shot(f"big-{n}", root)
     return {
         "messages": n,
