@@ -68,17 +68,18 @@ def compose_answer(
             )
         return "\n".join(w.lines)
     roles = {_role(name): obs for name, obs in by.items()}
-    brief = [s for s in SECTIONS if s in req.wants and s not in style.detailed]
-    for section, write in (("flights", flights), ("weather", weather),
-                           ("hotels", hotels), ("cost", cost)):  # fmt: skip
-        if section in req.wants and section not in style.missing:
-            obs = roles.get(section, [])
-            if section in brief and any(o.ok for o in obs):
-                continue
-            write(w, req, obs)
-    if brief:
+    wanted = [s for s in SECTIONS if s in req.wants and s not in style.missing]
+    brief = [s for s in wanted if s not in style.detailed and not (s == "weather" and req.compare)]
+    writers = {"flights": flights, "weather": weather, "hotels": hotels, "cost": cost}
+    for section in wanted:
+        if section not in brief:
+            writers[section](w, req, roles.get(section, []))
+    if brief:  # one sentence for what the output rules do not ask for; then what failed
         latest = {s: _latest_data(roles.get(s, [])) for s in SECTIONS}
         w.add(*[summary_line(replace(req, language=lang), latest, brief) for lang in ("zh", "en")])
+        for section in brief:
+            if not any(o.ok for o in roles.get(section, [])):
+                writers[section](w, req, roles.get(section, []))
     if style.missing:
         w.add(*[missing_tools(replace(req, language=lang), style.missing) for lang in ("zh", "en")])
     w.lines = [line for line in w.lines if line]

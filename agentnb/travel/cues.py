@@ -64,6 +64,12 @@ CUES: tuple[Cue, ...] = (
         r"备选方案|替代方案|offer an alternative|suggest an alternative|alternatives?",
         "over budget: prices the cheapest combination too and offers it",
         "over budget: states the overrun, offers nothing", "000 §2.2"),
+    Cue("error_advice",
+        "工具返回 error 字段时…给出建议 / when a tool returns an error … advise",
+        r"返回\s*error|工具(?:调用)?失败|(?:when|if) a tool (?:returns an error|fails)",
+        "when the asked day's flights fail or are sold out, looks up the next day once and "
+        "offers it: 周五航班暂时不可用，周六有航班",
+        "says the flights are unavailable, and no more", "000 §5.2"),
     Cue("today",
         "今天是 2025-01-06 / today is 2025-01-06",
         r"(?:今天是|当前日期[:：]?|today is)\s*(?P<today>\d{4}-\d{2}-\d{2})",

@@ -14,7 +14,7 @@ __all__ = ["REASONS", "describe_failure", "when"]
 #: kind or code -> (zh, en) reason shown to the user.
 REASONS: dict[str, tuple[str, str]] = {
     "timeout": ("查询超时", "the lookup timed out"),
-    "rate_limited": ("服务繁忙，请求被限流", "the service is busy (rate limited)"),
+    "rate_limited": ("服务繁忙，请求被限流", "the service is busy: rate limited"),
     "tool_error": ("上游服务出错", "the service failed"),
     "unknown_tool": ("要用的工具不存在", "the tool does not exist"),
     "invalid_arguments": ("查询参数有误", "the lookup had wrong arguments"),

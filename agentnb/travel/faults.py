@@ -1,13 +1,19 @@
-"""Faults a travel tool can be made to show, for lessons on failure handling (000 §5.2)."""
+"""Faults a travel tool can be made to show, for lessons on failure handling (000 §5.2), and
+hints it can add to its results, for the lesson on runs that do not converge (000 §5.1)."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from datetime import date as Date
+from typing import Any, Literal
 
 from ..tools import ToolError
+from .dates import resolve_date
 
-__all__ = ["FAULTS", "Fault", "FaultInjection", "UpstreamError"]
+__all__ = ["FAULTS", "HINT", "Fault", "FaultInjection", "UpstreamError"]
+
+#: What ``TravelTools(hints=True)`` adds to each search result (000 §5.1, the third fix).
+HINT = "结果已完整：若用户预算允许，可直接推荐本列表第一个；无需重复查询。"
 
 Fault = Literal["timeout", "upstream_error", "rate_limit", "empty"]
 #: The faults a tool can be made to show: what each one teaches is in the README.
@@ -22,10 +28,15 @@ class FaultInjection:
     """Per-tool faults: ``inject(tool, fault)``, ``clear()``; tools call ``await _fault(name)``."""
 
     faults: dict[str, str]
+    fault_days: dict[str, str]  # tool -> the one ISO day its fault applies to
     timeout: float
+    today: Date
+    hints: bool
 
-    def inject(self, tool: str, fault: str | None) -> None:
-        """Make ``tool`` fail with ``fault`` on every call (``None`` to heal it)."""
+    def inject(self, tool: str, fault: str | None, *, date: str | None = None) -> None:
+        """Make ``tool`` fail with ``fault`` on every call (``None`` to heal it), or only on
+        calls for ``date`` (any form the tools read: "周五", "2025-01-10"), so the next day
+        still works: "周五航班暂时不可用，周六有航班" (000 §5.2)."""
         names = ("search_flights", "search_weather", "search_hotels", "calculate_cost")
         if tool not in names:
             raise ValueError(f"unknown travel tool {tool!r}; choose one of {', '.join(names)}")
@@ -35,13 +46,23 @@ class FaultInjection:
             raise ValueError(f"unknown fault {fault!r}; choose one of {', '.join(FAULTS)}")
         else:
             self.faults[tool] = fault
+        self.fault_days.pop(tool, None)
+        if fault is not None and date is not None:
+            self.fault_days[tool] = resolve_date(date, self.today).isoformat()
 
     def clear(self) -> None:
         """Heal every tool."""
         self.faults.clear()
+        self.fault_days.clear()
 
-    async def _fault(self, tool: str) -> bool:
+    def _hinted(self, result: dict[str, Any]) -> dict[str, Any]:
+        return {**result, "hint": HINT} if self.hints else result
+
+    async def _fault(self, tool: str, day: Date | None = None) -> bool:
         """Apply an injected fault; True means "return an empty result"."""
+        only = self.fault_days.get(tool)
+        if only is not None and (day is None or day.isoformat() != only):
+            return False
         fault = self.faults.get(tool)
         if fault == "timeout":
             await asyncio.sleep(self.timeout + 1)

@@ -6,8 +6,10 @@ cues of :mod:`.cues`.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from datetime import date as Date
+from datetime import timedelta
 from typing import Any
 
 from .cues import Cues
@@ -20,6 +22,8 @@ from .schemas import Menu, ToolSpec
 __all__ = ["Step", "Turn", "plan"]
 
 _FIXABLE = {"invalid_json", "invalid_arguments"}  # agentnb.ERROR_KINDS a retry can fix
+_TRANSIENT = {"tool_error", "timeout", "rate_limited", "cancelled", "not_executed"}
+_ENOUGH = re.compile(r"无需重复|不必重复|不用再查|直接推荐|no need to (?:search|repeat)", re.I)
 Step = tuple[str, dict[str, Any] | str]
 
 
@@ -68,9 +72,15 @@ def plan(turn: Turn, data: TravelData, mode: str | None) -> list[Step]:
         args = flights.args({"origin": req.origin, "destination": req.destination,
                              "date": when(flights, raw)})  # fmt: skip
         done = _of(obs, flights.name)
+        nxt = _next_day(raw, turn.today)
+        later = [o for o in done if nxt and nxt in (o.arguments or {}).values()]
+        done = [o for o in done if o not in later]
         if mode == "loop" and any(o.ok for o in done):
             return [(flights.name, args)]
-        if needed(done):
+        if not needed(done) and nxt and not later and "error_advice" in turn.cues:
+            if _day_failed(done):  # 000 §5.2: try the next day once, and offer it
+                steps.append((flights.name, {**args, flights.slots["date"]: nxt}))
+        elif needed(done):
             if mode == "wrong_args" and not done:
                 args = _wrong_names(args, flights)
             if mode == "malformed_json" and not obs:
@@ -144,6 +154,23 @@ def _asked(o: Observation, spec: ToolSpec, city: str, day: str) -> bool:
     )
 
 
+def _next_day(raw: str, today: Date) -> str | None:
+    try:
+        return (resolve_date(raw, today) + timedelta(1)).isoformat()
+    except ValueError:
+        return None
+
+
+def _day_failed(done: list[Observation]) -> bool:
+    """The day's flights failed for good, or none can be booked (but a route with no direct
+    flights at all is not a matter of days)."""
+    ok = [o for o in done if o.ok and o.data]
+    if not ok:  # a failure another day may not have (not a bad date or an unknown city)
+        return bool(done) and done[-1].kind in _TRANSIENT
+    data = ok[-1].data or {}
+    return choose_flight(data)[0] is None and data.get("reason") != "no_direct_flights"
+
+
 def _of(obs: list[Observation], name: str) -> list[Observation]:
     return [o for o in obs if o.name == name]
 
@@ -155,11 +182,13 @@ def _latest_ok(obs: list[Observation], spec: ToolSpec | None) -> dict[str, Any] 
 
 def _needed(done: list[Observation], confirm: bool) -> bool:
     """Call this tool (again)? Once, plus one retry for a retryable or fixable failure; without
-    the stop-when-enough cue, once more after the first success ("to confirm", 000 §3.1)."""
+    the stop-when-enough cue, once more after the first success ("to confirm", 000 §3.1),
+    unless the result's hint says there is no need (000 §5.1)."""
     if not done:
         return True
     if any(o.ok for o in done):
-        return confirm and sum(o.ok for o in done) == 1 and done[-1].ok and len(done) == 1
+        hinted = _ENOUGH.search(str((done[-1].data or {}).get("hint", "")))
+        return confirm and not hinted and done[-1].ok and len(done) == 1
     last = done[-1]
     return len(done) == 1 and (last.retryable or last.kind in _FIXABLE)
 

@@ -35,6 +35,9 @@ _SCHEMA_RULES = [
      "passes the nights asked (住两晚 → nights=2) and prices the stay from the tool's total",
      "prices the first night's rate × nights, as article 000's table: 520 × 2 = 1040",
      "000 §4.2"),
+    ("tool_hints", "tool result", "a hint in a search result: 无需重复查询 / no need to repeat",
+     "does not re-check that search even without the stop_when_enough cue (TravelTools("
+     "hints=True))", "re-checks it once when the stop_when_enough cue is missing", "000 §5.1"),
     ("parallel_calls", "request params", "request.params['parallel_tool_calls']",
      "every independent call in one reply", "one call per reply (article 000's table)",
      "001 §3.2"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from .failures import REASONS
 from .failures import when as _when
 from .intent import TripRequest
 from .observations import AIRLINES_EN, choose_flight, choose_hotel, dress_advice, money
@@ -43,7 +44,10 @@ def flights(w: Writer, req: TripRequest, obs: list[Any]) -> None:
         w.add("航班：请告诉我出发城市和目的地，我再帮你查航班。",
               "Flights: tell me where you leave from and where you go, and I will search.")  # fmt: skip
         return
-    data = latest(w, req, obs, "flights", "航班", "Flights")
+    bookable = [o for o in obs if o.ok and o.data and choose_flight(o.data)[0]]
+    if bookable and obs[0] is not bookable[0]:  # the asked day failed, the next day did not
+        _degraded(w, req, obs[0], bookable[-1].data)
+    data = latest(w, req, bookable or obs, "flights", "航班", "Flights")
     if data is None:
         return
     best, cheapest = choose_flight(data)
@@ -79,6 +83,19 @@ def flights(w: Writer, req: TripRequest, obs: list[Any]) -> None:
         )
 
 
+def _degraded(w: Writer, req: TripRequest, first: Any, later: dict[str, Any]) -> None:
+    """ "周五航班暂时不可用，周六有航班" (000 §5.2): the asked day's failure, then the offer."""
+    if first.ok:
+        zh, en = NOTES.get((first.data or {}).get("reason", ""), NOTES["sold_out"])
+    else:
+        zh, en = REASONS.get(first.kind, REASONS["tool_error"])
+    asked = req.date or w.t("当天", "that day")
+    other = later.get("weekday", "")
+    w.add(f"航班：{asked}航班暂时不可用（{zh}），{other}有航班，是否调整行程？",
+          f"Flights: {asked} is unavailable ({en}); there are flights on {_when(later, False)}. "
+          "Shall I change the plan?")  # fmt: skip
+
+
 def weather(w: Writer, req: TripRequest, obs: list[Any]) -> None:
     if "weather" in req.wants and not req.destination and not req.compare:
         w.add("天气：请告诉我要查哪个城市的天气。", "Weather: which city should I look up?")
@@ -106,7 +123,7 @@ def weather(w: Writer, req: TripRequest, obs: list[Any]) -> None:
 def _weather_line(w: Writer, d: dict[str, Any]) -> None:
     if not d.get("condition"):
         w.add(f"天气：{d['city']} {_when(d, True)} 暂无天气数据。",
-              f"Weather: no weather data for {d['city']} on {_when(d, False)}.")  # fmt: skip
+              f"Weather: no weather data for {w.city(d['city'])} on {_when(d, False)}.")  # fmt: skip
         return
     dress_zh, dress_en = dress_advice(d["temp_min_c"], d["temp_max_c"])
     advice_zh, advice_en = [dress_zh], [dress_en]

@@ -7,7 +7,11 @@ on per tool for lessons (article 000 §5.2)::
 
     desk = TravelTools()
     desk.inject("search_weather", "timeout")   # or upstream_error, rate_limit, empty
+    desk.inject("search_flights", "upstream_error", date="周五")   # that day only
     desk.clear()
+
+``hints=True`` adds a hint to each search result ("无需重复查询", 000 §5.1). Failures carry
+a ``code`` (unknown_city, bad_date, …) and empty results a ``reason``: see failures.py.
 """
 
 from __future__ import annotations
@@ -53,11 +57,14 @@ class TravelTools(FaultInjection):
         faults: dict[str, str] | None = None,
         timeout: float = 5.0,
         data: TravelData | None = None,
+        hints: bool = False,
     ) -> None:
         self.today = Date.fromisoformat(today) if isinstance(today, str) else today
         self.data = data or load()
         self.timeout = timeout
         self.faults: dict[str, str] = {}
+        self.fault_days: dict[str, str] = {}
+        self.hints = hints  # add HINT to search results (000 §5.1)
         for name, fault in (faults or {}).items():
             self.inject(name, fault)
         self.tools: list[Tool] = [
@@ -118,9 +125,9 @@ class TravelTools(FaultInjection):
             destination: 目的地城市名，如 北京 (destination city)
             date: 出发日期，YYYY-MM-DD，或 周五、明天、下周一 等相对日期 (date, ISO or relative)
         """
-        empty = await self._fault("search_flights")
         origin, dest = self._city(departure, "departure"), self._city(destination, "destination")
         day = self._date(date)
+        empty = await self._fault("search_flights", day)
         f = self.data.flights
         rows = f[
             (f["from_city"] == origin) & (f["to_city"] == dest) & (f["date"] == day.isoformat())
@@ -151,7 +158,7 @@ class TravelTools(FaultInjection):
                 else f"there are no direct flights between {origin} and {dest} (high-speed rail)"
             )
             result["reason"] = "no_flights_that_day" if any_day else "no_direct_flights"
-        return result
+        return self._hinted(result)
 
     async def search_weather(self, city: str, date: str) -> dict[str, Any]:
         """查询城市在某天的天气（天气状况、最低/最高气温、降水概率）。
@@ -162,23 +169,25 @@ class TravelTools(FaultInjection):
             city: 城市名，如 北京 (city name)
             date: 日期，YYYY-MM-DD，或 周五、明天 等相对日期 (date, ISO or relative)
         """
-        empty = await self._fault("search_weather")
         name, day = self._city(city, "city"), self._date(date)
+        empty = await self._fault("search_weather", day)
         w = self.data.weather
         row = w[(w["city"] == name) & (w["date"] == day.isoformat())]
         if empty or row.empty:
             return {"city": name, **self._day(day), "weather": None, "note": "no weather data",
                     "reason": "no_weather_data"}  # fmt: skip
         r = row.iloc[0]
-        return {
-            "city": name,
-            **self._day(day),
-            "condition": r["condition"],
-            "condition_en": r["condition_en"],
-            "temp_min_c": int(r["temp_min_c"]),
-            "temp_max_c": int(r["temp_max_c"]),
-            "precip_prob": float(r["precip_prob"]),
-        }
+        return self._hinted(
+            {
+                "city": name,
+                **self._day(day),
+                "condition": r["condition"],
+                "condition_en": r["condition_en"],
+                "temp_min_c": int(r["temp_min_c"]),
+                "temp_max_c": int(r["temp_max_c"]),
+                "precip_prob": float(r["precip_prob"]),
+            }
+        )
 
     async def search_hotels(
         self,
@@ -197,8 +206,8 @@ class TravelTools(FaultInjection):
             nights: 住几晚，默认 1 (number of nights)
             near: 可选，地标或区域，如 西湖、国贸 (optional landmark or district)
         """
-        empty = await self._fault("search_hotels")
         name, day = self._city(city, "city"), self._date(check_in_date, "check_in_date")
+        empty = await self._fault("search_hotels", day)
         nights_dates = [(day + timedelta(i)).isoformat() for i in range(nights)]
         if nights_dates[-1] > self.data.last_day.isoformat():
             raise ToolError(
@@ -263,7 +272,7 @@ class TravelTools(FaultInjection):
         if not result["hotels"] and not note:
             result["note"] = "no hotel has rooms for these nights"
             result["reason"] = "no_rooms"
-        return result
+        return self._hinted(result)
 
     async def calculate_cost(
         self, items: list[CostItem], budget: float | None = None

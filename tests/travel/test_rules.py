@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -64,7 +65,13 @@ def test_rules_table_names_every_rule_with_its_source():
 
 
 def test_the_default_instructions_hold_the_cues_the_default_run_needs():
-    need = {"tools_first", "stop_when_enough", "output_rules", "budget_alternatives"}
+    need = {
+        "tools_first",
+        "stop_when_enough",
+        "output_rules",
+        "budget_alternatives",
+        "error_advice",
+    }
     for text in (INSTRUCTIONS, INSTRUCTIONS_EN):
         cues = read_cues(text)
         assert cues.found == need
@@ -206,3 +213,45 @@ async def test_budget_alternatives_cue(cue):
     assert names(result).count("calculate_cost") == (2 if cue else 1)
     assert "超出 1300 元预算 100 元" in result.output
     assert ("备选方案" in result.output) is cue
+
+
+@pytest.mark.parametrize("cue", [True, False])
+async def test_error_advice_cue_offers_the_next_day(cue):
+    desk = TravelTools(timeout=0.05)
+    desk.inject("search_flights", "upstream_error", date="周五")  # Friday only
+    instructions = INSTRUCTIONS if cue else without("返回 error")
+    result = await travel_agent(tools=desk, instructions=instructions).run(ASK)
+    dates = [args["date"] for name, args in calls(result) if name == "search_flights"]
+    assert dates == (["周五", "2025-01-11"] if cue else ["周五"])
+    if cue:  # article 000 §5.2's degraded answer
+        assert "周五航班暂时不可用（上游服务出错），周六有航班" in result.output
+    else:
+        assert "航班：暂时无法获取（上游服务出错）" in result.output and "周六" not in result.output
+
+
+async def test_hints_in_tool_results_stop_the_rechecks():
+    loose = without("不要重复查询")
+    hinted = await travel_agent(tools=TravelTools(hints=True), instructions=loose).run(ASK)
+    assert len(hinted.tool_calls) == 4 and hinted.stop_reason == "final_answer"
+    assert "无需重复查询" in json.loads(hinted.messages[2].content)["hint"]
+
+
+@pytest.mark.parametrize("fault", an.travel.FAULTS)
+async def test_failures_reach_the_user_in_the_users_language(fault):
+    for language, text in (("zh", ASK), ("en", ARTICLE_REQUESTS["en"])):
+        desk = TravelTools(timeout=0.02)
+        desk.inject("search_weather", fault)
+        result = await travel_agent(tools=desk, language=language).run(text)
+        line = next(x for x in result.output.splitlines() if x.startswith(("天气", "Weather")))
+        if language == "zh":
+            assert not re.findall(r"[A-Za-z]{4,}", result.output), result.output
+        else:
+            assert not re.findall(r"[\u4e00-\u9fff]", line), line
+        assert "Error" not in line and "HTTP" not in line
+
+
+async def test_out_of_range_and_unreadable_dates_are_said_plainly():
+    far = await run("3月1日北京天气")
+    assert "超出了可查询的日期范围（2025-01-06 至 2025-02-02）" in far.output
+    vague = await run("下个月从上海去北京出差")
+    assert vague.tool_calls == [] and "请问具体是哪一天" in vague.output
