@@ -8,13 +8,17 @@ comes from, so a learner can see why a prompt or schema change changed the run.
 
 from __future__ import annotations
 
+import html
+import textwrap
+from collections.abc import Iterator
+
 import pandas as pd
 
 from .cues import CUES
 
 __all__ = ["RuleTable", "rule_table"]
 
-RuleTable = pd.DataFrame
+TITLE = "TravelModel rules (deterministic stand-in, no LLM)"
 COLUMNS = ["rule", "kind", "looks for", "with it", "without it", "source"]
 
 _SCHEMA_RULES = [
@@ -61,9 +65,45 @@ _READING_RULES = [
 ]  # fmt: skip
 
 
+class RuleTable:
+    """The rules, one row each: ``print()`` it, show it in a notebook (an HTML table, no
+    truncated cells), take ``.frame`` (a DataFrame indexed by rule name) or ``table["no_tools"]``.
+    """
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+        self.title = TITLE
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.frame.index)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.frame.index
+
+    def __getitem__(self, name: str) -> dict[str, str]:
+        """One rule's row: {"kind", "looks for", "with it", "without it", "source"}."""
+        return {str(k): str(v) for k, v in self.frame.loc[[name]].iloc[0].items()}
+
+    def __repr__(self) -> str:
+        lines = [self.title, ""]
+        for name, row in self.frame.iterrows():
+            lines.append(f"{name}  [{row['kind']}, {row['source']}]")
+            for column in ("looks for", "with it", "without it"):
+                lines.append(textwrap.fill(str(row[column]), 92, subsequent_indent=" " * 6,
+                                           initial_indent=f"    {column}: "))  # fmt: skip
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        with pd.option_context("display.max_colwidth", None):
+            table = self.frame.to_html(escape=True, border=0)
+        return f"<h4>{html.escape(self.title)}</h4>{table}"
+
+
 def rule_table() -> RuleTable:
-    """All rules as a DataFrame (one row per rule; renders as a table in a notebook)."""
-    rows = [(c.name, "instruction cue", c.looks_for, c.with_cue, c.without, c.source) for c in CUES]
-    frame = pd.DataFrame([*rows, *_SCHEMA_RULES, *_READING_RULES], columns=COLUMNS)
-    frame.attrs["title"] = "TravelModel rules (deterministic stand-in, no LLM)"
-    return frame.set_index("rule")
+    """All rules (one row per rule; renders as a table in a notebook)."""
+    cues = [(c.name, "instruction cue", c.looks_for, c.with_cue, c.without, c.source) for c in CUES]
+    frame = pd.DataFrame([*cues, *_SCHEMA_RULES, *_READING_RULES], columns=COLUMNS)
+    return RuleTable(frame.set_index("rule"))

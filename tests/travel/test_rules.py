@@ -55,13 +55,23 @@ async def run(text: str = ASK, *, tools: list | None = None, **kwargs) -> an.Run
 # -- the table ----------------------------------------------------------------------------------
 def test_rules_table_names_every_rule_with_its_source():
     table = TravelModel.rules()
-    assert isinstance(table, pd.DataFrame) and "<table" in table._repr_html_()
-    assert {c.name for c in CUES} <= set(table.index)
+    frame = table.frame
+    assert isinstance(frame, pd.DataFrame) and len(table) == len(frame) >= 20
+    assert {c.name for c in CUES} <= set(table)
     expected = {"offered_tools_only", "parameter_names", "date_format", "nights", "unclear_date"}
-    assert expected <= set(table.index)
-    assert list(table.columns) == ["kind", "looks for", "with it", "without it", "source"]
-    assert table["source"].str.match(r"00[012] §").all()
-    assert table.attrs["title"].endswith("(deterministic stand-in, no LLM)")
+    assert expected <= set(table) and "tool_hints" in table
+    assert list(frame.columns) == ["kind", "looks for", "with it", "without it", "source"]
+    assert frame["source"].str.match(r"00[012] §").all()
+    html = table._repr_html_()
+    assert (
+        "<table" in html
+        and "deterministic stand-in, no LLM" in html
+        and "未说明住几晚，按 1 晚计" in html
+    )
+    text = repr(table)
+    assert text.startswith("TravelModel rules (deterministic stand-in, no LLM)")
+    assert "stop_when_enough  [instruction cue, 000 §3.1, §5.1]" in text
+    assert table["no_tools"]["source"] == "000 §2.3"
 
 
 def test_the_default_instructions_hold_the_cues_the_default_run_needs():
