@@ -13,6 +13,10 @@ The quirks of ``llama-cpp-python`` (measured on its 0.3 server with SmolLM2):
 * ``tool_choice: "required"`` gets HTTP 500: ``"auto"`` is sent instead;
 * a request with tools but no ``tool_choice`` is treated as ``"none"`` (the tools are left
   out of the prompt): ``"auto"`` is sent explicitly;
+* ``chatml-function-calling`` lists the tools only inside a system message: an empty one is
+  added when a request with tools has none;
+* that handler ignores ``max_tokens`` while it writes tool arguments (a rambling model fills
+  the context: bound calls with ``total_timeout``);
 * automatic tool choice works only with ``chat_format: chatml-function-calling``, whose
   template drops the content of ``tool`` messages (the model never sees tool results);
 * streaming with tools returns an empty body and drops the connection: such requests are
@@ -45,6 +49,9 @@ class Profile:
     auth_header: str = "authorization"
     #: Send ``""`` instead of a null or missing ``content`` on assistant messages.
     empty_content_as_string: bool = False
+    #: Insert an empty system message when tools are offered without one (llama-cpp-python's
+    #: ``chatml-function-calling`` lists the tools only inside the system message).
+    system_for_tools: bool = False
     #: ``tool_choice`` sent when tools are offered and none is given (OpenAI's default is
     #: ``"auto"``; llama-cpp-python treats a missing one as ``"none"``).
     tool_choice_default: str | None = None
@@ -87,6 +94,15 @@ class Profile:
             for key in ("tool_choice", "parallel_tool_calls"):
                 if body.pop(key, None) is not None:
                     notes.append(f"{key} dropped: the request has no tools")
+        messages = body.get("messages") or []
+        if (
+            self.system_for_tools
+            and body.get("tools")
+            and messages[:1] != []
+            and (messages[0].get("role") != "system")
+        ):
+            messages.insert(0, {"role": "system", "content": ""})
+            notes.append("an empty system message was added so the tools are listed")
         if body.get("tools") and "tool_choice" not in body and self.tool_choice_default:
             body["tool_choice"] = self.tool_choice_default
             notes.append(f"tool_choice {self.tool_choice_default!r} sent explicitly")
@@ -143,6 +159,7 @@ PROFILES: dict[str, Profile] = {
             needs_key=False,
             empty_content_as_string=True,
             tool_choice_default="auto",
+            system_for_tools=True,
             tool_choice_fallback={"required": "auto"},
             streams_with_tools=False,
             stream_usage=False,

@@ -262,7 +262,8 @@ async def test_llama_cpp_profile_reshapes_requests():
         return httpx.Response(200, json=completion({"role": "assistant", "content": "ok"}))
 
     response = await model_for(handler, profile="llama-cpp-python").complete(HISTORY)
-    sent = seen[0]["messages"]
+    system, *sent = seen[0]["messages"]
+    assert system == {"role": "system", "content": ""}
     assert sent[1]["content"] == "" and sent[3]["content"] == ""
     assert "reasoning_content" not in sent[1]
     assert seen[0]["tool_choice"] == "auto"
@@ -373,3 +374,18 @@ async def test_the_key_never_reaches_events_traces_or_the_saved_session(tmp_path
             str(result.trace.save(tmp_path / "run.jsonl").read_text(encoding="utf-8")),
         ]
         assert all(KEY not in text for text in texts)
+
+
+async def test_llama_cpp_profile_adds_a_system_message_so_tools_are_listed():
+    seen = []
+
+    def handler(request):
+        seen.append(json_of(request))
+        return httpx.Response(200, json=completion({"role": "assistant", "content": "ok"}))
+
+    bare = ModelRequest([{"role": "user", "content": "q"}], TOOLS)
+    await model_for(handler, profile="llama-cpp-python").complete(bare)
+    assert seen[0]["messages"][0] == {"role": "system", "content": ""}
+    assert bare.messages[0]["role"] == "user"
+    await model_for(handler, profile="llama-cpp-python").complete(REQ)
+    assert [m["role"] for m in seen[1]["messages"]] == ["system", "user"]
