@@ -67,7 +67,9 @@ def compose_answer(
                 "when, and your budget.",
             )
         return "\n".join(w.lines)
-    roles = {_role(name): obs for name, obs in by.items()}
+    roles: dict[str, list[Any]] = {}
+    for name, obs in by.items():
+        roles.setdefault(style.roles.get(name) or _role(name, obs), []).extend(obs)
     wanted = [s for s in SECTIONS if s in req.wants and s not in style.missing]
     brief = [s for s in wanted if s not in style.detailed and not (s == "weather" and req.compare)]
     writers = {"flights": flights, "weather": weather, "hotels": hotels, "cost": cost}
@@ -88,11 +90,17 @@ def compose_answer(
     return "\n".join(w.lines)
 
 
-def _role(name: str) -> str:
-    """A tool's section from its name (the model's own tools, whatever their schema says)."""
+def _role(name: str, obs: list[Any]) -> str:
+    """A result's section when the request no longer lists its tool (the wrap-up call has no
+    tools): by the tool's name, else by the shape of its result."""
     for section, word in (("flights", "flight"), ("weather", "weather"),
                           ("hotels", "hotel"), ("cost", "cost")):  # fmt: skip
         if word in name.lower():
+            return section
+    keys = {k for o in obs for k in (o.data or {}) if o.ok}
+    for section, key in (("flights", "flights"), ("weather", "temp_min_c"),
+                         ("hotels", "hotels"), ("cost", "total")):  # fmt: skip
+        if key in keys:
             return section
     return name
 

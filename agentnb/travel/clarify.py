@@ -51,4 +51,5 @@ def answer_style(turn: Turn) -> Style:
         alternatives="budget_alternatives" in cues,
         no_tools="no_tools" in cues,
         missing=[] if "no_tools" in cues else list(turn.missing),
+        roles={spec.name: role for role, spec in turn.menu.specs.items()},
     )

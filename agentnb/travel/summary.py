@@ -27,6 +27,7 @@ class Style:
     alternatives: bool = True  # over budget: offer the cheapest combination
     no_tools: bool = False  # the instructions said not to call tools
     missing: list[str] = field(default_factory=list)  # wanted, but no tool was offered
+    roles: dict[str, str] = field(default_factory=dict)  # offered tool name -> section
 
 
 def summary_line(req: TripRequest, by: dict[str, Any], sections: list[str]) -> str:

@@ -265,3 +265,20 @@ async def test_out_of_range_and_unreadable_dates_are_said_plainly():
     assert "超出了可查询的日期范围（2025-01-06 至 2025-02-02）" in far.output
     vague = await run("下个月从上海去北京出差")
     assert vague.tool_calls == [] and "请问具体是哪一天" in vague.output
+
+
+async def test_descriptions_tell_an_unnamed_tool_and_its_parameters_apart():
+    desk = TravelTools()
+
+    async def query(a: str, b: str) -> dict:
+        """查询某个城市某天的天气。
+
+        Args:
+            a: 城市名
+            b: 日期，格式为 YYYY-MM-DD
+        """
+        return await desk.search_weather(a, b)
+
+    result = await run("北京周五天气怎么样", tools=[an.Tool(query)])
+    assert calls(result) == [("query", {"a": "北京", "b": "2025-01-10"})]
+    assert "北京 2025-01-10（周五）晴" in result.output
