@@ -99,17 +99,19 @@ def transcript(
     *,
     title: str = "",
     notes: Mapping[int, Sequence[str]] | None = None,
+    start: int = 0,
 ) -> str:
     """A list of messages as cards, with an optional escaped title line.
 
     ``notes`` maps a message index to its warnings (``list[str]``; one string is accepted
-    too): every warning is shown on its card.
+    too): every warning is shown on its card. ``start`` is the index of the first message
+    (when only the end of a long session is shown).
     """
     notes = notes or {}
     wires = list(wires)
     final = _final(wires)
     cards = [
-        message_card(w, index=i, note=notes.get(i, ()), final=i == final)
+        message_card(w, index=start + i, note=notes.get(start + i, ()), final=i == final)
         for i, w in enumerate(wires)
     ]
     head = f"<div style='font-weight:bold;margin:4px 0'>{escape(title)}</div>" if title else ""

@@ -44,13 +44,20 @@ def session_bundle(session: Session) -> dict[str, Any]:
     return static_session_bundle(session)
 
 
-def static_session_bundle(session: Session) -> dict[str, str]:
-    """text/plain and escaped text/html, every pairing problem shown at its message."""
+#: A saved notebook carries at most this many messages of a session as static HTML.
+STATIC_LIMIT = 500
+
+
+def static_session_bundle(session: Session, limit: int = STATIC_LIMIT) -> dict[str, str]:
+    """text/plain and escaped text/html, every pairing problem shown at its message; the
+    last ``limit`` messages only, so a long session does not bloat the saved notebook."""
     notes: dict[int, list[str]] = {}
     for problem in session.problems:
         index, _, text = problem.partition(": ")
         notes.setdefault(int(index.lstrip("#")), []).append(text)
-    messages = session.transcript.messages
-    lines = [repr(session)] + [f"  #{i} {m!r}" for i, m in enumerate(messages)]
-    html = _html.transcript(session.wire(), title=repr(session), notes=notes)
+    messages, wires = session.transcript.messages, session.transcript.wires
+    start = max(len(messages) - limit, 0)
+    title = repr(session) + (f" — the last {limit} shown" if start else "")
+    lines = [title] + [f"  #{i} {m!r}" for i, m in enumerate(messages[start:], start)]
+    html = _html.transcript(wires[start:], title=title, notes=notes, start=start)
     return {"text/plain": "\n".join(lines), "text/html": html}

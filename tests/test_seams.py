@@ -212,3 +212,15 @@ async def test_the_heuristic_calibrates_from_reported_usage():
     tokenizer = an.HeuristicTokenizer.from_usage(result.events)
     assert tokenizer.scale == pytest.approx(60 / estimated)
     assert an.HeuristicTokenizer.from_usage([]).scale == 1.0  # no reported usage: unchanged
+
+
+def test_a_long_sessions_static_html_keeps_only_its_end():
+    session = an.Session([{"role": "user", "content": f"m{i}"} for i in range(600)])
+    bundle = session.static_mimebundle()
+    assert "the last 500 shown" in bundle["text/plain"]
+    assert "#599 " in bundle["text/plain"] and "#99 " not in bundle["text/plain"]
+    assert bundle["text/html"].count("m599") == 1 and "#100 user" in bundle["text/html"]
+    request = an.models.ModelRequest(
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+    )
+    assert request.system == {"role": "system", "content": "s"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import difflib
 import json
-from itertools import islice
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 __all__ = ["ModelRequest", "RequestDiff"]
@@ -104,6 +104,12 @@ class ModelRequest:
     def release(self) -> None:
         self._held = False
         self._cache = None
+
+    @property
+    def system(self) -> dict[str, Any] | None:
+        """The instructions message of the request, without building the message list."""
+        first = self._head[0] if self._head else (self._source[0] if self._source else None)
+        return first if first is not None and first.get("role") in ("system", "developer") else None
 
     @property
     def size(self) -> int:
