@@ -96,6 +96,12 @@ def _degraded(w: Writer, req: TripRequest, first: Any, later: dict[str, Any]) ->
           "Shall I change the plan?")  # fmt: skip
 
 
+def _landmark_en(w: Writer, hotel: dict[str, Any]) -> str:
+    """The hotel's landmark in English, from the dataset (the tool result has it in Chinese)."""
+    rows = w.data.hotels[w.data.hotels["name"] == hotel["name"]]
+    return str(rows["landmark_en"].iloc[0]) if len(rows) and rows["landmark_en"].iloc[0] else ""
+
+
 def weather(w: Writer, req: TripRequest, obs: list[Any]) -> None:
     if "weather" in req.wants and not req.destination and not req.compare:
         w.add("天气：请告诉我要查哪个城市的天气。", "Weather: which city should I look up?")
@@ -156,7 +162,7 @@ def hotels(w: Writer, req: TripRequest, obs: list[Any]) -> None:
     if best is None:
         note = w.t(*NOTES.get(data.get("reason", ""), NOTES["no_rooms"]))
         w.add(f"酒店：{data['city']} {_when(data, True)}没有可订的酒店（{note}）。",
-              f"Hotel: nothing available in {data['city']} on {_when(data, False)} ({note}).")  # fmt: skip
+              f"Hotel: nothing available in {w.city(data['city'])} on {_when(data, False)} ({note}).")  # fmt: skip
         return
     nights, per_night, total = best["nights"], best["price_per_night"], best["total_price"]
     estimate_zh = estimate_en = ""
@@ -179,7 +185,7 @@ def hotels(w: Writer, req: TripRequest, obs: list[Any]) -> None:
     w.add(
         f"酒店：{best['name']}（{best['district']}·{best['landmark']}，评分 {best['rating']}{near_zh}），"
         f"{per_night} 元/晚 × {nights} 晚 = {total} 元{estimate_zh}。",
-        f"Hotel: {best['name_en']} ({best['district']}, rating {best['rating']}{near_en}), "
+        f"Hotel: {best['name_en']} ({_landmark_en(w, best)}, rating {best['rating']}{near_en}), "
         f"{per_night} CNY/night × {nights} = {total} CNY{estimate_en}.",
     )
     others = [h for h in data["hotels"] if h["name"] != best["name"]][:2]
