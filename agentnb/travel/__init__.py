@@ -4,8 +4,14 @@
     agent = an.travel.travel_agent()              # offline, deterministic
     result = await agent.run(an.travel.ARTICLE_REQUESTS["000"])  # 我周五从上海去北京出差…
 
+The embedded model is a deterministic stand-in (no LLM) that reads only its request: the
+instruction cues in the system message, the offered tool schemas (names, parameter names,
+date formats) and the user's words. ``TravelModel.rules()`` shows every rule with its article
+section; ``travel_agent(schemas="article")`` offers article 000's own schemas (ISO dates, no
+``nights``: "住两晚" gives the article's 880 + 520 × 2 = 1920).
+
 ``TravelModel(misbehave=...)`` reproduces the articles' pitfalls; ``TravelTools`` can inject
-faults (timeout, upstream_error, rate_limit, empty) into any tool.
+faults (timeout, upstream_error, rate_limit, empty) into any tool, on every day or one.
 """
 
 from .agent import INSTRUCTIONS, INSTRUCTIONS_EN, travel_agent
