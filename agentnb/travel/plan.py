@@ -72,7 +72,7 @@ def plan(turn: Turn, data: TravelData, mode: str | None) -> list[Step]:
         args = flights.args({"origin": req.origin, "destination": req.destination,
                              "date": when(flights, raw)})  # fmt: skip
         done = _of(obs, flights.name)
-        nxt = _next_day(raw, turn.today)
+        nxt = _next_day(raw, turn.today) if "date" in flights.slots else None
         later = [o for o in done if nxt and nxt in (o.arguments or {}).values()]
         done = [o for o in done if o not in later]
         if mode == "loop" and any(o.ok for o in done):
