@@ -25,6 +25,7 @@ _WANTS = {
     "hotels": r"酒店|住宿|宾馆|订房|住[一二两三四五六七\d]晚|hotel|accommodation|place to stay",
     "cost": r"预算|总价|多少钱|费用|花费|budget|total cost|how much|cost",
 }
+_HOTEL_WORDS = r"酒店|住宿|宾馆|订房|hotel|accommodation|place to stay"
 _TRIP = r"安排|行程|出差|旅行|旅游|去玩|玩|plan|trip|itinerary|travel"
 # "那周六呢？", "what about …": a follow-up keeps the earlier request's needs.
 _FOLLOW_UP = r"^(?:那|那么|还有)|呢[？?]?$|^(?:what|how) about\b|^and\b"
@@ -62,14 +63,15 @@ class TripRequest:
     def filled_from(self, earlier: list[TripRequest]) -> TripRequest:
         """Fill unknown slots from earlier requests of the same conversation (latest first).
 
-        A follow-up that asks for nothing new ("那周六呢？", "what about Guangzhou?") asks
-        again for what the latest earlier request wanted."""
+        A turn that names no need ("周五", "那周六呢？", "what about Guangzhou?", "住两晚呢？")
+        asks again for what the latest earlier request wanted; one that names its own need
+        ("周日的天气呢？") asks for that alone."""
         out = replace(self, wants=list(self.wants))
         changed = out.date or out.destination or out.origin or out.nights_stated or out.vague
         past_wants = next((p for p in reversed(earlier) if p.wants), None)
-        if past_wants is not None and (out.follow_up or not out.wants) and changed:
-            extra = [] if out.guessed else [w for w in out.wants if w not in past_wants.wants]
-            out.wants = list(past_wants.wants) + extra
+        again = (out.guessed and out.follow_up) or not out.wants
+        if past_wants is not None and again and changed:
+            out.wants = list(past_wants.wants)
             out.compare = past_wants.compare and not out.destination
             if out.compare:
                 out.mentions = list(past_wants.mentions)
@@ -237,7 +239,9 @@ def parse_request(text: str, data: TravelData) -> TripRequest:
             if len(side) >= 2 and data.resolve_city(side) not in named and side not in named:
                 mentions.append((m.start(), side, side) if m else (0, side, side))
         compare = len(mentions) >= 2
-    guessed = not [w for w in wants if w != "cost"]  # no need named: read from the route
+    # No need named (read from the route), or only the stay changed ("住两晚呢？").
+    stay_only = wants == ["hotels"] and not re.search(_HOTEL_WORDS, text, re.I)
+    guessed = stay_only or not [w for w in wants if w != "cost"]
     if compare:
         wants = ["weather"]
     elif not [w for w in wants if w != "cost"] and destination and re.search(_TRIP, text, re.I):

@@ -60,8 +60,10 @@ _READING_RULES = [
      "says what failed in the user's language (查询超时, 日期超出数据范围…)", "—", "000 §5.2"),
     ("comparison", "reading", "哪个更冷 / which is colder",
      "looks up the weather of each city and compares the lows", "—", "001 §2.1"),
-    ("follow_up", "reading", "a turn that asks for nothing new (那周六呢？)",
-     "repeats the latest earlier request with the new date/city", "—", "000 §2.1"),
+    ("follow_up", "reading", "a turn that names no need of its own (那周六呢？, 周五, 住两晚呢？)",
+     "repeats the latest earlier request with the new date, city or nights; the rest (origin, "
+     "budget…) comes from earlier turns", "a turn that names its need (周日的天气呢？) asks for "
+     "that alone", "000 §2.1"),
 ]  # fmt: skip
 
 
