@@ -15,7 +15,7 @@ faults (timeout, upstream_error, rate_limit, empty) into any tool, on every day 
 """
 
 from .agent import INSTRUCTIONS, INSTRUCTIONS_EN, travel_agent
-from .data import TravelData, data_dir, load
+from .data import TravelData, data_dir, load, phrasings
 from .dates import DEFAULT_TODAY, resolve_date
 from .grounding import ungrounded_claims
 from .model import MISBEHAVIOURS, TravelModel
@@ -43,6 +43,7 @@ __all__ = [
     "UpstreamError",
     "data_dir",
     "load",
+    "phrasings",
     "resolve_date",
     "travel_agent",
     "ungrounded_claims",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["City", "TravelData", "data_dir", "load"]
+__all__ = ["City", "TravelData", "data_dir", "load", "phrasings"]
 
 FILES = ("cities", "flights", "weather", "hotels", "hotel_availability")
 
@@ -104,3 +104,9 @@ def _load(folder: str) -> TravelData:
 def load(folder: str | Path | None = None) -> TravelData:
     """The dataset (cached per folder)."""
     return _load(str(folder or data_dir()))
+
+
+def phrasings() -> pd.DataFrame:
+    """The phrasing set (``phrasings.jsonl``): one row per request, with the tool calls the
+    embedded model must make or the question it must ask (see data/travel/README.md)."""
+    return pd.read_json(data_dir() / "phrasings.jsonl", lines=True, dtype=False)

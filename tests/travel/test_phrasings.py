@@ -16,6 +16,12 @@ PATH = Path(__file__).resolve().parents[2] / "data" / "travel" / "phrasings.json
 ROWS = [json.loads(line) for line in PATH.read_text(encoding="utf-8").splitlines() if line]
 
 
+def test_the_package_helper_reads_the_same_set():
+    frame = an.travel.phrasings()
+    assert frame["id"].tolist() == [r["id"] for r in ROWS]
+    assert frame.loc[0, "calls"] == ROWS[0]["calls"]
+
+
 def test_the_set_is_large_and_covers_every_topic_in_both_languages():
     assert len(ROWS) >= 80 and len({r["id"] for r in ROWS}) == len(ROWS)
     topics = {r["topic"] for r in ROWS}
