@@ -2,7 +2,7 @@ from datetime import date
 
 import pytest
 
-from agentnb.travel.dates import DEFAULT_TODAY, find_date, resolve_date
+from agentnb.travel.dates import DEFAULT_TODAY, find_date, resolve_date, vague_date
 
 
 @pytest.mark.parametrize(
@@ -55,3 +55,29 @@ def test_find_date_in_text():
     assert find_date("下周六去杭州") == "下周六"
     assert find_date("I fly next Monday") == "next Monday"
     assert find_date("你是什么？") is None
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("下个月15号", "2025-02-15"),
+        ("15号", "2025-01-15"),
+        ("3号", "2025-02-03"),  # the 3rd has passed: next month's
+        ("1月20号", "2025-01-20"),
+        ("January 20", "2025-01-20"),
+        ("Jan 20th", "2025-01-20"),
+        ("20 January", "2025-01-20"),
+        ("the 15th", "2025-01-15"),
+    ],
+)
+def test_days_of_the_month(text, expected):
+    assert resolve_date(text, DEFAULT_TODAY).isoformat() == expected
+    assert find_date(f"I go {text} ok") == text or find_date(f"我{text}去") == text
+
+
+def test_dates_that_name_no_day_are_found_not_guessed():
+    assert vague_date("下个月去北京出差") == "下个月" and find_date("下个月去北京出差") is None
+    assert vague_date("I fly to Beijing next month") == "next month"
+    assert vague_date("改天再说") == "改天" and vague_date("周五去北京") is None
+    with pytest.raises(ValueError, match="no day 30 in month 2"):
+        resolve_date("2月30号")
