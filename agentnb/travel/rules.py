@@ -52,7 +52,8 @@ _READING_RULES = [
      "the default request totals 880 + 520 = 1400", "000 §4.2"),
     ("unclear_date", "reading", "下个月, 改天, next month, someday — or no date for flights/hotel",
      "asks which day, before any call",
-     "(a readable date: 周五, 后天, 下个月15号, 1月20日, Jan 20)",
+     "a day it can read (周五, 后天, 下个月15号, 1月20日, Jan 20) goes to the tool as written; "
+     "a weather question with no date means today",
      "000 §2.3"),
     ("unknown_city", "reading", "the tool's error code unknown_city",
      "says there is no data for that city, lists the known ones, asks which", "—", "002 §4.4"),
