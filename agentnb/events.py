@@ -132,7 +132,7 @@ class RequestAssembled(Event):
 class ModelDelta(Event):
     """call_model, streaming only: a text, reasoning or tool-argument fragment."""
 
-    kind: str  # "text" | "reasoning" | "tool_call" | "tool_args"
+    kind: str  # "text" | "reasoning" | "tool_call" | "tool_args" | "chunk" (no content)
     delta: str
     index: int | None = None
     call_id: str | None = None

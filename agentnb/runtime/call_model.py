@@ -73,7 +73,9 @@ async def _streamed(state: RunState, model: ModelLike, request: ModelRequest) ->
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:  # close the provider's stream (and its connection) at once
             await aclose()
-    return assembler.result(model.name)
+    response = assembler.result(model.name)
+    finish = getattr(model, "finish_stream", None)  # e.g. text actions found in streamed text
+    return finish(response, request) if finish is not None else response
 
 
 def _emit_delta(state: RunState, delta: Delta) -> None:
@@ -100,3 +102,6 @@ def _emit_delta(state: RunState, delta: Delta) -> None:
             state.emit(
                 ModelDelta, kind="tool_args", delta=delta.arguments, index=delta.tool_index, raw=raw
             )
+            raw = None
+    if raw is not None:  # a chunk with no content (the role, the finish): shown all the same
+        state.emit(ModelDelta, kind="chunk", delta="", raw=raw)
