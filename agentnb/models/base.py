@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Protocol, runtime_checkable
 
-from .deltas import Delta, ReplyAssembler, split_response
+from .deltas import Delta, ReplyAssembler, split_response, stream_response
 from .request import ModelRequest, RequestDiff
 from .response import ModelResponse, Usage, coerce_response
 
@@ -26,6 +26,7 @@ __all__ = [
     "Usage",
     "coerce_response",
     "split_response",
+    "stream_response",
 ]
 
 
@@ -51,8 +52,7 @@ class Model:
         raise NotImplementedError
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:
-        response = await self.complete(request)
-        for delta in split_response(response):
+        async for delta in stream_response(await self.complete(request)):
             yield delta
 
     def __repr__(self) -> str:

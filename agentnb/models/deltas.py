@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from ..messages import AssistantMessage, FunctionCall, ToolCall
 from .response import ModelResponse, Usage
 
-__all__ = ["Delta", "ReplyAssembler", "split_response"]
+__all__ = ["Delta", "ReplyAssembler", "split_response", "stream_response"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,3 +92,11 @@ def split_response(response: ModelResponse, size: int = 12) -> Iterator[Delta]:
         for start in range(0, len(args), size):
             yield Delta(tool_index=i, arguments=args[start : start + size])
     yield Delta(finish_reason=response.finish_reason, usage=response.usage)
+
+
+async def stream_response(response: ModelResponse, size: int = 12) -> AsyncIterator[Delta]:
+    """``split_response`` as a stream that yields to the event loop between fragments, so a
+    consumer (a live view, ``agent.stream``) sees each fragment while the run goes on."""
+    for delta in split_response(response, size):
+        yield delta
+        await asyncio.sleep(0)

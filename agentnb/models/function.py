@@ -6,7 +6,7 @@ import inspect
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from .base import Delta, Model, ModelRequest, ModelResponse, coerce_response, split_response
+from .base import Delta, Model, ModelRequest, ModelResponse, coerce_response, stream_response
 
 __all__ = ["FunctionModel"]
 
@@ -44,5 +44,5 @@ class FunctionModel(Model):
         return coerce_response(reply, self.name)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:
-        for delta in split_response(await self.complete(request), self.chunk_size):
+        async for delta in stream_response(await self.complete(request), self.chunk_size):
             yield delta

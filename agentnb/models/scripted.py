@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 from ..errors import ScriptNotConsumed, UnexpectedModelCall
-from .base import Delta, Model, ModelRequest, ModelResponse, coerce_response, split_response
+from .base import Delta, Model, ModelRequest, ModelResponse, coerce_response, stream_response
 
 __all__ = ["ScriptedModel"]
 
@@ -61,7 +61,7 @@ class ScriptedModel(Model):
         return self._next(request)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:
-        for delta in split_response(self._next(request), self.chunk_size):
+        async for delta in stream_response(self._next(request), self.chunk_size):
             yield delta
 
     def assert_complete(self) -> None:

@@ -151,7 +151,9 @@ function renderSession(model, el, store) {
     let nw = 0;
     for (const l of facts.warn.values()) nw += l.length;
     title.textContent = `Session ${store.session || ""}`;
-    counts.textContent = `${fmtInt(n)} messages · ~${fmtInt(tok)} tok (estimated) · ${nw ? `⚠ ${nw} warnings` : "✓ valid"} · ${store.calls} model calls`;
+    const plural = (k, word) => `${fmtInt(k)} ${word}${k === 1 ? "" : "s"}`;
+    const health = nw ? `⚠ ${plural(nw, "warning")}` : "✓ valid";
+    counts.textContent = `${plural(n, "message")} · ~${fmtInt(tok)} tok (estimated) · ${health} · ${plural(store.calls, "model call")}`;
     counts.classList.toggle("anb-bad", nw > 0);
     status.textContent = statusLine(store);
     const s = store.status;

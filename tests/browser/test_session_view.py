@@ -93,7 +93,7 @@ def collect(view, selector: str) -> dict[str, str]:
 def count(locator) -> int:
     """The message count the view's header shows (e.g. "12 messages · ...")."""
     text = locator.locator(".anb-counts").first.text_content() or ""
-    m = re.match(r"([\d,]+) messages", text)
+    m = re.match(r"([\d,]+) messages?", text)
     return int(m.group(1).replace(",", "")) if m else -1
 
 

@@ -37,3 +37,14 @@ async def test_every_chunk_is_an_event_and_the_model_finishes_the_stream():
     assert result.output == "你好！"
     decided = result.trace.of_type(an.events.Decided)[0]
     assert decided.problems == ("checked the streamed text",)
+
+
+async def test_a_streamed_run_is_seen_while_it_goes_on():
+    """The test doubles yield to the loop between fragments: a consumer sees them live."""
+    model = an.models.ScriptedModel(["天气：北京周五晴，-3～5°C。"], stream=True, chunk_size=4)
+    session = an.Session()
+    seen_while_running = []
+    async for event in an.Agent("", model=model).stream("北京周五天气？", session=session):
+        if isinstance(event, an.events.ModelDelta):
+            seen_while_running.append(session.active_run is not None)
+    assert len(seen_while_running) >= 4 and all(seen_while_running)
