@@ -88,7 +88,7 @@ format: dev
 
 typecheck: lint
 
-bench: install
+bench: dev
 	$(BIN)/python scripts/bench.py
 	$(BIN)/python scripts/bench_view.py
 
