@@ -15,6 +15,7 @@ from typing import Any
 from .cues import Cues
 from .data import TravelData
 from .dates import resolve_date
+from .degraded import day_failed
 from .intent import TripRequest
 from .observations import Observation, choose_flight, choose_hotel
 from .schemas import Menu, ToolSpec
@@ -22,7 +23,6 @@ from .schemas import Menu, ToolSpec
 __all__ = ["Step", "Turn", "plan"]
 
 _FIXABLE = {"invalid_json", "invalid_arguments"}  # agentnb.ERROR_KINDS a retry can fix
-_TRANSIENT = {"tool_error", "timeout", "rate_limited", "cancelled", "not_executed"}
 _ENOUGH = re.compile(r"无需重复|不必重复|不用再查|直接推荐|no need to (?:search|repeat)", re.I)
 Step = tuple[str, dict[str, Any] | str]
 
@@ -162,13 +162,10 @@ def _next_day(raw: str, today: Date) -> str | None:
 
 
 def _day_failed(done: list[Observation]) -> bool:
-    """The day's flights failed for good, or none can be booked (but a route with no direct
-    flights at all is not a matter of days)."""
+    """The day's flights failed for good, or none can be booked (:func:`.degraded.day_failed`:
+    not a mistake of the model's, not a bad date, not a route with no direct flights)."""
     ok = [o for o in done if o.ok and o.data]
-    if not ok:  # a failure another day may not have (not a bad date or an unknown city)
-        return bool(done) and done[-1].kind in _TRANSIENT
-    data = ok[-1].data or {}
-    return choose_flight(data)[0] is None and data.get("reason") != "no_direct_flights"
+    return bool(done) and day_failed(ok[-1] if ok else done[-1])
 
 
 def _of(obs: list[Observation], name: str) -> list[Observation]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from .degraded import moved
 from .failures import REASONS
 from .failures import when as _when
 from .intent import TripRequest
@@ -44,9 +45,10 @@ def flights(w: Writer, req: TripRequest, obs: list[Any]) -> None:
         w.add("航班：请告诉我出发城市和目的地，我再帮你查航班。",
               "Flights: tell me where you leave from and where you go, and I will search.")  # fmt: skip
         return
+    found = moved(obs)  # the asked day failed, another day did not (000 §5.2)
+    if found:
+        _degraded(w, req, *found)
     bookable = [o for o in obs if o.ok and o.data and choose_flight(o.data)[0]]
-    if bookable and obs[0] is not bookable[0]:  # the asked day failed, the next day did not
-        _degraded(w, req, obs[0], bookable[-1].data)
     data = latest(w, req, bookable or obs, "flights", "航班", "Flights")
     if data is None:
         return
