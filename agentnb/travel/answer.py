@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from .data import TravelData
+from .degraded import moved
 from .intent import TripRequest
 from .observations import Observation, choose_flight, choose_hotel, fabricated_answer
 from .sections import cost, flights, hotels, weather
@@ -72,6 +73,8 @@ def compose_answer(
         roles.setdefault(style.roles.get(name) or _role(name, obs), []).extend(obs)
     wanted = [s for s in SECTIONS if s in req.wants and s not in style.missing]
     brief = [s for s in wanted if s not in style.detailed and not (s == "weather" and req.compare)]
+    if "flights" in brief and moved(roles.get("flights", [])):  # another day's flights (000 §5.2)
+        brief = [s for s in brief if s not in ("flights", "cost")]  # offered apart, not summed up
     writers = {"flights": flights, "weather": weather, "hotels": hotels, "cost": cost}
     for section in wanted:
         if section not in brief:

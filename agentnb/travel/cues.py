@@ -67,8 +67,13 @@ CUES: tuple[Cue, ...] = (
     Cue("error_advice",
         "工具返回 error 字段时…给出建议 / when a tool returns an error … advise",
         r"返回\s*error|工具(?:调用)?失败|(?:when|if) a tool (?:returns an error|fails)",
-        "when the asked day's flights fail or are sold out, looks up the next day once and "
-        "offers it: 周五航班暂时不可用，周六有航班",
+        "when the asked day's flights fail for that day (timeout, upstream error, rate limit) "
+        "or are sold out, looks up the next day once and offers it as a labelled alternative: "
+        "周五航班暂时不可用，周六有航班，是否调整行程？ Weather, hotel and budget stay on the "
+        "asked day (the answer says so); the budget leaves the unavailable flight out and "
+        "gives the other day's fare apart, never added to the asked day's hotel. A mistake of "
+        "its own (unknown tool, wrong or malformed arguments) corrected on the same day is no "
+        "failure of the day: no such line",
         "says the flights are unavailable, and no more", "000 §5.2"),
     Cue("today",
         "今天是 2025-01-06 / today is 2025-01-06",

@@ -15,7 +15,7 @@ from typing import Any
 from .cues import Cues
 from .data import TravelData
 from .dates import resolve_date
-from .degraded import day_failed
+from .degraded import day_failed, moved
 from .intent import TripRequest
 from .observations import Observation, choose_flight, choose_hotel
 from .schemas import Menu, ToolSpec
@@ -119,7 +119,9 @@ def _cost_step(turn: Turn, req: TripRequest, obs: list[Observation]) -> list[Ste
     cost = turn.menu.get("cost")
     assert cost is not None
     costs = _of(obs, cost.name)
-    flights = _latest_ok(obs, turn.menu.get("flights"))
+    spec = turn.menu.get("flights")
+    # another day's flights, offered because the asked day's failed, are not priced (000 §5.2)
+    flights = None if spec and moved(_of(obs, spec.name)) else _latest_ok(obs, spec)
     hotels = _latest_ok(obs, turn.menu.get("hotels"))
     flight, cheap_flight = choose_flight(flights)
     hotel, cheap_hotel = choose_hotel(hotels, req)

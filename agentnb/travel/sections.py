@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .degraded import moved
+from .degraded import alternative_heads, budget_lead, fare_line, kept_line, moved, offer_line
 from .failures import REASONS
 from .failures import when as _when
 from .intent import TripRequest
@@ -45,13 +45,20 @@ def flights(w: Writer, req: TripRequest, obs: list[Any]) -> None:
         w.add("航班：请告诉我出发城市和目的地，我再帮你查航班。",
               "Flights: tell me where you leave from and where you go, and I will search.")  # fmt: skip
         return
-    found = moved(obs)  # the asked day failed, another day did not (000 §5.2)
-    if found:
-        _degraded(w, req, *found)
+    found = moved(obs)
+    if found:  # the asked day failed, another day has flights: offer it, plan nothing (000 §5.2)
+        failure, w.moved = found
+        w.add(*offer_line(req, _reason(failure), w.moved))
+        _flight(w, w.moved, *alternative_heads(req, w.moved))
+        w.add(*kept_line(req, w.moved))
+        return
     bookable = [o for o in obs if o.ok and o.data and choose_flight(o.data)[0]]
     data = latest(w, req, bookable or obs, "flights", "航班", "Flights")
-    if data is None:
-        return
+    if data is not None:
+        _flight(w, data, "航班：推荐 ", "Flight: ")
+
+
+def _flight(w: Writer, data: dict[str, Any], head_zh: str, head_en: str) -> None:
     best, cheapest = choose_flight(data)
     when = _when(data, w.zh)
     if best is None:
@@ -62,10 +69,10 @@ def flights(w: Writer, req: TripRequest, obs: list[Any]) -> None:
         return
     assert cheapest is not None
     w.add(
-        f"航班：推荐 {best['flight_no']}（{best['airline']}），{when}{best['departure_time']} 从"
+        f"{head_zh}{best['flight_no']}（{best['airline']}），{when}{best['departure_time']} 从"
         f"{best['departure_airport']}起飞，{best['arrival_time']} 到达{best['arrival_airport']}，"
         f"票价 {best['price']} 元（余票 {best['seats_left']} 张）。",
-        f"Flight: {best['flight_no']} ({AIRLINES_EN.get(best['airline'], best['airline'])}), "
+        f"{head_en}{best['flight_no']} ({AIRLINES_EN.get(best['airline'], best['airline'])}), "
         f"{when}, departs {best.get('departure_airport_code', '')} {best['departure_time']}, "
         f"arrives {best.get('arrival_airport_code', '')} {best['arrival_time']}, "
         f"{best['price']} CNY ({best['seats_left']} seats left).",
@@ -85,17 +92,11 @@ def flights(w: Writer, req: TripRequest, obs: list[Any]) -> None:
         )
 
 
-def _degraded(w: Writer, req: TripRequest, first: Any, later: dict[str, Any]) -> None:
-    """ "周五航班暂时不可用，周六有航班" (000 §5.2): the asked day's failure, then the offer."""
-    if first.ok:
-        zh, en = NOTES.get((first.data or {}).get("reason", ""), NOTES["sold_out"])
-    else:
-        zh, en = REASONS.get(first.kind, REASONS["tool_error"])
-    asked = req.date or w.t("当天", "that day")
-    other = later.get("weekday", "")
-    w.add(f"航班：{asked}航班暂时不可用（{zh}），{other}有航班，是否调整行程？",
-          f"Flights: {asked} is unavailable ({en}); there are flights on {_when(later, False)}. "
-          "Shall I change the plan?")  # fmt: skip
+def _reason(failure: Any) -> tuple[str, str]:
+    """Why the asked day has no flights: the tool's failure, or the result's reason."""
+    if failure.ok:
+        return NOTES.get((failure.data or {}).get("reason", ""), NOTES["sold_out"])
+    return REASONS.get(failure.kind, REASONS["tool_error"])
 
 
 def _landmark_en(w: Writer, hotel: dict[str, Any]) -> str:
@@ -184,10 +185,13 @@ def hotels(w: Writer, req: TripRequest, obs: list[Any]) -> None:
         )
     near_zh = f"，距{best['landmark']} {best['distance_km']} 公里" if req.near else ""
     near_en = f", {best['distance_km']} km from {req.near}" if req.near else ""
+    day_zh, day_en = "", ""
+    if w.moved:  # the flights offered are for another day: say which night this is
+        day_zh, day_en = f"{_when(data, True)}入住，", f"check-in {_when(data, False)}, "
     w.add(
-        f"酒店：{best['name']}（{best['district']}·{best['landmark']}，评分 {best['rating']}{near_zh}），"
+        f"酒店：{day_zh}{best['name']}（{best['district']}·{best['landmark']}，评分 {best['rating']}{near_zh}），"
         f"{per_night} 元/晚 × {nights} 晚 = {total} 元{estimate_zh}。",
-        f"Hotel: {best['name_en']} ({_landmark_en(w, best)}, rating {best['rating']}{near_en}), "
+        f"Hotel: {day_en}{best['name_en']} ({_landmark_en(w, best)}, rating {best['rating']}{near_en}), "
         f"{per_night} CNY/night × {nights} = {total} CNY{estimate_en}.",
     )
     others = [h for h in data["hotels"] if h["name"] != best["name"]][:2]
@@ -208,6 +212,12 @@ def hotels(w: Writer, req: TripRequest, obs: list[Any]) -> None:
 def cost(w: Writer, req: TripRequest, obs: list[Any]) -> None:
     if "cost" not in req.wants:
         return
+    _cost(w, req, obs, *(budget_lead(req) if w.moved else ("", "")))
+    if w.moved:  # the other day's fare, apart: never added to the asked day's hotel
+        w.add(*fare_line(req, w.moved))
+
+
+def _cost(w: Writer, req: TripRequest, obs: list[Any], lead_zh: str, lead_en: str) -> None:
     ok = [o for o in obs if o.ok and o.data]
     if not ok:
         if obs:
@@ -221,20 +231,20 @@ def cost(w: Writer, req: TripRequest, obs: list[Any]) -> None:
     total, budget = first["total"], first.get("budget")
     if budget is None:
         w.add(
-            f"费用：{parts} = 合计 {money(total)} 元。",
-            f"Cost: {parts} = {money(total)} CNY in total.",
+            f"费用：{lead_zh}{parts} = 合计 {money(total)} 元。",
+            f"Cost: {lead_en}{parts} = {money(total)} CNY in total.",
         )
         return
     if first["within_budget"]:
         w.add(
-            f"预算：{parts} = 合计 {money(total)} 元，在 {money(budget)} 元预算内（剩余 {money(first['remaining'])} 元）。",
-            f"Budget: {parts} = {money(total)} CNY, within your {money(budget)} CNY budget "
+            f"预算：{lead_zh}{parts} = 合计 {money(total)} 元，在 {money(budget)} 元预算内（剩余 {money(first['remaining'])} 元）。",
+            f"Budget: {lead_en}{parts} = {money(total)} CNY, within your {money(budget)} CNY budget "
             f"({money(first['remaining'])} CNY to spare).",
         )
         return
     w.add(
-        f"预算：{parts} = 合计 {money(total)} 元，超出 {money(budget)} 元预算 {money(-first['remaining'])} 元。",
-        f"Budget: {parts} = {money(total)} CNY, {money(-first['remaining'])} CNY over your "
+        f"预算：{lead_zh}{parts} = 合计 {money(total)} 元，超出 {money(budget)} 元预算 {money(-first['remaining'])} 元。",
+        f"Budget: {lead_en}{parts} = {money(total)} CNY, {money(-first['remaining'])} CNY over your "
         f"{money(budget)} CNY budget.",
     )
     if len(ok) < 2:

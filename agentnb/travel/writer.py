@@ -19,6 +19,9 @@ class Writer:
         self.data = data
         self.lines: list[str] = []
         self.style = Style()
+        #: Another day's flights, offered because the asked day's failed (000 §5.2): the rest
+        #: of the answer stays on the asked day and the budget leaves the flight out.
+        self.moved: dict[str, Any] | None = None
 
     def city(self, name: str) -> str:
         """A city name in the answer's language."""
