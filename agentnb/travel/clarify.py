@@ -52,4 +52,5 @@ def answer_style(turn: Turn) -> Style:
         no_tools="no_tools" in cues,
         missing=[] if "no_tools" in cues else list(turn.missing),
         roles={spec.name: role for role, spec in turn.menu.specs.items()},
+        stopped=not turn.menu and bool(turn.observations),
     )

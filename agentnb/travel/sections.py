@@ -223,8 +223,11 @@ def _cost(w: Writer, req: TripRequest, obs: list[Any], lead_zh: str, lead_en: st
         if obs:
             failure(w, "预算", "Budget", obs)
         else:
-            w.add("预算：还没有用工具算出总价，暂不下结论。",
-                  "Budget: the total has not been calculated with the tool yet, so no verdict.")  # fmt: skip
+            why_zh, why_en = "", " yet"
+            if w.style.stopped:  # the wrap-up call after max_iterations
+                why_zh, why_en = "（调用次数已到上限）", " (the call limit was reached first)"
+            w.add(f"预算：还没有用工具算出总价{why_zh}，暂不下结论。",
+                  f"Budget: the total has not been calculated with the tool{why_en}, so no verdict.")  # fmt: skip
         return
     first = ok[0].data
     parts = " + ".join(f"{money(i['subtotal'])}" for i in first["items"])

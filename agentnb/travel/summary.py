@@ -28,6 +28,7 @@ class Style:
     no_tools: bool = False  # the instructions said not to call tools
     missing: list[str] = field(default_factory=list)  # wanted, but no tool was offered
     roles: dict[str, str] = field(default_factory=dict)  # offered tool name -> section
+    stopped: bool = False  # the wrap-up call: tools off after max_iterations
 
 
 def summary_line(req: TripRequest, by: dict[str, Any], sections: list[str]) -> str:

@@ -45,7 +45,8 @@ def failure(w: Writer, what_zh: str, what_en: str, obs: list[Any]) -> None:
 def latest(
     w: Writer, req: TripRequest, obs: list[Any], want: str, what_zh: str, what_en: str
 ) -> dict[str, Any] | None:
-    """The latest good result for a wanted section; reports a failure and returns None."""
+    """The latest good result for a wanted section; reports a failure, or that the section was
+    never looked up (never invented), and returns None."""
     if want not in req.wants:
         return None
     ok = [o for o in obs if o.ok and o.data]
@@ -54,4 +55,9 @@ def latest(
         return data
     if obs:
         failure(w, what_zh, what_en, obs)
+    elif w.style.stopped:  # the wrap-up call: the run hit max_iterations first
+        w.add(f"{what_zh}：未查询（在调用次数上限前没有查到）。",
+              f"{what_en}: not looked up (the call limit was reached first).")  # fmt: skip
+    else:
+        w.add(f"{what_zh}：未查询。", f"{what_en}: not looked up.")
     return None
