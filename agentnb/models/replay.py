@@ -276,11 +276,18 @@ def replay(path: str | os.PathLike[str], **overrides: Any) -> OpenAIModel:
 
 
 def recorded(name: str) -> Cassette:
-    """A cassette of ``data/cassettes`` (or of ``$AGENTNB_CASSETTES``), e.g. for notebooks."""
-    roots = [os.environ.get("AGENTNB_CASSETTES"), Path(__file__).resolve().parents[2] / "data"]
+    """A cassette of ``data/cassettes`` (or of ``$AGENTNB_CASSETTES``), e.g. for notebooks.
+
+    ``name`` may leave out ``.jsonl``. An installed wheel carries the recorded cassettes too.
+    """
+    here = Path(__file__).resolve().parent
+    roots = [os.environ.get("AGENTNB_CASSETTES"), here.parents[1] / "data", here / "_cassettes"]
+    names = [name] if name.endswith(".jsonl") else [name, name + ".jsonl"]
     for root in roots:
         if root:
-            for path in (Path(root) / name, Path(root) / "cassettes" / name):
+            candidates = [Path(root) / n for n in names]
+            candidates += [Path(root) / "cassettes" / n for n in names]
+            for path in candidates:
                 if path.is_file():
                     return Cassette(path)
     raise ConfigurationError(

@@ -140,3 +140,16 @@ def test_the_wheel_ships_the_data_and_reads_it_from_any_directory(tmp_path):
     )
     folder, rows = out.stdout.split()
     assert folder == str(unpacked / "agentnb/travel/_data") and int(rows) > 1000
+    assert "agentnb/models/_cassettes/travel_smollm2_tools.jsonl" in names
+    code = "from agentnb.models import replay; print(replay.recorded('travel_smollm2_tools').path)"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd="/",
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(unpacked), "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
+    assert out.stdout.strip() == str(
+        unpacked / "agentnb/models/_cassettes/travel_smollm2_tools.jsonl"
+    )
