@@ -24,6 +24,16 @@ REASONS: dict[str, tuple[str, str]] = {
     "bad_date": ("无法识别日期", "the date could not be read"),
     "date_out_of_range": ("日期超出数据范围", "the date is outside the data"),
     "stay_out_of_range": ("入住晚数超出数据范围", "the stay runs past the end of the data"),
+    # not a failure: the result came back, but as prose, not data (000 §4.3)
+    "not_data": ("结果不是结构化数据，无法读取", "the result was not structured data"),
+}
+
+#: What a section's unreadable result hides, by the section's English name.
+_UNREAD = {
+    "Flights": ("票价", "the fares"),
+    "Hotel": ("房价", "the room rates"),
+    "Weather": ("天气", "the forecast"),
+    "Budget": ("总价", "the total"),
 }
 
 
@@ -40,9 +50,19 @@ def when(data: dict[str, Any], zh: bool) -> str:
 
 
 def describe_failure(what: tuple[str, str], last: Any) -> tuple[str, str]:
-    """(zh, en) lines for a section whose lookup failed, from ``last.kind`` and its data."""
+    """(zh, en) lines for a section whose lookup failed, from ``last.kind`` and its data, or
+    whose result came back as prose (``ok`` with no data: ``not_data``)."""
     data: dict[str, Any] = last.data or {}
     zh_reason, en_reason = REASONS.get(last.kind, REASONS["tool_error"])
+    if (
+        last.kind == "not_data"
+    ):  # it came back, but not as data (prose): not an upstream failure (000 §4.3)
+        zh_what, en_what = _UNREAD.get(what[1], ("内容", "it"))
+        return (
+            f"{what[0]}：查到了结果，但不是结构化数据，无法读取{zh_what}。",
+            f"{what[1]}: the lookup returned a result, but not as structured data, so I "
+            f"cannot read {en_what}.",
+        )
     if last.kind == "bad_date":
         raw = data.get("date", "")
         return (

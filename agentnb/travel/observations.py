@@ -42,8 +42,8 @@ class Observation:
             data = json.loads(content)
         except ValueError:
             data = None
-        if not isinstance(data, dict):
-            return cls(name, args, True, None)
+        if not isinstance(data, dict):  # it came back (ok), but as prose: nothing to read
+            return cls(name, args, True, None, kind="not_data")
         if data.get("ok") is not False:
             return cls(name, args, True, data)
         error = str(data.get("error", ""))

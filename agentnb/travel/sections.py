@@ -56,6 +56,11 @@ def flights(w: Writer, req: TripRequest, obs: list[Any]) -> None:
     data = latest(w, req, bookable or obs, "flights", "航班", "Flights")
     if data is not None:
         _flight(w, data, "航班：推荐 ", "Flight: ")
+    elif obs and obs[-1].kind == "not_data":  # the budget leaves the unread fare out
+        w.no_fare = (
+            "不含机票（航班结果无法读取），",
+            "without the flight (its result could not be read), ",
+        )
 
 
 def _flight(w: Writer, data: dict[str, Any], head_zh: str, head_en: str) -> None:
@@ -212,7 +217,7 @@ def hotels(w: Writer, req: TripRequest, obs: list[Any]) -> None:
 def cost(w: Writer, req: TripRequest, obs: list[Any]) -> None:
     if "cost" not in req.wants:
         return
-    _cost(w, req, obs, *(budget_lead(req) if w.moved else ("", "")))
+    _cost(w, req, obs, *(budget_lead(req) if w.moved else w.no_fare or ("", "")))
     if w.moved:  # the other day's fare, apart: never added to the asked day's hotel
         w.add(*fare_line(req, w.moved))
 

@@ -22,6 +22,9 @@ class Writer:
         #: Another day's flights, offered because the asked day's failed (000 §5.2): the rest
         #: of the answer stays on the asked day and the budget leaves the flight out.
         self.moved: dict[str, Any] | None = None
+        #: Why the budget has no flight in it, when the flights were looked up and none could
+        #: be used (a failure, or a prose result): the budget line says the fare is left out.
+        self.no_fare: tuple[str, str] | None = None
 
     def city(self, name: str) -> str:
         """A city name in the answer's language."""
