@@ -41,9 +41,8 @@ def _note(data: dict[str, Any], req: TripRequest) -> tuple[str, str]:
 def flights(w: Writer, req: TripRequest, obs: list[Any]) -> None:
     if "flights" not in req.wants:
         return
-    if not req.origin or not req.destination:
-        w.add("航班：请告诉我出发城市和目的地，我再帮你查航班。",
-              "Flights: tell me where you leave from and where you go, and I will search.")  # fmt: skip
+    if not req.origin or not req.destination:  # ask only for what is missing
+        _ask_route(w, req)
         return
     found = moved(obs)
     if found:  # the asked day failed, another day has flights: offer it, plan nothing (000 §5.2)
@@ -61,6 +60,20 @@ def flights(w: Writer, req: TripRequest, obs: list[Any]) -> None:
             "不含机票（航班结果无法读取），",
             "without the flight (its result could not be read), ",
         )
+
+
+def _ask_route(w: Writer, req: TripRequest) -> None:
+    if req.destination:
+        to = w.city(req.destination)
+        w.add(f"航班：请问从哪个城市出发去{to}？告诉我出发城市，我再帮你查航班。",
+              f"Flights: which city do you leave from for {to}? Tell me, and I will search.")  # fmt: skip
+    elif req.origin:
+        since = w.city(req.origin)
+        w.add(f"航班：请问从{since}去哪个城市？告诉我目的地，我再帮你查航班。",
+              f"Flights: where do you fly to from {since}? Tell me, and I will search.")  # fmt: skip
+    else:
+        w.add("航班：请告诉我出发城市和目的地，我再帮你查航班。",
+              "Flights: tell me where you leave from and where you go, and I will search.")  # fmt: skip
 
 
 def _flight(w: Writer, data: dict[str, Any], head_zh: str, head_en: str) -> None:
