@@ -36,6 +36,11 @@ _COMPARE = (
 )
 # Place-like words after a direction marker, for cities the data does not know.
 _ZH_PLACE = r"([\u4e00-\u9fff]{2})(?=出差|玩|旅游|旅行|出发|的|天气|，|,|。|！|？|\s|$|去|到|飞|看)"
+# Before a city: where the trip starts or goes, in words or as a label ("出发地：上海", a
+# carried fact or a memory item).
+_FROM = (r"(从|from\s*|常住|常驻|家住|家在|(?:live|lives|living|based) in\s*|"
+         r"(?:出发地|出发城市|origin|departure)\s*[:：]\s*)$")  # fmt: skip
+_TO = r"(去|到|飞往|飞|至|to\s*|→|->|(?:目的地|destination)\s*[:：]\s*)$"
 _BAD_PLACES = {"出差", "旅游", "旅行", "看看", "一下", "帮我", "周末", "明天", "后天", "今天"}
 
 
@@ -139,11 +144,11 @@ def _cities(text: str, data: TravelData) -> list[tuple[int, str, str]]:
 def _direction(text: str, mentions: list[tuple[int, str, str]]) -> tuple[str | None, str | None]:
     origin = destination = None
     for pos, name, _raw in mentions:
-        before = text[max(0, pos - 6) : pos].lower()
+        before = text[max(0, pos - 12) : pos].lower()
         after = text[pos : pos + 8]
-        if re.search(r"(从|from\s*)$", before) or re.match(r"\w+\s*出发", after):
+        if re.search(_FROM, before) or re.match(r"\w+\s*出发", after):
             origin = origin or name
-        elif re.search(r"(去|到|飞往|飞|至|to\s*|→|->)$", before):
+        elif re.search(_TO, before):
             destination = destination or name
     rest = [name for _, name, _ in mentions if name not in (origin, destination)]
     if origin is None and destination is None and len(rest) >= 2:

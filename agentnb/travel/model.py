@@ -19,10 +19,12 @@ so ("未说明住几晚，按 1 晚计").
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from datetime import date as Date
 from typing import Any
 
+from ..memory import MEMORY_NAME
 from ..messages import AssistantMessage, ToolCall
 from ..models.base import Model, ModelRequest, ModelResponse, Usage
 from ..tokens import MESSAGE_OVERHEAD, estimate_tokens
@@ -93,8 +95,9 @@ class TravelModel(Model):
 
     # -- reading the request ----------------------------------------------------------------
     def read(self, request: ModelRequest) -> Turn:
-        """What the model takes from a request: the user's words (with earlier turns), this
-        turn's tool results, the instruction cues and the offered tools. Nothing else."""
+        """What the model takes from a request: the user's words (with earlier turns, and the
+        marked memory messages as the oldest of them), this turn's tool results, the
+        instruction cues and the offered tools. Nothing else."""
         messages = request.messages
         users = [
             i
@@ -104,7 +107,10 @@ class TravelModel(Model):
         last = users[-1] if users else -1
         texts = [_text(messages[i]) for i in users]
         parsed = [parse_request(t, self.data) for t in texts] or [parse_request("", self.data)]
-        current = parsed[-1].filled_from(parsed[:-1])
+        # Carried facts and recalled memory: the oldest earlier turns, for slots only (002 §2.2)
+        noted = [replace(parse_request(t, self.data), wants=[], compare=False)
+                 for t in _memory_notes(messages)]  # fmt: skip
+        current = parsed[-1].filled_from(noted + parsed[:-1])
         mentioned_hotels = any("hotels" in p.wants for p in parsed[:-1])
         ghost = self.misbehave == "ghost_call" and mentioned_hotels and current.destination
         if ghost and "hotels" not in current.wants:
@@ -171,6 +177,21 @@ class TravelModel(Model):
 
     def __repr__(self) -> str:
         return f"<{self.name}>"
+
+
+def _memory_notes(messages: list[dict[str, Any]]) -> list[str]:
+    """The items of the marked memory messages (``session.fresh(carry=…)``, ``an.Memory``), in
+    order: "- 出发地：上海", "- (fact) 常住上海". Recalled tool results are left out: they are
+    what a tool said once, not what the user asked."""
+    notes = []
+    for m in messages:
+        if m.get("role") != "system" or m.get("name") != MEMORY_NAME:
+            continue
+        for line in _text(m).splitlines():
+            item = re.match(r"\s*-\s*(?:\((\w+)\)\s*)?(.+)", line)
+            if item and item.group(1) != "tool_result":
+                notes.append(item.group(2))
+    return notes
 
 
 def _text(message: dict[str, Any]) -> str:

@@ -2,8 +2,9 @@
 
 Three kinds of rule: *instruction cues* found in the system message (:mod:`.cues`), *tool
 schema* rules for ``request.tools`` (:mod:`.schemas`), and *reading* rules for the user's
-words (:mod:`.intent`, :mod:`.dates`, :mod:`.clarify`). Each row names the article section it
-comes from, so a learner can see why a prompt or schema change changed the run.
+words and the marked memory messages (:mod:`.intent`, :mod:`.dates`, :mod:`.clarify`). Each row
+names the article section it comes from, so a learner can see why a prompt or schema change
+changed the run.
 """
 
 from __future__ import annotations
@@ -65,6 +66,12 @@ _READING_RULES = [
      "repeats the latest earlier request with the new date, city or nights; the rest (origin, "
      "budget…) comes from earlier turns", "a turn that names its need (周日的天气呢？) asks for "
      "that alone", "000 §2.1"),
+    ("memory", "reading", "marked memory messages (name agentnb_memory): session.fresh(carry="
+     "[…]) and an.Memory's recalled items (- 出发地：上海, - (fact) 常住上海)",
+     "reads each item like an earlier turn, for slots only (origin, destination, date, budget, "
+     "nights, landmark), older than every user turn: the user's own words take precedence; "
+     "recalled tool results are not read as requests",
+     "only the user's turns fill slots: 帮我看看周五北京的航班 asks for the origin", "002 §2.2"),
 ]  # fmt: skip
 
 
