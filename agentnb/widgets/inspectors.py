@@ -11,6 +11,7 @@ Model calls are numbered from 1 in the order of ``session.snapshots``; -1 is the
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 from collections.abc import Iterable
@@ -51,10 +52,32 @@ def estimate_budget(request: Any, tokens: list[int]) -> dict[str, Any]:
     return {"instructions": system, "tools": tools, "history": history, "total": total}
 
 
+def seen_budget(session: Any, request: Any) -> dict[str, Any] | None:
+    """The budget a live view of ``session`` saw assembled with ``request`` (None if none did):
+    the session's registered view, then every view subscribed to its events."""
+    from .session_view import _VIEWS, SessionView  # that module imports this one
+
+    views: list[Any] = []
+    with contextlib.suppress(TypeError):  # a stand-in session that cannot be weakly referenced
+        views.append(_VIEWS.get(session))
+    bus = getattr(session, "bus", None)
+    views += [getattr(cb, "__self__", None) for cb in getattr(bus, "subscribers", ())]
+    for view in views:
+        budget = view.budget(request) if isinstance(view, SessionView) else None
+        if budget is not None:
+            return budget
+    return None
+
+
 def request_payload(session: Any, k: int, *, view: Any = None) -> dict[str, Any]:
-    """Model call ``k`` as the browser shows it: messages, tools, params and budget."""
+    """Model call ``k`` as the browser shows it: messages, tools, params and budget.
+
+    The budget is the one ``RequestAssembled`` carried, as ``view`` or any other live view of
+    the session saw it; recomputed from the messages (``estimated``) only if no view saw it."""
     number, req = _call(session, k)
     budget = view.budget(req) if view is not None else None
+    if budget is None:
+        budget = seen_budget(session, req)
     wires = req.messages
     tokens = [parse_message(w).tokens for w in wires]
     return {
@@ -131,7 +154,8 @@ class _Inspector(Widget):
 
 
 class RequestInspector(_Inspector):
-    """The exact request of model call ``k`` (1-based; -1 is the latest) and its budget."""
+    """The exact request of model call ``k`` (1-based; -1 is the latest) and its budget: the
+    one a view of the session saw assembled (``view``, else any live view), else recomputed."""
 
     def __init__(self, session: Any, k: int = -1, *, view: Any = None) -> None:
         super().__init__(session, "request", view)

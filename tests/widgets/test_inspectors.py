@@ -10,6 +10,7 @@ import agentnb as an
 from agentnb.models.base import ModelRequest
 from agentnb.widgets import RequestInspector, SessionView, SnapshotDiff, Timeline
 from agentnb.widgets.inspectors import diff_payload, request_payload
+from agentnb.widgets.session_view import _VIEWS
 
 REQUEST = "我周五从上海去北京出差，预算3000以内"
 SYSTEM = {"role": "system", "content": "be brief"}
@@ -37,10 +38,32 @@ async def test_request_inspector_shows_the_exact_request_and_its_budget(comms):
     comms[-1].deliver({"op": "goto", "args": [2]})  # the browser's "previous" button
     assert inspector.data["k"] == 2
     # A request no view saw: the budget is recomputed from its messages.
-    late = RequestInspector(session, 2)
+    unseen = an.Session()
+    await agent.run(REQUEST, session=unseen)
+    late = RequestInspector(unseen, 2)
     assert late.data["estimated"] and late.data["budget"]["tools"] == budget["tools"]
+    assert "context_window" not in late.data["budget"]
     with pytest.raises(IndexError, match="calls 1 to 5"):
         request_payload(session, 9)
+
+
+async def test_request_inspector_says_no_view_saw_the_run(comms):
+    """Bug: without ``view=``, the inspector said no view saw the request assembled (and
+    recomputed the budget) although a SessionView of the session had watched the run."""
+    session = an.Session()
+    view = SessionView(session)
+    agent = an.travel.travel_agent(context_window=8000, reply_reserve=1000)
+    await agent.run(REQUEST, session=session)
+    inspector = RequestInspector(session, 2)  # no view= passed
+    assert not inspector.data["estimated"]
+    assert inspector.data["budget"] == view.budget(session.snapshots[1])
+    assert inspector.data["budget"]["context_window"] == 8000
+    # Any live view that watched counts, not only the one registered for the session.
+    other = an.Session()
+    watcher = SessionView(other)
+    await agent.run(REQUEST, session=other)
+    _VIEWS[other] = SessionView(an.Session())  # registered now: a view that saw nothing of it
+    assert request_payload(other, 1)["budget"] == watcher.budget(other.snapshots[0])
 
 
 def test_snapshot_diff_classifies_appended_dropped_edited_summarised(comms):
