@@ -35,9 +35,21 @@ class Usage:
     def from_openai(cls, data: dict[str, Any] | None) -> Usage | None:
         if not data:
             return None
-        prompt = int(data.get("prompt_tokens") or 0)
-        completion = int(data.get("completion_tokens") or 0)
-        return cls(prompt, completion, int(data.get("total_tokens") or prompt + completion))
+        if not isinstance(data, dict):
+            raise ModelResponseError(f"the reply's usage is not an object: {data!r:.80}")
+        prompt = _tokens(data, "prompt_tokens", 0)
+        completion = _tokens(data, "completion_tokens", 0)
+        return cls(prompt, completion, _tokens(data, "total_tokens", prompt + completion))
+
+
+def _tokens(usage: dict[str, Any], name: str, default: int) -> int:
+    value = usage.get(name) or default
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ModelResponseError(
+            f"the reply's usage.{name} is not a number: {value!r:.80}"
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)
