@@ -9,7 +9,7 @@ as text becomes a real one (:mod:`~agentnb.models.text_actions`).
 
 The API key is read once (argument, else the profile's environment variable) and kept in a
 wrapper whose repr is ``***``: it is sent in a header and never appears in a repr, an
-event, a trace or an error message.
+event, a trace or an error message (nor does a credential written into ``base_url``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from .profiles import Profile, detect_profile, get_profile, is_loopback
 from .retry import RetryPolicy, StatusError, call_with_retries, redact
 from .sse import SSEReader
 from .text_actions import StreamedText, apply_text_actions
-from .wire import Secret, bounded, parse_completion
+from .wire import Secret, bounded, load_json, parse_completion, public_url, url_secrets
 
 __all__ = ["OpenAIModel"]
 
@@ -92,10 +92,11 @@ class OpenAIModel(Model):
             key = os.environ.get("OPENAI_API_KEY") or None  # the pair OPENAI_BASE_URL + KEY
         if key is None and chosen.needs_key:
             raise ConfigurationError(
-                f"OpenAIModel for {self.base_url} (profile {chosen.name!r}) needs an API key: "
-                f"pass api_key=... or set {chosen.key_env}"
+                f"OpenAIModel for {public_url(self.base_url)} (profile {chosen.name!r}) needs an "
+                f"API key: pass api_key=... or set {chosen.key_env}"
             )
-        self._key = Secret(key)
+        self.query = dict(query or {})
+        self._key = Secret(key, also=url_secrets(self.base_url, self.query))
         self._profile = chosen
         self._probed = not (self._auto and chosen.name == "generic" and is_loopback(self.base_url))
         self.text_actions = text_actions
@@ -103,7 +104,6 @@ class OpenAIModel(Model):
         self.streaming = stream
         self.params: dict[str, Any] = dict(params or {})
         self.headers = {str(k): str(v) for k, v in (headers or {}).items()}
-        self.query = dict(query or {})
         self.timeout = httpx.Timeout(timeout, connect=min(10.0, timeout))
         self.total_timeout = total_timeout
         self.retry = retry or RetryPolicy()
@@ -120,6 +120,11 @@ class OpenAIModel(Model):
     @property
     def url(self) -> str:
         return f"{self.base_url}/chat/completions"
+
+    @property
+    def shown_url(self) -> str:
+        """:attr:`url` for messages: credentials written into it are ``***``."""
+        return public_url(self.url)
 
     def _auth_headers(self) -> dict[str, str]:
         key = self._key.value
@@ -218,11 +223,11 @@ class OpenAIModel(Model):
         async def attempt() -> tuple[str, dict[str, Any] | None]:
             response = await self._send(client, body)
             try:
-                text = (await response.aread()).decode("utf-8", "replace")
+                text = redact((await response.aread()).decode("utf-8", "replace"), self._key.all)
             finally:
                 await response.aclose()
             try:
-                data = json.loads(text)
+                data = load_json(text, f"POST {self.shown_url}: the reply")
             except json.JSONDecodeError:
                 return text, None
             return text, data if isinstance(data, dict) else None
@@ -230,15 +235,17 @@ class OpenAIModel(Model):
         try:
             async with asyncio.timeout(self.total_timeout):
                 text, data = await call_with_retries(
-                    self.retry, attempt, what=f"POST {self.url}", secret=self._key.value
+                    self.retry, attempt, what=f"POST {self.shown_url}", secret=self._key.all
                 )
         except TimeoutError:
             raise ModelHTTPError(
-                f"POST {self.url}: no reply within total_timeout={self.total_timeout:g} s"
+                f"POST {self.shown_url}: no reply within total_timeout={self.total_timeout:g} s"
             ) from None
         if data is None:
-            snippet = redact(text[:300], self._key.value)
-            raise ModelResponseError(f"POST {self.url} answered with invalid JSON: {snippet!r}")
+            snippet = text[:300]
+            raise ModelResponseError(
+                f"POST {self.shown_url} answered with invalid JSON: {snippet!r}"
+            )
         return parse_completion(data, self.name)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:
@@ -251,12 +258,12 @@ class OpenAIModel(Model):
                 for i, delta in enumerate(split_response(whole, 24)):
                     yield replace(delta, raw=raw) if i == 0 else delta
                 return
-            what = f"POST {self.url} (stream)"
+            what = f"POST {self.shown_url} (stream)"
             deadline = time.monotonic() + self.total_timeout
             response = await call_with_retries(
-                self.retry, lambda: self._send(client, body), what=what, secret=self._key.value
+                self.retry, lambda: self._send(client, body), what=what, secret=self._key.all
             )
-            reader = SSEReader(what)
+            reader = SSEReader(what, self._key.all)
             parts = StreamedText()
             try:
                 async for delta in bounded(reader.deltas(response.aiter_lines()), deadline, what):
@@ -276,4 +283,5 @@ class OpenAIModel(Model):
 
     def __repr__(self) -> str:
         mode = " streaming" if self.streaming else ""
-        return f"<OpenAIModel {self.model!r} at {self.base_url} profile={self._profile.name}{mode}>"
+        where = public_url(self.base_url)
+        return f"<OpenAIModel {self.model!r} at {where} profile={self._profile.name}{mode}>"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import email.utils
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -144,9 +144,12 @@ class RetryPolicy:
         )
 
 
-def redact(text: str, secret: str | None) -> str:
-    """``text`` with every occurrence of ``secret`` replaced by ``***``."""
-    return text.replace(secret, "***") if secret and len(secret) >= 4 else text
+def redact(text: str, secret: str | Iterable[str] | None) -> str:
+    """``text`` with every occurrence of ``secret`` (or of each of several) as ``***``."""
+    secrets = (secret,) if isinstance(secret, str) or secret is None else secret
+    for one in sorted((s for s in secrets if s and len(s) >= 4), key=len, reverse=True):
+        text = text.replace(one, "***")
+    return text
 
 
 def trim(text: str, limit: int = 500) -> str:
@@ -159,7 +162,7 @@ async def call_with_retries(
     attempt: Callable[[], Awaitable[T]],
     *,
     what: str,
-    secret: str | None = None,
+    secret: str | Iterable[str] | None = None,
 ) -> T:
     """Run ``attempt`` under ``policy``; failures end as :class:`ModelHTTPError`.
 

@@ -6,18 +6,22 @@ delta of every chunk keeps the payload verbatim in ``raw`` so a learner sees fra
 arrive as the server sent them (000 §3.2). Tool calls are matched by ``index``: ids and
 names usually come only in the first fragment (some servers repeat them; the assembler
 sets names, appends arguments). A stream that stops before a ``finish_reason`` or
-``[DONE]`` raises :class:`~agentnb.errors.ModelStreamError`: a partial reply is not a reply.
+``[DONE]`` raises :class:`~agentnb.errors.ModelStreamError`: a partial reply is not a reply,
+and so does a chunk of the wrong shape (``choices`` not a list, a ``function`` not an object).
+The API key (and any credential in the URL) is masked in payloads before anything keeps them.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import replace
 from typing import Any
 
-from ..errors import ModelStreamError
+from ..errors import ModelResponseError, ModelStreamError
 from .base import Delta, Usage
+from .retry import redact
+from .wire import load_json
 
 __all__ = ["SSEReader", "chunk_deltas"]
 
@@ -27,6 +31,8 @@ def chunk_deltas(chunk: dict[str, Any], raw: str | None = None) -> list[Delta]:
     deltas: list[Delta] = []
     usage = Usage.from_openai(chunk.get("usage")) if isinstance(chunk.get("usage"), dict) else None
     choices = chunk.get("choices") or []
+    if not isinstance(choices, list):
+        raise ModelStreamError(f"the chunk's choices is not a list: {choices!r:.80}")
     choice = choices[0] if choices and isinstance(choices[0], dict) else {}
     delta = choice.get("delta") or {}
     if not isinstance(delta, dict):
@@ -34,6 +40,7 @@ def chunk_deltas(chunk: dict[str, Any], raw: str | None = None) -> list[Delta]:
     text = delta.get("content")
     reasoning = delta.get("reasoning_content") or delta.get("reasoning")
     finish = choice.get("finish_reason")
+    finish = finish if isinstance(finish, str) else None
     if text or reasoning:
         deltas.append(
             Delta(
@@ -41,10 +48,14 @@ def chunk_deltas(chunk: dict[str, Any], raw: str | None = None) -> list[Delta]:
                 reasoning=reasoning if isinstance(reasoning, str) else "",
             )
         )
-    for position, call in enumerate(delta.get("tool_calls") or ()):
+    calls = delta.get("tool_calls") or []
+    for position, call in enumerate(calls if isinstance(calls, list) else ()):
         if not isinstance(call, dict):
             continue
         function = call.get("function") or {}
+        if not isinstance(function, dict):
+            raise ModelStreamError(f"the chunk's tool_calls[{position}].function is not an object")
+        tool_id, name = call.get("id"), function.get("name")
         arguments = function.get("arguments")
         if isinstance(arguments, dict):  # a few servers send an object, not a string
             arguments = json.dumps(arguments, ensure_ascii=False)
@@ -52,8 +63,8 @@ def chunk_deltas(chunk: dict[str, Any], raw: str | None = None) -> list[Delta]:
         deltas.append(
             Delta(
                 tool_index=index if isinstance(index, int) else position,
-                tool_id=call.get("id") or None,
-                tool_name=function.get("name") or None,
+                tool_id=tool_id if isinstance(tool_id, str) and tool_id else None,
+                tool_name=name if isinstance(name, str) and name else None,
                 arguments=arguments if isinstance(arguments, str) else "",
             )
         )
@@ -92,8 +103,9 @@ def chunk_deltas(chunk: dict[str, Any], raw: str | None = None) -> list[Delta]:
 class SSEReader:
     """Reads SSE lines and yields deltas; remembers whether the stream ended properly."""
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, secrets: Iterable[str | None] = ()) -> None:
         self.what = what
+        self.secrets = tuple(s for s in secrets if s)  # masked in payloads and messages
         self.chunks = 0
         self.finished = False  # a finish_reason was seen
         self.done = False  # [DONE] was seen
@@ -113,8 +125,11 @@ class SSEReader:
         return replace(delta, tool_id=tool_id, tool_name=name)
 
     def _parse(self, payload: str) -> list[Delta]:
+        payload = redact(payload, self.secrets)
         try:
-            chunk = json.loads(payload)
+            chunk = load_json(payload, f"chunk {self.chunks + 1}")
+        except ModelResponseError as exc:
+            raise ModelStreamError(f"{self.what}: {exc}") from None
         except json.JSONDecodeError as exc:
             raise ModelStreamError(
                 f"{self.what}: chunk {self.chunks + 1} is not JSON ({exc.msg} at char "
@@ -125,9 +140,13 @@ class SSEReader:
         error = chunk.get("error")
         if error:
             message = error.get("message") if isinstance(error, dict) else error
+            message = redact(str(message), self.secrets)
             raise ModelStreamError(f"{self.what}: the server sent an error mid-stream: {message}")
         self.chunks += 1
-        deltas = [self._first_mention(d) for d in chunk_deltas(chunk, payload)]
+        try:
+            deltas = [self._first_mention(d) for d in chunk_deltas(chunk, payload)]
+        except ModelResponseError as exc:
+            raise ModelStreamError(f"{self.what}: chunk {self.chunks}: {exc}") from None
         if any(d.finish_reason for d in deltas):
             self.finished = True
         return deltas
