@@ -168,6 +168,8 @@ def decode(lines: Iterable[str]) -> Iterator[Event]:
             if not isinstance(data, dict):
                 raise ValueError(f"expected a JSON object, got {type(data).__name__}")
             event = decoder.line(data)
+        except RecursionError:
+            raise TraceFormatError(f"trace line {number} is nested too deeply", number) from None
         except (ValueError, KeyError, TypeError, IndexError, AgentnbError) as exc:
             what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
             raise TraceFormatError(f"trace line {number} cannot be read: {what}", number) from None

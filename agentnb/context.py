@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from .errors import ConfigurationError
 from .messages import AssistantMessage, Message, ToolMessage
 
 __all__ = [
@@ -153,8 +154,8 @@ class KeepLastTurns:
     name = "keep_last_turns"
 
     def __init__(self, n: int) -> None:
-        if n < 1:
-            raise ValueError(f"KeepLastTurns needs n >= 1, got {n}")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ConfigurationError(f"KeepLastTurns needs a whole number n >= 1, got {n!r}")
         self.n = n
 
     def select(self, history: Sequence[Message], budget: Budget) -> Selection:
@@ -163,10 +164,17 @@ class KeepLastTurns:
             for i, m in enumerate(history)
             if m.role == "user" and getattr(m, "name", None) != "agentnb"
         ]
-        if len(starts) <= self.n:
+        start = starts[-self.n] if len(starts) > self.n else 0
+        kept = history[start:]
+        used = sum(budget.count(m) for m in kept)
+        fit = _oldest_to_drop(kept, Budget(budget.instructions, budget.tools, used,
+                                           budget.context_window, budget.reply_reserve,
+                                           budget.count))  # fmt: skip
+        start += fit  # still over the window: fewer turns
+        if not start:
             return Selection.everything(len(history))
-        start = starts[-self.n]
-        note = f"kept the last {self.n} turns; dropped the {start} messages before them"
+        note = f"kept the last {self.n} turns" if not fit else "kept the turns that fit the window"
+        note += f"; dropped the {start} messages before them"
         return Selection(((start, len(history)),), dropped=((0, start),), note=note)
 
     def __repr__(self) -> str:

@@ -12,6 +12,7 @@ for the developer::
     ├── SessionBusy                 a second run on a session that is already running
     ├── SessionNotFound             a store has no session with that id
     ├── SessionConflict             another writer committed the session first (versions named)
+    ├── StoreError                  a store could not read or write (the cause is __cause__)
     ├── TraceFormatError            a saved trace line that cannot be read or written
     ├── RunStateError               a stepper used out of order, run_sync inside an event loop
     ├── ScriptNotConsumed           ScriptedModel.assert_complete() with replies left over
@@ -47,6 +48,7 @@ __all__ = [
     "SessionBusy",
     "SessionConflict",
     "SessionNotFound",
+    "StoreError",
     "ToolDefinitionError",
     "TraceFormatError",
     "UnexpectedModelCall",
@@ -112,6 +114,10 @@ class SessionConflict(AgentnbError):
         self.session_id = session_id
         self.expected = expected
         self.actual = actual
+
+
+class StoreError(AgentnbError):
+    """A store could not read or write; the original error is ``__cause__``."""
 
 
 class TraceFormatError(AgentnbError, ValueError):

@@ -22,6 +22,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from .errors import ConfigurationError
 from .messages import Message
 from .stores import Store
 
@@ -53,6 +54,12 @@ class Memory:
     def __init__(
         self, store: Store, user: str, *, limit: int = 3, save_tool_results: bool = True
     ) -> None:
+        if not isinstance(user, str) or not user.strip() or not user.isprintable():
+            raise ConfigurationError(f"a memory's user is a printable, non-empty string: {user!r}")
+        try:
+            user.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ConfigurationError(f"a memory's user must be valid text: {user!r}") from None
         self.store = store
         self.user = user
         self.limit = limit
@@ -60,6 +67,8 @@ class Memory:
 
     def remember(self, text: str, *, kind: str = "fact", source: str | None = None) -> None:
         """Keep one item (skipped when the same text is already kept)."""
+        if not isinstance(text, str) or not text.strip():
+            raise ConfigurationError(f"a memory is a non-empty string, got {text!r}")
         if any(item["text"] == text for item in self.items()):
             return
         self.store.add_memory(
@@ -74,7 +83,9 @@ class Memory:
         """The items that share the most keys with ``query`` (see the module docstring)."""
         wanted = keys(query)
         scored = [
-            (len(wanted & keys(item["text"])), i, item) for i, item in enumerate(self.items())
+            (len(wanted & keys(item["text"])), i, item)
+            for i, item in enumerate(self.items())
+            if isinstance(item.get("text"), str)  # skip what another writer stored wrongly
         ]
         best = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], -s[1]))
         return [item for _, _, item in best[: self.limit if limit is None else limit]]

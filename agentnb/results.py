@@ -122,7 +122,10 @@ def error_content(
     if hint:
         body["hint"] = hint
     body.update({k: v for k, v in extra.items() if v is not None})
-    return _encode(body)
+    try:
+        return _encode(body)
+    except TypeError:  # a hint or data value JSON cannot hold: the model gets its repr
+        return _encode(json.loads(json.dumps(body, ensure_ascii=False, default=repr)))
 
 
 def describe_validation_error(exc: ValidationError) -> list[dict[str, str]]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from . import display
 from .bus import EventBus, SubscriberError
 from .edits import Editing
-from .errors import InvalidConversation
+from .errors import AgentnbError, InvalidConversation, StoreError
 from .events import Event, Origin
 from .lock import LockPolicy, SessionLock
 from .messages import Message, parse_message
@@ -164,10 +164,16 @@ class Session(Editing):
         if rewrites == transcript.rewrites and saved == len(transcript):
             return None
         wires = transcript.wires
-        if rewrites != transcript.rewrites or saved > len(transcript):
-            self.version = self.store.rewrite(self.id, self.version, wires)
-        else:
-            self.version = self.store.commit(self.id, self.version, wires[saved:])
+        try:
+            if rewrites != transcript.rewrites or saved > len(transcript):
+                self.version = self.store.rewrite(self.id, self.version, wires)
+            else:
+                self.version = self.store.commit(self.id, self.version, wires[saved:])
+        except AgentnbError:
+            raise
+        except Exception as exc:
+            why = f"the {self.store.name} store could not save {self.id!r}: {exc}"
+            raise StoreError(why) from exc
         self._saved = (len(transcript), transcript.rewrites)
         return self.version
 

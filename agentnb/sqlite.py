@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigurationError
+from .errors import ConfigurationError, StoreError
 from .stores import BaseStore, Records, validate_session_id
 
 __all__ = ["SQLiteStore"]
@@ -44,7 +44,12 @@ CREATE INDEX IF NOT EXISTS memories_by_user ON memories (user_id, id);
 
 
 def _dump(message: dict[str, Any]) -> str:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: JSON's \u escape keeps it exactly
+        text = json.dumps(message, ensure_ascii=True, separators=(",", ":"))
+    return text
 
 
 class SQLiteStore(BaseStore):
@@ -66,10 +71,14 @@ class SQLiteStore(BaseStore):
             self.path, timeout=timeout, isolation_level=None, check_same_thread=False
         )
         self._lock = threading.Lock()  # one connection, used from the loop and worker threads
-        with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL survives kill -9
-            self._db.executescript(_SCHEMA)
+        try:
+            with self._lock:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL survives kill -9
+                self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise StoreError(f"{self.path} cannot be used as an agentnb store: {exc}") from exc
 
     # -- reading ---------------------------------------------------------------------------
     def read(self, session_id: str) -> tuple[int, Records]:
@@ -121,10 +130,10 @@ class SQLiteStore(BaseStore):
                     self._db.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
                     start = 0
                 else:
-                    (count,) = self._db.execute(
-                        "SELECT COUNT(*) FROM messages WHERE session_id = ?", (session_id,)
+                    (last,) = self._db.execute(  # the primary key's index: no scan
+                        "SELECT MAX(position) FROM messages WHERE session_id = ?", (session_id,)
                     ).fetchone()
-                    start = int(count)
+                    start = 0 if last is None else int(last) + 1
                 self._db.executemany(
                     "INSERT INTO messages (session_id, position, body) VALUES (?, ?, ?)",
                     [(session_id, start + i, body) for i, body in enumerate(rows)],

@@ -33,7 +33,7 @@ _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
 def validate_session_id(session_id: object) -> str:
     """A session id: 1-128 letters, digits, ``_ . : -``, starting with a letter or digit."""
-    if not isinstance(session_id, str) or not _ID.match(session_id):
+    if not isinstance(session_id, str) or not _ID.fullmatch(session_id):
         raise ConfigurationError(
             f"session id {session_id!r} is not allowed: use 1-128 letters, digits, '_', '.', ':' "
             "or '-', starting with a letter or digit"
@@ -113,13 +113,21 @@ class BaseStore:
         """Store a session exported with :meth:`export_jsonl` (under its id or ``session_id``)."""
         from .session import Session
 
-        lines = [line for line in Path(path).read_text(encoding="utf-8").split("\n") if line]
         try:
-            header = json.loads(lines[0])
-            messages = [json.loads(line) for line in lines[1:]]
-            name = session_id or header["agentnb_session"]
-        except (IndexError, KeyError, ValueError) as exc:
+            lines = [line for line in Path(path).read_text(encoding="utf-8").split("\n") if line]
+            records = [json.loads(line) for line in lines]
+        except (UnicodeDecodeError, ValueError) as exc:
             raise ConfigurationError(f"{path} is not an exported agentnb session: {exc}") from None
+        header = records[0] if records and isinstance(records[0], dict) else {}
+        if "agentnb_session" in header:
+            records = records[1:]
+        elif session_id is None:  # a plain list of messages: nothing names the session
+            raise ConfigurationError(
+                f"{path} has no header line naming the session; pass session_id=... to import "
+                "it as a plain list of messages"
+            )
+        name = session_id or header["agentnb_session"]
+        messages = records
         if validate_session_id(name) in self.list():
             raise ConfigurationError(
                 f"session {name!r} is already in this store; delete it first, or import it "

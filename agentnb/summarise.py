@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from .context import Budget, Selection, _oldest_to_drop
+from .errors import AgentnbError, ModelCallFailed
 from .messages import Message
-from .models.base import ModelLike, ModelRequest
+from .models.base import ModelLike, ModelRequest, coerce_response
 from .tokens import estimate_tokens
 
 __all__ = ["DeterministicSummariser", "ModelSummariser", "SummariseOldest", "Summariser"]
@@ -93,8 +94,16 @@ class ModelSummariser:
         request = ModelRequest(
             [{"role": "system", "content": self.prompt}, {"role": "user", "content": transcript}]
         )
-        response = await self.model.complete(request)
-        return response.message.text.strip()
+        try:
+            response = await self.model.complete(request)
+        except AgentnbError:
+            raise
+        except Exception as exc:
+            name = getattr(self.model, "name", type(self.model).__name__)
+            raise ModelCallFailed(
+                f"the summariser's model {name!r} raised {type(exc).__name__}: {exc}"
+            ) from exc
+        return coerce_response(response).message.text.strip()
 
     def __repr__(self) -> str:
         return f"ModelSummariser({getattr(self.model, 'name', self.model)!r})"

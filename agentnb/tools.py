@@ -56,7 +56,7 @@ class Tool:
             raise ToolDefinitionError(f"a tool must be a function, not {type(fn).__name__}")
         self.fn = fn
         self.name: str = name or str(getattr(fn, "__name__", ""))
-        if not _NAME.match(self.name):
+        if not _NAME.fullmatch(self.name):
             raise ToolDefinitionError(
                 f"tool name {self.name!r} is not allowed: use 1-64 letters, digits, '_' or '-' "
                 "(give one with @an.tool(name=...))"

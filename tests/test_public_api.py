@@ -47,6 +47,7 @@ PUBLIC = [
     "SessionConflict",
     "SessionNotFound",
     "Store",
+    "StoreError",
     "SummariseOldest",
     "SystemMessage",
     "Tokenizer",

@@ -70,10 +70,14 @@ async def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelReque
     }
     if memory is not None:
         report["memory"] = memory_tokens
+    note = selection.note
     if budget.context_window is not None:
         report["context_window"] = budget.context_window
         report["reply_reserve"] = budget.reply_reserve
-        report["available"] = budget.context_window - budget.reply_reserve - total
+        report["available"] = available = budget.context_window - budget.reply_reserve - total
+        if available < 0:  # never silently: the newest turn alone does not fit
+            over = f"still {-available} tokens over the window: the newest turn alone does not fit"
+            note = f"{note}; {over}" if note else over
     state.prompt_estimate = total
     session.snapshots.append(request)
     state.emit(
@@ -83,7 +87,7 @@ async def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelReque
         policy=policy.name,
         dropped=selection.dropped,
         summarised=selection.summarised,
-        note=selection.note,
+        note=note,
     )
     return request
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from ..errors import AgentnbError, ModelCallFailed
+from ..errors import AgentnbError, ConfigurationError, ModelCallFailed
 from ..events import ModelDelta, ModelResponded
 from ..models.base import (
     Delta,
@@ -27,7 +27,8 @@ from .state import RunState
 
 async def call_model(state: RunState, request: ModelRequest) -> ModelResponse:
     model = state.agent.model
-    assert model is not None  # checked when the run was created
+    if model is None:  # set to None between steps
+        raise ConfigurationError(f"agent {state.agent.name!r} has no model; set agent.model")
     started = time.monotonic()
     request.hold()
     try:

@@ -9,17 +9,16 @@ The calls executed are the open calls of the last assistant message, read from t
 transcript, so a call edited between ``decide`` and this stage runs as edited. Calls run
 concurrently unless the agent says ``parallel_tool_calls=False`` or a tool is
 ``sequential``; results are appended in call order either way, as each group completes.
-Sync tools run in a thread of their own: one that times out keeps its thread, but never
-delays a later call.
+Sync tools run in a thread of their own, async tools in a task of their own: one that times
+out, or ignores being cancelled, is left to finish alone and never delays the run.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import threading
 import time
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -28,6 +27,7 @@ from ..events import ToolFinished, ToolsExecuted, ToolStarted
 from ..messages import ToolCall
 from ..tools import ToolError, describe_validation_error, error_content, to_content
 from .state import Outcome, RunState, ToolRound
+from .tool_work import Finished, bounded, in_thread
 
 if TYPE_CHECKING:
     from ..tools import Tool
@@ -101,17 +101,34 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ou
                     problems=describe_validation_error(exc),
                 )
             else:
-                content, kind = await _execute(state, tool, kwargs)
+                try:
+                    content, kind = await _execute(state, tool, _invoke(state, tool, kwargs))
+                except Finished as finished:  # it finished just as the run was cancelled
+                    content, kind = await _execute(state, tool, finished.result())
+                    _record(state, tool_round, call, started, content, kind, args)
+                    raise
+    return _record(state, tool_round, call, started, content, kind, args)
+
+
+def _record(
+    state: RunState,
+    tool_round: ToolRound,
+    call: ToolCall,
+    started: float,
+    content: str,
+    kind: str | None,
+    args: dict[str, Any] | None,
+) -> Outcome:
     now = time.monotonic()
     outcome = Outcome(content, kind is None, kind, now - started)
     tool_round.outcomes[call.id] = outcome
     if kind is None:
-        state.actions.append((name, args))
+        state.actions.append((call.function.name, args))
     state.emit(
         ToolFinished,
         now,
         call_id=call.id,
-        name=name,
+        name=call.function.name,
         ok=outcome.ok,
         content=content,
         latency=outcome.latency,
@@ -124,74 +141,19 @@ def _timeout(state: RunState, tool: Tool) -> float | None:
     return tool.timeout if tool.timeout is not None else state.agent.tool_timeout
 
 
-class _Deadline:
-    """``asyncio.timeout(seconds)`` for one tool call, with a single timer and no extras.
-
-    When the timer fires it cancels the task; leaving the block turns that cancellation into
-    ``TimeoutError``, unless the task was also cancelled by someone else (as asyncio does).
-    On this hot path it costs about a third of ``asyncio.timeout``.
-    """
-
-    __slots__ = ("_cancelling", "_fired", "_handle", "_seconds", "_task")
-
-    def __init__(self, seconds: float) -> None:
-        self._seconds = seconds
-
-    async def __aenter__(self) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._task: asyncio.Task[Any] = task
-        self._cancelling = task.cancelling()
-        self._fired = False
-        self._handle = task.get_loop().call_later(self._seconds, self._fire)
-
-    def _fire(self) -> None:
-        self._fired = True
-        self._task.cancel()
-
-    async def __aexit__(self, kind: type[BaseException] | None, exc: Any, tb: Any) -> None:
-        self._handle.cancel()
-        fired = self._fired and kind is asyncio.CancelledError
-        if fired and self._task.uncancel() <= self._cancelling:
-            raise TimeoutError from exc
-
-
 async def _invoke(state: RunState, tool: Tool, kwargs: dict[str, Any]) -> Any:
     timeout = _timeout(state, tool)
     if tool.is_async:
-        if timeout is None:
-            return await tool.fn(**kwargs)
-        async with _Deadline(timeout):
-            return await tool.fn(**kwargs)
+        return await bounded(asyncio.ensure_future(tool.fn(**kwargs)), timeout)
     if tool.threaded:
-        return await asyncio.wait_for(_in_thread(tool, kwargs), timeout)
+        return await bounded(in_thread(tool, kwargs), timeout)
     return tool.fn(**kwargs)
 
 
-def _in_thread(tool: Tool, kwargs: dict[str, Any]) -> asyncio.Future[Any]:
-    """Run a sync tool in a fresh daemon thread; the future resolves on the running loop."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-
-    def settle(ok: bool, value: Any) -> None:
-        if not future.done():
-            future.set_result(value) if ok else future.set_exception(value)
-
-    def work() -> None:
-        try:
-            outcome: tuple[bool, Any] = (True, tool.fn(**kwargs))
-        except BaseException as exc:
-            outcome = (False, exc)
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
-            loop.call_soon_threadsafe(settle, *outcome)
-
-    threading.Thread(target=work, name=f"agentnb-tool-{tool.name}", daemon=True).start()
-    return future
-
-
-async def _execute(state: RunState, tool: Tool, kwargs: dict[str, Any]) -> tuple[str, str | None]:
+async def _execute(state: RunState, tool: Tool, running: Awaitable[Any]) -> tuple[str, str | None]:
+    """The tool message content of a call, and its error kind (None when it went well)."""
     try:
-        value = await _invoke(state, tool, kwargs)
+        value = await running
         return to_content(value), None
     except ToolError as exc:
         return (
@@ -217,7 +179,14 @@ async def _execute(state: RunState, tool: Tool, kwargs: dict[str, Any]) -> tuple
             raise  # the run (or its task) was cancelled: not the tool's doing
         return _failure(tool, "CancelledError", "the tool cancelled itself"), "tool_error"
     except Exception as exc:
-        return _failure(tool, type(exc).__name__, str(exc)), "tool_error"
+        return _failure(tool, type(exc).__name__, _text_of(exc)), "tool_error"
+
+
+def _text_of(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # an exception whose __str__ fails still becomes a readable result
+        return f"<{type(exc).__name__} whose message cannot be shown>"
 
 
 def _failure(tool: Tool, error: str, text: str) -> str:

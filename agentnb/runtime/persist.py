@@ -9,7 +9,7 @@ is kept and raised once the run is closed.
 
 from __future__ import annotations
 
-from ..errors import AgentnbError
+from ..errors import AgentnbError, StoreError
 from ..events import Persisted, RunStopped
 from .state import RunState
 
@@ -29,7 +29,11 @@ def persist(state: RunState) -> None:
         if session.memory is not None and state.record is not None:
             new_messages = session.transcript.messages[state.start_index :]
             session.memory.observe(new_messages, session.id)
-    except AgentnbError as exc:
+    except Exception as exc:  # the run still ends cleanly; the error is raised once it has
+        if not isinstance(exc, AgentnbError):
+            error = StoreError(f"the {session.store.name} store could not save the run: {exc}")
+            error.__cause__ = exc
+            exc = error
         state.error = state.error or exc
         state.stop_detail += f" (not saved: {exc})"
     state.emit(Persisted, new_messages=new, store=session.store.name, version=session.version)

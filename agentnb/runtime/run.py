@@ -134,8 +134,12 @@ class Run:
                 stopped_in=state.stage,
             )
         else:
-            state.answer_open("cancelled" if reason == "cancelled" else "not_executed", detail)
-            persist(state)
+            try:
+                state.answer_open("cancelled" if reason == "cancelled" else "not_executed", detail)
+                persist(state)
+            finally:
+                self._close()  # whatever happens, the lock is released and a result recorded
+            return
         self._close()
 
     # -- driving -----------------------------------------------------------------------------

@@ -1,11 +1,10 @@
 """SessionView: one widget per session that follows every append, edit and event live.
 
-The list stays in Python (``session.messages``). The browser gets each change as ONE small
-custom message carrying ``seq`` (this view's own counter, so the browser sees gaps), whose
-size grows with the message, never with the history. Messages sent before a view has
-rendered are lost, so a compressed ``snapshot`` trait - refreshed at most every
-``refresh_every`` seconds, at the end of every run, and when a view asks - lets a late view
-or a reloaded notebook catch up.
+The list stays in Python. The browser gets each change as ONE small custom message carrying
+``seq`` (the view's own counter: gaps show), sized by the message, never by the history.
+Messages sent before a view renders are lost, so a compressed ``snapshot`` trait - refreshed
+at most every ``refresh_every`` s, at the end of every run, and when a view asks - lets a
+late view or a reloaded notebook catch up.
 """
 
 from __future__ import annotations
@@ -141,7 +140,8 @@ class SessionView(Widget):
     def _post(self, msg: dict[str, Any]) -> None:
         self.seq += 1
         msg["seq"] = self.seq
-        self.sent_bytes += payload.size(msg)
+        msg, size = payload.sendable(msg)
+        self.sent_bytes += size
         self.send(msg)
         self._touch()
 
