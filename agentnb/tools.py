@@ -51,6 +51,7 @@ class Tool:
         timeout: float | None = None,
         threaded: bool | None = None,
         sequential: bool = False,
+        isolated: bool = True,
     ) -> None:
         if not callable(fn):
             raise ToolDefinitionError(f"a tool must be a function, not {type(fn).__name__}")
@@ -72,6 +73,10 @@ class Tool:
         #: Run a sync function in a worker thread (default) so the event loop stays free and
         #: timeouts apply; ``threaded=False`` calls it inline (cheaper, for instant functions).
         self.threaded = (not self.is_async) if threaded is None else threaded and not self.is_async
+        #: Run an async function in a task of its own (default), so that even one that ignores
+        #: cancellation cannot outlast its timeout or hold a cancelled run; ``isolated=False``
+        #: awaits it in the run's task (cheaper, for tools that let cancellation through).
+        self.isolated = isolated
         self.timeout = timeout
         self.sequential = sequential
         self.args_model = self._build_args_model(fn, doc_params)
@@ -173,6 +178,7 @@ def tool(
     timeout: float | None = None,
     threaded: bool | None = None,
     sequential: bool = False,
+    isolated: bool = True,
 ) -> Any:
     """Turn a typed function into a :class:`Tool`. Use bare or with options::
 
@@ -191,6 +197,7 @@ def tool(
             timeout=timeout,
             threaded=threaded,
             sequential=sequential,
+            isolated=isolated,
         )
 
     return wrap(fn) if fn is not None else wrap

@@ -117,7 +117,9 @@ async def bare_run(model: BareModel, task: str, past: list[dict], max_steps: int
 
 
 # -- agentnb ---------------------------------------------------------------------------
-def make_agent(delay: float = 0.0, threaded: bool = False, past: int = 0) -> an.Agent:
+def make_agent(
+    delay: float = 0.0, threaded: bool = False, past: int = 0, isolated: bool = True
+) -> an.Agent:
     """The same work; reply dicts are parsed into messages on every call, as a client does."""
     replies = reply_dicts()
 
@@ -130,7 +132,7 @@ def make_agent(delay: float = 0.0, threaded: bool = False, past: int = 0) -> an.
     if threaded:  # the same tools written as plain functions, run in threads (the default)
         tools = [an.tool(_blocking(name)) for name in FUNCS]
     else:
-        tools = [an.tool(f) for f in FUNCS.values()]
+        tools = [an.tool(f, isolated=isolated) for f in FUNCS.values()]
     return an.Agent("你是差旅助手。", tools, model=FunctionModel(respond))
 
 
@@ -348,6 +350,7 @@ def main() -> int:
     bare_model = BareModel(reply_dicts())
     agent = make_agent()
     threaded = make_agent(threaded=True)
+    inline = make_agent(isolated=False)
     events_per_run: list[int] = []
 
     async def bare_once() -> None:
@@ -361,16 +364,22 @@ def main() -> int:
     async def threaded_once() -> None:
         await threaded.run(task)
 
+    async def inline_once() -> None:
+        await inline.run(task)
+
     print(f"agentnb {an.__version__} runtime overhead (python {sys.version.split()[0]})")
     print(f"work per run: {CALLS} model calls (reply dicts parsed), 4 async tools, every event "
           "recorded\n")  # fmt: skip
     bare_cpu = cpu_per_iteration(bare_once, args.runs)
     an_cpu = cpu_per_iteration(agentnb_once, args.runs)
     th_cpu = cpu_per_iteration(threaded_once, max(args.runs // 4, 20))
+    in_cpu = cpu_per_iteration(inline_once, args.runs)
     row = "  {:<34}{:>9.1f} us {:>6.1f}x  {}"
     print("CPU per loop iteration (median of 5 samples)")
     print(row.format("bare dict loop", bare_cpu * 1e6, 1.0, ""))
     print(row.format("agentnb", an_cpu * 1e6, an_cpu / bare_cpu, "target <= 5x"))
+    print(row.format("agentnb, tools not isolated", in_cpu * 1e6, in_cpu / bare_cpu,
+                     "(@an.tool(isolated=False): awaited in the run's task)"))  # fmt: skip
     print(row.format("agentnb, sync tools in threads", th_cpu * 1e6, th_cpu / bare_cpu,
                      "(the default for plain functions)"))  # fmt: skip
     per_iteration = statistics.mean(events_per_run) / CALLS
@@ -380,9 +389,11 @@ def main() -> int:
 
     bare_calls = calls_per_iteration(bare_once)
     an_calls = calls_per_iteration(agentnb_once)
+    in_calls = calls_per_iteration(inline_once)
     print("\nPython-level calls per iteration (cProfile; independent of machine load)")
     print(f"  {'bare dict loop':<34}{bare_calls:>9.0f}")
     print(f"  {'agentnb':<34}{an_calls:>9.0f}    target <= 150")
+    print(f"  {'agentnb, tools not isolated':<34}{in_calls:>9.0f}")
 
     print("\nGrowth: CPU per iteration with N messages already in the session")
     print(f"  {'N':>6} {'bare':>10} {'agentnb':>10} {'ratio':>7}")

@@ -27,7 +27,7 @@ from ..events import ToolFinished, ToolsExecuted, ToolStarted
 from ..messages import ToolCall
 from ..tools import ToolError, describe_validation_error, error_content, to_content
 from .state import Outcome, RunState, ToolRound
-from .tool_work import Finished, bounded, in_thread
+from .tool_work import Deadline, Finished, bounded, in_thread
 
 if TYPE_CHECKING:
     from ..tools import Tool
@@ -144,7 +144,12 @@ def _timeout(state: RunState, tool: Tool) -> float | None:
 async def _invoke(state: RunState, tool: Tool, kwargs: dict[str, Any]) -> Any:
     timeout = _timeout(state, tool)
     if tool.is_async:
-        return await bounded(asyncio.ensure_future(tool.fn(**kwargs)), timeout)
+        if tool.isolated:
+            return await bounded(asyncio.ensure_future(tool.fn(**kwargs)), timeout)
+        if timeout is None:
+            return await tool.fn(**kwargs)
+        async with Deadline(timeout):
+            return await tool.fn(**kwargs)
     if tool.threaded:
         return await bounded(in_thread(tool, kwargs), timeout)
     return tool.fn(**kwargs)

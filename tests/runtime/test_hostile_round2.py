@@ -201,3 +201,30 @@ async def test_a_model_removed_between_steps_is_a_configuration_error():
     with pytest.raises(an.ConfigurationError, match="has no model"):
         await run.step()
     assert run.session.lock.holder is None
+
+
+async def test_tools_awaited_in_the_runs_task_still_time_out_and_late_results_stay_late():
+    @an.tool(timeout=0.05, isolated=False)
+    async def slow(x: int) -> int:
+        """Slow, lets cancellation through."""
+        await asyncio.sleep(10)
+        return 1
+
+    @an.tool(timeout=0.05, isolated=False)
+    async def late(x: int) -> int:
+        """Swallows one cancellation, then answers."""
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(10)
+        return 2
+
+    @an.tool(isolated=False)
+    async def quick(x: int) -> int:
+        """Instant."""
+        return 3
+
+    replies = [calls(call("a", "slow", x=1), call("b", "late", x=1), call("c", "quick", x=1)), "ok"]
+    result = await an.Agent("", [slow, late, quick], model=ScriptedModel(replies)).run("go")
+    contents = [m["content"] for m in result.session.to_openai() if m["role"] == "tool"]
+    assert [json.loads(c)["kind"] for c in contents[:2]] == ["timeout", "timeout"]
+    assert contents[2] == "3"
+    assert not an.tool(quick.fn, name="q2", isolated=False).isolated and slow.is_async
