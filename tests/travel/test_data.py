@@ -129,27 +129,22 @@ def test_the_wheel_ships_the_data_and_reads_it_from_any_directory(tmp_path):
     assert "agentnb/travel/_data/flights.csv" in names
     unpacked = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(unpacked)
-    code = "import agentnb.travel as t; print(t.data_dir()); print(len(t.load().flights))"
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd="/",
-        capture_output=True,
-        text=True,
-        env={"PYTHONPATH": str(unpacked), "PATH": "/usr/bin:/bin"},
-        check=True,
+
+    def run_from_root(code: str) -> str:  # only the unpacked wheel on the path, from cwd=/
+        env = {"PYTHONPATH": str(unpacked), "PATH": "/usr/bin:/bin"}
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd="/", capture_output=True, text=True, env=env,
+            check=True,
+        )  # fmt: skip
+        return done.stdout
+
+    out = run_from_root(
+        "import agentnb.travel as t; print(t.data_dir()); print(len(t.load().flights))"
     )
-    folder, rows = out.stdout.split()
+    folder, rows = out.split()
     assert folder == str(unpacked / "agentnb/travel/_data") and int(rows) > 1000
     assert "agentnb/models/_cassettes/travel_smollm2_tools.jsonl" in names
-    code = "from agentnb.models import replay; print(replay.recorded('travel_smollm2_tools').path)"
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd="/",
-        capture_output=True,
-        text=True,
-        env={"PYTHONPATH": str(unpacked), "PATH": "/usr/bin:/bin"},
-        check=True,
+    out = run_from_root(
+        "from agentnb.models import replay; print(replay.recorded('travel_smollm2_tools').path)"
     )
-    assert out.stdout.strip() == str(
-        unpacked / "agentnb/models/_cassettes/travel_smollm2_tools.jsonl"
-    )
+    assert out.strip() == str(unpacked / "agentnb/models/_cassettes/travel_smollm2_tools.jsonl")
