@@ -9,7 +9,7 @@ reference to an older list (``ModelRequest`` of an earlier model call) still reb
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
 from .errors import InvalidMessage
@@ -115,14 +115,6 @@ class Transcript:
     def problems(self) -> list[str]:
         return conversation_problems(self.messages)
 
-    def only_open_at_end(self) -> bool:
-        """No pairing problem except calls of the last assistant message awaiting results."""
-        if self._pairing.problems:
-            return False
-        at = self.open_at
-        return at is None or all(isinstance(m, ToolMessage) for m in self.messages[at + 1 :])
-
-    # -- changing ------------------------------------------------------------------------
     def add(self, message: Message) -> int:
         """Append a message the runtime built (already valid). Returns its index."""
         index = len(self.messages)
@@ -137,14 +129,6 @@ class Transcript:
     def append(self, value: Message | dict[str, Any]) -> tuple[int, Message]:
         message = checked(value, f"message #{len(self.messages)}")
         return self.add(message), message
-
-    def would_break(self, value: Message) -> list[str]:
-        """Pairing problems that appending ``value`` would add (for refusals that touch nothing)."""
-        trial = Pairing()
-        trial.open = dict(self._pairing.open)
-        trial.open_at = self._pairing.open_at
-        trial.feed(len(self.messages), value)
-        return [text for _, text in trial.problems]
 
     def rewrite(self, messages: list[Message]) -> None:
         """Replace the whole history with ``messages`` (new lists; old records stay exact)."""
@@ -199,12 +183,3 @@ class Transcript:
             fixed.append(m)
         close()
         return fixed, changes
-
-    def answer_open(self, content: Callable[[ToolCall], str]) -> list[ToolMessage]:
-        """Answer every open call of the last assistant message; returns the new messages."""
-        answers = []
-        for call in self.open_calls():
-            msg = ToolMessage.answer(call.id, call.function.name, content(call))
-            self.add(msg)
-            answers.append(msg)
-        return answers
