@@ -22,7 +22,9 @@ from typing import Any
 
 from . import events, models
 from .agent import Agent
-from .context import ContextPolicy, DropOldest, KeepAll, KeepLastTurns
+from .context.memory import Memory
+from .context.policies import ContextPolicy, DropOldest, KeepAll, KeepLastTurns
+from .context.summarise import DeterministicSummariser, ModelSummariser, SummariseOldest
 from .errors import (
     AgentnbError,
     CassetteMiss,
@@ -45,7 +47,6 @@ from .errors import (
     UnexpectedModelCall,
 )
 from .events import STAGES, STOP_REASONS
-from .memory import Memory
 from .messages import (
     AssistantMessage,
     SystemMessage,
@@ -55,13 +56,12 @@ from .messages import (
     parse_message,
 )
 from .runtime import Run, RunResult, RunView
-from .session import Session
-from .sqlite import SQLiteStore
-from .stores import MemoryStore, Store
-from .summarise import DeterministicSummariser, ModelSummariser, SummariseOldest
+from .session.session import Session
+from .session.store import MemoryStore, Store
+from .storage.sqlite import SQLiteStore
+from .storage.trace import Trace
 from .tokens import HeuristicTokenizer, Tokenizer
-from .tools import ERROR_KINDS, Tool, ToolError, Toolset, tool
-from .trace import Trace
+from .tools.tool import ERROR_KINDS, Tool, ToolError, Toolset, tool
 
 __version__ = "0.1.0"
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from . import events as ev
 from .agent import Agent
-from .session import Session
+from .session.session import Session
 
 
 def _short(text: str, width: int) -> str:

@@ -15,19 +15,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._settings import CHECKS
-from .context import ContextPolicy, DropOldest, KeepAll
+from .context.policies import ContextPolicy, DropOldest, KeepAll
 from .errors import ConfigurationError, RunStateError
 from .events import Event
 from .messages import Message, SystemMessage
 from .models.base import ModelLike
-from .session import Session
+from .session.session import Session
 from .tokens import DEFAULT_TOKENIZER, Tokenizer
-from .tools import Tool, Toolset
+from .tools.tool import Tool, Toolset
 
 if TYPE_CHECKING:
-    from .lock import LockPolicy
     from .runtime.check_stop import RunView
     from .runtime.run import Run, RunResult
+    from .session.lock import LockPolicy
 
 __all__ = ["Agent"]
 

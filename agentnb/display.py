@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from . import _html
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session.session import Session
 
 __all__ = ["live_view", "session_bundle", "static_session_bundle"]
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .messages import parse_message
-from .pairing import conversation_problems
+from .session.pairing import conversation_problems
 
 __all__ = ["assert_valid_conversation"]
 

@@ -33,13 +33,168 @@ def _modules(path: Path) -> set[str]:
     return found
 
 
-def test_every_module_is_at_most_300_lines():
+#: Modules allowed over 300 lines, each with its reason (DESIGN.md: a size limit with a
+#: written reason per exception beats splitting by line count).
+LONG_MODULES = {
+    "events.py": "every event type of the lifecycle and their shared base, read as one list",
+}
+
+
+def test_every_module_is_at_most_300_lines_or_says_why():
     long = {
         str(p.relative_to(PACKAGE)): n
         for p in PACKAGE.rglob("*.py")
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > 300
     }
-    assert not long, f"split these modules (DESIGN.md: each <= 300 lines): {long}"
+    unexplained = {name: n for name, n in long.items() if name not in LONG_MODULES}
+    assert not unexplained, f"over 300 lines with no reason in LONG_MODULES: {unexplained}"
+    stale = set(LONG_MODULES) - set(long)
+    assert not stale, f"LONG_MODULES lists modules that are short now: {stale}"
+
+
+# The layers, lowest first (DESIGN.md "Layout"): a module-level import may only point to its
+# own layer or a lower one. Higher layers are reached inside functions, lazily.
+LAYERS: list[tuple[str, ...]] = [
+    ("errors", "tokens", "_sdk", "_html", "_settings"),
+    ("messages",),
+    ("tools",),
+    ("models",),
+    ("events",),
+    ("session",),
+    ("context",),
+    ("runtime",),
+    ("agent",),
+    ("storage", "display"),
+    ("testing", "evals", "service", "observe"),
+    ("widgets", "travel"),
+    ("__init__", "__main__"),
+]
+
+#: `if TYPE_CHECKING:` imports that point up the order, each with a one-line reason.
+TYPE_ONLY_UP: dict[tuple[str, str], str] = {
+    ("agentnb.runtime.state", "agentnb.agent"): "a run's state reads its agent's settings",
+    ("agentnb.runtime.run", "agentnb.agent"): "a run is started by an agent and reads it",
+    ("agentnb.runtime.result", "agentnb.storage.trace"): "RunResult.trace() returns a Trace",
+    ("agentnb.session.session", "agentnb.context.memory"): "a session carries its user's memory",
+    ("agentnb.session.session", "agentnb.runtime.result"): "a session keeps its runs' records",
+    ("agentnb.session.session", "agentnb.runtime.run"): "session.active_run is the running Run",
+    ("agentnb.session.edits", "agentnb.runtime.run"): "edits ask the active run what it holds",
+}
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else "__init__"
+    for rank, names in enumerate(LAYERS):
+        if top in names:
+            return rank
+    raise AssertionError(f"{module}: its top-level name {top!r} is in no layer of LAYERS")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _top_level_imports(path: Path) -> tuple[set[str], set[str]]:
+    """(imports run when the module loads, imports under ``if TYPE_CHECKING:``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = [*parts, "__init__"]  # a package's relative imports start at the package
+    runtime: set[str] = set()
+    typing_only: set[str] = set()
+
+    def names(node: ast.Import | ast.ImportFrom) -> set[str]:
+        if isinstance(node, ast.Import):
+            return {a.name for a in node.names}
+        if not node.level:
+            return {node.module} if node.module else set()
+        base = parts[: len(parts) - node.level]
+        if node.module:
+            return {".".join([*base, node.module])}
+        return {".".join([*base, a.name]) for a in node.names}
+
+    def visit(body: list[ast.stmt], sink: set[str]) -> None:
+        for node in body:
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                sink |= names(node)
+            elif isinstance(node, ast.If):
+                test = ast.unparse(node.test)
+                visit(node.body, typing_only if "TYPE_CHECKING" in test else sink)
+                visit(node.orelse, sink)
+            elif isinstance(node, ast.Try):
+                for block in (node.body, node.orelse, node.finalbody):
+                    visit(block, sink)
+                for handler in node.handlers:
+                    visit(handler.body, sink)
+
+    visit(tree.body, runtime)
+    own = {m for m in runtime if m.startswith("agentnb")}
+    return own, {m for m in typing_only if m.startswith("agentnb")}
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found, _ = _top_level_imports(path)
+        # `from . import name` may name a module or an attribute: keep what exists
+        graph[name] = {m if m in modules else m.rsplit(".", 1)[0] for m in found} - {name}
+    return graph
+
+
+def test_module_level_imports_point_down_the_layers():
+    upward = []
+    for path in PACKAGE.rglob("*.py"):
+        name = _module_name(path)
+        runtime, typing_only = _top_level_imports(path)
+        for target in sorted(runtime):
+            if _layer(target) > _layer(name):
+                upward.append(f"{name} imports {target}")
+        for target in sorted(typing_only):
+            if _layer(target) > _layer(name) and (name, target) not in TYPE_ONLY_UP:
+                upward.append(f"{name} imports {target} (TYPE_CHECKING; give a reason)")
+    assert not upward, "imports against the layer order:\n" + "\n".join(upward)
+
+
+def test_no_module_level_import_cycle():
+    graph = _graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def connect(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in graph:
+                continue
+            if nxt not in index:
+                connect(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in graph:
+        if node not in index:
+            connect(node)
+    assert not cycles, f"module-level import cycles: {cycles}"
+
+
+def test_the_top_level_holds_only_the_shared_vocabulary():
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= 14, top
 
 
 def test_the_runtime_imports_neither_travel_nor_widgets_nor_jupyter():

@@ -17,10 +17,10 @@ from .base import (
     Usage,
 )
 from .function import FunctionModel
-from .openai import OpenAIModel
-from .profiles import PROFILES, Profile
+from .openai.client import OpenAIModel
+from .openai.profiles import PROFILES, Profile
+from .openai.retry import RetryPolicy
 from .replay import Cassette
-from .retry import RetryPolicy
 from .scripted import ScriptedModel
 
 __all__ = [

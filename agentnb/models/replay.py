@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 
 from ..errors import CassetteMiss, ConfigurationError
-from .openai import OpenAIModel
+from .openai.client import OpenAIModel
 
 __all__ = ["Cassette", "record", "recorded", "replay"]
 

@@ -12,7 +12,7 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
-from ..context import Budget, KeepAll, Selection, _heuristic
+from ..context.policies import Budget, KeepAll, Selection, _heuristic
 from ..events import RequestAssembled
 from ..messages import Message
 from ..models.base import ModelRequest

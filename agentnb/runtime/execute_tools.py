@@ -25,12 +25,12 @@ from pydantic import ValidationError
 
 from ..events import ToolFinished, ToolsExecuted, ToolStarted
 from ..messages import ToolCall
-from ..tools import ToolError, describe_validation_error, error_content, to_content
+from ..tools.tool import ToolError, describe_validation_error, error_content, to_content
 from .state import Outcome, RunState, ToolRound
 from .tool_work import Deadline, Finished, bounded, in_thread
 
 if TYPE_CHECKING:
-    from ..tools import Tool
+    from ..tools.tool import Tool
 
 
 def _signature_hint(tool: Tool) -> str:

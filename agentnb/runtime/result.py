@@ -10,10 +10,10 @@ from .. import _html
 from ..events import Event
 from ..messages import Message, ToolCall
 from ..models.base import Usage
-from ..trace import Trace
 
 if TYPE_CHECKING:
-    from ..session import Session
+    from ..session.session import Session
+    from ..storage.trace import Trace
 
 __all__ = ["RunRecord", "RunResult"]
 
@@ -52,7 +52,9 @@ class RunResult:
 
     @property
     def trace(self) -> Trace:
-        """The events as a :class:`~agentnb.trace.Trace` (DataFrame, JSONL)."""
+        """The events as a :class:`~agentnb.storage.trace.Trace` (DataFrame, JSONL)."""
+        from ..storage.trace import Trace  # storage sits above the runtime
+
         return Trace(self.events)
 
     @property

@@ -18,8 +18,8 @@ from ..errors import ConfigurationError, InvalidMessage, RunStateError
 from ..events import Event, RunStopped
 from ..messages import Message, UserMessage
 from ..models.base import Usage
-from ..session import Session
-from ..transcript import checked
+from ..session.session import Session
+from ..session.transcript import checked
 from .loop import stages
 from .persist import persist
 from .result import RunResult
@@ -27,7 +27,7 @@ from .state import RunState
 
 if TYPE_CHECKING:
     from ..agent import Agent
-    from ..lock import LockPolicy
+    from ..session.lock import LockPolicy
 
 __all__ = ["Run", "RunResult"]
 

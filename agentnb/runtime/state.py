@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 from ..events import Event, MessageAppended, Origin, ToolFinished
 from ..messages import Message, ToolCall, ToolMessage
 from ..models.base import Usage
-from ..tools import error_content
+from ..tools.tool import error_content
 
 if TYPE_CHECKING:
     from ..agent import Agent
-    from ..lock import LockPolicy
-    from ..session import Session
+    from ..session.lock import LockPolicy
+    from ..session.session import Session
     from .result import RunRecord
 
 __all__ = ["Outcome", "RunState", "ToolRound"]

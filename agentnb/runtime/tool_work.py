@@ -13,7 +13,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..tools import Tool
+    from ..tools.tool import Tool
 
 __all__ = ["Deadline", "Finished", "bounded", "in_thread"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tools import Tool
+from ..tools.tool import Tool
 from .tools import CostItem, TravelTools
 
 __all__ = ["article_tools"]

@@ -7,7 +7,7 @@ import asyncio
 from datetime import date as Date
 from typing import Any, Literal
 
-from ..tools import ToolError
+from ..tools.tool import ToolError
 from .dates import resolve_date
 
 __all__ = ["FAULTS", "HINT", "Fault", "FaultInjection", "UpstreamError"]

@@ -24,7 +24,7 @@ from dataclasses import replace
 from datetime import date as Date
 from typing import Any
 
-from ..memory import MEMORY_NAME
+from ..context.memory import MEMORY_NAME
 from ..messages import AssistantMessage, ToolCall
 from ..models.base import Model, ModelRequest, ModelResponse, Usage
 from ..tokens import MESSAGE_OVERHEAD, estimate_tokens

@@ -23,7 +23,7 @@ from typing import Annotated, Any
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from ..tools import Tool, ToolError
+from ..tools.tool import Tool, ToolError
 from .data import TravelData, load
 from .dates import DEFAULT_TODAY, resolve_date
 from .faults import FAULTS, FaultInjection, UpstreamError

@@ -1,7 +1,7 @@
 // agentnb front end, part 2: pairing analysis and message cards.
 
 // Walk the messages once: pair each tool result with its call by tool_call_id, and state
-// every problem in words (the same rules as agentnb.pairing). Returns per-index facts.
+// every problem in words (the same rules as agentnb.session.pairing). Returns per-index facts.
 function analyse(msgs, toolStats) {
   const n = msgs.length;
   const parent = new Int32Array(n).fill(-1); // tool index -> assistant index

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from agentnb.models.openai import OpenAIModel
-from agentnb.models.retry import RetryPolicy
+from agentnb.models.openai.retry import RetryPolicy
 
 KEY = "sk-test-SECRET-0123456789"
 

@@ -15,7 +15,7 @@ from openai_helpers import KEY, Body, completion, model_for, sse
 import agentnb as an
 from agentnb.errors import ModelHTTPError, ModelResponseError, ModelStreamError
 from agentnb.models import ModelRequest, Usage
-from agentnb.models.retry import RetryPolicy
+from agentnb.models.openai.retry import RetryPolicy
 
 REQ = ModelRequest([{"role": "user", "content": "hi"}])
 

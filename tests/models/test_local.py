@@ -7,7 +7,7 @@ import pytest
 
 from agentnb.errors import ConfigurationError
 from agentnb.models.local import ALIASES, LocalServer
-from agentnb.models.smollm2 import GGUF_NAME, find_model
+from agentnb.models.local.smollm2 import GGUF_NAME, find_model
 
 
 def test_find_model_takes_a_path_or_the_environment(tmp_path, monkeypatch):

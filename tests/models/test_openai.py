@@ -11,7 +11,7 @@ from openai_helpers import KEY, completion, json_of, model_for, sse
 import agentnb as an
 from agentnb.errors import ConfigurationError, ModelResponseError
 from agentnb.models import ModelRequest, OpenAIModel, ReplyAssembler
-from agentnb.models.profiles import PROFILES, Profile, detect_profile
+from agentnb.models.openai.profiles import PROFILES, Profile, detect_profile
 
 TOOLS = [
     {

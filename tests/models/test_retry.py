@@ -8,7 +8,7 @@ from openai_helpers import KEY, Recorder, completion, model_for
 
 from agentnb.errors import ModelHTTPError
 from agentnb.models import ModelRequest, RetryPolicy
-from agentnb.models.retry import retry_after_seconds
+from agentnb.models.openai.retry import retry_after_seconds
 
 REQ = ModelRequest([{"role": "user", "content": "hi"}])
 OK = completion({"role": "assistant", "content": "ok"})

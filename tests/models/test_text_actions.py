@@ -11,7 +11,7 @@ from openai_helpers import completion, json_of, model_for, sse
 import agentnb as an
 from agentnb.messages import AssistantMessage
 from agentnb.models import ModelRequest, ModelResponse, ReplyAssembler
-from agentnb.models.text_actions import apply_text_actions, parse_text_actions
+from agentnb.models.openai.text_actions import apply_text_actions, parse_text_actions
 
 
 def schema(name, props, required=None):

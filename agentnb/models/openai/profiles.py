@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import ConfigurationError
+from ...errors import ConfigurationError
 
 __all__ = ["PROFILES", "Profile", "detect_profile", "get_profile"]
 
@@ -163,7 +163,7 @@ PROFILES: dict[str, Profile] = {
             tool_choice_fallback={"required": "auto"},
             streams_with_tools=False,
             stream_usage=False,
-            note="llama-cpp-python's server: see the quirks in agentnb.models.profiles",
+            note="llama-cpp-python's server: see the quirks in agentnb.models.openai.profiles",
         ),
     ]
 }

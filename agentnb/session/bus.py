@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .events import Event
+from ..events import Event
 
 __all__ = ["EventBus", "SubscriberError"]
 

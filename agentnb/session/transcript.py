@@ -12,10 +12,10 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
-from .errors import InvalidMessage
-from .messages import AssistantMessage, Message, ToolCall, ToolMessage, parse_message
+from ..errors import InvalidMessage
+from ..messages import AssistantMessage, Message, ToolCall, ToolMessage, parse_message
+from ..tools.tool import error_content
 from .pairing import Pairing, conversation_problems
-from .tools import error_content
 
 __all__ = ["MessageList", "Transcript"]
 

@@ -22,9 +22,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import ConfigurationError
-from .messages import Message
-from .stores import Store
+from ..errors import ConfigurationError
+from ..messages import Message
+from ..session.store import Store
 
 __all__ = ["MEMORY_NAME", "Memory", "keys"]
 

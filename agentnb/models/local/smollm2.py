@@ -16,7 +16,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from ..errors import ConfigurationError
+from ...errors import ConfigurationError
 
 __all__ = ["GGUF_NAME", "GGUF_SHA256", "cache_dir", "fetch_model", "find_model"]
 

@@ -2,7 +2,7 @@
 
 ``session.messages`` is a read-only sequence of message objects in OpenAI shape; change it
 through ``append``, ``edit``, ``replace``, ``delete``, ``truncate`` or ``repair`` so every
-view hears about it. A session holds its :class:`~agentnb.transcript.Transcript`, the lock
+view hears about it. A session holds its :class:`~agentnb.session.transcript.Transcript`, the lock
 that lets one run at a time work on it (invariant 4), one event bus whose ``seq`` numbers run
 events and edits alike, the records of its runs, its store, and ``active_run``.
 
@@ -17,22 +17,21 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import display
+from ..errors import AgentnbError, InvalidConversation, StoreError
+from ..events import Event, Origin
+from ..messages import Message, parse_message
+from ..models.base import ModelRequest
 from .bus import EventBus, SubscriberError
 from .edits import Editing
-from .errors import AgentnbError, InvalidConversation, StoreError
-from .events import Event, Origin
 from .lock import LockPolicy, SessionLock
-from .messages import Message, parse_message
-from .models.base import ModelRequest
 from .pairing import conversation_problems
-from .stores import MemoryStore, Store, validate_session_id
+from .store import MemoryStore, Store, validate_session_id
 from .transcript import MessageList, Transcript
 
 if TYPE_CHECKING:
-    from .memory import Memory
-    from .runtime.result import RunRecord
-    from .runtime.run import Run
+    from ..context.memory import Memory
+    from ..runtime.result import RunRecord
+    from ..runtime.run import Run
 
 __all__ = ["MessageList", "Session", "SubscriberError", "conversation_problems"]
 
@@ -43,10 +42,10 @@ class Session(Editing):
     Args:
         messages: the history to start from (dicts or message objects).
         id: the session id (generated when omitted); validated for stores.
-        store: where commits go (a private :class:`~agentnb.stores.MemoryStore` by default).
+        store: where commits go (a private :class:`~agentnb.session.store.MemoryStore` by default).
         lock_policy: what a second concurrent run does: ``"wait"`` or ``"reject"``.
         lock: ``False`` switches the lock off (to show interleaving, article 000 §5.3).
-        memory: the user's long-term :class:`~agentnb.memory.Memory`: recalled into each
+        memory: the user's long-term :class:`~agentnb.context.memory.Memory`: recalled into each
             request, and given the run's successful tool results when it persists.
     """
 
@@ -223,6 +222,8 @@ class Session(Editing):
     # -- display --------------------------------------------------------------------------
     def view(self, **options: Any) -> Any:
         """The live view of this session (``agentnb.widgets.SessionView``; needs ipywidgets)."""
+        from .. import display  # the renderer sits above the session
+
         return display.live_view(self, **options)
 
     def __repr__(self) -> str:
@@ -231,8 +232,12 @@ class Session(Editing):
         return f"<Session {self.id!r}: {size}, {state}>"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from .. import display  # the renderer sits above the session
+
         return display.session_bundle(self)
 
     def static_mimebundle(self) -> dict[str, str]:
         """text/plain and escaped text/html: what nbviewer and GitHub show without a kernel."""
+        from .. import display  # the renderer sits above the session
+
         return display.static_session_bundle(self)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .errors import ConfigurationError, SessionConflict, SessionNotFound
+from ..errors import ConfigurationError, SessionConflict, SessionNotFound
 
 if TYPE_CHECKING:
     from .session import Session

@@ -9,7 +9,7 @@ are one group, so a policy can never separate a call from its results.
 :class:`KeepAll` is the default. :class:`DropOldest` (the default once a window is set) drops
 whole groups from the oldest until the history fits, always keeping the newest user message
 and everything after it; :class:`KeepLastTurns` keeps the last N turns; and
-:class:`~agentnb.summarise.SummariseOldest` replaces what does not fit by a marked summary.
+:class:`~agentnb.context.summarise.SummariseOldest` replaces what does not fit by a marked summary.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from .errors import ConfigurationError
-from .messages import AssistantMessage, Message, ToolMessage
+from ..errors import ConfigurationError
+from ..messages import AssistantMessage, Message, ToolMessage
 
 __all__ = [
     "Budget",

@@ -19,10 +19,10 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ._event_base import Event, _encode, event_from_dict
-from .errors import AgentnbError, TraceFormatError
-from .messages import parse_message
-from .models.base import ModelRequest
+from ..errors import AgentnbError, TraceFormatError
+from ..events import Event, _encode, event_from_dict
+from ..messages import parse_message
+from ..models.base import ModelRequest
 
 __all__ = ["decode", "encode"]
 

@@ -1,11 +1,12 @@
 """OpenAIModel: any OpenAI-compatible Chat Completions endpoint, over ``httpx.AsyncClient``.
 
 OpenAI, Azure, DeepSeek, Qwen, vLLM, Ollama and llama.cpp servers all speak this protocol,
-each with quirks; a compatibility :mod:`profile <agentnb.models.profiles>` (named, or
+each with quirks; a compatibility :mod:`profile <agentnb.models.openai.profiles>` (named, or
 detected) reshapes requests for them. Replies come whole or as SSE streams
-(:mod:`~agentnb.models.sse`); failures are retried (:mod:`~agentnb.models.retry`) and end
-as :class:`~agentnb.errors.ModelHTTPError`. With ``text_actions=True`` a tool call written
-as text becomes a real one (:mod:`~agentnb.models.text_actions`).
+(:mod:`~agentnb.models.openai.sse`); failures are retried
+(:mod:`~agentnb.models.openai.retry`) and end as :class:`~agentnb.errors.ModelHTTPError`.
+With ``text_actions=True`` a tool call written as text becomes a real one
+(:mod:`~agentnb.models.openai.text_actions`).
 
 The API key is read once (argument, else the profile's environment variable) and kept in a
 wrapper whose repr is ``***``: it is sent in a header and never appears in a repr, an
@@ -25,8 +26,8 @@ from typing import Any
 
 import httpx
 
-from ..errors import ConfigurationError, ModelHTTPError, ModelResponseError, ModelStreamError
-from .base import Delta, Model, ModelRequest, ModelResponse, split_response
+from ...errors import ConfigurationError, ModelHTTPError, ModelResponseError, ModelStreamError
+from ..base import Delta, Model, ModelRequest, ModelResponse, split_response
 from .profiles import Profile, detect_profile, get_profile, is_loopback
 from .retry import RetryPolicy, StatusError, call_with_retries, redact
 from .sse import SSEReader
@@ -50,7 +51,7 @@ class OpenAIModel(Model):
             ``tool_choice``…); the agent's ``model_params`` win over them.
         headers, query: extra HTTP headers and query parameters (Azure's ``api-version``).
         timeout: seconds per read/write (httpx); ``total_timeout`` bounds a whole call.
-        retry: a :class:`~agentnb.models.retry.RetryPolicy`.
+        retry: a :class:`~agentnb.models.openai.retry.RetryPolicy`.
         client: an ``httpx.AsyncClient`` you own (kept open); else ``transport`` (e.g.
             ``httpx.MockTransport``) or the default one, in a client opened per call.
         text_actions: turn tool calls written as text into real calls (profile default).

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .messages import Message
+from ..messages import Message
 
 __all__ = ["Pairing", "conversation_problems"]
 

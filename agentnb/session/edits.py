@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidConversation, SessionBusy
-from .events import Event, MessageAppended, SessionEdited
-from .messages import Message
+from ..errors import InvalidConversation, SessionBusy
+from ..events import Event, MessageAppended, SessionEdited
+from ..messages import Message
 from .pairing import conversation_problems
 from .transcript import Transcript, checked
 
 if TYPE_CHECKING:
-    from .runtime.run import Run
+    from ..runtime.run import Run
 
 __all__ = ["Editing"]
 

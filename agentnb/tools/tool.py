@@ -18,8 +18,8 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, create_model
 from pydantic.fields import FieldInfo
 
-from ._docstrings import parse_docstring, strip_titles
-from .errors import ToolDefinitionError
+from ..errors import ToolDefinitionError
+from .docstrings import parse_docstring, strip_titles
 from .results import ERROR_KINDS, ToolError, describe_validation_error, error_content, to_content
 
 __all__ = [

@@ -9,9 +9,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from . import _html, _tracefile
-from .errors import TraceFormatError
-from .events import Event
+from .. import _html
+from ..errors import TraceFormatError
+from ..events import Event
+from . import codec as _tracefile
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -76,7 +77,7 @@ class Trace:
         return pd.DataFrame.from_records(self.to_records())
 
     def to_jsonl(self) -> str:
-        """The events as JSONL, each message stored once (see :mod:`agentnb._tracefile`)."""
+        """The events as JSONL, each message stored once (see :mod:`agentnb.storage.codec`)."""
         return _tracefile.encode(self.events)
 
     def save(self, path: str | Path) -> Path:

@@ -28,7 +28,7 @@ from tenacity import (
 )
 from tenacity.stop import stop_base
 
-from ..errors import ModelHTTPError
+from ...errors import ModelHTTPError
 
 __all__ = ["RetryPolicy", "StatusError", "call_with_retries", "redact"]
 

@@ -14,7 +14,7 @@ import asyncio
 from collections import deque
 from typing import Literal
 
-from .errors import SessionBusy
+from ..errors import SessionBusy
 
 __all__ = ["LockPolicy", "SessionLock"]
 

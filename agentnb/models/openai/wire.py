@@ -11,8 +11,8 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-from ..errors import ModelResponseError, ModelStreamError
-from .base import Delta, ModelResponse, coerce_response
+from ...errors import ModelResponseError, ModelStreamError
+from ..base import Delta, ModelResponse, coerce_response
 
 __all__ = ["Secret", "bounded", "load_json", "parse_completion", "public_url", "url_secrets"]
 

@@ -16,11 +16,11 @@ import json
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from .context import Budget, Selection, _oldest_to_drop
-from .errors import AgentnbError, ModelCallFailed
-from .messages import Message
-from .models.base import ModelLike, ModelRequest, coerce_response
-from .tokens import estimate_tokens
+from ..errors import AgentnbError, ModelCallFailed
+from ..messages import Message
+from ..models.base import ModelLike, ModelRequest, coerce_response
+from ..tokens import estimate_tokens
+from .policies import Budget, Selection, _oldest_to_drop
 
 __all__ = ["DeterministicSummariser", "ModelSummariser", "SummariseOldest", "Summariser"]
 

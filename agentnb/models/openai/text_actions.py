@@ -29,8 +29,8 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from ..messages import AssistantMessage, FunctionCall, ToolCall
-from .base import Delta, ModelResponse
+from ...messages import AssistantMessage, FunctionCall, ToolCall
+from ..base import Delta, ModelResponse
 
 __all__ = ["StreamedText", "TextAction", "apply_text_actions", "parse_text_actions"]
 

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigurationError, StoreError
-from .stores import BaseStore, Records, validate_session_id
+from ..errors import ConfigurationError, StoreError
+from ..session.store import BaseStore, Records, validate_session_id
 
 __all__ = ["SQLiteStore"]
 

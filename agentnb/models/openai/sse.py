@@ -18,8 +18,8 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import replace
 from typing import Any
 
-from ..errors import ModelResponseError, ModelStreamError
-from .base import Delta, Usage
+from ...errors import ModelResponseError, ModelStreamError
+from ..base import Delta, Usage
 from .retry import redact
 from .wire import load_json
 

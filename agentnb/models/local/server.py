@@ -38,9 +38,9 @@ from typing import Any
 
 import httpx
 
-from ..errors import ConfigurationError
-from .openai import OpenAIModel
-from .profiles import PROFILES
+from ...errors import ConfigurationError
+from ..openai.client import OpenAIModel
+from ..openai.profiles import PROFILES
 from .smollm2 import GGUF_NAME, GGUF_SHA256, fetch_model, find_model
 
 #: The aliases one server serves, with their chat formats (None: the model's own template).

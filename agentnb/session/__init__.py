@@ -1,0 +1,16 @@
+"""A session: the transcript (messages, pairing), its guarded edits, the per-session lock, the
+event bus (one ``seq``), the store it commits to, and the records of its runs."""
+
+from .session import MessageList, Session, SubscriberError, conversation_problems
+from .store import MemoryStore, Records, Store, validate_session_id
+
+__all__ = [
+    "MemoryStore",
+    "MessageList",
+    "Records",
+    "Session",
+    "Store",
+    "SubscriberError",
+    "conversation_problems",
+    "validate_session_id",
+]
