@@ -24,3 +24,16 @@ def calls(*tool_calls: dict[str, Any], content: str | None = None) -> dict[str, 
 
 def content(message: dict[str, Any]) -> Any:
     return json.loads(message["content"])
+
+
+class Holder:
+    """A stand-in for a run holding a session's lock (the lock's ``ActiveRun`` protocol)."""
+
+    def __init__(self, id: str) -> None:
+        self.id = id
+        self.driving = True  # a run mid-stage: waiters wait rather than being refused
+        self.stage = "restore"
+        self.next_stage: str | None = "assemble"
+
+    def cancel(self) -> None:
+        pass

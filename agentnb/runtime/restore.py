@@ -13,12 +13,12 @@ from .state import RunState
 
 async def restore(state: RunState) -> None:
     session = state.session
-    await session.lock.acquire(state.id, session.id, state.lock_policy)
+    run = state.run_ref()
+    assert run is not None, "a run's state is driven by its Run"
+    await session.lock.acquire(state.id, session.id, state.lock_policy, run)
     if not session.is_valid:  # refuse before touching it: InvalidConversation, in words
-        session.lock.release()
+        session.lock.release(state.id)
         session.check()
-    state.locked = True
-    session.active_run = state.owner
     model = state.agent.model
     text = state.input.text if state.input is not None else None
     state.emit(

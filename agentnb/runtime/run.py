@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
@@ -66,7 +67,7 @@ class Run:
         self.state = RunState(
             agent, session, input_message(input), lock_policy or session.lock_policy
         )
-        self.state.owner = self
+        self.state.run_ref = weakref.ref(self)
         self._gen = stages(self.state)
         #: The stage the next ``step()`` runs (``None`` once the run is over).
         self.next_stage: str | None = "restore"
@@ -96,11 +97,7 @@ class Run:
         state = self.state
         self.done = True
         self.next_stage = None
-        if state.locked:
-            self.session.lock.release()
-            state.locked = False
-        if self.session.active_run is self:
-            self.session.active_run = None
+        self.session.lock.release(state.id)
         self.result = RunResult(
             output=state.output,
             stop_reason=state.stop_reason or "error",
@@ -123,7 +120,7 @@ class Run:
             return
         state = self.state
         state.stop(reason, detail)
-        if not state.locked:  # never got the session: leave it untouched
+        if state.record is None:  # never got the session: leave it untouched
             state.emit(
                 RunStopped,
                 reason=reason,
@@ -153,8 +150,6 @@ class Run:
         state = self.state
         self.driving = True
         self._task = task = asyncio.current_task()
-        if state.locked:
-            self.session.lock.paused = False
         try:
             if once:
                 try:
@@ -185,8 +180,6 @@ class Run:
         finally:
             self.driving = False
             self._task = None
-            if state.locked:
-                self.session.lock.paused = True
         if self.next_stage is None and not self.done:
             self._close()
             if state.error is not None:  # the store refused the commit

@@ -21,7 +21,7 @@ from ..tools.tool import error_content
 
 if TYPE_CHECKING:
     from ..agent import Agent
-    from ..session.lock import LockPolicy
+    from ..session.lock import ActiveRun, LockPolicy
     from ..session.session import Session
     from .result import RunRecord
 
@@ -78,12 +78,12 @@ class RunState:
         self.round: ToolRound | None = None
         #: The last ``repeat_limit`` executed calls as (name, parsed arguments).
         self.actions: deque[tuple[str, Any]] = deque(maxlen=max(agent.repeat_limit, 1))
-        self.locked = False
         self.start_index = len(session)
         self.record: RunRecord | None = None
         self.error: BaseException | None = None
-        #: The Run driving this state (``session.active_run`` while it holds the lock).
-        self.owner: Any = None
+        #: The Run driving this state, weakly (no run <-> state cycle): ``restore`` gives it to
+        #: the session's lock, whose hold is the one strong link while the run holds the session.
+        self.run_ref: Callable[[], ActiveRun | None] = lambda: None
 
     # -- events and messages ---------------------------------------------------------------
     def emit(self, cls: type[Event], at: float | None = None, **fields: Any) -> Event:

@@ -12,16 +12,14 @@ them (so a learner may edit a tool call before it runs). Edits while a stage exe
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import InvalidConversation, SessionBusy
 from ..events import Event, MessageAppended, SessionEdited
 from ..messages import Message
+from .lock import ActiveRun
 from .pairing import conversation_problems
 from .transcript import Transcript, checked
-
-if TYPE_CHECKING:
-    from ..runtime.run import Run
 
 __all__ = ["Editing"]
 
@@ -31,7 +29,10 @@ class Editing:
 
     id: str
     transcript: Transcript
-    active_run: Run | None
+
+    @property
+    def active_run(self) -> ActiveRun | None:
+        raise NotImplementedError
 
     def _edited(self, cls: type[Event], **fields: Any) -> None:
         raise NotImplementedError
@@ -40,7 +41,7 @@ class Editing:
     def _guard(self, action: str, problems: Callable[[], list[str]]) -> None:
         """Refuse, before anything changes, an edit a run in progress could not survive."""
         run = self.active_run
-        if run is None or run.done:
+        if run is None:
             return
         if run.driving:
             raise SessionBusy(
@@ -121,7 +122,7 @@ class Editing:
         return changes
 
 
-def _problems(messages: list[Message], run: Run | None) -> list[str]:
+def _problems(messages: list[Message], run: ActiveRun | None) -> list[str]:
     """What an edit during a paused run would break. Calls of the last assistant message may
     stay open only when the run's next stage executes them."""
     problems = conversation_problems(messages)

@@ -6,41 +6,94 @@ lock too; a run that wants the session then is refused at once rather than hangi
 Waiters are futures on the waiting run's own loop, so runs on different loops can share it.
 
 A wake-up is never lost: a waiter cancelled after ``release()`` chose it passes the turn on.
+
+The lock is the one home of "which run holds this session": its :class:`Hold` names the run
+(``session.active_run`` reads it, so a view's Stop button can reach a run started anywhere),
+and "paused" is derived from that run — held, but no stage executing.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Literal
+from dataclasses import dataclass
+from typing import Literal, Protocol
 
 from ..errors import SessionBusy
 
-__all__ = ["LockPolicy", "SessionLock"]
+__all__ = ["ActiveRun", "Hold", "LockPolicy", "SessionLock"]
 
 LockPolicy = Literal["wait", "reject"]
 
 
-class SessionLock:
-    """One holder at a time, FIFO waiters, a ``paused`` flag for steppers between steps."""
+class ActiveRun(Protocol):
+    """What the session needs of the run holding it (a :class:`~agentnb.Run` satisfies it)."""
 
-    __slots__ = ("enabled", "holder", "paused", "waiters")
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def driving(self) -> bool:
+        """True while a stage executes; False while the run waits between steps."""
+        ...
+
+    @property
+    def stage(self) -> str: ...
+
+    @property
+    def next_stage(self) -> str | None: ...
+
+    def cancel(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """The run holding a session. Only :class:`SessionLock` creates and drops holds."""
+
+    run_id: str
+    run: ActiveRun
+
+    @property
+    def paused(self) -> bool:
+        """Held between steps: no stage executing (a stepper waiting for ``step()``)."""
+        return not self.run.driving
+
+
+class SessionLock:
+    """One :class:`Hold` at a time, FIFO waiters; ``paused`` is derived from the holding run."""
+
+    __slots__ = ("enabled", "hold", "waiters")
 
     def __init__(self, *, enabled: bool = True) -> None:
-        self.holder: str | None = None
-        self.paused = False
-        #: ``False`` switches the lock off, for teaching what interleaving does (000 §5.3).
+        self.hold: Hold | None = None
+        #: ``False`` switches the lock off, for teaching what interleaving does (000 §5.3);
+        #: runs then never wait, and the hold names the latest run to start.
         self.enabled = enabled
         self.waiters: deque[asyncio.Future[None]] = deque()
 
     @property
-    def locked(self) -> bool:
-        return self.holder is not None
+    def holder(self) -> str | None:
+        """The id of the run holding the session, if any."""
+        return None if self.hold is None else self.hold.run_id
 
-    async def acquire(self, run_id: str, session_id: str, policy: LockPolicy) -> None:
+    @property
+    def locked(self) -> bool:
+        return self.hold is not None
+
+    @property
+    def paused(self) -> bool:
+        return self.hold is not None and self.hold.paused
+
+    def holds(self, run_id: str) -> bool:
+        return self.hold is not None and self.hold.run_id == run_id
+
+    async def acquire(
+        self, run_id: str, session_id: str, policy: LockPolicy, run: ActiveRun
+    ) -> Hold:
         if not self.enabled:
-            return
-        while self.holder is not None:
+            self.hold = Hold(run_id, run)
+            return self.hold
+        while self.hold is not None:
             if policy == "reject" or self.paused:
                 why = (
                     "is paused between steps; finish it with `await run.finish()`, or call "
@@ -64,14 +117,16 @@ class SessionLock:
             finally:
                 if waiter in self.waiters:
                     self.waiters.remove(waiter)
-        self.holder = run_id
+        self.hold = Hold(run_id, run)
+        return self.hold
 
-    def release(self) -> None:
-        if not self.enabled:
+    def release(self, run_id: str) -> None:
+        """Drop ``run_id``'s hold (a no-op for a run that does not hold the session)."""
+        if not self.holds(run_id):
             return
-        self.holder = None
-        self.paused = False
-        self._wake_next()
+        self.hold = None
+        if self.enabled:
+            self._wake_next()
 
     def _wake_next(self) -> None:
         while self.waiters:
@@ -82,7 +137,7 @@ class SessionLock:
 
     def _wake(self, waiter: asyncio.Future[None]) -> None:
         if waiter.done():  # cancelled between release() and now: wake the next one instead
-            if self.holder is None:
+            if self.hold is None:
                 self._wake_next()
             return
         waiter.set_result(None)

@@ -23,7 +23,7 @@ from ..messages import Message, parse_message
 from ..models.base import ModelRequest
 from .bus import EventBus, SubscriberError
 from .edits import Editing
-from .lock import LockPolicy, SessionLock
+from .lock import ActiveRun, LockPolicy, SessionLock
 from .pairing import conversation_problems
 from .store import MemoryStore, Store, validate_session_id
 from .transcript import MessageList, Transcript
@@ -31,7 +31,6 @@ from .transcript import MessageList, Transcript
 if TYPE_CHECKING:
     from ..context.memory import Memory
     from ..runtime.result import RunRecord
-    from ..runtime.run import Run
 
 __all__ = ["MessageList", "Session", "SubscriberError", "conversation_problems"]
 
@@ -71,8 +70,6 @@ class Session(Editing):
         #: The request of every model call on this session, in order (recorded by reference).
         self.snapshots: list[ModelRequest] = []
         self.runs: list[RunRecord] = []
-        #: The run holding this session, if any (a view's Stop button reaches it here).
-        self.active_run: Run | None = None
         self.forked_from: str | None = None
         self.memory = memory
         self._origin: Origin | None = None
@@ -82,6 +79,13 @@ class Session(Editing):
             self.commit()
 
     # -- reading ---------------------------------------------------------------------------
+    @property
+    def active_run(self) -> ActiveRun | None:
+        """The run holding this session, if any (read from the lock's hold; a view's Stop
+        button, or a lost stepper's owner, reaches the run here)."""
+        hold = self.lock.hold
+        return None if hold is None else hold.run
+
     @property
     def messages(self) -> MessageList:
         return MessageList(self.transcript.messages)
@@ -198,8 +202,7 @@ class Session(Editing):
 
     def _edited(self, cls: type[Event], **fields: Any) -> None:
         """Number and publish an edit made outside a run's stages; commit it when idle."""
-        run = self.active_run
-        if run is None or run.done:
+        if self.active_run is None:
             self.commit()
         bus = self.bus
         bus.seq += 1

@@ -275,3 +275,39 @@ async def test_leaving_a_stream_early_cancels_the_run_cleanly():
     assert session.runs[-1].stop_reason == "cancelled"
     assert_valid_conversation(session.to_openai())
     assert "cancelled" in session.to_openai()[-1]["content"]
+
+
+async def test_the_lock_hold_is_the_one_home_of_the_active_run_and_paused_is_derived():
+    session = an.Session()
+    agent = an.Agent("x", model=ScriptedModel(["done"]))
+    run = agent.start("hi", session=session)
+    assert session.active_run is None and session.lock.hold is None
+    await run.step()  # restore: the run now holds the session, waiting between steps
+    hold = session.lock.hold
+    assert hold is not None and hold.run is run and hold.run_id == run.id
+    assert session.active_run is run and hold.paused and session.lock.paused
+    seen = []
+    session.subscribe(lambda e: seen.append(session.lock.paused))
+    await run.finish()
+    assert seen and not any(seen[:-1]), "a run mid-stage is not paused"
+    assert session.active_run is None and session.lock.hold is None
+
+
+def test_a_finished_run_is_freed_without_the_cycle_collector():
+    import gc
+    import weakref
+
+    gc.collect()
+    gc.disable()
+    try:
+        session = an.Session()
+        agent = an.Agent("x", model=ScriptedModel(["done"]))
+        run = agent.start("hi", session=session)
+        asyncio.run(run.finish())
+        state = weakref.ref(run.state)
+        gone = weakref.ref(run)
+        session.runs.clear()
+        del run
+        assert gone() is None and state() is None, "a run <-> state reference cycle is back"
+    finally:
+        gc.enable()

@@ -8,7 +8,7 @@ import json
 import time
 
 import pytest
-from helpers import assert_valid_conversation, call, calls, content
+from helpers import Holder, assert_valid_conversation, call, calls, content
 
 import agentnb as an
 from agentnb.models import FunctionModel, ScriptedModel
@@ -130,10 +130,12 @@ def test_trace_save_is_atomic_and_corrupt_lines_are_named(tmp_path, monkeypatch)
 @pytest.mark.parametrize("victim", [0, 1, 2])
 async def test_cancelled_lock_waiter_never_loses_the_wake_up(victim):
     lock = an.Session().lock
-    await lock.acquire("holder", "s", "wait")
-    waiters = [asyncio.ensure_future(lock.acquire(f"w{i}", "s", "wait")) for i in range(3)]
+    await lock.acquire("holder", "s", "wait", Holder("holder"))
+    waiters = [
+        asyncio.ensure_future(lock.acquire(f"w{i}", "s", "wait", Holder(f"w{i}"))) for i in range(3)
+    ]
     await asyncio.sleep(0)
-    lock.release()  # chooses w0 ...
+    lock.release(lock.holder)  # chooses w0 ...
     waiters[victim].cancel()  # ... and a waiter is cancelled before it runs
     order = []
     for i, w in enumerate(waiters):
@@ -141,7 +143,7 @@ async def test_cancelled_lock_waiter_never_loses_the_wake_up(victim):
             continue
         await asyncio.wait_for(w, 1)  # never waits forever with the lock free
         order.append(lock.holder)
-        lock.release()
+        lock.release(lock.holder)
     assert order == [f"w{i}" for i in range(3) if i != victim]
     assert lock.holder is None and not lock.waiters
 

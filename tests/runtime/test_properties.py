@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from helpers import assert_valid_conversation
+from helpers import Holder, assert_valid_conversation
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -179,13 +179,16 @@ def test_cancelled_lock_waiters_never_strand_the_others(n, data):
 
     async def play() -> None:
         lock = an.Session().lock
-        await lock.acquire("holder", "s", "wait")
-        waiters = [asyncio.ensure_future(lock.acquire(f"w{i}", "s", "wait")) for i in range(n)]
+        await lock.acquire("holder", "s", "wait", Holder("holder"))
+        waiters = [
+            asyncio.ensure_future(lock.acquire(f"w{i}", "s", "wait", Holder(f"w{i}")))
+            for i in range(n)
+        ]
         await asyncio.sleep(0)
         for i in cancel:
             if not timing[i]:
                 waiters[i].cancel()
-        lock.release()
+        lock.release(lock.holder)
         for i in cancel:
             if timing[i]:
                 waiters[i].cancel()
@@ -194,7 +197,7 @@ def test_cancelled_lock_waiters_never_strand_the_others(n, data):
                 continue
             await asyncio.wait_for(w, 1)
             assert lock.holder == f"w{i}"
-            lock.release()
+            lock.release(lock.holder)
         assert lock.holder is None
 
     asyncio.run(play())
