@@ -241,3 +241,18 @@ def test_the_exception_tree_in_errors_py_matches_the_classes():
     for name, parent in drawn.items():
         direct = [b.__name__ for b in classes[name].__bases__ if issubclass(b, errors.AgentnbError)]
         assert direct == [parent], f"{name}: drawn under {parent}, defined under {direct}"
+
+
+def test_only_the_bus_numbers_events():
+    """Invariant 7: the event ``seq`` has one writer, ``EventBus.emit``."""
+    writers = []
+    for path in PACKAGE.rglob("*.py"):
+        rel = str(path.relative_to(PACKAGE))
+        if rel in ("session/bus.py",) or rel.startswith("widgets/"):  # views count their own
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"\bseq\s*(\+=|=[^=])", line) and "self.seq" not in line:
+                writers.append(f"{rel}:{n}: {line.strip()}")
+            if re.search(r"bus\.seq\s*(\+=|=[^=])", line):
+                writers.append(f"{rel}:{n}: {line.strip()}")
+    assert not writers, writers

@@ -91,19 +91,15 @@ class RunState:
 
         ``at`` is the event's monotonic time when the caller has just read the clock.
         """
-        bus = self.session.bus
-        bus.seq += 1
-        event = cls(
-            seq=bus.seq,
-            stage=self.stage,
-            iteration=self.iteration,
-            time=time.monotonic() if at is None else at,
-            origin=self.origin,
-            **fields,
+        event = self.session.bus.emit(
+            cls,
+            self.origin,
+            self.stage,
+            self.iteration,
+            time.monotonic() if at is None else at,
+            fields,
         )
         self.events.append(event)
-        if bus.subscribers:
-            bus.publish(event)
         for sink in self.sinks:
             sink(event)
         return event

@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from ..events import Event
+from ..events import Event, Origin
 
 __all__ = ["EventBus", "SubscriberError"]
 
@@ -21,7 +21,11 @@ class SubscriberError(RuntimeWarning):
 
 
 class EventBus:
-    """One ``seq`` counter and the subscribers of a session."""
+    """One ``seq`` counter and the subscribers of a session.
+
+    :meth:`emit` is the only code that numbers and publishes events: the stages (through
+    ``RunState.emit``) and edits (through ``Session``) both call it.
+    """
 
     __slots__ = ("seq", "subscribers")
 
@@ -29,7 +33,25 @@ class EventBus:
         self.seq = 0
         self.subscribers: list[Callable[[Event], Any]] = []
 
-    def publish(self, event: Event) -> None:
+    def emit(
+        self,
+        cls: type[Event],
+        origin: Origin,
+        stage: str,
+        iteration: int,
+        at: float,
+        fields: dict[str, Any],
+    ) -> Event:
+        """Number a new event of type ``cls`` and publish it to every subscriber."""
+        self.seq += 1
+        event = cls(
+            seq=self.seq, stage=stage, iteration=iteration, time=at, origin=origin, **fields
+        )
+        if self.subscribers:
+            self._publish(event)
+        return event
+
+    def _publish(self, event: Event) -> None:
         for callback in list(self.subscribers):
             try:
                 callback(event)

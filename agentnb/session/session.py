@@ -204,23 +204,9 @@ class Session(Editing):
         """Number and publish an edit made outside a run's stages; commit it when idle."""
         if self.active_run is None:
             self.commit()
-        bus = self.bus
-        bus.seq += 1
-        if not bus.subscribers:
-            return
         if self._origin is None:
             self._origin = Origin.now(self.id, None, None)
-        origin = self._origin
-        bus.publish(
-            cls(
-                seq=bus.seq,
-                stage="edit",
-                iteration=0,
-                time=time.monotonic(),
-                origin=origin,
-                **fields,
-            )
-        )
+        self.bus.emit(cls, self._origin, "edit", 0, time.monotonic(), fields)
 
     # -- display --------------------------------------------------------------------------
     def view(self, **options: Any) -> Any:
