@@ -18,15 +18,11 @@ def persist(state: RunState) -> None:
     session = state.session
     state.stage = "persist"
     new = len(session) - state.start_index
-    record = state.record
-    if record is not None:
-        record.end = len(session)
-        record.stop_reason = state.stop_reason
-        record.detail = state.stop_detail
-        record.usage = state.usage
+    record = state.close_record()
+    record.end = len(session)
     try:
         session.commit()
-        if session.memory is not None and state.record is not None:
+        if session.memory is not None and state.restored:
             new_messages = session.transcript.messages[state.start_index :]
             session.memory.observe(new_messages, session.id)
     except Exception as exc:  # the run still ends cleanly; the error is raised once it has
@@ -35,14 +31,20 @@ def persist(state: RunState) -> None:
             error.__cause__ = exc
             exc = error
         state.error = state.error or exc
-        state.stop_detail += f" (not saved: {exc})"
+        record.detail += f" (not saved: {exc})"
     state.emit(Persisted, new_messages=new, store=session.store.name, version=session.version)
+    announce_stop(state)
+
+
+def announce_stop(state: RunState) -> None:
+    """``RunStopped``: the last event of every run, a copy of its record."""
+    record = state.record
     state.emit(
         RunStopped,
-        reason=state.stop_reason or "error",
-        detail=state.stop_detail,
-        output=state.output,
-        iterations=state.iteration,
-        usage=state.usage,
-        stopped_in=state.stop_stage or "persist",
+        reason=record.stop_reason or "error",
+        detail=record.detail,
+        output=record.output,
+        iterations=record.iterations,
+        usage=record.usage,
+        stopped_in=record.stage or "persist",
     )

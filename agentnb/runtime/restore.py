@@ -7,7 +7,6 @@ touching it, and appends the input (already validated when the run was created).
 from __future__ import annotations
 
 from ..events import ContextRestored, RunStarted
-from .result import RunRecord
 from .state import RunState
 
 
@@ -28,8 +27,7 @@ async def restore(state: RunState) -> None:
         model=getattr(model, "name", type(model).__name__),
     )
     history = len(session)
-    state.start_index = history
-    state.record = RunRecord(state.id, state.trace_id, text, history)
+    state.record.start = history
     session.runs.append(state.record)
     if state.input is not None:
         state.append(state.input)

@@ -18,37 +18,48 @@ if TYPE_CHECKING:
 __all__ = ["RunRecord", "RunResult"]
 
 
-@dataclass
+@dataclass(slots=True)
 class RunRecord:
-    """What one run did to its session (``session.runs``): where its messages are, why it
-    stopped."""
+    """The one home of a run's outcome (``session.runs``): where its messages are, what it
+    answered, why and where it stopped, what it used. ``RunResult`` reads it; ``RunStopped``
+    announces a copy.
+
+    ``start`` is None until the run holds its session (a run cancelled before ``restore``
+    never touched it); ``end`` is -1 until it persists.
+    """
 
     run_id: str
     trace_id: str
     input: str | None
-    start: int
+    start: int | None = None
     end: int = -1
+    output: str | None = None
     stop_reason: str | None = None
     detail: str = ""
+    #: The stage the run was in when it stopped.
+    stage: str | None = None
+    iterations: int = 0
     usage: Usage = field(default_factory=Usage)
     started: float = field(default_factory=time.time)
 
 
 @dataclass
 class RunResult:
-    """What a run produced, and why it stopped."""
+    """What a run produced, and why it stopped (read from its :class:`RunRecord`)."""
 
-    output: str | None
-    stop_reason: str
-    stop_detail: str
+    record: RunRecord
     session: Session
     events: list[Event]
-    run_id: str
-    trace_id: str
-    iterations: int
-    usage: Usage
     messages: list[Message] = field(default_factory=list)
     error: BaseException | None = None
+
+    output = property(lambda self: self.record.output)
+    stop_reason = property(lambda self: self.record.stop_reason or "error")
+    stop_detail = property(lambda self: self.record.detail)
+    run_id = property(lambda self: self.record.run_id)
+    trace_id = property(lambda self: self.record.trace_id)
+    iterations = property(lambda self: self.record.iterations)
+    usage = property(lambda self: self.record.usage)
 
     @property
     def trace(self) -> Trace:

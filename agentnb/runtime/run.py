@@ -16,13 +16,13 @@ from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, InvalidMessage, RunStateError
-from ..events import Event, RunStopped
+from ..events import Event
 from ..messages import Message, UserMessage
 from ..models.base import Usage
 from ..session.session import Session
 from ..session.transcript import checked
 from .loop import stages
-from .persist import persist
+from .persist import announce_stop, persist
 from .result import RunResult
 from .state import RunState
 
@@ -99,17 +99,11 @@ class Run:
         self.next_stage = None
         self.session.lock.release(state.id)
         self.result = RunResult(
-            output=state.output,
-            stop_reason=state.stop_reason or "error",
-            stop_detail=state.stop_detail,
+            record=state.record,
             session=self.session,
             events=state.events,
-            run_id=state.id,
-            trace_id=state.trace_id,
-            iterations=state.iteration,
-            usage=state.usage,
             messages=list(self.session.transcript.messages[state.start_index :])
-            if state.record
+            if state.restored
             else [],
             error=state.error,
         )
@@ -120,16 +114,9 @@ class Run:
             return
         state = self.state
         state.stop(reason, detail)
-        if state.record is None:  # never got the session: leave it untouched
-            state.emit(
-                RunStopped,
-                reason=reason,
-                detail=detail,
-                output=None,
-                iterations=0,
-                usage=state.usage,
-                stopped_in=state.stage,
-            )
+        if not state.restored:  # never got the session: leave it untouched
+            state.close_record()
+            announce_stop(state)
         else:
             try:
                 state.answer_open("cancelled" if reason == "cancelled" else "not_executed", detail)

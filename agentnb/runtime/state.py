@@ -18,12 +18,12 @@ from ..events import Event, MessageAppended, Origin, ToolFinished
 from ..messages import Message, ToolCall, ToolMessage
 from ..models.base import Usage
 from ..tools.tool import error_content
+from .result import RunRecord
 
 if TYPE_CHECKING:
     from ..agent import Agent
     from ..session.lock import ActiveRun, LockPolicy
     from ..session.session import Session
-    from .result import RunRecord
 
 __all__ = ["Outcome", "RunState", "ToolRound"]
 
@@ -70,16 +70,12 @@ class RunState:
         self.prompt_estimate = 0
         self.tokens = [0, 0, 0]  # prompt, completion, total: summed without new objects
         self.estimated = False
-        self.output: str | None = None
-        self.stop_reason: str | None = None
-        self.stop_detail = ""
-        self.stop_stage: str | None = None
         self.cancel_requested = False
         self.round: ToolRound | None = None
         #: The last ``repeat_limit`` executed calls as (name, parsed arguments).
         self.actions: deque[tuple[str, Any]] = deque(maxlen=max(agent.repeat_limit, 1))
-        self.start_index = len(session)
-        self.record: RunRecord | None = None
+        #: The run's outcome; in ``session.runs`` from ``restore`` on.
+        self.record = RunRecord(self.id, self.trace_id, None if input is None else input.text)
         self.error: BaseException | None = None
         #: The Run driving this state, weakly (no run <-> state cycle): ``restore`` gives it to
         #: the session's lock, whose hold is the one strong link while the run holds the session.
@@ -151,7 +147,43 @@ class RunState:
         prompt, completion, total = self.tokens
         return Usage(prompt, completion, total, self.estimated)
 
+    # The outcome lives in the record; these read and write it there.
+    @property
+    def output(self) -> str | None:
+        return self.record.output
+
+    @output.setter
+    def output(self, text: str | None) -> None:
+        self.record.output = text
+
+    @property
+    def stop_reason(self) -> str | None:
+        return self.record.stop_reason
+
+    @property
+    def stop_detail(self) -> str:
+        return self.record.detail
+
+    @property
+    def start_index(self) -> int:
+        """Where this run's messages begin in the transcript (its record's ``start``)."""
+        start = self.record.start
+        return len(self.session) if start is None else start
+
+    @property
+    def restored(self) -> bool:
+        """True once the run holds its session (``restore`` passed)."""
+        return self.record.start is not None
+
     def stop(self, reason: str, detail: str) -> None:
-        self.stop_reason = reason
-        self.stop_detail = detail
-        self.stop_stage = self.stage
+        record = self.record
+        record.stop_reason = reason
+        record.detail = detail
+        record.stage = self.stage
+
+    def close_record(self) -> RunRecord:
+        """The record's final figures, at the run's end."""
+        record = self.record
+        record.iterations = self.iteration
+        record.usage = self.usage
+        return record

@@ -311,3 +311,22 @@ def test_a_finished_run_is_freed_without_the_cycle_collector():
         assert gone() is None and state() is None, "a run <-> state reference cycle is back"
     finally:
         gc.enable()
+
+
+async def test_the_run_record_is_the_one_home_of_the_outcome():
+    session = an.Session()
+    agent = an.Agent("x", model=ScriptedModel(["done"]))
+    result = await agent.run("hi", session=session)
+    record = session.runs[-1]
+    assert result.record is record
+    assert (result.output, result.stop_reason, result.iterations) == ("done", "final_answer", 1)
+    assert (record.output, record.stop_reason, record.stage) == (
+        "done",
+        "final_answer",
+        "check_stop",
+    )
+    stopped = result.events[-1]
+    assert stopped.type == "RunStopped" and stopped.reason == record.stop_reason
+    assert stopped.usage == record.usage == result.usage and isinstance(
+        record.usage, an.models.Usage
+    )
