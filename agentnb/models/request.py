@@ -62,7 +62,7 @@ class ModelRequest:
     long session costs memory linear in the session, not quadratic.
     """
 
-    __slots__ = ("_cache", "_head", "_held", "_source", "_spans", "params", "tools")
+    __slots__ = ("_cache", "_head", "_held", "_source", "_spans", "estimate", "params", "tools")
 
     def __init__(
         self,
@@ -83,6 +83,8 @@ class ModelRequest:
         self._held = False
         self.tools: list[dict[str, Any]] = tools if tools is not None else []
         self.params: dict[str, Any] = params if params is not None else {}
+        #: The prompt's token estimate from ``assemble`` (used when a reply reports no usage).
+        self.estimate = 0
 
     @property
     def messages(self) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from ..context.policies import Budget, KeepAll, Selection, _heuristic
 from ..events import RequestAssembled
 from ..messages import Message
 from ..models.base import ModelRequest
+from ..session.records import RequestRecord
 from ..tokens import DEFAULT_TOKENIZER
 from .state import RunState
 
@@ -78,8 +79,10 @@ async def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelReque
         if available < 0:  # never silently: the newest turn alone does not fit
             over = f"still {-available} tokens over the window: the newest turn alone does not fit"
             note = f"{note}; {over}" if note else over
-    state.prompt_estimate = total
-    session.snapshots.append(request)
+    request.estimate = total
+    session.requests.append(
+        RequestRecord(state.id, state.iteration, request, report, policy.name, note or "")
+    )
     state.emit(
         RequestAssembled,
         request=request,

@@ -49,7 +49,7 @@ async def call_model(state: RunState, request: ModelRequest) -> ModelResponse:
     usage = response.usage
     if usage is None:
         completion = response.message.tokens
-        prompt = state.prompt_estimate
+        prompt = request.estimate
         usage = Usage(prompt, completion, prompt + completion, True)
     state.add_usage(usage)
     state.emit(

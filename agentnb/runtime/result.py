@@ -2,45 +2,19 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import _html
 from ..events import Event
 from ..messages import Message, ToolCall
-from ..models.base import Usage
+from ..session.records import RunRecord
 
 if TYPE_CHECKING:
     from ..session.session import Session
     from ..storage.trace import Trace
 
 __all__ = ["RunRecord", "RunResult"]
-
-
-@dataclass(slots=True)
-class RunRecord:
-    """The one home of a run's outcome (``session.runs``): where its messages are, what it
-    answered, why and where it stopped, what it used. ``RunResult`` reads it; ``RunStopped``
-    announces a copy.
-
-    ``start`` is None until the run holds its session (a run cancelled before ``restore``
-    never touched it); ``end`` is -1 until it persists.
-    """
-
-    run_id: str
-    trace_id: str
-    input: str | None
-    start: int | None = None
-    end: int = -1
-    output: str | None = None
-    stop_reason: str | None = None
-    detail: str = ""
-    #: The stage the run was in when it stopped.
-    stage: str | None = None
-    iterations: int = 0
-    usage: Usage = field(default_factory=Usage)
-    started: float = field(default_factory=time.time)
 
 
 @dataclass

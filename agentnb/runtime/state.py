@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from ..events import Event, MessageAppended, Origin, ToolFinished
 from ..messages import Message, ToolCall, ToolMessage
 from ..models.base import Usage
+from ..session.records import RunRecord
 from ..tools.tool import error_content
-from .result import RunRecord
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -67,7 +67,6 @@ class RunState:
         self.sinks: list[Callable[[Event], Any]] = []
         self.stage = "restore"
         self.iteration = 0
-        self.prompt_estimate = 0
         self.tokens = [0, 0, 0]  # prompt, completion, total: summed without new objects
         self.estimated = False
         self.cancel_requested = False

@@ -25,12 +25,12 @@ from .bus import EventBus, SubscriberError
 from .edits import Editing
 from .lock import ActiveRun, LockPolicy, SessionLock
 from .pairing import conversation_problems
+from .records import RequestRecord, RunRecord
 from .store import MemoryStore, Store, validate_session_id
 from .transcript import MessageList, Transcript
 
 if TYPE_CHECKING:
     from ..context.memory import Memory
-    from ..runtime.result import RunRecord
 
 __all__ = ["MessageList", "Session", "SubscriberError", "conversation_problems"]
 
@@ -67,8 +67,8 @@ class Session(Editing):
         #: The store's version this session last wrote or read.
         self.version = 0
         self._saved = (0, 0)  # (messages committed, transcript.rewrites at that commit)
-        #: The request of every model call on this session, in order (recorded by reference).
-        self.snapshots: list[ModelRequest] = []
+        #: Every model request of this session, in order, with its budget (by reference).
+        self.requests: list[RequestRecord] = []
         self.runs: list[RunRecord] = []
         self.forked_from: str | None = None
         self.memory = memory
@@ -79,6 +79,11 @@ class Session(Editing):
             self.commit()
 
     # -- reading ---------------------------------------------------------------------------
+    @property
+    def snapshots(self) -> list[ModelRequest]:
+        """The requests of ``session.requests`` alone (kept one release; read ``requests``)."""
+        return [record.request for record in self.requests]
+
     @property
     def active_run(self) -> ActiveRun | None:
         """The run holding this session, if any (read from the lock's hold; a view's Stop

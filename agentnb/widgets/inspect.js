@@ -32,7 +32,6 @@ function renderRequest(d, el, goto) {
     goto && d.k > 1 ? h("button", { class: "anb-btn", type: "button", text: "◀ previous", onclick: () => goto(d.k - 1) }) : null,
     goto && d.k < d.n ? h("button", { class: "anb-btn", type: "button", text: "next ▶", onclick: () => goto(d.k + 1) }) : null);
   el.append(nav, budgetBar(d.budget));
-  if (d.estimated) el.append(h("div", { class: "anb-muted", text: "budget recomputed from the request (no view saw it assembled)" }));
   const msgs = d.messages.map((m) => ((m.r = 0), m));
   const facts = analyse(msgs, {});
   const ctx = { ...facts, tools: {}, newSince: null, running: false };

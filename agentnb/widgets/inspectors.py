@@ -6,12 +6,11 @@
   dropped or summarised, edited; instructions, tools and parameters.
 - :class:`Timeline` - the events of a run with stage, latency bars and tokens.
 
-Model calls are numbered from 1 in the order of ``session.snapshots``; -1 is the latest.
+Model calls are numbered from 1 in the order of ``session.requests``; -1 is the latest.
 """
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import json
 from collections.abc import Iterable
@@ -22,13 +21,13 @@ import traitlets
 from ..messages import parse_message
 from . import payload
 from .base import Widget
-from .payload import estimate_json_tokens
 
 __all__ = ["RequestInspector", "SnapshotDiff", "Timeline", "diff_payload", "request_payload"]
 
 
 def _call(session: Any, k: int) -> tuple[int, Any]:
-    calls = session.snapshots
+    """Model call ``k`` (from 1; -1 is the latest) as its :class:`RequestRecord`."""
+    calls = session.requests
     if not calls:
         raise ValueError(f"session {session.id!r} has no model calls yet: run the agent first")
     n = len(calls)
@@ -42,52 +41,22 @@ def _is_system(wire: Any) -> bool:
     return isinstance(wire, dict) and wire.get("role") in ("system", "developer")
 
 
-def estimate_budget(request: Any, tokens: list[int]) -> dict[str, Any]:
-    """The budget breakdown of a request seen by no view (from its messages' ``tokens``)."""
-    msgs = request.messages
-    system = tokens[0] if msgs and _is_system(msgs[0]) else 0
-    history = sum(tokens) - system
-    tools = estimate_json_tokens(request.tools) if request.tools else 0
-    total = system + tools + history
-    return {"instructions": system, "tools": tools, "history": history, "total": total}
-
-
-def seen_budget(session: Any, request: Any) -> dict[str, Any] | None:
-    """The budget a live view of ``session`` saw assembled with ``request`` (None if none did):
-    the session's registered view, then every view subscribed to its events."""
-    from .session_view import _VIEWS, SessionView  # that module imports this one
-
-    views: list[Any] = []
-    with contextlib.suppress(TypeError):  # a stand-in session that cannot be weakly referenced
-        views.append(_VIEWS.get(session))
-    bus = getattr(session, "bus", None)
-    views += [getattr(cb, "__self__", None) for cb in getattr(bus, "subscribers", ())]
-    for view in views:
-        budget = view.budget(request) if isinstance(view, SessionView) else None
-        if budget is not None:
-            return budget
-    return None
-
-
 def request_payload(session: Any, k: int, *, view: Any = None) -> dict[str, Any]:
-    """Model call ``k`` as the browser shows it: messages, tools, params and budget.
-
-    The budget is the one ``RequestAssembled`` carried, as ``view`` or any other live view of
-    the session saw it; recomputed from the messages (``estimated``) only if no view saw it."""
-    number, req = _call(session, k)
-    budget = view.budget(req) if view is not None else None
-    if budget is None:
-        budget = seen_budget(session, req)
+    """Model call ``k`` as the browser shows it: messages, tools, params, and the budget that
+    ``assemble`` recorded with it (``session.requests[k - 1].budget``)."""
+    number, record = _call(session, k)
+    req = record.request
     wires = req.messages
     tokens = [parse_message(w).tokens for w in wires]
     return {
         "k": number,
-        "n": len(session.snapshots),
+        "n": len(session.requests),
         "messages": [{"w": w, "tok": t, "it": None} for w, t in zip(wires, tokens, strict=True)],
         "tools": payload.context(None, req.tools)["tools"],
         "params": req.params,
-        "budget": budget or estimate_budget(req, tokens),
-        "estimated": budget is None,
+        "budget": dict(record.budget),
+        "policy": record.policy,
+        "note": record.note,
     }
 
 
@@ -97,8 +66,9 @@ def _key(wire: Any) -> str:
 
 def diff_payload(session: Any, j: int, k: int) -> dict[str, Any]:
     """What changed from model call ``j`` to ``k``, aligned message by message."""
-    nj, a = _call(session, j)
-    nk, b = _call(session, k)
+    nj, ra = _call(session, j)
+    nk, rb = _call(session, k)
+    a, b = ra.request, rb.request
     sa = a.messages[1:] if a.messages and _is_system(a.messages[0]) else a.messages
     sb = b.messages[1:] if b.messages and _is_system(b.messages[0]) else b.messages
     matcher = difflib.SequenceMatcher(None, [_key(w) for w in sa], [_key(w) for w in sb], False)
@@ -123,7 +93,7 @@ def diff_payload(session: Any, j: int, k: int) -> dict[str, Any]:
     return {
         "j": nj,
         "k": nk,
-        "n": len(session.snapshots),
+        "n": len(session.requests),
         "rows": rows,
         "instructions_changed": sys_a != sys_b,
         "tools_changed": a.tools != b.tools,

@@ -135,11 +135,12 @@ def iterations(length: int, wires: Sequence[Mapping[str, Any]], runs: Sequence[A
     return out
 
 
-def new_since(wires: Sequence[Mapping[str, Any]], snapshots: Sequence[Any]) -> int:
-    """Index of the first message the latest model call did not see (len when none)."""
-    if not snapshots:
+def new_since(wires: Sequence[Mapping[str, Any]], requests: Sequence[Any]) -> int:
+    """Index of the first message the latest model call (of ``session.requests``) did not see
+    (len when none)."""
+    if not requests:
         return 0
-    sent = snapshots[-1].messages
+    sent = requests[-1].request.messages
     for j in range(len(sent) - 1, -1, -1):
         last = sent[j]
         if last.get("role") == "system" and j == 0:

@@ -60,11 +60,10 @@ class SessionView(Widget):
         self.sent_bytes = 0  # custom-message bytes, for the bench and the tests
         self._events: deque[dict[str, Any]] = deque(maxlen=max_events)
         self._tools: dict[str, dict[str, Any]] = {}
-        self._budgets: list[tuple[Any, dict[str, Any]]] = []
         self._context: dict[str, Any] = self._initial_context(agent)
         self._ctx_key: Any = None
         self._status: dict[str, Any] = {"state": "idle"}
-        self._new_since = payload.new_since(session.wire(), session.snapshots)
+        self._new_since = payload.new_since(session.wire(), session.requests)
         self._dirty = False
         self._timer: asyncio.TimerHandle | None = None
         self.driver = Driver(self, agent, session) if agent is not None else None
@@ -99,7 +98,7 @@ class SessionView(Widget):
             "context": self._context,
             "status": self._status,
             "new_since": self._new_since,
-            "calls": len(s.snapshots),
+            "calls": len(s.requests),
         }
 
     def refresh(self) -> None:
@@ -196,11 +195,9 @@ class SessionView(Widget):
                 "ms": round(event.latency * 1000, 1),
             }
         elif kind == "RequestAssembled":
-            self._budgets.append((event.request, dict(event.budget)))
             self._new_since = len(self.session)
             msg["new_since"] = self._new_since
-            calls = self.session.snapshots  # recorded at assemble (or, before, at call_model)
-            msg["calls"] = len(calls) + (0 if calls and calls[-1] is event.request else 1)
+            msg["calls"] = len(self.session.requests)  # recorded by assemble, with its budget
             ctx = self._request_context(event.request)
             if ctx is not None:
                 msg["context"] = ctx
@@ -220,8 +217,8 @@ class SessionView(Widget):
     def _initial_context(self, agent: Any) -> dict[str, Any]:
         if agent is not None:
             return payload.context(agent.system_wire(), agent.tools.schemas())
-        if self.session.snapshots:
-            req = self.session.snapshots[-1]
+        if self.session.requests:
+            req = self.session.requests[-1].request
             return payload.context(payload.system_of(req.messages), req.tools)
         return payload.context(None, [])
 
@@ -236,13 +233,6 @@ class SessionView(Widget):
             return None
         self._context = ctx
         return ctx
-
-    def budget(self, request: Any) -> dict[str, Any] | None:
-        """The token budget this view saw assembled with ``request`` (None if unseen)."""
-        for req, budget in self._budgets:
-            if req is request:
-                return budget
-        return None
 
     # -- messages from the browser --------------------------------------------------------
     def _on_msg(self, content: dict[str, Any]) -> Any:

@@ -10,7 +10,6 @@ import agentnb as an
 from agentnb.models.base import ModelRequest
 from agentnb.widgets import RequestInspector, SessionView, SnapshotDiff, Timeline
 from agentnb.widgets.inspectors import diff_payload, request_payload
-from agentnb.widgets.session_view import _VIEWS
 
 REQUEST = "我周五从上海去北京出差，预算3000以内"
 SYSTEM = {"role": "system", "content": "be brief"}
@@ -26,8 +25,8 @@ async def test_request_inspector_shows_the_exact_request_and_its_budget(comms):
     agent = an.travel.travel_agent(context_window=8000, reply_reserve=1000)
     await agent.run(REQUEST, session=session)
     data = request_payload(session, 1, view=view)
-    assert data["k"] == 1 and data["n"] == 5 and not data["estimated"]
-    assert [m["w"] for m in data["messages"]] == session.snapshots[0].messages
+    assert data["k"] == 1 and data["n"] == 5
+    assert [m["w"] for m in data["messages"]] == session.requests[0].request.messages
     assert data["messages"][0]["w"]["role"] == "system"
     assert data["tools"][0]["name"] == "search_flights"
     budget = data["budget"]
@@ -37,40 +36,38 @@ async def test_request_inspector_shows_the_exact_request_and_its_budget(comms):
     assert inspector.data["k"] == 5 and inspector.kind == "request"
     comms[-1].deliver({"op": "goto", "args": [2]})  # the browser's "previous" button
     assert inspector.data["k"] == 2
-    # A request no view saw: the budget is recomputed from its messages.
+    # A request no view saw: the budget is the one assemble recorded, all the same.
     unseen = an.Session()
     await agent.run(REQUEST, session=unseen)
     late = RequestInspector(unseen, 2)
-    assert late.data["estimated"] and late.data["budget"]["tools"] == budget["tools"]
-    assert "context_window" not in late.data["budget"]
+    assert late.data["budget"] == unseen.requests[1].budget
+    assert late.data["budget"]["context_window"] == 8000 and late.data["policy"] == "drop_oldest"
     with pytest.raises(IndexError, match="calls 1 to 5"):
         request_payload(session, 9)
 
 
-async def test_request_inspector_says_no_view_saw_the_run(comms):
+async def test_request_inspector_reads_the_budget_from_the_request_record(comms):
     """Bug: without ``view=``, the inspector said no view saw the request assembled (and
-    recomputed the budget) although a SessionView of the session had watched the run."""
+    recomputed the budget with another tokenizer). The budget now has one home: the
+    session's RequestRecord, whoever watched."""
     session = an.Session()
-    view = SessionView(session)
-    agent = an.travel.travel_agent(context_window=8000, reply_reserve=1000)
-    await agent.run(REQUEST, session=session)
-    inspector = RequestInspector(session, 2)  # no view= passed
-    assert not inspector.data["estimated"]
-    assert inspector.data["budget"] == view.budget(session.snapshots[1])
-    assert inspector.data["budget"]["context_window"] == 8000
-    # Any live view that watched counts, not only the one registered for the session.
-    other = an.Session()
-    watcher = SessionView(other)
-    await agent.run(REQUEST, session=other)
-    _VIEWS[other] = SessionView(an.Session())  # registered now: a view that saw nothing of it
-    assert request_payload(other, 1)["budget"] == watcher.budget(other.snapshots[0])
+    agent = an.travel.travel_agent(context_window=1500, reply_reserve=200)
+    result = await agent.run(REQUEST, session=session)
+    record = session.requests[1]
+    assert record.run_id == session.runs[-1].run_id and record.iteration == 2
+    inspector = RequestInspector(session, 2)  # no view anywhere
+    assert inspector.data["budget"] == record.budget
+    assert inspector.data["budget"]["context_window"] == 1500
+    assert record.budget["reply_reserve"] == 200 and record.policy == "drop_oldest"
+    events = [e for e in result.events if e.type == "RequestAssembled"]
+    assert [e.budget for e in events] == [r.budget for r in session.requests]
 
 
 def test_snapshot_diff_classifies_appended_dropped_edited_summarised(comms):
     a = ModelRequest([SYSTEM, user("1"), user("2"), user("3")], [], {"temperature": 0})
     b = ModelRequest([SYSTEM, user("1"), user("2 edited"), user("3"), user("4")], [], {})
     c = ModelRequest([SYSTEM, user("summary of 1-3"), user("4"), user("5")], [{"x": 1}], {})
-    fake = SimpleNamespace(id="s", snapshots=[a, b, c])
+    fake = SimpleNamespace(id="s", requests=[SimpleNamespace(request=r) for r in (a, b, c)])
     d = diff_payload(fake, 1, 2)
     ops = [r["op"] for r in d["rows"]]
     assert ops == ["kept", "edited", "kept", "appended"]
