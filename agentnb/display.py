@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import _html
+from .messages import Message
+from .session.pairing import Problem
 
 if TYPE_CHECKING:
     from .session.session import Session
 
-__all__ = ["live_view", "session_bundle", "static_session_bundle"]
+__all__ = ["live_view", "session_bundle", "static_bundle", "static_session_bundle"]
 
 
 def live_view(session: Session, **options: Any) -> Any:
@@ -49,15 +52,37 @@ STATIC_LIMIT = 500
 
 
 def static_session_bundle(session: Session, limit: int = STATIC_LIMIT) -> dict[str, str]:
-    """text/plain and escaped text/html, every pairing problem shown at its message; the
-    last ``limit`` messages only, so a long session does not bloat the saved notebook."""
+    """The session as text/plain and escaped text/html (what nbviewer and GitHub show): the
+    one static renderer, used by ``Session``, ``RunResult`` and the live view's saved copy."""
+    messages = session.transcript.messages
+    return static_bundle(
+        messages,
+        session.transcript.wires,
+        title=repr(session),
+        problems=session.problems,
+        limit=limit,
+    )
+
+
+def static_bundle(
+    messages: Sequence[Message],
+    wires: Sequence[Mapping[str, Any]],
+    *,
+    title: str,
+    problems: Sequence[Problem] = (),
+    first: int = 0,
+    limit: int = STATIC_LIMIT,
+) -> dict[str, str]:
+    """Messages numbered from ``first`` (as in their session), every pairing problem shown at
+    its message; of a long list the last ``limit`` only, saying how many earlier are hidden."""
     notes: dict[int, list[str]] = {}
-    for problem in session.problems:
-        index, _, text = problem.partition(": ")
-        notes.setdefault(int(index.lstrip("#")), []).append(text)
-    messages, wires = session.transcript.messages, session.transcript.wires
-    start = max(len(messages) - limit, 0)
-    title = repr(session) + (f" — the last {limit} shown" if start else "")
-    lines = [title] + [f"  #{i} {m!r}" for i, m in enumerate(messages[start:], start)]
-    html = _html.transcript(wires[start:], title=title, notes=notes, start=start)
+    for problem in problems:
+        notes.setdefault(problem.index, []).append(problem.text)
+    hidden = max(len(messages) - limit, 0)
+    start = first + hidden
+    if hidden:
+        title += f" — {hidden} earlier {'message' if hidden == 1 else 'messages'} not shown"
+    shown = enumerate(messages[hidden:], start)
+    lines = [title] + [f"  #{i} {m!r}" for i, m in shown]
+    html = _html.transcript(list(wires[hidden:]), title=title, notes=notes, start=start)
     return {"text/plain": "\n".join(lines), "text/html": html}

@@ -50,4 +50,4 @@ def assert_valid_conversation(conversation: Any) -> None:
     messages = [parse_message(w, where=f"message #{i}") for i, w in enumerate(wires)]
     problems = conversation_problems(messages)
     if problems:
-        raise AssertionError("not a valid conversation: " + "; ".join(problems))
+        raise AssertionError("not a valid conversation: " + "; ".join(map(str, problems)))

@@ -217,7 +217,7 @@ async def test_the_heuristic_calibrates_from_reported_usage():
 def test_a_long_sessions_static_html_keeps_only_its_end():
     session = an.Session([{"role": "user", "content": f"m{i}"} for i in range(600)])
     bundle = session.static_mimebundle()
-    assert "the last 500 shown" in bundle["text/plain"]
+    assert "100 earlier messages not shown" in bundle["text/plain"]
     assert "#599 " in bundle["text/plain"] and "#99 " not in bundle["text/plain"]
     assert bundle["text/html"].count("m599") == 1 and "#100 user" in bundle["text/html"]
     request = an.models.ModelRequest(

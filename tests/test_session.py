@@ -11,7 +11,8 @@ def test_append_validates_and_tracks_pairing():
     s.append({"role": "user", "content": "周五北京天气"})
     s.append(calls(call("a", "w", city="北京"), call("b", "w", city="上海")))
     assert not s.is_valid and s.open_calls == {"a": "w", "b": "w"}
-    assert s.problems == ["#1: calls a, b have no tool result yet"]
+    assert [str(p) for p in s.problems] == ["#1: calls a, b have no tool result yet"]
+    assert [(p.index, p.kind) for p in s.problems] == [(1, "open")]
     s.append({"role": "tool", "tool_call_id": "a", "content": "晴"})
     s.append({"role": "tool", "tool_call_id": "b", "content": "雨"})
     assert s.is_valid and s.problems == []
@@ -27,11 +28,12 @@ def test_problems_name_orphans_gaps_and_duplicates():
             {"role": "user", "content": "interrupts"},
         ]
     )
-    assert s.problems == [
+    assert [str(p) for p in s.problems] == [
         "#0: tool result for call 'zz' answers no open call",
         "#1: two tool calls share the id 'a'",
         "#1: calls a have no tool result before message #2",
     ]
+    assert [p.kind for p in s.problems] == ["orphan_result", "duplicate_id", "unanswered"]
     with pytest.raises(an.InvalidConversation) as info:
         s.check()
     assert "session.repair()" in str(info.value) and len(info.value.problems) == 3

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import _html
 from ..events import Event
 from ..messages import Message, ToolCall
 from ..session.records import RunRecord
@@ -56,7 +55,8 @@ class RunResult:
         )
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        title = f"stop_reason={self.stop_reason} — {self.stop_detail}"
+        from ..display import static_bundle  # the renderer sits above the runtime
+
+        title = f"{self!r} — stop_reason={self.stop_reason}: {self.stop_detail}"
         wires = [m.wire() for m in self.messages]
-        lines = [repr(self), title] + [f"  {m!r}" for m in self.messages]
-        return {"text/plain": "\n".join(lines), "text/html": _html.transcript(wires, title=title)}
+        return static_bundle(self.messages, wires, title=title, first=self.record.start or 0)

@@ -127,5 +127,5 @@ def _problems(messages: list[Message], run: ActiveRun | None) -> list[str]:
     stay open only when the run's next stage executes them."""
     problems = conversation_problems(messages)
     if run is not None and run.next_stage == "execute_tools":
-        problems = [p for p in problems if not p.endswith("have no tool result yet")]
-    return problems
+        problems = [p for p in problems if p.kind != "open"]
+    return [str(p) for p in problems]

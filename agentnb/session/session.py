@@ -24,7 +24,7 @@ from ..models.base import ModelRequest
 from .bus import EventBus, SubscriberError
 from .edits import Editing
 from .lock import ActiveRun, LockPolicy, SessionLock
-from .pairing import conversation_problems
+from .pairing import Problem, conversation_problems
 from .records import RequestRecord, RunRecord
 from .store import MemoryStore, Store, validate_session_id
 from .transcript import MessageList, Transcript
@@ -112,8 +112,9 @@ class Session(Editing):
         return self.transcript.tokens
 
     @property
-    def problems(self) -> list[str]:
-        """Pairing problems (invariant 2), in words; ``[]`` when the session is valid."""
+    def problems(self) -> list[Problem]:
+        """Pairing problems (invariant 2) as :class:`~agentnb.session.pairing.Problem` records
+        (strings ``"#index: text"`` with ``index``, ``kind`` and ``text``); ``[]`` when valid."""
         return self.transcript.problems()
 
     @property
@@ -128,7 +129,7 @@ class Session(Editing):
     def check(self) -> None:
         """Raise :class:`~agentnb.errors.InvalidConversation` if a model would reject this."""
         if not self.is_valid:
-            problems = self.problems
+            problems = [str(p) for p in self.problems]
             raise InvalidConversation(
                 f"session {self.id!r} is not a valid conversation: {'; '.join(problems)}. "
                 "Every assistant tool call needs exactly one tool message with its id before the "

@@ -15,7 +15,7 @@ from typing import Any, overload
 from ..errors import InvalidMessage
 from ..messages import AssistantMessage, Message, ToolCall, ToolMessage, parse_message
 from ..tools.tool import error_content
-from .pairing import Pairing, conversation_problems
+from .pairing import Pairing, Problem, open_problems
 
 __all__ = ["MessageList", "Transcript"]
 
@@ -112,8 +112,9 @@ class Transcript:
         assert isinstance(message, AssistantMessage)
         return [c for c in message.calls if c.id in self._pairing.open]
 
-    def problems(self) -> list[str]:
-        return conversation_problems(self.messages)
+    def problems(self) -> list[Problem]:
+        """The pairing problems, kept up to date on every change (no rescan)."""
+        return open_problems(self._pairing)
 
     def add(self, message: Message) -> int:
         """Append a message the runtime built (already valid). Returns its index."""

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..display import static_session_bundle as static_bundle
 from .controls import Driver
 from .inspectors import RequestInspector, SnapshotDiff, Timeline
-from .payload import static_bundle
 from .session_view import SessionView
 
 __all__ = [

@@ -17,7 +17,6 @@ import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .. import _html
 from ..messages import SystemMessage
 
 try:  # the runtime's heuristic; a local copy keeps the view working if it moves
@@ -38,7 +37,6 @@ __all__ = [
     "new_since",
     "pack",
     "size",
-    "static_bundle",
     "system_of",
 ]
 
@@ -188,23 +186,6 @@ def displayable(msg: Any) -> Any:
 def unpack(blob: bytes) -> Any:
     """The inverse of :func:`pack` (tests and late Python-side readers)."""
     return json.loads(zlib.decompress(blob))
-
-
-def static_bundle(session: Any) -> dict[str, str]:
-    """text/plain and escaped text/html of a session (what shows without a kernel)."""
-    notes: dict[int, list[str]] = {}
-    for problem in session.problems:
-        index, _, text = problem.partition(": ")
-        if index.lstrip("#").isdigit():
-            notes.setdefault(int(index.lstrip("#")), []).append(text)
-    wires = session.wire()
-    title = repr(session)
-    if len(wires) > STATIC_LIMIT:
-        title += f" (static copy: the first {STATIC_LIMIT}; run the notebook for all)"
-        wires = wires[:STATIC_LIMIT]
-    lines = [repr(session), *[f"  #{i} {m!r}" for i, m in enumerate(session.messages)][:200]]
-    html = _html.transcript(wires, title=title, notes=notes)
-    return {"text/plain": "\n".join(lines), "text/html": html}
 
 
 def system_of(messages: Any) -> Any:

@@ -17,6 +17,7 @@ from typing import Any
 
 import traitlets
 
+from ..display import static_session_bundle
 from . import payload
 from .base import Widget
 from .controls import Driver
@@ -283,7 +284,7 @@ class SessionView(Widget):
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)
         data, meta = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
-        data.update(payload.static_bundle(self.session))
+        data.update(static_session_bundle(self.session))
         return data, meta
 
     def __repr__(self) -> str:

@@ -220,3 +220,16 @@ async def test_runs_that_fail_or_stop_end_in_the_right_state(comms, kind):
     status = payload.unpack(view.snapshot)["status"]
     assert status["state"] == "stopped" and status["reason"] == kind
     assert [m["w"] for m in payload.unpack(view.snapshot)["messages"]] == session.wire()
+
+
+def test_a_long_session_shown_through_the_live_view_saves_its_end(comms):
+    """Bug: the live view's saved copy kept the *first* 500 messages while Session's own
+    static HTML kept the last 500. One renderer now: the last messages, numbered as in the
+    session, saying how many earlier ones are hidden."""
+    session = an.Session([{"role": "user", "content": f"m{i}"} for i in range(600)])
+    view = SessionView(session)
+    data, _ = view._repr_mimebundle_()
+    html, text = data["text/html"], data["text/plain"]
+    assert "m599" in html and "#599" in html and ">m0<" not in html
+    assert "100 earlier messages not shown" in html and "100 earlier messages not shown" in text
+    assert html == session.static_mimebundle()["text/html"]
