@@ -146,15 +146,39 @@ def _encode(value: Any) -> Any:
     return value
 
 
+def _request(data: Any) -> ModelRequest:
+    if isinstance(data, ModelRequest):  # a trace's reference, already rebuilt
+        return data
+    return ModelRequest(data["messages"], data["tools"], data["params"])
+
+
+def _tuples(data: Any) -> tuple[Any, ...]:
+    return tuple(_tuples(x) if isinstance(x, list) else x for x in data)
+
+
+#: How a field is rebuilt from JSON, by its declared type (the annotation's leading name).
 _DECODERS: dict[str, Any] = {
-    "message": parse_message,
-    "request": lambda d: (
-        d if isinstance(d, ModelRequest) else ModelRequest(d["messages"], d["tools"], d["params"])
-    ),
-    "dropped": lambda d: tuple(tuple(x) for x in d),
-    "summarised": lambda d: tuple(tuple(x) for x in d),
-    "usage": lambda d: Usage(**d),
+    "Message": parse_message,
+    "AssistantMessage": parse_message,
+    "ModelRequest": _request,
+    "Usage": lambda d: Usage(**d),
+    "tuple": _tuples,
 }
+
+
+_FIELD_DECODERS: dict[str, dict[str, Any]] = {}
+
+
+def _field_decoders(cls: type[Event]) -> dict[str, Any]:
+    """Field name -> decoder, read once per event type from its annotations."""
+    found = _FIELD_DECODERS.get(cls.__name__)
+    if found is None:
+        found = _FIELD_DECODERS[cls.__name__] = {}
+        for f in dataclasses.fields(cls)[_COMMON:]:
+            kind = str(f.type).split("[", 1)[0].split("|", 1)[0].strip()
+            if kind in _DECODERS:
+                found[f.name] = _DECODERS[kind]
+    return found
 
 
 def _event_types() -> dict[str, type[Event]]:
@@ -175,12 +199,9 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     data["origin"] = Origin(
         data.pop("session_id"), data.pop("run_id"), data.pop("trace_id"), t, data.pop("wall")
     )
-    for key, decode in _DECODERS.items():
+    for key, decode in _field_decoders(cls).items():
         if data.get(key) is not None:
             data[key] = decode(data[key])
-    for key, value in data.items():
-        if isinstance(value, list):
-            data[key] = tuple(value)
     return cls(**data)
 
 

@@ -45,3 +45,17 @@ async def test_request_snapshots_diff(tools):
     assert not diff.tools_changed and not diff.instructions_changed
     body = second.to_openai()
     assert body["messages"][0] == {"role": "system", "content": "sys"} and len(body["tools"]) == 4
+
+
+async def test_every_event_field_round_trips_by_its_declared_type(tools):
+    """One codec: a field is rebuilt from its annotation (a message, a request, a usage, a
+    tuple), not from its name, so a new event type round-trips without a new decoder."""
+    from agentnb.events import event_from_dict
+
+    agent = an.travel.travel_agent()
+    result = await agent.run("周五上海到北京的航班", session=an.Session())
+    for event in result.events:
+        back = event_from_dict(event.to_dict())
+        assert type(back) is type(event) and back.to_dict() == event.to_dict()
+        for name, value in event.fields().items():
+            assert type(getattr(back, name)) is type(value), (event.type, name)
