@@ -21,6 +21,9 @@ from .errors import InvalidMessage
 from .tokens import MESSAGE_OVERHEAD, estimate_tokens
 
 __all__ = [
+    "MEMORY_NAME",
+    "RUNTIME_NAME",
+    "SUMMARY_NAME",
     "AssistantMessage",
     "FunctionCall",
     "Message",
@@ -30,6 +33,12 @@ __all__ = [
     "UserMessage",
     "parse_message",
 ]
+
+#: The ``name`` of messages the runtime itself writes (corrections sent to the model), and of
+#: the marked messages memory and summaries insert: written here once, read everywhere.
+RUNTIME_NAME = "agentnb"
+MEMORY_NAME = "agentnb_memory"
+SUMMARY_NAME = "agentnb_summary"
 
 Content: TypeAlias = str | tuple[dict[str, Any], ...]
 

@@ -23,12 +23,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ConfigurationError
-from ..messages import Message
+from ..messages import MEMORY_NAME, Message
 from ..session.store import Store
 
 __all__ = ["MEMORY_NAME", "Memory", "keys"]
 
-MEMORY_NAME = "agentnb_memory"
 _LATIN = re.compile(r"[a-z0-9]{2,}")
 _CJK = re.compile(r"[\u3400-\u9fff]+")
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ConfigurationError
-from ..messages import AssistantMessage, Message, ToolMessage
+from ..messages import RUNTIME_NAME, AssistantMessage, Message, ToolMessage
 
 __all__ = [
     "Budget",
@@ -162,7 +162,7 @@ class KeepLastTurns:
         starts = [
             i
             for i, m in enumerate(history)
-            if m.role == "user" and getattr(m, "name", None) != "agentnb"
+            if m.role == "user" and getattr(m, "name", None) != RUNTIME_NAME
         ]
         start = starts[-self.n] if len(starts) > self.n else 0
         kept = history[start:]

@@ -17,14 +17,12 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import AgentnbError, ModelCallFailed
-from ..messages import Message
+from ..messages import SUMMARY_NAME, Message
 from ..models.base import ModelLike, ModelRequest, coerce_response
 from ..tokens import estimate_tokens
 from .policies import Budget, Selection, _oldest_to_drop
 
 __all__ = ["DeterministicSummariser", "ModelSummariser", "SummariseOldest", "Summariser"]
-
-SUMMARY_NAME = "agentnb_summary"
 
 
 @runtime_checkable

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..events import Decided
-from ..messages import AssistantMessage, ToolCall, UserMessage
+from ..messages import RUNTIME_NAME, AssistantMessage, ToolCall, UserMessage
 from ..models.base import ModelResponse
 from .state import RunState
 
@@ -80,7 +80,7 @@ def decide(state: RunState, response: ModelResponse, *, tools_enabled: bool = Tr
             if not correction
             else "unusable reply; a correction message was added"
         )
-        state.append(UserMessage(content=correction or EMPTY_REPLY_CORRECTION, name="agentnb"))
+        state.append(UserMessage(content=correction or EMPTY_REPLY_CORRECTION, name=RUNTIME_NAME))
     else:
         kind = "final_answer"
     if kind == "final_answer":

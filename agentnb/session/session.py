@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentnbError, InvalidConversation, StoreError
 from ..events import Event, Origin
-from ..messages import Message, parse_message
+from ..messages import MEMORY_NAME, Message, parse_message
 from ..models.base import ModelRequest
 from .bus import EventBus, SubscriberError
 from .edits import Editing
@@ -152,7 +152,7 @@ class Session(Editing):
         """
         note = [] if not carry else [{
             "role": "system",
-            "name": "agentnb_memory",
+            "name": MEMORY_NAME,
             "content": f"Carried over from session {self.id}:\n"
             + "\n".join(f"- {fact}" for fact in carry),
         }]  # fmt: skip
