@@ -71,7 +71,7 @@ def checked(value: Message | dict[str, Any], where: str) -> Message:
 class Transcript:
     """Messages in OpenAI shape with their wire cache, token total and pairing state."""
 
-    __slots__ = ("_pairing", "messages", "rewrites", "tokens", "version", "wires")
+    __slots__ = ("_pairing", "messages", "rewrites", "tokens", "wires")
 
     def __init__(self) -> None:
         #: The messages (read only: a rewrite replaces the list, request records share it).
@@ -82,7 +82,6 @@ class Transcript:
         self.tokens = 0
         self._pairing = Pairing()
         #: Bumped by every change; a store commits against it.
-        self.version = 0
         #: Bumped by every change that is not an append (the history was rewritten).
         self.rewrites = 0
 
@@ -124,7 +123,6 @@ class Transcript:
         self.wires.append(wire)
         self._pairing.feed(index, message)
         self.tokens += message.tokens
-        self.version += 1
         return index
 
     def append(self, value: Message | dict[str, Any]) -> tuple[int, Message]:
@@ -141,7 +139,6 @@ class Transcript:
             tokens += m.tokens
             wires.append(m.wire())
         self.messages, self.wires, self._pairing, self.tokens = messages, wires, pairing, tokens
-        self.version += 1
         self.rewrites += 1
 
     def replaced(self, index: int, value: Message | dict[str, Any]) -> list[Message]:
