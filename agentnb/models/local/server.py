@@ -47,6 +47,7 @@ from .smollm2 import GGUF_NAME, GGUF_SHA256, fetch_model, find_model
 ALIASES = {"smollm2": None, "smollm2-tools": "chatml-function-calling"}
 
 __all__ = [
+    "ALIASES",
     "GGUF_NAME",
     "GGUF_SHA256",
     "LocalServer",
