@@ -30,6 +30,7 @@ from typing import Any
 
 import httpx
 
+from ... import _json
 from ...errors import ConfigurationError, ModelHTTPError, ModelResponseError, ModelStreamError
 from ..base import Delta, Model, ModelRequest, ModelResponse, split_response
 from .profiles import Profile, detect_profile, get_profile, is_loopback
@@ -228,12 +229,14 @@ class OpenAIModel(Model):
 
     async def _send(self, client: httpx.AsyncClient, body: dict[str, Any]) -> httpx.Response:
         """One attempt: an open streamed response with a 2xx status (the caller closes it)."""
-        headers = {**self.headers, **self._auth_headers()}
+        headers = {**self.headers, **self._auth_headers(), "Content-Type": "application/json"}
         if body.get("stream"):
             headers["Accept"] = "text/event-stream"
+        content = _json.dumps(body, separators=(",", ":")).encode()  # lone surrogates escaped
         req = client.build_request(
-            "POST", self.url, json=body, headers=headers, params=self.query, timeout=self.timeout
-        )
+            "POST", self.url, content=content, headers=headers, params=self.query,
+            timeout=self.timeout,
+        )  # fmt: skip
         response = await client.send(req, stream=True)
         if response.status_code >= 300:
             try:  # only as much as a message shows: never a whole hostile body per retry

@@ -44,6 +44,7 @@ from typing import Any
 
 from ...messages import AssistantMessage, FunctionCall, ToolCall
 from ..base import Delta, ModelResponse
+from .quoting import MAX_DEPTH, MAX_TEXT, TooDeep, echoed, echoed_texts, objects, shown
 
 __all__ = [
     "StreamedText",
@@ -56,13 +57,7 @@ __all__ = [
 _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 _FENCE = re.compile(r"```(?:json|tool_call|tool|javascript)?[ \t]*\n?(.*?)```", re.S)
 _FUNCTIONS = re.compile(r"^[ \t]*functions\.([A-Za-z_][\w-]*)\s*:\s*(\{.*)", re.S | re.M)
-#: What a reply only shows: fenced code, inline code, quoted (``>``) lines.
-_CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`|^[ \t]*>[^\n]*", re.S | re.M)
-#: A tag inside a quotation that opens right before it: ``the page said "<tool_call>…"``.
-_QUOTED_TAG = re.compile(r"[\"“「『'‘]\s*<tool_call>.*?(?:</tool_call>|$)", re.S)
-#: Longer replies are not read for actions; deeper JSON is an invalid action.
-MAX_TEXT = 200_000
-MAX_DEPTH = 32
+
 _NAME_KEYS = ("name", "tool", "tool_name", "function", "action")
 _ARG_KEYS = ("arguments", "parameters", "args", "input", "action_input")
 
@@ -180,10 +175,10 @@ def _python_calls(text: str, tools: _Tools, action: TextAction) -> None:
 
 def _loads(text: str) -> Any:
     """The JSON value ``text`` is (or starts with, after leading prose); depth is checked
-    first, so nesting is bounded and typed (:class:`_TooDeep`), never a RecursionError."""
-    spans = _objects(text)
+    first, so nesting is bounded and typed (:class:`TooDeep`), never a RecursionError."""
+    spans = objects(text)
     if any(deep for _, _, deep in spans):
-        raise _TooDeep
+        raise TooDeep
     try:
         return json.loads(text)
     except json.JSONDecodeError:
@@ -192,38 +187,6 @@ def _loads(text: str) -> Any:
             raise
         obj, _ = json.JSONDecoder().raw_decode(text[start:])
         return obj
-
-
-class _TooDeep(Exception):
-    pass
-
-
-def _objects(text: str, limit: int = MAX_DEPTH) -> list[tuple[int, int, bool]]:
-    """The top-level ``{…}``/``[…]`` spans of ``text`` as (start, end, too deep), found in one
-    pass (strings respected): each character is looked at once, so 160,000 braces cost
-    milliseconds, not seconds."""
-    spans: list[tuple[int, int, bool]] = []
-    depth, start, deep, in_string, escaped = 0, -1, False, False, False
-    for i, char in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char in "{[":
-            if depth == 0:
-                start, deep = i, False
-            depth += 1
-            deep = deep or depth > limit
-        elif char in "}]" and depth:
-            depth -= 1
-            if depth == 0:
-                spans.append((start, i + 1, deep))
-        elif char == '"' and depth:
-            in_string = True
-    return spans
 
 
 def _looks_like_action(obj: Any, tools: _Tools, *, whole: bool) -> bool:
@@ -245,37 +208,6 @@ def _looks_like_action(obj: Any, tools: _Tools, *, whole: bool) -> bool:
     return name is None and len(tools.fitting(obj)) == 1
 
 
-def _shown(text: str) -> str:
-    """``text`` with what it only shows blanked out (same length, so positions hold): code
-    spans, fenced code, quoted lines (``>``) and quotations that open right before a tag."""
-
-    def blank(match: re.Match[str]) -> str:
-        return re.sub(r"[^\n]", " ", match.group(0))
-
-    text = _CODE.sub(blank, text)
-    return _QUOTED_TAG.sub(blank, text)
-
-
-def echoed_texts(messages: Sequence[dict[str, Any]]) -> tuple[str, ...]:
-    """The tool results of a request: an action found inside one of them is data the model
-    echoed back (a web page with a ``<tool_call>`` in it), never executed."""
-    found = []
-    for m in messages:
-        if m.get("role") != "tool":
-            continue
-        content = m.get("content")
-        if isinstance(content, list):
-            content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-        if isinstance(content, str) and content:
-            found.append(content)
-    return tuple(found)
-
-
-def _echoed(block: str, echoes: Sequence[str]) -> bool:
-    core = block.strip()
-    return bool(core) and any(core in echo for echo in echoes)
-
-
 def parse_text_actions(
     text: str, schemas: list[dict[str, Any]], echoes: Sequence[str] = ()
 ) -> TextAction:
@@ -292,22 +224,22 @@ def parse_text_actions(
     if "&#34;" in text or "&quot;" in text:  # chatml-function-calling HTML-escapes prompts
         text = html.unescape(text)
         action.notes.append("HTML-escaped quotes were unescaped")
-    shown = _shown(text)
-    match = _FUNCTIONS.search(shown)
-    if match and not _echoed(text[match.start() :], echoes):
+    visible = shown(text)
+    match = _FUNCTIONS.search(visible)
+    if match and not echoed(text[match.start() :], echoes):
         action.attempted = True
         try:
             args = _loads(text[match.start(2) :])
         except json.JSONDecodeError as exc:
             action.error = f"its JSON could not be parsed ({exc.msg} at char {exc.pos})"
             return action
-        except _TooDeep:
+        except TooDeep:
             action.error = f"its JSON is nested deeper than {MAX_DEPTH} levels"
             return action
         _call_from_object({"name": match.group(1), "arguments": args}, tools, action)
         return action
     explicit = True
-    blocks = [text[m.start(1) : m.end(1)] for m in _TAG.finditer(shown)]
+    blocks = [text[m.start(1) : m.end(1)] for m in _TAG.finditer(visible)]
     if not blocks:
         explicit = False
         fenced = [m.group(1) for m in _FENCE.finditer(text)]
@@ -316,11 +248,11 @@ def parse_text_actions(
     if not blocks and stripped.startswith(("{", "[")) and stripped.endswith(("}", "]")):
         blocks = [stripped] if _json_action(stripped, tools, whole=True) else []
     if not blocks:
-        spans = _objects(shown)
+        spans = objects(visible)
         pieces = (text[a:b] for a, b, deep in spans if not deep)
         blocks = [p for p in pieces if _json_action(p, tools, whole=False)]
     for block in blocks:
-        if _echoed(block, echoes):
+        if echoed(block, echoes):
             action.notes.append("an action copied from a tool result was ignored (it is data)")
             continue
         action.attempted = True
@@ -329,14 +261,14 @@ def parse_text_actions(
         except json.JSONDecodeError as exc:
             action.error = f"its JSON could not be parsed ({exc.msg} at char {exc.pos})"
             return action
-        except _TooDeep:
+        except TooDeep:
             action.error = f"its JSON is nested deeper than {MAX_DEPTH} levels"
             return action
         _call_from_object(obj, tools, action)
         if action.error:
             return action
     if not blocks and not explicit:
-        _python_calls(shown, tools, action)
+        _python_calls(visible, tools, action)
     return action
 
 
@@ -345,7 +277,7 @@ def _json_action(block: str, tools: _Tools, *, whole: bool) -> bool:
     unless it clearly tries, naming ``"name"``/``"arguments"`` keys as a whole reply)."""
     try:
         return _looks_like_action(_loads(block), tools, whole=whole)
-    except _TooDeep:
+    except TooDeep:
         return whole
     except (json.JSONDecodeError, ValueError):
         return whole and bool(re.search(r'"(name|arguments)"\s*:', block))
