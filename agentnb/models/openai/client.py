@@ -35,7 +35,7 @@ from ...errors import ConfigurationError, ModelHTTPError, ModelResponseError, Mo
 from ..base import Delta, Model, ModelRequest, ModelResponse, split_response
 from .profiles import Profile, detect_profile, get_profile, is_loopback
 from .retry import RetryPolicy, StatusError, call_with_retries
-from .secrets import Secrets, check_key, is_secret_name, public_url, url_secrets
+from .secrets import Secrets, check_key, public_url, url_secrets
 from .sse import SSEReader
 from .text_actions import StreamedText, apply_text_actions, echoed_texts
 from .wire import (
@@ -114,14 +114,15 @@ class OpenAIModel(Model):
                 f"OpenAIModel for {public_url(self.base_url)} (profile {chosen.name!r}) needs an "
                 f"API key: pass api_key=... or set {chosen.key_env}"
             )
-        self.query = dict(query or {})
-        self.headers = {str(k): str(v) for k, v in (headers or {}).items()}
-        for name, value in self.headers.items():  # a credential in a header is checked too
-            if is_secret_name(name):
-                self.headers[name] = check_key(value, f"the header {name!r}") or ""
         #: Every credential of this client (repr ``***``); masks every text passed on.
-        self.secrets = Secrets(url_secrets(self.base_url, self.query), key=key)
-        self.secrets.headers(self.headers)
+        self.secrets = Secrets(url_secrets(self.base_url), key=key)
+        if public_url(self.base_url) != self.base_url:  # credentials in the URL: kept here
+            self.secrets.base_url, self.base_url = self.base_url, public_url(self.base_url)
+        #: Extra query parameters; a credential among them shows as ``***``.
+        self.query = self.secrets.query(dict(query or {}))
+        given = {str(k): str(v) for k, v in (headers or {}).items()}
+        #: Extra headers; a credential among them shows as ``***`` (it is kept in secrets).
+        self.headers = self.secrets.headers(given)
         self._profile = chosen
         self._probed = not (self._auto and chosen.name == "generic" and is_loopback(self.base_url))
         self.text_actions = text_actions
@@ -144,7 +145,7 @@ class OpenAIModel(Model):
 
     @property
     def url(self) -> str:
-        return f"{self.base_url}/chat/completions"
+        return f"{self.secrets.base_url or self.base_url}/chat/completions"
 
     @property
     def shown_url(self) -> str:
@@ -152,12 +153,16 @@ class OpenAIModel(Model):
         return public_url(self.url)
 
     def _auth_headers(self) -> dict[str, str]:
+        """The credential headers: the key's and those given with ``headers=``."""
         key = self.secrets.key
         if not key:
-            return {}
+            return dict(self.secrets.auth)
         if self._profile.auth_header == "authorization":
-            return {"Authorization": f"Bearer {key}"}
-        return {self._profile.auth_header: key}
+            return {**self.secrets.auth, "Authorization": f"Bearer {key}"}
+        return {**self.secrets.auth, self._profile.auth_header: key}
+
+    def _params(self) -> dict[str, Any]:
+        return {**self.query, **self.secrets.params}
 
     @contextlib.asynccontextmanager
     async def _open(self) -> AsyncIterator[httpx.AsyncClient]:
@@ -177,12 +182,12 @@ class OpenAIModel(Model):
             return
         self._probed = True
         listing: Any = None
-        url = f"{self.base_url}/models"
+        url = f"{self.secrets.base_url or self.base_url}/models"
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout_at(min(deadline, loop.time() + 5.0)):
                 headers = {**self.headers, **self._auth_headers()}
-                request = client.build_request("GET", url, headers=headers, params=self.query)
+                request = client.build_request("GET", url, headers=headers, params=self._params())
                 answer = await client.send(request, stream=True)
                 try:
                     if answer.status_code == 200:
@@ -234,7 +239,7 @@ class OpenAIModel(Model):
             headers["Accept"] = "text/event-stream"
         content = _json.dumps(body, separators=(",", ":")).encode()  # lone surrogates escaped
         req = client.build_request(
-            "POST", self.url, content=content, headers=headers, params=self.query,
+            "POST", self.url, content=content, headers=headers, params=self._params(),
             timeout=self.timeout,
         )  # fmt: skip
         response = await client.send(req, stream=True)

@@ -76,11 +76,17 @@ def forms(secret: str) -> set[str]:
 class Secrets:
     """The credentials of one client. ``repr`` is ``***``; :meth:`mask` hides each of them."""
 
-    __slots__ = ("_forms", "key", "values")
+    __slots__ = ("_forms", "auth", "base_url", "key", "params", "values")
 
     def __init__(self, values: Iterable[str | None] = (), *, key: str | None = None) -> None:
         #: The API key sent in the auth header (also among ``values``).
         self.key = key
+        #: Headers given with ``headers=`` that hold credentials (shown elsewhere as ``***``).
+        self.auth: dict[str, str] = {}
+        #: The base URL as given, when it holds credentials (else None).
+        self.base_url: str | None = None
+        #: Query parameters given with ``query=`` that hold credentials.
+        self.params: dict[str, str] = {}
         self.values: tuple[str, ...] = ()
         self._forms: tuple[str, ...] = ()
         self.add(key, *values)
@@ -111,9 +117,22 @@ class Secrets:
             return [self.mask_data(v) for v in data]
         return data
 
-    def headers(self, headers: Mapping[str, str]) -> None:
-        """Register the values of ``headers`` whose names say they are credentials."""
-        self.add(*(v for k, v in headers.items() if is_secret_name(k)))
+    def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
+        """Keep (and register) the values of ``headers`` whose names say they are credentials;
+        returns ``headers`` with those values shown as ``***``."""
+        for name, value in headers.items():
+            if is_secret_name(name):
+                self.auth[name] = check_key(value, f"the header {name!r}") or ""
+                self.add(self.auth[name])
+        return {k: MASK if k in self.auth else v for k, v in headers.items()}
+
+    def query(self, query: Mapping[str, Any]) -> dict[str, Any]:
+        """Like :meth:`headers`, for query parameters (their values are sent as given)."""
+        for name, value in query.items():
+            if is_secret_name(name):
+                self.params[name] = str(value)
+                self.add(str(value))
+        return {k: MASK if k in self.params else v for k, v in query.items()}
 
     def __bool__(self) -> bool:
         return bool(self.values)
