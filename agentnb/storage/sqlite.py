@@ -89,8 +89,7 @@ class SQLiteStore(BaseStore):
         if read_only is None:  # what the filesystem allows
             writable = os.access(self.path if exists else self.path.parent, os.W_OK)
             read_only = exists and not (writable and os.access(self.path.parent, os.W_OK))
-        #: Opened read-only (a write raises StoreError).
-        self.read_only = read_only
+        self.read_only = read_only  #: opened read-only: a write raises StoreError
         self._lock = threading.Lock()  # one connection, used from the loop and worker threads
         try:
             if not read_only:
@@ -105,14 +104,13 @@ class SQLiteStore(BaseStore):
             raise
 
     def _connect(self, timeout: float) -> sqlite3.Connection:
-        # Autocommit mode: transactions are opened explicitly, so BEGIN IMMEDIATE is ours.
+        """Autocommit mode (transactions are opened explicitly, so BEGIN IMMEDIATE is ours)."""
         options: dict[str, Any] = {"timeout": timeout, "isolation_level": None}
         options["check_same_thread"] = False
+        uri = f"file:{quote(str(self.path.resolve()))}?mode={'ro' if self.read_only else 'rwc'}"
+        db: sqlite3.Connection = sqlite3.connect(uri, uri=True, **options)
         if not self.read_only:
-            db: sqlite3.Connection = sqlite3.connect(self.path, **options)
             return db
-        uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
-        db = sqlite3.connect(uri, uri=True, **options)
         try:
             db.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.OperationalError:  # WAL on a read-only filesystem: nobody can write
@@ -122,10 +120,12 @@ class SQLiteStore(BaseStore):
 
     def _check_schema(self) -> None:
         """Refuse a newer or a foreign file before writing anything; create or adopt ours."""
-        with self._guard("read the schema of"):
+        try:
             (version,) = self._db.execute("PRAGMA user_version").fetchone()
             rows = self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
             tables = {name for (name,) in rows} - {"sqlite_sequence"}
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path} cannot be used as an agentnb store: {exc}") from exc
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path} was written by a newer agentnb (schema version {version}; this "

@@ -109,7 +109,7 @@ async def test_key_leaks_nowhere_in_any_artefact_of_a_run(way, tmp_path, monkeyp
         texts += [result.output or "", repr(result), json.dumps(session.to_openai())]
         result.trace.save(tmp_path / f"trace-{stream}.jsonl")
         session.store.export_jsonl(session.id, tmp_path / f"export-{stream}.jsonl")
-        texts += [json.dumps(payload.static_bundle(session), ensure_ascii=False)]
+        texts += [json.dumps(session._repr_mimebundle_(), ensure_ascii=False)]
         texts += [payload.unpack(payload.pack({"messages": session.to_openai()})).__repr__()]
         # a cancelled run: the stop is recorded, the key is not
         cancelled = agent.start("cancel me", session=session)
