@@ -8,8 +8,9 @@ import json
 import sys
 import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
 
-config = json.loads(open(sys.argv[sys.argv.index("--config_file") + 1]).read())
+config = json.loads(Path(sys.argv[sys.argv.index("--config_file") + 1]).read_text())
 if "--silent" in sys.argv:
     time.sleep(3600)
 listing = {"object": "list", "data": [

@@ -5,6 +5,7 @@ server command (fake_llama.py), so they need neither llama.cpp nor the model."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -124,9 +125,7 @@ def test_kernel_death_leaves_no_server_and_no_temp_dir_behind(tmp_path):
     deadline = time.monotonic() + 10
     while alive(int(pid)) and time.monotonic() < deadline:
         time.sleep(0.1)
-        try:  # reap our grandchild's zombie if it was re-parented to us
+        with contextlib.suppress(ChildProcessError):  # a zombie re-parented to us
             os.waitpid(int(pid), os.WNOHANG)
-        except ChildProcessError:
-            pass
     assert not alive(int(pid)), "the server outlived the kernel"
     assert Path(folder) in reap() and not Path(folder).exists()
