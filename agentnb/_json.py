@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypeVar, cast
+
+T = TypeVar("T")
 
 __all__ = ["dumps", "shown"]
 
@@ -35,13 +37,13 @@ def dumps(value: Any, **options: Any) -> str:
     return _UNSAFE.sub(_escape, text) if _UNSAFE.search(text) else text
 
 
-def shown(value: Any) -> Any:
+def shown(value: T) -> T:
     """``value`` (a string, or dicts and lists of them) with lone surrogates as U+FFFD: for
-    text that is displayed, not stored."""
+    text that is displayed, not stored. (Tuples come back as lists.)"""
     if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+        return cast(T, _SURROGATE.sub("\ufffd", value)) if _SURROGATE.search(value) else value
     if isinstance(value, dict):
-        return {shown(k): shown(v) for k, v in value.items()}
+        return cast(T, {shown(k): shown(v) for k, v in value.items()})
     if isinstance(value, list | tuple):
-        return [shown(v) for v in value]
+        return cast(T, [shown(v) for v in value])
     return value

@@ -4,6 +4,7 @@ cassettes, the one lone-surrogate rule)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 
 import pytest
@@ -110,3 +111,30 @@ def test_cassette_miss_1_versus_1_0_names_the_real_difference(tmp_path):
                      "response": {"status": 200, "headers": {}, "body": "{}"}})  # fmt: skip
     now = {**request, "body": {**body, "temperature": 1.0}}
     assert "temperature: recorded 1, now 1.0" in Cassette(path).difference(now)
+
+
+async def test_lone_surrogate_every_display_path_is_utf8_and_every_store_exact(tmp_path):
+    from agentnb.models import ScriptedModel
+    from agentnb.widgets import inspectors
+
+    store = an.SQLiteStore(tmp_path / "s.db")
+    session = an.Session([{"role": "user", "content": "bad \ud800 here"}], id="s", store=store)
+    agent = an.Agent("sys \udcff", [], model=ScriptedModel(["ok \ud83d", "again \udfff"]))
+    result = await agent.run("more \udfff", session=session)
+    await agent.run("more", session=session)
+    shown = {
+        "session": session._repr_mimebundle_(),
+        "message": session.messages[0]._repr_mimebundle_(),
+        "result": result._repr_mimebundle_(),
+        "trace": result.trace._repr_mimebundle_(),
+        "request inspector": inspectors.request_payload(session, 1),
+        "diff inspector": inspectors.diff_payload(session, 1, 2),
+    }
+    for name, value in shown.items():  # what a kernel sends must be UTF-8
+        text = json.dumps(value, ensure_ascii=False)
+        text.encode("utf-8")  # raised UnicodeEncodeError before
+        assert "\ufffd" in text or "\\\\ud" in text, name  # shown as U+FFFD, or a repr
+    assert store.load("s").to_openai() == session.to_openai()  # stored: exact
+    result.trace.save(tmp_path / "t.jsonl")
+    again = an.Trace.load(tmp_path / "t.jsonl")
+    assert [e.type for e in again] == [e.type for e in result.trace]

@@ -22,7 +22,6 @@ import pytest
 from agentnb.errors import ConfigurationError
 from agentnb.models.local import LocalServer
 from agentnb.models.local import server as server_module
-from agentnb.models.local.ownership import alive, reap
 
 FAKE = str(Path(__file__).with_name("fake_llama.py"))
 
@@ -40,6 +39,14 @@ def fake(tmp_path: Path, **options) -> Fake:
     weights = tmp_path / "model.gguf"
     weights.write_bytes(b"GGUF")
     return Fake(weights, ready_timeout=options.pop("ready_timeout", 20), **options)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def free_port() -> int:
@@ -128,4 +135,6 @@ def test_kernel_death_leaves_no_server_and_no_temp_dir_behind(tmp_path):
         with contextlib.suppress(ChildProcessError):  # a zombie re-parented to us
             os.waitpid(int(pid), os.WNOHANG)
     assert not alive(int(pid)), "the server outlived the kernel"
+    from agentnb.models.local.ownership import reap  # the next start runs it
+
     assert Path(folder) in reap() and not Path(folder).exists()
