@@ -76,10 +76,11 @@ def test_quoted_json_refused_an_answer_quoting_json_is_an_answer(text):
 
 
 def test_quadratic_braces_160000_braces_scan_in_linear_time():
-    for text in ["{" * 160_000, "{}" * 80_000, '{"a": ' * 50_000, "x {" * 60_000]:
+    many = '{"a": 1} ' * 20_000
+    for text in ["{" * 160_000, "{}" * 80_000, '{"a": ' * 50_000, "x {" * 60_000, many]:
         started = time.perf_counter()
         action = parse_text_actions(text, TOOLS)
-        assert time.perf_counter() - started < 1.0, len(text)
+        assert time.perf_counter() - started < 3.0, len(text)  # main: 6.6-18.6 s
         assert not action.calls
 
 

@@ -167,3 +167,10 @@ def test_key_cassette_query_spellings_are_one_case_insensitive_list(tmp_path: Pa
         assert is_secret_name(name), name
         assert KEY not in public_url(f"https://h.test/v1?{name}={KEY}")
     assert not is_secret_name("api-version") and not is_secret_name("model")
+
+
+def test_key_in_a_header_with_a_newline_is_stripped_and_a_bad_header_is_typed():
+    model = OpenAIModel("m", profile="generic", headers={"api-key": KEY + "\n"})
+    assert model.secrets.auth == {"api-key": KEY} and model.headers == {"api-key": "***"}
+    with pytest.raises(ConfigurationError, match="'X-Note' is not printable ASCII"):
+        OpenAIModel("m", profile="generic", headers={"X-Note": "caf\u00e9"})

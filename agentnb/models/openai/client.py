@@ -35,7 +35,7 @@ from ...errors import ConfigurationError, ModelHTTPError, ModelResponseError, Mo
 from ..base import Delta, Model, ModelRequest, ModelResponse, split_response
 from .profiles import Profile, detect_profile, get_profile, is_loopback
 from .retry import RetryPolicy, StatusError, call_with_retries
-from .secrets import Secrets, check_key, public_url, url_secrets
+from .secrets import Secrets, check_key, is_secret_name, public_url, url_secrets
 from .sse import SSEReader
 from .text_actions import StreamedText, apply_text_actions, echoed_texts
 from .wire import (
@@ -121,6 +121,11 @@ class OpenAIModel(Model):
         #: Extra query parameters; a credential among them shows as ``***``.
         self.query = self.secrets.query(dict(query or {}))
         given = {str(k): str(v) for k, v in (headers or {}).items()}
+        for name, value in given.items():  # what a header cannot carry fails here, typed
+            if is_secret_name(name):
+                continue  # a credential is stripped and checked without being shown
+            if not (name.isascii() and value.isascii() and value.isprintable()):
+                raise ConfigurationError(f"the header {name!r} is not printable ASCII")
         #: Extra headers; a credential among them shows as ``***`` (it is kept in secrets).
         self.headers = self.secrets.headers(given)
         self._profile = chosen

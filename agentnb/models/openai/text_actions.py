@@ -249,8 +249,8 @@ def parse_text_actions(
         blocks = [stripped] if _json_action(stripped, tools, whole=True) else []
     if not blocks:
         spans = objects(visible)
-        pieces = (text[a:b] for a, b, deep in spans if not deep)
-        blocks = [p for p in pieces if _json_action(p, tools, whole=False)]
+        pieces = [text[a:b] for a, b, deep in spans if not deep and '"' in text[a:b]]
+        blocks = [p for p in pieces[:64] if _json_action(p, tools, whole=False)]  # a bound
     for block in blocks:
         if echoed(block, echoes):
             action.notes.append("an action copied from a tool result was ignored (it is data)")
