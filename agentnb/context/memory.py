@@ -12,7 +12,8 @@ Retrieval is deliberately simple and documented: the newest user message is cut 
 scores the number of keys it shares; the best ``limit`` items with a score of at least 1 are
 sent, newest first among equals. An inverted index (key → items) makes a recall cost
 O(sum of the query keys' posting lists), never a pass over every item; new items are read
-from the backend incrementally (by id).
+from the backend incrementally (by id), so items another process dropped under its cap stay
+recalled here until this ``Memory`` is made again.
 
 Recalled items are data, never instructions: they enter the request after the instructions
 as one marked ``user`` message, ``{"role": "user", "name": "agentnb_memory", "content":
