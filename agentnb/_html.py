@@ -1,15 +1,24 @@
 """Static HTML for ``_repr_mimebundle_``: escaped cards that render without a kernel.
 
-Every string from a model, a tool or a user passes through :func:`html.escape`: it is data,
-never markup. The live, interactive view lives in :mod:`agentnb.widgets`.
+Every string from a model, a tool or a user passes through :func:`escape`: it is data,
+never markup, and valid UTF-8 (lone surrogates as U+FFFD: :mod:`agentnb._json`'s rule).
+The live, interactive view lives in :mod:`agentnb.widgets`.
 """
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from html import escape
 from typing import Any
+
+from . import _json
+
+
+def escape(text: str) -> str:
+    """``text`` as HTML text: escaped, lone surrogates shown as U+FFFD."""
+    return html.escape(_json.shown(text))
+
 
 _ROLE_COLOURS = {
     "system": "#6b7280",

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import _html
+from . import _html, _json
 from .messages import Message
 from .session.pairing import Problem
 
@@ -85,4 +85,5 @@ def static_bundle(
     shown = enumerate(messages[hidden:], start)
     lines = [title] + [f"  #{i} {m!r}" for i, m in shown]
     html = _html.transcript(list(wires[hidden:]), title=title, notes=notes, start=start)
-    return {"text/plain": "\n".join(lines), "text/html": html}
+    # lone surrogates shown as U+FFFD: a display bundle must be UTF-8 (agentnb._json's rule)
+    return {"text/plain": _json.shown("\n".join(lines)), "text/html": _json.shown(html)}

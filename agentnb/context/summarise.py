@@ -7,15 +7,21 @@ placed after the instructions. The summariser is itself a model behind the same 
 (:class:`ModelSummariser`), or :class:`DeterministicSummariser` offline: it keeps what the user
 asked, what each tool returned (compactly) and what the assistant answered, in order.
 
-Summaries are cached by the span they cover, so a long run pays for each summary once.
+Summaries are cached by the content they summarise (a hash of the summarised messages' wire
+JSON), so a long run pays for each summary once, one agent serving many users never hands one
+user's summary to another, and an edit (a redacted message) makes a new summary. The cache
+is bounded (:attr:`SummariseOldest.cache_size`, least recently used first out).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from .. import _json
 from ..errors import AgentnbError, ModelCallFailed
 from ..messages import SUMMARY_NAME, Message
 from ..models.base import ModelLike, ModelRequest, coerce_response
@@ -130,10 +136,13 @@ class SummariseOldest:
 
     name = "summarise_oldest"
 
-    def __init__(self, summariser: Summariser | None = None, *, reserve: int = 200) -> None:
+    def __init__(
+        self, summariser: Summariser | None = None, *, reserve: int = 200, cache_size: int = 256
+    ) -> None:
         self.summariser = summariser or DeterministicSummariser()
         self.reserve = reserve
-        self._cache: dict[tuple[int, int], str] = {}
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, str] = OrderedDict()
 
     async def select(self, history: Sequence[Message], budget: Budget) -> Selection:
         n, end = len(history), _oldest_to_drop(history, budget, spare=self.reserve)
@@ -148,12 +157,26 @@ class SummariseOldest:
         )
 
     async def _summary(self, history: Sequence[Message], end: int) -> str:
-        key = (id(history[0]), end)  # the same span of the same history: summarised once
+        wires = [m.wire() for m in history[:end]]
+        key = _content_key(wires)  # the same messages, word for word: summarised once
         text = self._cache.get(key)
-        if text is None:
-            text = await self.summariser.summarise([m.wire() for m in history[:end]])
-            self._cache[key] = text = _fit(text, self.reserve - 30)
+        if text is not None:
+            self._cache.move_to_end(key)
+            return text
+        text = await self.summariser.summarise(wires)
+        if not isinstance(text, str):
+            raise ModelCallFailed(
+                f"the summariser {self.summariser!r} returned {type(text).__name__}, not text"
+            )
+        self._cache[key] = text = _fit(text, self.reserve - 30)
+        while len(self._cache) > max(self.cache_size, 0):
+            self._cache.popitem(last=False)
         return text
 
     def __repr__(self) -> str:
         return f"SummariseOldest({self.summariser!r})"
+
+
+def _content_key(wires: Sequence[dict[str, Any]]) -> str:
+    text = _json.dumps(list(wires), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -1,9 +1,16 @@
 """Record and replay: a cassette of real HTTP exchanges, replayed offline and deterministically.
 
 A cassette is a JSONL file, one request → response per line, keyed by a canonical hash of
-the request (method, path, query and JSON body; never the host, never a header, so the API
-key is not stored). It works at the HTTP seam, under :class:`OpenAIModel`: replaying runs
-the same client code (profiles, SSE parsing, text actions) on the recorded bytes::
+the request (method, path, query and JSON body; never the host, never a header). Cassettes
+are meant to be committed, so nothing secret is written: credential query parameters (by
+the client's one case-insensitive rule) are left out, and the request *and* response bodies
+go through the recorded model's :class:`~agentnb.models.openai.secrets.Secrets` before a
+line is written (a 401 that echoes the key, a reply that repeats it). Lines are written with
+the transcript's one character rule (:mod:`agentnb._json`: U+2028 and lone surrogates are
+escapes) and the file is replaced atomically; a line that is not a recorded exchange is a
+:class:`~agentnb.errors.ConfigurationError` naming it. It works at the HTTP seam, under
+:class:`OpenAIModel`: replaying runs the same client code (profiles, SSE parsing, text
+actions) on the recorded bytes::
 
     cassette = an.models.Cassette("trip.jsonl")
     model = cassette.record(an.models.OpenAIModel("gpt-4o-mini"))  # live, appends each exchange
@@ -17,10 +24,12 @@ recorded answers in order. A request that is not in the cassette raises
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import json
 import os
+import tempfile
 from collections import defaultdict
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -28,29 +37,51 @@ from typing import Any
 
 import httpx
 
+from .. import _json
 from ..errors import CassetteMiss, ConfigurationError
 from .openai.client import OpenAIModel
+from .openai.secrets import Secrets, is_secret_name
 
 __all__ = ["Cassette", "record", "recorded", "replay"]
 
 _KEPT_HEADERS = ("content-type", "x-request-id", "retry-after")
-_SECRET_PARAMS = ("key", "api_key", "api-key", "token", "access_token")
 
 
-def _canonical(request: httpx.Request) -> dict[str, Any]:
+def _canonical(request: httpx.Request, secrets: Secrets | None = None) -> dict[str, Any]:
     body: Any = None
     if request.content:
         try:
             body = json.loads(request.content)
         except ValueError:
             body = request.content.decode("utf-8", "replace")
-    query = sorted((k, v) for k, v in request.url.params.multi_items() if k not in _SECRET_PARAMS)
-    return {"method": request.method, "path": request.url.path, "query": query, "body": body}
+    pairs = request.url.params.multi_items()
+    query = sorted((k, v) for k, v in pairs if not is_secret_name(k))
+    canonical = {"method": request.method, "path": request.url.path, "query": query, "body": body}
+    return secrets.mask_data(canonical) if secrets else canonical
+
+
+def _text(value: Any) -> str:
+    return _json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def request_key(canonical: dict[str, Any]) -> str:
-    text = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    return hashlib.sha256(_text(canonical).encode()).hexdigest()[:32]
+
+
+def _entry(number: int, line: str, path: Path) -> dict[str, Any]:
+    """One line of a cassette, checked: a tampered line names itself, typed."""
+    try:
+        entry = json.loads(line)
+        request, response = entry["request"], entry["response"]
+        ok = isinstance(entry["key"], str) and isinstance(request, dict)
+        ok = ok and isinstance(request["path"], str) and isinstance(response, dict)
+        ok = ok and isinstance(response["status"], int) and isinstance(response["body"], str)
+        ok = ok and isinstance(response.get("headers", {}), dict)
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
+        raise ConfigurationError(f"{path}:{number}: not a recorded exchange ({exc})") from None
+    if not ok:
+        raise ConfigurationError(f"{path}:{number}: not a recorded exchange (wrong types)")
+    return dict(entry)
 
 
 class Cassette:
@@ -60,14 +91,13 @@ class Cassette:
         self.path = Path(path)
         self.entries: list[dict[str, Any]] = []
         if self.path.exists():
-            for number, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
+            try:
+                text = self.path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ConfigurationError(f"{self.path} cannot be read: {exc}") from None
+            for number, line in enumerate(text.split("\n"), 1):  # "\n" only: U+2028 is text
                 if line.strip():
-                    try:
-                        self.entries.append(json.loads(line))
-                    except ValueError as exc:
-                        raise ConfigurationError(
-                            f"{self.path}:{number}: not JSON ({exc})"
-                        ) from None
+                    self.entries.append(_entry(number, line, self.path))
         self._served: dict[str, int] = defaultdict(int)
 
     def record(self, model: OpenAIModel) -> OpenAIModel:
@@ -79,10 +109,19 @@ class Cassette:
         return replay(self.path, **overrides)
 
     def append(self, entry: dict[str, Any]) -> None:
+        """Add one exchange and rewrite the file atomically (a temporary file, a rename)."""
         self.entries.append(entry)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        text = "".join(_json.dumps(e) + "\n" for e in self.entries)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
     def find(self, canonical: dict[str, Any]) -> dict[str, Any]:
         key = request_key(canonical)
@@ -109,8 +148,8 @@ class Cassette:
 
         def common(recorded: dict[str, Any]) -> int:
             theirs = (recorded.get("body") or {}).get("messages") or []
-            i = 0
-            while i < min(len(theirs), len(messages)) and theirs[i] == messages[i]:
+            i = 0  # compared as JSON text: 1 and 1.0 differ, as they do in the key
+            while i < min(len(theirs), len(messages)) and _text(theirs[i]) == _text(messages[i]):
                 i += 1
             return i
 
@@ -123,7 +162,7 @@ class Cassette:
             then = _short(other[i]) if i < len(other) else "(none)"
             return f"message {i} differs: recorded {then}, now {now}"
         keys = sorted((set(body) | set(theirs)) - {"messages"})
-        changed = [k for k in keys if body.get(k) != theirs.get(k)]
+        changed = [k for k in keys if _text(body.get(k)) != _text(theirs.get(k))]
         if changed:
             return "; ".join(
                 f"{k}: recorded {_short(theirs.get(k))}, now {_short(body.get(k))}" for k in changed
@@ -132,7 +171,7 @@ class Cassette:
 
 
 def _short(value: Any, limit: int = 160) -> str:
-    text = json.dumps(value, ensure_ascii=False)
+    text = _json.dumps(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -147,7 +186,9 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         entry = self.cassette.find(_canonical(request))
         answer = entry["response"]
         return httpx.Response(
-            answer["status"], headers=answer.get("headers", {}), content=answer["body"].encode()
+            answer["status"],
+            headers=answer.get("headers", {}),
+            content=answer["body"].encode("utf-8", "replace"),
         )
 
 
@@ -187,18 +228,23 @@ class RecordingTransport(httpx.AsyncBaseTransport):
     """Forwards to ``inner`` (else a fresh default transport per request) and records."""
 
     def __init__(
-        self, cassette: Cassette, client: dict[str, Any], inner: httpx.AsyncBaseTransport | None
+        self,
+        cassette: Cassette,
+        client: dict[str, Any],
+        inner: httpx.AsyncBaseTransport | None,
+        secrets: Secrets | None = None,
     ) -> None:
         self.cassette = cassette
         self.client = client
         self.inner = inner
+        self.secrets = secrets or Secrets()
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         owned = None if self.inner is not None else httpx.AsyncHTTPTransport()
         transport = self.inner or owned
         assert transport is not None
         await request.aread()
-        canonical = _canonical(request)
+        canonical = _canonical(request, self.secrets)
         try:
             response = await transport.handle_async_request(request)
         except BaseException:
@@ -213,16 +259,17 @@ class RecordingTransport(httpx.AsyncBaseTransport):
                     200, headers={"content-encoding": encoding}, content=body
                 ).read()
             headers = {k: v for k, v in response.headers.items() if k.lower() in _KEPT_HEADERS}
+            mask = self.secrets.mask
             self.cassette.append(
                 {
                     "key": request_key(canonical),
                     "request": canonical,
                     "response": {
                         "status": response.status_code,
-                        "headers": headers,
-                        "body": body.decode("utf-8", "replace"),
+                        "headers": {k: mask(v) for k, v in headers.items()},
+                        "body": mask(body.decode("utf-8", "replace")),
                     },
-                    "client": self.client,
+                    "client": self.secrets.mask_data(self.client),
                 }
             )
 
@@ -249,7 +296,9 @@ def record(model: OpenAIModel, path: str | os.PathLike[str]) -> OpenAIModel:
     if model._client is not None:
         raise ConfigurationError("record() cannot wrap a model built with client=; use transport=")
     recording = copy.copy(model)
-    recording._transport = RecordingTransport(Cassette(path), _settings(model), model._transport)
+    settings = _settings(model)
+    transport = RecordingTransport(Cassette(path), settings, model._transport, model.secrets)
+    recording._transport = transport
     return recording
 
 

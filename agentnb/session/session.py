@@ -186,6 +186,15 @@ class Session(Editing):
         self._saved = (len(transcript), transcript.rewrites)
         return self.version
 
+    @classmethod
+    def open(cls, store: Store, session_id: str) -> Session:
+        """The session ``session_id`` as ``store`` holds it, ready to continue (its writes go
+        back there). The one way a stored session is read: ``store.load(id)`` calls it."""
+        version, messages = store.read(validate_session_id(session_id))
+        session = cls(id=session_id, store=store)
+        session._restore_from_store(messages, version)
+        return session
+
     def _restore_from_store(self, messages: list[dict[str, Any]], version: int) -> None:
         self.transcript.rewrite([parse_message(m, where="stored message") for m in messages])
         self.version = version

@@ -6,13 +6,18 @@ the history, after an edit) name the version they build on, and a store whose ve
 on raises :class:`~agentnb.errors.SessionConflict` instead of interleaving two writers.
 The ``persist`` stage commits a run's new messages; edits outside runs commit at once.
 
+The seam is sessions only: ``read``, ``commit``, ``rewrite``, ``list``, ``delete``. What a
+store offers beyond it is shared by :class:`BaseStore`: ``load`` (one path,
+:meth:`Session.open <agentnb.session.session.Session.open>`) and JSONL export and import
+(:mod:`agentnb.storage.jsonl`). Long-term memory has its own small protocol,
+:class:`~agentnb.context.memory.MemoryBackend`, which both stores here also implement.
+
 :class:`MemoryStore` is the default (one per session unless you share one).
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,7 +48,7 @@ def validate_session_id(session_id: object) -> str:
 
 @runtime_checkable
 class Store(Protocol):
-    """What the runtime needs of a store."""
+    """What the runtime needs of a store: a session's messages and version, by id."""
 
     name: str
 
@@ -59,23 +64,17 @@ class Store(Protocol):
         """Replace the history built on version ``base``; return the new version."""
         ...
 
-    def load(self, session_id: str) -> Session: ...
-
-    def list(self) -> list[str]: ...
-
-    def delete(self, session_id: str) -> None: ...
-
-    def add_memory(self, user: str, item: dict[str, Any]) -> None:
-        """Keep one long-term memory item (a fact, a key tool result) for ``user``."""
+    def list(self) -> list[str]:
+        """Every stored session id, sorted."""
         ...
 
-    def memories(self, user: str) -> Records:
-        """Every memory item of ``user``, oldest first."""
+    def delete(self, session_id: str) -> None:
+        """Remove a session, or :class:`~agentnb.errors.SessionNotFound`."""
         ...
 
 
 class BaseStore:
-    """``load``, ``list`` and conflict checks shared by the stores."""
+    """``load``, JSONL export/import and conflict errors, shared by the stores."""
 
     name = "store"
 
@@ -94,55 +93,24 @@ class BaseStore:
     def delete(self, session_id: str) -> None:
         raise NotImplementedError
 
-    def add_memory(self, user: str, item: dict[str, Any]) -> None:
-        raise NotImplementedError
-
-    def memories(self, user: str) -> Records:
-        raise NotImplementedError
-
     def export_jsonl(self, session_id: str, path: str | Path) -> Path:
-        """Write a session as JSONL: a header line, then one OpenAI message per line."""
-        version, messages = self.read(validate_session_id(session_id))
-        header = {"agentnb_session": session_id, "version": version}
-        lines = [json.dumps(header)] + [json.dumps(m, ensure_ascii=False) for m in messages]
-        path = Path(path)
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        return path
+        """Write a session as JSONL (see :func:`agentnb.storage.jsonl.export_session`)."""
+        from ..storage.jsonl import export_session
+
+        return export_session(self, session_id, path)
 
     def import_jsonl(self, path: str | Path, session_id: str | None = None) -> Session:
-        """Store a session exported with :meth:`export_jsonl` (under its id or ``session_id``)."""
-        from .session import Session
+        """Store a session exported with :meth:`export_jsonl` (under its id or ``session_id``;
+        see :func:`agentnb.storage.jsonl.import_session`)."""
+        from ..storage.jsonl import import_session
 
-        try:
-            lines = [line for line in Path(path).read_text(encoding="utf-8").split("\n") if line]
-            records = [json.loads(line) for line in lines]
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise ConfigurationError(f"{path} is not an exported agentnb session: {exc}") from None
-        header = records[0] if records and isinstance(records[0], dict) else {}
-        if "agentnb_session" in header:
-            records = records[1:]
-        elif session_id is None:  # a plain list of messages: nothing names the session
-            raise ConfigurationError(
-                f"{path} has no header line naming the session; pass session_id=... to import "
-                "it as a plain list of messages"
-            )
-        name = session_id or header["agentnb_session"]
-        messages = records
-        if validate_session_id(name) in self.list():
-            raise ConfigurationError(
-                f"session {name!r} is already in this store; delete it first, or import it "
-                "under another id with session_id=..."
-            )
-        return Session(messages, id=name, store=self)
+        return import_session(self, path, session_id)
 
     def load(self, session_id: str) -> Session:
         """The stored session, ready to continue (its writes come back to this store)."""
         from .session import Session
 
-        version, messages = self.read(validate_session_id(session_id))
-        session = Session(id=session_id, store=self)
-        session._restore_from_store(messages, version)
-        return session
+        return Session.open(self, session_id)
 
     @staticmethod
     def _conflict(session_id: str, base: int, actual: int) -> SessionConflict:
@@ -172,13 +140,27 @@ class MemoryStore(BaseStore):
     def __init__(self) -> None:
         self._messages: dict[str, Records] = {}
         self._versions: dict[str, int] = {}
-        self._memories: dict[str, Records] = {}
+        self._memories: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        self._memory_id = 0
 
-    def add_memory(self, user: str, item: dict[str, Any]) -> None:
-        self._memories.setdefault(user, []).append(dict(item))
+    # -- long-term memory (agentnb.context.memory.MemoryBackend) -----------------------------
+    def add_memory(self, user: str, item: dict[str, Any], *, cap: int | None = None) -> int:
+        self._memory_id += 1
+        rows = self._memories.setdefault(user, [])
+        rows.append((self._memory_id, copy.deepcopy(item)))
+        if cap is not None and len(rows) > cap:
+            del rows[: len(rows) - cap]
+        return self._memory_id
+
+    def memory_rows(self, user: str, after: int = 0) -> list[tuple[int, dict[str, Any]]]:
+        rows = self._memories.get(user, [])
+        start = len(rows)
+        while start and rows[start - 1][0] > after:  # ids increase: scan back from the end
+            start -= 1
+        return [(i, copy.deepcopy(item)) for i, item in rows[start:]]
 
     def memories(self, user: str) -> Records:
-        return copy.deepcopy(self._memories.get(user, []))
+        return [item for _, item in self.memory_rows(user)]
 
     def read(self, session_id: str) -> tuple[int, Records]:
         if session_id not in self._versions:

@@ -19,6 +19,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from .. import _json
 from ..errors import AgentnbError, TraceFormatError
 from ..events import Event, _encode, event_from_dict
 from ..messages import parse_message
@@ -30,12 +31,7 @@ HEADER = {"type": "$agentnb-trace", "version": 2}
 
 
 def _dump(record: dict[str, Any]) -> str:
-    line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-    try:
-        line.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: escape it, JSON keeps it exactly
-        line = json.dumps(record, ensure_ascii=True, separators=(",", ":"))
-    return line + "\n"
+    return _json.dumps(record, separators=(",", ":")) + "\n"  # see agentnb._json
 
 
 class _Encoder:

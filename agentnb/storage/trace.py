@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
@@ -82,18 +79,9 @@ class Trace:
 
     def save(self, path: str | Path) -> Path:
         """Write the JSONL form to ``path`` atomically (a temporary file, then a rename)."""
-        path = Path(path)
-        text = self.to_jsonl()
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        return path
+        from .jsonl import write_atomically
+
+        return write_atomically(path, self.to_jsonl())
 
     @classmethod
     def from_jsonl(cls, text: str) -> Trace:

@@ -102,7 +102,7 @@ class TravelModel(Model):
         users = [
             i
             for i, m in enumerate(messages)
-            if m.get("role") == "user" and m.get("name") != "agentnb"
+            if m.get("role") == "user" and m.get("name") not in ("agentnb", MEMORY_NAME)
         ]
         last = users[-1] if users else -1
         texts = [_text(messages[i]) for i in users]
@@ -185,7 +185,7 @@ def _memory_notes(messages: list[dict[str, Any]]) -> list[str]:
     what a tool said once, not what the user asked."""
     notes = []
     for m in messages:
-        if m.get("role") != "system" or m.get("name") != MEMORY_NAME:
+        if m.get("role") not in ("system", "user") or m.get("name") != MEMORY_NAME:
             continue
         for line in _text(m).splitlines():
             item = re.match(r"\s*-\s*(?:\((\w+)\)\s*)?(.+)", line)

@@ -18,6 +18,7 @@ from typing import Any
 
 import traitlets
 
+from .. import _json
 from ..messages import parse_message
 from . import payload
 from .base import Widget
@@ -48,7 +49,7 @@ def request_payload(session: Any, k: int, *, view: Any = None) -> dict[str, Any]
     req = record.request
     wires = req.messages
     tokens = [parse_message(w).tokens for w in wires]
-    return {
+    return _json.shown({  # lone surrogates as U+FFFD: the comm sends UTF-8
         "k": number,
         "n": len(session.requests),
         "messages": [{"w": w, "tok": t, "it": None} for w, t in zip(wires, tokens, strict=True)],
@@ -57,7 +58,7 @@ def request_payload(session: Any, k: int, *, view: Any = None) -> dict[str, Any]
         "budget": dict(record.budget),
         "policy": record.policy,
         "note": record.note,
-    }
+    })  # fmt: skip
 
 
 def _key(wire: Any) -> str:
@@ -90,7 +91,7 @@ def diff_payload(session: Any, j: int, k: int) -> dict[str, Any]:
     sys_a = a.messages[0] if a.messages and _is_system(a.messages[0]) else None
     sys_b = b.messages[0] if b.messages and _is_system(b.messages[0]) else None
     keys = set(a.params) | set(b.params)
-    return {
+    return _json.shown({  # lone surrogates as U+FFFD
         "j": nj,
         "k": nk,
         "n": len(session.requests),
@@ -102,7 +103,7 @@ def diff_payload(session: Any, j: int, k: int) -> dict[str, Any]:
             for key in sorted(keys)
             if a.params.get(key) != b.params.get(key)
         },
-    }
+    })  # fmt: skip
 
 
 class _Inspector(Widget):

@@ -117,9 +117,9 @@ async def test_api_key_in_the_url_is_redacted_when_no_key_is_configured(monkeypa
 
     model = OpenAIModel("m", base_url="http://alice:sk-ONLY-URL-1@host.test/v1", profile="vllm")
     assert "sk-ONLY-URL-1" not in repr(model)
-    assert model._key.all == ("alice:sk-ONLY-URL-1", "sk-ONLY-URL-1")  # not the user name
+    assert model.secrets.values == ("alice:sk-ONLY-URL-1", "sk-ONLY-URL-1")  # not the user name
     token = OpenAIModel("m", base_url="https://tok-ABCDEF@host.test/v1", profile="vllm")
-    assert "tok-ABCDEF" not in repr(token) and token._key.all == ("tok-ABCDEF",)
+    assert "tok-ABCDEF" not in repr(token) and token.secrets.values == ("tok-ABCDEF",)
 
 
 # -- 3. malformed 200 replies -------------------------------------------------------------

@@ -35,6 +35,7 @@ def test_one_server_two_aliases_and_the_models_it_hands_out(tmp_path):
     config = server.config()
     assert config["host"] == "127.0.0.1" and config["port"] == 18080
     formats = {m["model_alias"]: m.get("chat_format") for m in config["models"]}
+    assert formats.pop(server.nonce) is None  # the nonce alias readiness is checked against
     assert formats == ALIASES == {"smollm2": None, "smollm2-tools": "chatml-function-calling"}
     assert all(m["n_ctx"] == 4096 and m["n_threads"] == 1 for m in config["models"])
     model = server.model("smollm2-tools")

@@ -13,6 +13,10 @@ One server serves two aliases of the model (a config file with two entries):
 * ``"smollm2-tools"`` uses ``chatml-function-calling``: automatic tool choice works, but
   the template drops the content of ``tool`` messages, so the model never sees results.
 
+The server owns its port and its process (:mod:`~agentnb.models.local.ownership`): a lock
+per port, a bind check before the start, readiness only from its own process (a nonce
+model alias, its PID on the port), and no server or temp dir outliving the kernel.
+
 As a context manager, or started and stopped from a notebook::
 
     with LocalServer() as server:
@@ -24,10 +28,13 @@ As a context manager, or started and stopped from a notebook::
 from __future__ import annotations
 
 import atexit
+import contextlib
 import copy
 import importlib.util
 import json
 import os
+import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -41,6 +48,15 @@ import httpx
 from ...errors import ConfigurationError
 from ..openai.client import OpenAIModel
 from ..openai.profiles import PROFILES
+from .ownership import (
+    PREFIX,
+    answers_as,
+    parent_death_signal,
+    port_free,
+    port_lock,
+    reap,
+    write_owner,
+)
 from .smollm2 import GGUF_NAME, GGUF_SHA256, fetch_model, find_model
 
 #: The aliases one server serves, with their chat formats (None: the model's own template).
@@ -84,6 +100,9 @@ class LocalServer:
         self.ready_timeout = ready_timeout
         self.process: subprocess.Popen[bytes] | None = None
         self._dir: tempfile.TemporaryDirectory[str] | None = None
+        self._lock: Any = None
+        #: A model alias only this server lists: readiness is checked against it.
+        self.nonce = f"agentnb-{secrets.token_hex(8)}"
 
     @property
     def base_url(self) -> str:
@@ -103,24 +122,50 @@ class LocalServer:
         models = [
             {**common, "model_alias": alias, **({"chat_format": fmt} if fmt else {})}
             for alias, fmt in ALIASES.items()
-        ]
+        ]  # the nonce last: the server loads the first alias only, others when asked
+        models.append({**common, "model_alias": self.nonce})
         return {"host": "127.0.0.1", "port": self.port, "models": models}
+
+    def command(self, config: Path) -> list[str]:
+        """The server's command line (a test may serve something lighter)."""
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise ConfigurationError(
+                "llama-cpp-python is not installed: pip install 'agentnb[local]' (see README)"
+            )
+        return [sys.executable, "-m", "llama_cpp.server", "--config_file", str(config)]
+
+    def _claim_port(self) -> None:
+        reap()  # servers (and temp dirs) a dead kernel left behind
+        self._lock = port_lock(self.port)
+        if self._lock is None:
+            raise ConfigurationError(f"port {self.port} is held by another agentnb LocalServer")
+        if not port_free(self.port):
+            self._lock.close()
+            self._lock = None
+            raise ConfigurationError(
+                f"port {self.port} on 127.0.0.1 is taken by another process: this server "
+                "would not own it. Pass another port=, or none (a free one is chosen)"
+            )
 
     def start(self) -> LocalServer:
         """Start the server and wait until it answers ``GET /v1/models``."""
         if self.running:
             return self
-        if importlib.util.find_spec("llama_cpp") is None:
-            raise ConfigurationError(
-                "llama-cpp-python is not installed: pip install 'agentnb[local]' (see README)"
+        self._claim_port()
+        try:
+            self._dir = tempfile.TemporaryDirectory(prefix=PREFIX)
+            config = Path(self._dir.name) / "config.json"
+            config.write_text(json.dumps(self.config()))
+            command = self.command(config)
+            log = (Path(self._dir.name) / "server.log").open("wb")
+            self.process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=parent_death_signal
             )
-        self._dir = tempfile.TemporaryDirectory(prefix="agentnb-llama-")
-        config = Path(self._dir.name) / "config.json"
-        config.write_text(json.dumps(self.config()))
-        log = (Path(self._dir.name) / "server.log").open("wb")
-        command = [sys.executable, "-m", "llama_cpp.server", "--config_file", str(config)]
-        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        log.close()
+            log.close()
+            write_owner(Path(self._dir.name), self.process.pid)
+        except BaseException:
+            self.stop()
+            raise
         atexit.register(self.stop)
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
@@ -128,11 +173,8 @@ class LocalServer:
                 output = self.log[-2000:]
                 self.stop()
                 raise ConfigurationError(f"the llama.cpp server exited at start:\n{output}")
-            try:
-                if httpx.get(f"{self.base_url}/models", timeout=1.0).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
+            if answers_as(self.base_url, self.nonce, self.process.pid):
+                return self
             time.sleep(0.2)
         output = self.log[-2000:]
         self.stop()
@@ -151,11 +193,15 @@ class LocalServer:
             try:
                 process.wait(10)
             except subprocess.TimeoutExpired:
-                process.kill()
+                with contextlib.suppress(OSError):
+                    os.killpg(process.pid, signal.SIGKILL)  # its whole session
                 process.wait()
         if self._dir is not None:
             self._dir.cleanup()
             self._dir = None
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
 
     def model(self, alias: str = "smollm2-tools", **options: Any) -> OpenAIModel:
         """An :class:`OpenAIModel` for this server (profile ``llama-cpp-python``)."""

@@ -8,9 +8,14 @@ detected) reshapes requests for them. Replies come whole or as SSE streams
 With ``text_actions=True`` a tool call written as text becomes a real one
 (:mod:`~agentnb.models.openai.text_actions`).
 
-The API key is read once (argument, else the profile's environment variable) and kept in a
-wrapper whose repr is ``***``: it is sent in a header and never appears in a repr, an
-event, a trace or an error message (nor does a credential written into ``base_url``).
+The API key is read once (argument, else the profile's environment variable), stripped and
+checked, and registered with every other credential of the client (``headers=``, query
+parameters, the URL's userinfo) in one :class:`~agentnb.models.openai.secrets.Secrets`:
+every text the client passes on (errors, raw chunks, replies, URLs) is masked by it.
+
+Every network phase of a call (the ``profile="auto"`` probe, connecting, headers, the body,
+retries and their waits) runs under one deadline, ``total_timeout``; every body is bounded
+by ``max_response_bytes`` after decompression (:mod:`~agentnb.models.openai.wire`).
 """
 
 from __future__ import annotations
@@ -19,20 +24,29 @@ import asyncio
 import contextlib
 import json
 import os
-import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
 from typing import Any
 
 import httpx
 
+from ... import _json
 from ...errors import ConfigurationError, ModelHTTPError, ModelResponseError, ModelStreamError
 from ..base import Delta, Model, ModelRequest, ModelResponse, split_response
 from .profiles import Profile, detect_profile, get_profile, is_loopback
-from .retry import RetryPolicy, StatusError, call_with_retries, redact
+from .retry import RetryPolicy, StatusError, call_with_retries
+from .secrets import Secrets, check_key, is_secret_name, public_url, url_secrets
 from .sse import SSEReader
-from .text_actions import StreamedText, apply_text_actions
-from .wire import Secret, bounded, load_json, parse_completion, public_url, url_secrets
+from .text_actions import StreamedText, apply_text_actions, echoed_texts
+from .wire import (
+    MAX_ERROR_BYTES,
+    MAX_RESPONSE_BYTES,
+    bounded,
+    load_json,
+    parse_completion,
+    read_limited,
+    sse_lines,
+)
 
 __all__ = ["OpenAIModel"]
 
@@ -50,7 +64,10 @@ class OpenAIModel(Model):
         params: request fields sent every time (``temperature``, ``seed``, ``max_tokens``,
             ``tool_choice``…); the agent's ``model_params`` win over them.
         headers, query: extra HTTP headers and query parameters (Azure's ``api-version``).
-        timeout: seconds per read/write (httpx); ``total_timeout`` bounds a whole call.
+        timeout: seconds per read/write (httpx); ``total_timeout`` bounds a whole call, every
+            phase included (probe, connect, headers, body, retries).
+        max_response_bytes: the most a reply may carry, after decompression (whole replies
+            and streams); past it a ``ModelResponseError``.
         retry: a :class:`~agentnb.models.openai.retry.RetryPolicy`.
         client: an ``httpx.AsyncClient`` you own (kept open); else ``transport`` (e.g.
             ``httpx.MockTransport``) or the default one, in a client opened per call.
@@ -70,6 +87,7 @@ class OpenAIModel(Model):
         query: Mapping[str, str] | None = None,
         timeout: float = 60.0,
         total_timeout: float = 600.0,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
         retry: RetryPolicy | None = None,
         client: httpx.AsyncClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -86,25 +104,37 @@ class OpenAIModel(Model):
             )
         self._auto = profile == "auto"
         chosen = detect_profile(self.base_url) if self._auto else get_profile(profile)
-        key = api_key
+        key = check_key(api_key)
         if key is None and chosen.key_env:
-            key = os.environ.get(chosen.key_env) or None
+            key = check_key(os.environ.get(chosen.key_env), chosen.key_env)
         if key is None and chosen.name == "generic" and base_url is None and env_url:
-            key = os.environ.get("OPENAI_API_KEY") or None  # the pair OPENAI_BASE_URL + KEY
+            key = check_key(os.environ.get("OPENAI_API_KEY"), "OPENAI_API_KEY")  # with the URL
         if key is None and chosen.needs_key:
             raise ConfigurationError(
                 f"OpenAIModel for {public_url(self.base_url)} (profile {chosen.name!r}) needs an "
                 f"API key: pass api_key=... or set {chosen.key_env}"
             )
-        self.query = dict(query or {})
-        self._key = Secret(key, also=url_secrets(self.base_url, self.query))
+        #: Every credential of this client (repr ``***``); masks every text passed on.
+        self.secrets = Secrets(url_secrets(self.base_url), key=key)
+        if public_url(self.base_url) != self.base_url:  # credentials in the URL: kept here
+            self.secrets.base_url, self.base_url = self.base_url, public_url(self.base_url)
+        #: Extra query parameters; a credential among them shows as ``***``.
+        self.query = self.secrets.query(dict(query or {}))
+        given = {str(k): str(v) for k, v in (headers or {}).items()}
+        for name, value in given.items():  # what a header cannot carry fails here, typed
+            if is_secret_name(name):
+                continue  # a credential is stripped and checked without being shown
+            if not (name.isascii() and value.isascii() and value.isprintable()):
+                raise ConfigurationError(f"the header {name!r} is not printable ASCII")
+        #: Extra headers; a credential among them shows as ``***`` (it is kept in secrets).
+        self.headers = self.secrets.headers(given)
         self._profile = chosen
         self._probed = not (self._auto and chosen.name == "generic" and is_loopback(self.base_url))
         self.text_actions = text_actions
         self.name = name or self.model
         self.streaming = stream
         self.params: dict[str, Any] = dict(params or {})
-        self.headers = {str(k): str(v) for k, v in (headers or {}).items()}
+        self.max_response_bytes = max_response_bytes
         self.timeout = httpx.Timeout(timeout, connect=min(10.0, timeout))
         self.total_timeout = total_timeout
         self.retry = retry or RetryPolicy()
@@ -120,7 +150,7 @@ class OpenAIModel(Model):
 
     @property
     def url(self) -> str:
-        return f"{self.base_url}/chat/completions"
+        return f"{self.secrets.base_url or self.base_url}/chat/completions"
 
     @property
     def shown_url(self) -> str:
@@ -128,12 +158,16 @@ class OpenAIModel(Model):
         return public_url(self.url)
 
     def _auth_headers(self) -> dict[str, str]:
-        key = self._key.value
+        """The credential headers: the key's and those given with ``headers=``."""
+        key = self.secrets.key
         if not key:
-            return {}
+            return dict(self.secrets.auth)
         if self._profile.auth_header == "authorization":
-            return {"Authorization": f"Bearer {key}"}
-        return {self._profile.auth_header: key}
+            return {**self.secrets.auth, "Authorization": f"Bearer {key}"}
+        return {**self.secrets.auth, self._profile.auth_header: key}
+
+    def _params(self) -> dict[str, Any]:
+        return {**self.query, **self.secrets.params}
 
     @contextlib.asynccontextmanager
     async def _open(self) -> AsyncIterator[httpx.AsyncClient]:
@@ -143,20 +177,32 @@ class OpenAIModel(Model):
         async with httpx.AsyncClient(transport=self._transport, timeout=self.timeout) as client:
             yield client
 
-    async def _detect(self, client: httpx.AsyncClient) -> None:
+    def _deadline(self) -> float:
+        return asyncio.get_running_loop().time() + self.total_timeout
+
+    async def _detect(self, client: httpx.AsyncClient, deadline: float) -> None:
+        """Ask a loopback server ``GET /models`` once (at most 5 s and 1 MB, within the
+        call's deadline); an unreadable answer just leaves the generic profile."""
         if self._probed:
             return
         self._probed = True
+        listing: Any = None
+        url = f"{self.secrets.base_url or self.base_url}/models"
+        loop = asyncio.get_running_loop()
         try:
-            answer = await client.get(
-                f"{self.base_url}/models", headers=self._auth_headers(), timeout=5.0
-            )
-            listing = answer.json() if answer.status_code == 200 else None
-        except (httpx.HTTPError, ValueError):
+            async with asyncio.timeout_at(min(deadline, loop.time() + 5.0)):
+                headers = {**self.headers, **self._auth_headers()}
+                request = client.build_request("GET", url, headers=headers, params=self._params())
+                answer = await client.send(request, stream=True)
+                try:
+                    if answer.status_code == 200:
+                        raw = await read_limited(answer, 1 << 20, f"GET {public_url(url)}")
+                        listing = json.loads(raw)
+                finally:
+                    await answer.aclose()
+        except (httpx.HTTPError, ValueError, RecursionError, TimeoutError, ModelResponseError):
             listing = None
-        self._profile = detect_profile(
-            self.base_url, listing if isinstance(listing, dict) else None
-        )
+        self._profile = detect_profile(self.base_url, listing if isinstance(listing, dict) else {})
 
     def _body(self, request: ModelRequest, stream: bool) -> tuple[dict[str, Any], list[str]]:
         body: dict[str, Any] = {"model": self.model, **self.params}
@@ -171,7 +217,8 @@ class OpenAIModel(Model):
     def review(self, response: ModelResponse, request: ModelRequest) -> ModelResponse:
         """Post-process a whole reply: text actions, when enabled (streams call it too)."""
         if self._text_actions_on() and request.tools and not response.message.tool_calls:
-            return apply_text_actions(response, request.tools, str(len(request.messages)))
+            echoes = echoed_texts(request.messages)
+            return apply_text_actions(response, request.tools, str(len(request.messages)), echoes)
         return response
 
     def finish_stream(self, response: ModelResponse, request: ModelRequest) -> ModelResponse:
@@ -192,97 +239,135 @@ class OpenAIModel(Model):
 
     async def _send(self, client: httpx.AsyncClient, body: dict[str, Any]) -> httpx.Response:
         """One attempt: an open streamed response with a 2xx status (the caller closes it)."""
-        headers = {**self.headers, **self._auth_headers()}
+        headers = {**self.headers, **self._auth_headers(), "Content-Type": "application/json"}
         if body.get("stream"):
             headers["Accept"] = "text/event-stream"
+        content = _json.dumps(body, separators=(",", ":")).encode()  # lone surrogates escaped
         req = client.build_request(
-            "POST", self.url, json=body, headers=headers, params=self.query, timeout=self.timeout
-        )
+            "POST", self.url, content=content, headers=headers, params=self._params(),
+            timeout=self.timeout,
+        )  # fmt: skip
         response = await client.send(req, stream=True)
         if response.status_code >= 300:
-            try:
-                raw = await response.aread()
+            try:  # only as much as a message shows: never a whole hostile body per retry
+                raw = await read_limited(response, MAX_ERROR_BYTES, "", cut=True)
             finally:
                 await response.aclose()
-            raise StatusError(
-                response.status_code, raw.decode("utf-8", "replace"), response.headers
-            )
+            text = self.secrets.mask(raw.decode("utf-8", "replace"))
+            raise StatusError(response.status_code, text, response.headers)
         return response
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        deadline = self._deadline()
         async with self._open() as client:
-            await self._detect(client)
+            await self._detect(client, deadline)
             body, repairs = self._body(request, stream=False)
-            response = await self._complete_body(client, body)
+            response = await self._complete_body(client, body, deadline)
         if repairs:
             response = replace(response, repairs=(*response.repairs, *repairs))
         return self.review(response, request)
 
-    async def _complete_body(
-        self, client: httpx.AsyncClient, body: dict[str, Any]
-    ) -> ModelResponse:
-        async def attempt() -> tuple[str, dict[str, Any] | None]:
-            response = await self._send(client, body)
-            try:
-                text = redact((await response.aread()).decode("utf-8", "replace"), self._key.all)
-            finally:
-                await response.aclose()
-            try:
-                data = load_json(text, f"POST {self.shown_url}: the reply")
-            except json.JSONDecodeError:
-                return text, None
-            return text, data if isinstance(data, dict) else None
+    def _late(self, what: str) -> ModelHTTPError:
+        return ModelHTTPError(f"{what}: no reply within total_timeout={self.total_timeout:g} s")
 
+    async def _read_whole(self, response: httpx.Response, what: str) -> ModelResponse:
+        """A whole reply: bounded, masked, parsed (invalid JSON is a ModelResponseError)."""
         try:
-            async with asyncio.timeout(self.total_timeout):
-                text, data = await call_with_retries(
-                    self.retry, attempt, what=f"POST {self.shown_url}", secret=self._key.all
-                )
-        except TimeoutError:
-            raise ModelHTTPError(
-                f"POST {self.shown_url}: no reply within total_timeout={self.total_timeout:g} s"
-            ) from None
-        if data is None:
-            snippet = text[:300]
-            raise ModelResponseError(
-                f"POST {self.shown_url} answered with invalid JSON: {snippet!r}"
-            )
+            raw = await read_limited(response, self.max_response_bytes, what)
+        finally:
+            await response.aclose()
+        text = self.secrets.mask(raw.decode("utf-8", "replace"))
+        try:
+            data = load_json(text, f"{what}: the reply")
+        except json.JSONDecodeError:
+            data = None
+        if not isinstance(data, dict):
+            raise ModelResponseError(f"{what} answered with invalid JSON: {text[:300]!r}")
         return parse_completion(data, self.name)
 
+    async def _complete_body(
+        self, client: httpx.AsyncClient, body: dict[str, Any], deadline: float
+    ) -> ModelResponse:
+        what = f"POST {self.shown_url}"
+
+        async def attempt() -> ModelResponse:
+            return await self._read_whole(await self._send(client, body), what)
+
+        try:
+            async with asyncio.timeout_at(deadline):
+                return await call_with_retries(self.retry, attempt, what=what, secret=self.secrets)
+        except TimeoutError:
+            raise self._late(what) from None
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:
+        deadline = self._deadline()
         async with self._open() as client:
-            await self._detect(client)
+            await self._detect(client, deadline)
             body, _ = self._body(request, stream=True)
             if not body.get("stream"):  # the profile cannot stream this request
-                whole = self.review(await self._complete_body(client, body), request)
-                raw = json.dumps(whole.raw, ensure_ascii=False) if whole.raw else None
-                for i, delta in enumerate(split_response(whole, 24)):
-                    yield replace(delta, raw=raw) if i == 0 else delta
+                whole = self.review(await self._complete_body(client, body, deadline), request)
+                for delta in _as_deltas(whole):
+                    yield delta
                 return
             what = f"POST {self.shown_url} (stream)"
-            deadline = time.monotonic() + self.total_timeout
-            response = await call_with_retries(
-                self.retry, lambda: self._send(client, body), what=what, secret=self._key.all
-            )
-            reader = SSEReader(what, self._key.all)
-            parts = StreamedText()
             try:
-                async for delta in bounded(reader.deltas(response.aiter_lines()), deadline, what):
+                async with asyncio.timeout_at(deadline):  # connect and headers are in it too
+                    response = await call_with_retries(
+                        self.retry, lambda: self._send(client, body), what=what, secret=self.secrets
+                    )
+            except TimeoutError:
+                raise self._late(what) from None
+            kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            if kind and kind != "text/event-stream":
+                whole = self.review(await self._not_a_stream(response, kind, what), request)
+                for delta in _as_deltas(whole):
+                    yield delta
+                return
+            reader = SSEReader(what, self.secrets)
+            parts = StreamedText()
+            lines = sse_lines(response, self.max_response_bytes, what)
+            try:
+                deltas = bounded(reader.deltas(lines), deadline, what, lambda: reader.finished)
+                async for delta in deltas:
                     parts.add(delta)
                     yield delta
                 reader.check_complete()
             except (httpx.TransportError, httpx.StreamError) as exc:
-                raise ModelStreamError(
-                    f"{what}: the connection failed after {reader.chunks} chunks "
-                    f"({type(exc).__name__}); the partial reply was discarded"
-                ) from exc
+                if not reader.finished:  # a reply with its finish_reason is whole: kept
+                    raise ModelStreamError(
+                        f"{what}: the connection failed after {reader.chunks} chunks "
+                        f"({type(exc).__name__}); the partial reply was discarded"
+                    ) from exc
             finally:
                 await response.aclose()
         if self._text_actions_on():
-            for delta in parts.action_deltas(request.tools, str(len(request.messages))):
+            echoes = echoed_texts(request.messages)
+            for delta in parts.action_deltas(request.tools, str(len(request.messages)), echoes):
                 yield delta
+
+    async def _not_a_stream(self, response: httpx.Response, kind: str, what: str) -> ModelResponse:
+        """A streamed request answered with a whole body: a completion is read as one (some
+        servers ignore ``stream``); anything else is a ModelResponseError saying what came."""
+        if kind == "application/json":
+            return await self._read_whole(response, what)
+        try:
+            raw = await read_limited(response, MAX_ERROR_BYTES, what, cut=True)
+        finally:
+            await response.aclose()
+        snippet = self.secrets.mask(raw.decode("utf-8", "replace"))[:300]
+        raise ModelResponseError(
+            f"{what}: the server answered a streamed request with {kind}, not an event "
+            f"stream: {snippet!r}"
+        )
 
     def __repr__(self) -> str:
         mode = " streaming" if self.streaming else ""
         where = public_url(self.base_url)
         return f"<OpenAIModel {self.model!r} at {where} profile={self._profile.name}{mode}>"
+
+
+def _as_deltas(whole: ModelResponse) -> list[Delta]:
+    """A whole reply as the deltas of a stream (the first keeps the raw reply)."""
+    raw = json.dumps(whole.raw, ensure_ascii=False) if whole.raw else None
+    deltas = split_response(whole, 24)
+    return [replace(d, raw=raw) if i == 0 else d for i, d in enumerate(deltas)]

@@ -199,9 +199,9 @@ def detect_profile(base_url: str, listing: dict[str, Any] | None = None) -> Prof
         return PROFILES["azure"]
     if parts.port == 11434:
         return PROFILES["ollama"]
-    owners = {
-        str(m.get("owned_by")) for m in (listing or {}).get("data", []) if isinstance(m, dict)
-    }
+    data = (listing or {}).get("data") if isinstance(listing, dict) else None
+    models = data if isinstance(data, list) else []  # a malformed listing: no hint
+    owners = {str(m.get("owned_by")) for m in models if isinstance(m, dict)}
     if "me" in owners:  # llama-cpp-python lists its models as owned by "me"
         return PROFILES["llama-cpp-python"]
     if "vllm" in owners:

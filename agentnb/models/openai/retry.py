@@ -29,6 +29,7 @@ from tenacity import (
 from tenacity.stop import stop_base
 
 from ...errors import ModelHTTPError
+from .secrets import Secrets
 
 __all__ = ["RetryPolicy", "StatusError", "call_with_retries", "redact"]
 
@@ -144,12 +145,12 @@ class RetryPolicy:
         )
 
 
-def redact(text: str, secret: str | Iterable[str] | None) -> str:
-    """``text`` with every occurrence of ``secret`` (or of each of several) as ``***``."""
-    secrets = (secret,) if isinstance(secret, str) or secret is None else secret
-    for one in sorted((s for s in secrets if s and len(s) >= 4), key=len, reverse=True):
-        text = text.replace(one, "***")
-    return text
+def redact(text: str, secret: Secrets | str | Iterable[str] | None) -> str:
+    """``text`` with every form of ``secret`` (a :class:`Secrets`, or plain values) as ``***``."""
+    if isinstance(secret, Secrets):
+        return secret.mask(text)
+    values = (secret,) if isinstance(secret, str) or secret is None else secret
+    return Secrets(values).mask(text)
 
 
 def trim(text: str, limit: int = 500) -> str:
@@ -162,7 +163,7 @@ async def call_with_retries(
     attempt: Callable[[], Awaitable[T]],
     *,
     what: str,
-    secret: str | Iterable[str] | None = None,
+    secret: Secrets | str | Iterable[str] | None = None,
 ) -> T:
     """Run ``attempt`` under ``policy``; failures end as :class:`ModelHTTPError`.
 
@@ -175,7 +176,7 @@ async def call_with_retries(
                 tries = try_.retry_state.attempt_number
                 return await attempt()
     except StatusError as exc:
-        body = redact(trim(exc.body), secret)
+        body = trim(redact(exc.body, secret))  # masked before cut: no half key
         hint = ""
         if exc.status in (401, 403):
             hint = " (check the API key and that it belongs to this endpoint)"

@@ -14,13 +14,14 @@ The API key (and any credential in the URL) is masked in payloads before anythin
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
 from ...errors import ModelResponseError, ModelStreamError
 from ..base import Delta, Usage
 from .retry import redact
+from .secrets import Secrets
 from .wire import load_json
 
 __all__ = ["SSEReader", "chunk_deltas"]
@@ -103,9 +104,9 @@ def chunk_deltas(chunk: dict[str, Any], raw: str | None = None) -> list[Delta]:
 class SSEReader:
     """Reads SSE lines and yields deltas; remembers whether the stream ended properly."""
 
-    def __init__(self, what: str, secrets: Iterable[str | None] = ()) -> None:
+    def __init__(self, what: str, secrets: Secrets | None = None) -> None:
         self.what = what
-        self.secrets = tuple(s for s in secrets if s)  # masked in payloads and messages
+        self.secrets = secrets or Secrets()  # masked in payloads and messages
         self.chunks = 0
         self.finished = False  # a finish_reason was seen
         self.done = False  # [DONE] was seen

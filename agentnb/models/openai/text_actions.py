@@ -17,6 +17,18 @@ arguments given bare, a lone string for a one-parameter tool. A text that clearl
 act but cannot be parsed keeps its text and gets ``correction`` ("your action was not valid
 because …; answer again"), which the runtime sends back to the model. Plain prose is left
 alone: it is a final answer.
+
+Only what is meant as an action is taken, at the top level of the model's own text:
+
+* never what the reply only shows: inline code, fenced code that is not one action object,
+  ``>`` quoted lines, a tag inside a quotation ("I will NOT run `delete_booking(...)`" runs
+  nothing);
+* never an action copied from a tool result of the request (``echoes``): a web page or an
+  e-mail carrying a ``<tool_call>`` is data, and an echo of it executes nothing;
+* a ``name(key=value)`` call only when the whole reply is calls; JSON inside prose only when
+  it names a known tool; JSON an answer quotes (``{"name": "全季酒店", …}``) is an answer;
+* one linear pass finds the JSON objects (:data:`MAX_TEXT` characters at most; deeper than
+  :data:`MAX_DEPTH` is an invalid action, never a ``RecursionError``).
 """
 
 from __future__ import annotations
@@ -26,17 +38,26 @@ import hashlib
 import html
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from ...messages import AssistantMessage, FunctionCall, ToolCall
 from ..base import Delta, ModelResponse
+from .quoting import MAX_DEPTH, MAX_TEXT, TooDeep, echoed, echoed_texts, objects, shown
 
-__all__ = ["StreamedText", "TextAction", "apply_text_actions", "parse_text_actions"]
+__all__ = [
+    "StreamedText",
+    "TextAction",
+    "apply_text_actions",
+    "echoed_texts",
+    "parse_text_actions",
+]
 
 _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
-_FENCE = re.compile(r"```(?:json|tool_call|tool|javascript)?\s*\n?(.*?)```", re.S)
-_FUNCTIONS = re.compile(r"functions\.([A-Za-z_][\w-]*)\s*:\s*(\{.*)", re.S)
+_FENCE = re.compile(r"```(?:json|tool_call|tool|javascript)?[ \t]*\n?(.*?)```", re.S)
+_FUNCTIONS = re.compile(r"^[ \t]*functions\.([A-Za-z_][\w-]*)\s*:\s*(\{.*)", re.S | re.M)
+
 _NAME_KEYS = ("name", "tool", "tool_name", "function", "action")
 _ARG_KEYS = ("arguments", "parameters", "args", "input", "action_input")
 
@@ -128,12 +149,17 @@ def _call_from_object(obj: Any, tools: _Tools, action: TextAction) -> None:
     action.calls.append((resolved, args))
 
 
-def _python_call(text: str, tools: _Tools, action: TextAction) -> bool:
-    """``name(key=value, ...)`` on a line of its own, for a known tool name."""
-    for line in text.strip().splitlines():
-        match = re.fullmatch(r"\s*`?([A-Za-z_][\w.]*)\((.*)\)`?\s*;?\s*", line)
-        if not match or tools.resolve(match.group(1), TextAction()) is None:
-            continue
+def _python_calls(text: str, tools: _Tools, action: TextAction) -> None:
+    """``name(key=value, ...)``, one per line, when the whole reply is such calls (a call
+    shown in prose or in backticks is a quote, never an action)."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    matches = [re.fullmatch(r"([A-Za-z_][\w.]*)\((.*)\)\s*;?", line) for line in lines]
+    if not lines or not all(matches):
+        return
+    if any(tools.resolve(m.group(1), TextAction()) is None for m in matches if m):
+        return
+    for line, match in zip(lines, matches, strict=True):
+        assert match is not None
         action.attempted = True
         try:
             node = ast.parse(f"f({match.group(2)})", mode="eval").body
@@ -141,15 +167,18 @@ def _python_call(text: str, tools: _Tools, action: TextAction) -> bool:
             if node.args:
                 raise ValueError("positional arguments")
             args = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg}
-        except (SyntaxError, ValueError, AssertionError) as exc:
-            action.error = f"the call {line.strip()!r} could not be read ({exc}); use key=value"
-            return True
+        except (SyntaxError, ValueError, AssertionError, RecursionError, MemoryError) as exc:
+            action.error = f"the call {line!r} could not be read ({exc}); use key=value"
+            return
         _call_from_object({"name": match.group(1), "arguments": args}, tools, action)
-        return True
-    return False
 
 
 def _loads(text: str) -> Any:
+    """The JSON value ``text`` is (or starts with, after leading prose); depth is checked
+    first, so nesting is bounded and typed (:class:`TooDeep`), never a RecursionError."""
+    spans = objects(text)
+    if any(deep for _, _, deep in spans):
+        raise TooDeep
     try:
         return json.loads(text)
     except json.JSONDecodeError:
@@ -160,65 +189,105 @@ def _loads(text: str) -> Any:
         return obj
 
 
-def _embedded_calls(text: str) -> list[str]:
-    """JSON objects inside prose that name a tool or carry arguments."""
-    found: list[str] = []
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start >= 0:
-        try:
-            obj, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            start = text.find("{", start + 1)
-            continue
-        if isinstance(obj, dict) and any(k in obj for k in (*_NAME_KEYS, *_ARG_KEYS)):
-            found.append(text[start:end])
-        start = text.find("{", end)
-    return found
+def _looks_like_action(obj: Any, tools: _Tools, *, whole: bool) -> bool:
+    """Whether a JSON value is meant as a call: it names a known tool, or (when it is the
+    whole reply) it carries arguments. JSON an answer quotes (a hotel named "全季酒店") is not."""
+    if isinstance(obj, list):
+        return bool(obj) and all(_looks_like_action(o, tools, whole=whole) for o in obj)
+    if not isinstance(obj, dict):
+        return False
+    if isinstance(obj.get("function"), dict):
+        obj = obj["function"]
+    name = next((obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str)), None)
+    if name is not None and tools.resolve(name, TextAction()) is not None:
+        return True
+    if not whole:
+        return False
+    if any(k in obj for k in _ARG_KEYS):
+        return True
+    return name is None and len(tools.fitting(obj)) == 1
 
 
-def parse_text_actions(text: str, schemas: list[dict[str, Any]]) -> TextAction:
-    """Find tool calls written in ``text``, for the tools in ``schemas``."""
+def parse_text_actions(
+    text: str, schemas: list[dict[str, Any]], echoes: Sequence[str] = ()
+) -> TextAction:
+    """Find tool calls written at the top level of ``text``, for the tools in ``schemas``.
+
+    ``echoes`` are texts the model was shown (the request's tool results): an action copied
+    from one of them is ignored. See the module docstring for the forms and the rules.
+    """
     tools = _Tools(schemas)
     action = TextAction()
+    if len(text) > MAX_TEXT:
+        action.notes.append(f"a reply over {MAX_TEXT:,} characters is not read for actions")
+        return action
     if "&#34;" in text or "&quot;" in text:  # chatml-function-calling HTML-escapes prompts
         text = html.unescape(text)
         action.notes.append("HTML-escaped quotes were unescaped")
-    match = _FUNCTIONS.search(text)
-    if match:
+    visible = shown(text)
+    match = _FUNCTIONS.search(visible)
+    if match and not echoed(text[match.start() :], echoes):
         action.attempted = True
         try:
-            args = _loads(match.group(2))
+            args = _loads(text[match.start(2) :])
         except json.JSONDecodeError as exc:
             action.error = f"its JSON could not be parsed ({exc.msg} at char {exc.pos})"
             return action
+        except TooDeep:
+            action.error = f"its JSON is nested deeper than {MAX_DEPTH} levels"
+            return action
         _call_from_object({"name": match.group(1), "arguments": args}, tools, action)
         return action
-    blocks = _TAG.findall(text)
+    explicit = True
+    blocks = [text[m.start(1) : m.end(1)] for m in _TAG.finditer(visible)]
     if not blocks:
-        blocks = [b for b in _FENCE.findall(text) if re.search(r'"(name|arguments)"\s*:', b)]
+        explicit = False
+        fenced = [m.group(1) for m in _FENCE.finditer(text)]
+        blocks = [b for b in fenced if _json_action(b, tools, whole=True)]
     stripped = text.strip()
     if not blocks and stripped.startswith(("{", "[")) and stripped.endswith(("}", "]")):
-        blocks = [stripped]
+        blocks = [stripped] if _json_action(stripped, tools, whole=True) else []
     if not blocks:
-        blocks = _embedded_calls(text)
+        spans = objects(visible)
+        pieces = [text[a:b] for a, b, deep in spans if not deep and '"' in text[a:b]]
+        blocks = [p for p in pieces[:64] if _json_action(p, tools, whole=False)]  # a bound
     for block in blocks:
+        if echoed(block, echoes):
+            action.notes.append("an action copied from a tool result was ignored (it is data)")
+            continue
         action.attempted = True
         try:
             obj = _loads(block)
         except json.JSONDecodeError as exc:
             action.error = f"its JSON could not be parsed ({exc.msg} at char {exc.pos})"
             return action
+        except TooDeep:
+            action.error = f"its JSON is nested deeper than {MAX_DEPTH} levels"
+            return action
         _call_from_object(obj, tools, action)
         if action.error:
             return action
-    if not blocks:
-        _python_call(text, tools, action)
+    if not blocks and not explicit:
+        _python_calls(visible, tools, action)
     return action
 
 
+def _json_action(block: str, tools: _Tools, *, whole: bool) -> bool:
+    """Whether ``block`` parses as JSON meant as an action (unparseable: not an action,
+    unless it clearly tries, naming ``"name"``/``"arguments"`` keys as a whole reply)."""
+    try:
+        return _looks_like_action(_loads(block), tools, whole=whole)
+    except TooDeep:
+        return whole
+    except (json.JSONDecodeError, ValueError):
+        return whole and bool(re.search(r'"(name|arguments)"\s*:', block))
+
+
 def apply_text_actions(
-    response: ModelResponse, schemas: list[dict[str, Any]], salt: str = ""
+    response: ModelResponse,
+    schemas: list[dict[str, Any]],
+    salt: str = "",
+    echoes: Sequence[str] = (),
 ) -> ModelResponse:
     """``response`` with its text action turned into tool calls, or with a correction.
 
@@ -228,7 +297,7 @@ def apply_text_actions(
     text = response.message.text
     if not text.strip():
         return response
-    action = parse_text_actions(text, schemas)
+    action = parse_text_actions(text, schemas, echoes)
     if action.error:
         return replace(
             response,
@@ -271,11 +340,13 @@ class StreamedText:
         if delta.tool_index is not None:
             self.calls = max(self.calls, delta.tool_index + 1)
 
-    def action_deltas(self, schemas: list[dict[str, Any]], salt: str = "") -> list[Delta]:
+    def action_deltas(
+        self, schemas: list[dict[str, Any]], salt: str = "", echoes: Sequence[str] = ()
+    ) -> list[Delta]:
         if self.calls or not schemas:
             return []
         whole = ModelResponse(AssistantMessage(content="".join(self.text)), finish_reason="stop")
-        fixed = apply_text_actions(whole, schemas, salt)
+        fixed = apply_text_actions(whole, schemas, salt, echoes)
         return [
             Delta(
                 tool_index=i,

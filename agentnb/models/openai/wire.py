@@ -1,76 +1,49 @@
-"""Wire helpers of OpenAIModel: reading a whole completion, bounding a stream, hiding a key
-(also one written into the URL: userinfo and ``api_key``/``key``/``token`` parameters)."""
+"""Wire helpers of OpenAIModel: reading a whole completion, and bounding what a server sends.
+
+Every byte a server sends is counted after decompression (a gzip bomb is counted as what it
+expands to): whole replies and streams stop at ``max_response_bytes`` with a
+:class:`~agentnb.errors.ModelResponseError`, error bodies are read only as far as a message
+shows them (:data:`MAX_ERROR_BYTES`), and a stream ends at its deadline (:func:`bounded`).
+Credentials are masked by :mod:`~agentnb.models.openai.secrets`.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import json
-import time
-from collections.abc import AsyncIterator
+import re
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+
+import httpx
 
 from ...errors import ModelResponseError, ModelStreamError
 from ..base import Delta, ModelResponse, coerce_response
+from .secrets import public_url, url_secrets
 
-__all__ = ["Secret", "bounded", "load_json", "parse_completion", "public_url", "url_secrets"]
+__all__ = [
+    "MAX_ERROR_BYTES",
+    "MAX_RESPONSE_BYTES",
+    "bounded",
+    "load_json",
+    "parse_completion",
+    "public_url",
+    "read_limited",
+    "sse_lines",
+    "url_secrets",
+]
 
-#: Query parameters whose values are credentials (compared lower-case, ``-`` as ``_``).
-SECRET_PARAMS = frozenset({"api_key", "key", "token", "access_token", "apikey"})
+#: The default bound on one reply (whole or streamed), in bytes after decompression.
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+#: How much of an error body is read (a message shows its first 500 characters).
+MAX_ERROR_BYTES = 64 * 1024
+#: How long a stream that already has its finish_reason may wait for ``[DONE]``.
+DONE_GRACE = 1.0
+_BREAK = re.compile(r"\r\n|\r|\n")
 
 _MESSAGE_KEYS = ("role", "content", "tool_calls", "refusal", "reasoning_content", "name")
-
-
-class Secret:
-    """Holds the API key (and ``also``: credentials from the URL); shows as ``***``."""
-
-    __slots__ = ("also", "value")
-
-    def __init__(self, value: str | None, also: tuple[str, ...] = ()) -> None:
-        self.value = value
-        self.also = also
-
-    @property
-    def all(self) -> tuple[str, ...]:
-        """Every secret to mask in text shown to people."""
-        return tuple(s for s in (self.value, *self.also) if s)
-
-    def __repr__(self) -> str:
-        return "***" if self.value else "None"
-
-
-def _secret_param(name: str) -> bool:
-    return name.lower().replace("-", "_") in SECRET_PARAMS
-
-
-def public_url(url: str) -> str:
-    """``url`` safe to show: userinfo and credential query parameters become ``***``."""
-    parts = urlsplit(url)
-    netloc, query = parts.netloc, parts.query
-    if "@" in netloc:
-        netloc = "***@" + netloc.rpartition("@")[2]
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        if any(_secret_param(k) for k, _ in pairs):
-            shown = [(k, "***" if _secret_param(k) else v) for k, v in pairs]
-            query = urlencode(shown, safe="*")
-    if (netloc, query) == (parts.netloc, parts.query):
-        return url
-    return urlunsplit(parts._replace(netloc=netloc, query=query))
-
-
-def url_secrets(url: str, query: dict[str, Any] | None = None) -> tuple[str, ...]:
-    """The credentials written into ``url`` (user, password, key parameters) and ``query``."""
-    parts = urlsplit(url)
-    found: list[str] = []
-    if "@" in parts.netloc:  # user:password, or a bare token; a user name alone is no secret
-        userinfo = parts.netloc.rpartition("@")[0]
-        for piece in (userinfo, userinfo.partition(":")[2] if ":" in userinfo else userinfo):
-            found += [piece, unquote(piece)]
-    pairs = [*parse_qsl(parts.query, keep_blank_values=True), *(query or {}).items()]
-    found += [str(v) for k, v in pairs if _secret_param(str(k))]
-    return tuple(dict.fromkeys(s for s in found if s))
 
 
 def load_json(text: str, what: str) -> Any:
@@ -82,18 +55,83 @@ def load_json(text: str, what: str) -> Any:
         raise ModelResponseError(f"{what} is JSON nested too deeply to read") from None
 
 
-async def bounded(deltas: AsyncIterator[Delta], deadline: float, what: str) -> AsyncIterator[Delta]:
-    """``deltas``, failing with ModelStreamError once ``deadline`` passes (a slow drip)."""
+def too_large(what: str, limit: int) -> ModelResponseError:
+    return ModelResponseError(
+        f"{what}: the reply is larger than max_response_bytes={limit:,} bytes (counted after "
+        "decompression); it was not read further"
+    )
+
+
+async def read_limited(
+    response: httpx.Response, limit: int, what: str, *, cut: bool = False
+) -> bytes:
+    """The decoded body, at most ``limit`` bytes: past it a ModelResponseError, or with
+    ``cut`` the first ``limit`` bytes (for error bodies, shown only in part)."""
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            if not cut:
+                raise too_large(what, limit)
+            parts.append(chunk[: len(chunk) - (size - limit)])
+            break
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+async def sse_lines(response: httpx.Response, limit: int, what: str) -> AsyncIterator[str]:
+    """The lines of an event stream (split on CR, LF or CRLF only, as SSE says: U+2028 is an
+    ordinary character), at most ``limit`` decoded bytes in all (so any one line too)."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    line: list[str] = []
+    size = 0
+    skip_lf = False
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise too_large(what, limit)
+        text = decoder.decode(chunk)
+        if skip_lf and text.startswith("\n"):
+            text = text[1:]
+        skip_lf = text.endswith("\r")
+        pieces = _BREAK.split(text)
+        if len(pieces) == 1:
+            line.append(text)
+            continue
+        yield "".join(line) + pieces[0]
+        for piece in pieces[1:-1]:
+            yield piece
+        line = [pieces[-1]]
+    rest = "".join(line) + decoder.decode(b"", final=True)
+    if rest:
+        yield rest
+
+
+async def bounded(
+    deltas: AsyncIterator[Delta],
+    deadline: float,
+    what: str,
+    settled: Callable[[], bool] = lambda: False,
+) -> AsyncIterator[Delta]:
+    """``deltas`` until ``deadline`` (the loop's clock): past it a ModelStreamError, unless
+    ``settled()`` says the reply is complete (a finish_reason came), which then waits only
+    :data:`DONE_GRACE` seconds more for ``[DONE]`` and ends cleanly without it."""
+    loop = asyncio.get_running_loop()
     iterator = aiter(deltas)
     try:
         while True:
-            remaining = deadline - time.monotonic()
+            done = settled()
+            remaining = deadline - loop.time()
+            wait = min(remaining, DONE_GRACE) if done else remaining
             try:
-                async with asyncio.timeout(max(0.0, remaining)):
+                async with asyncio.timeout(max(0.0, wait)):
                     delta = await anext(iterator)
             except StopAsyncIteration:
                 return
             except TimeoutError:
+                if done:
+                    return
                 raise ModelStreamError(f"{what}: the stream did not finish in time") from None
             yield delta
     finally:

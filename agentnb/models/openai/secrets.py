@@ -1,0 +1,171 @@
+"""The one secrets policy of HTTP models: every credential registered once, masked everywhere.
+
+A client registers each credential it is given, however it came: the ``api_key`` argument
+or its environment variable, a header passed with ``headers=`` whose name says it holds a
+credential (:func:`is_secret_name`), a query parameter by the same case-insensitive rule
+(``key``, ``api_key``, ``apikey``, ``API_KEY``, ``Api-Key``, ``access_token``…), and the
+userinfo of the base URL. :class:`Secrets` then masks each of them as ``***`` in every form
+text can carry it: raw, stripped of whitespace, ``repr``-escaped (as HTTP libraries print a
+header value), JSON-escaped, percent-encoded and as a ``bytes`` repr. The client, the
+retries, the SSE reader, errors, events, traces, cassettes and the live view all receive
+text that went through one :meth:`Secrets.mask`, so none of them needs its own list.
+
+Keys are checked when given (:func:`check_key`): surrounding whitespace (a key read from a
+file keeps its newline) is stripped, and a key that is not printable ASCII is a
+:class:`~agentnb.errors.ConfigurationError` that names the position, never the key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlencode, urlsplit, urlunsplit
+
+from ...errors import ConfigurationError
+
+__all__ = ["MASK", "Secrets", "check_key", "is_secret_name", "public_url", "url_secrets"]
+
+MASK = "***"
+#: A header or query-parameter name holding a credential contains one of these (compared
+#: lower-case with ``-`` and ``_`` removed): ``Api-Key``, ``x-api-key``, ``API_KEY``, ``token``…
+_SECRET_WORDS = ("key", "token", "secret", "auth", "password", "passwd", "cookie", "signature")
+#: Shorter forms are not masked (they would blank ordinary words); keys are far longer.
+_MIN = 4
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a header or query parameter named ``name`` holds a credential."""
+    flat = name.lower().replace("-", "").replace("_", "")
+    return any(word in flat for word in _SECRET_WORDS) or flat == "sig"
+
+
+def check_key(key: object, what: str = "api_key") -> str | None:
+    """``key`` stripped of surrounding whitespace; None when empty. Raises (without the key)
+    when it is not a string of printable ASCII (an HTTP header cannot carry anything else)."""
+    if key is None:
+        return None
+    if not isinstance(key, str):
+        raise ConfigurationError(f"{what} must be a string, not {type(key).__name__}")
+    stripped = key.strip()
+    for position, char in enumerate(stripped):
+        if not " " < char <= "~":
+            raise ConfigurationError(
+                f"{what} has a character that cannot be sent in an HTTP header at position "
+                f"{position} (U+{ord(char):04X}); a key is printable ASCII. Check how it was "
+                "copied (the key itself is not shown)"
+            )
+    return stripped or None
+
+
+def forms(secret: str) -> set[str]:
+    """Every spelling of ``secret`` that text may carry (see the module docstring)."""
+    found = {secret, secret.strip()}
+    for s in list(found):
+        found |= {
+            repr(s)[1:-1],
+            json.dumps(s)[1:-1],
+            json.dumps(s, ensure_ascii=False)[1:-1],
+            quote(s, safe=""),
+            quote_plus(s),
+            repr(s.encode("utf-8", "surrogatepass"))[2:-1],
+        }
+    return {f for f in found if len(f) >= _MIN}
+
+
+class Secrets:
+    """The credentials of one client. ``repr`` is ``***``; :meth:`mask` hides each of them."""
+
+    __slots__ = ("_forms", "auth", "base_url", "key", "params", "values")
+
+    def __init__(self, values: Iterable[str | None] = (), *, key: str | None = None) -> None:
+        #: The API key sent in the auth header (also among ``values``).
+        self.key = key
+        #: Headers given with ``headers=`` that hold credentials (shown elsewhere as ``***``).
+        self.auth: dict[str, str] = {}
+        #: The base URL as given, when it holds credentials (else None).
+        self.base_url: str | None = None
+        #: Query parameters given with ``query=`` that hold credentials.
+        self.params: dict[str, str] = {}
+        self.values: tuple[str, ...] = ()
+        self._forms: tuple[str, ...] = ()
+        self.add(key, *values)
+
+    def add(self, *values: str | None) -> Secrets:
+        """Register more credentials (duplicates and empty ones are ignored)."""
+        new = [v for v in values if v and v not in self.values]
+        if new:
+            self.values = (*self.values, *new)
+            spelled = set(self._forms).union(*(forms(v) for v in new))
+            self._forms = tuple(sorted(spelled, key=len, reverse=True))  # longest first
+        return self
+
+    def mask(self, text: str) -> str:
+        """``text`` with every form of every credential as ``***``."""
+        for one in self._forms:
+            if one in text:
+                text = text.replace(one, MASK)
+        return text
+
+    def mask_data(self, data: Any) -> Any:
+        """JSON-like ``data`` with :meth:`mask` applied to every string (keys included)."""
+        if isinstance(data, str):
+            return self.mask(data)
+        if isinstance(data, dict):
+            return {self.mask(str(k)): self.mask_data(v) for k, v in data.items()}
+        if isinstance(data, list | tuple):
+            return [self.mask_data(v) for v in data]
+        return data
+
+    def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
+        """Keep (and register) the values of ``headers`` whose names say they are credentials;
+        returns ``headers`` with those values shown as ``***``."""
+        for name, value in headers.items():
+            if is_secret_name(name):
+                self.auth[name] = check_key(value, f"the header {name!r}") or ""
+                self.add(self.auth[name])
+        return {k: MASK if k in self.auth else v for k, v in headers.items()}
+
+    def query(self, query: Mapping[str, Any]) -> dict[str, Any]:
+        """Like :meth:`headers`, for query parameters (their values are sent as given)."""
+        for name, value in query.items():
+            if is_secret_name(name):
+                self.params[name] = str(value)
+                self.add(str(value))
+        return {k: MASK if k in self.params else v for k, v in query.items()}
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    def __repr__(self) -> str:
+        return MASK if self.values else "None"
+
+
+def public_url(url: str) -> str:
+    """``url`` safe to show: userinfo and credential query parameters become ``***``."""
+    parts = urlsplit(url)
+    netloc, query = parts.netloc, parts.query
+    if "@" in netloc:
+        netloc = MASK + "@" + netloc.rpartition("@")[2]
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(is_secret_name(k) for k, _ in pairs):
+            shown = [(k, MASK if is_secret_name(k) else v) for k, v in pairs]
+            query = urlencode(shown, safe="*")
+    if (netloc, query) == (parts.netloc, parts.query):
+        return url
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+def url_secrets(url: str, query: Mapping[str, Any] | None = None) -> tuple[str, ...]:
+    """The credentials written into ``url`` (user:password, a bare token, key parameters) and
+    into ``query``; a user name alone is no secret."""
+    parts = urlsplit(url)
+    found: list[str] = []
+    if "@" in parts.netloc:
+        userinfo = parts.netloc.rpartition("@")[0]
+        for piece in (userinfo, userinfo.partition(":")[2] if ":" in userinfo else userinfo):
+            found += [piece, unquote(piece)]
+    pairs = [*parse_qsl(parts.query, keep_blank_values=True), *(query or {}).items()]
+    found += [str(v) for k, v in pairs if is_secret_name(str(k))]
+    return tuple(dict.fromkeys(s for s in found if s))
