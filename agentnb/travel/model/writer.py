@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .data import TravelData
+from ..data import TravelData
 from .failures import describe_failure
 from .intent import TripRequest
 from .summary import Style

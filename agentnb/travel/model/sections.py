@@ -77,7 +77,7 @@ def _ask_route(w: Writer, req: TripRequest) -> None:
 
 
 def _flight(w: Writer, data: dict[str, Any], head_zh: str, head_en: str) -> None:
-    best, cheapest = choose_flight(data)
+    best, cheapest = choose_flight(data, w.style.flight_how, w.style.flight_room)
     when = _when(data, w.zh)
     if best is None:
         note = w.t(*NOTES.get(data.get("reason", ""), NOTES["sold_out"]))
@@ -179,7 +179,7 @@ def hotels(w: Writer, req: TripRequest, obs: list[Any]) -> None:
     data = latest(w, req, obs, "hotels", "酒店", "Hotel")
     if data is None:
         return
-    best, _cheap = choose_hotel(data, req)
+    best, _cheap = choose_hotel(data, req, w.style.hotel_how, w.style.hotel_room)
     if best is None:
         note = w.t(*NOTES.get(data.get("reason", ""), NOTES["no_rooms"]))
         w.add(f"酒店：{data['city']} {_when(data, True)}没有可订的酒店（{note}）。",

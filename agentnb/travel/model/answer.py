@@ -1,25 +1,31 @@
-"""How TravelModel reads tool results and writes its final answer (Chinese or English).
+"""write: TravelModel's final answer (Chinese or English) from this turn's tool results.
 
-With output rules in its instructions the answer lists each section they name in full:
-flight number, times, fare, weather, hotel and a budget verdict (article 000 §6); without
-them, one summary sentence. It offers an alternative when over budget if told to, and says
-plainly what is missing or failed, in the user's language, instead of inventing it.
+With output rules in its instructions (the ``sections`` knob) the answer lists each section
+they name in full: flight number, times, fare, weather, hotel and a budget verdict (article
+000 §6); without them, one summary sentence. The knobs shape the rest: what to leave out, the
+form (lines, list, table, prose), the budget (an alternative, just the verdict, or stop), and a
+word on booking. It says plainly what is missing or failed, in the user's language, instead of
+inventing it.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
-from .data import TravelData
+from ..data import TravelData
 from .degraded import moved
 from .intent import TripRequest
-from .observations import Observation, choose_flight, choose_hotel, fabricated_answer
+from .observations import Observation, fabricated_answer, rooms
+from .phrases import say
 from .sections import cost, flights, hotels, weather
 from .summary import SECTIONS, Style, missing_tools, no_tools, summary_line
 from .writer import Writer
 
-__all__ = ["Observation", "Style", "choose_flight", "choose_hotel", "compose_answer"]
+__all__ = ["Observation", "Style", "compose_answer"]
+
+_BOOK = re.compile(r"订|预订|预定|book|reserve", re.I)
 
 
 def compose_answer(
@@ -71,7 +77,13 @@ def compose_answer(
     roles: dict[str, list[Any]] = {}
     for name, obs in by.items():
         roles.setdefault(style.roles.get(name) or _role(name, obs), []).extend(obs)
+    _rooms(style, req, roles)
+    if style.budget_stop and _over(roles.get("cost", [])):  # the verdict only, then ask
+        cost(w, req, roles["cost"])
+        w.add(say("budget_stop", "zh"), say("budget_stop", "en"))
+        return _shaped(w.lines, style, w.zh)
     wanted = [s for s in SECTIONS if s in req.wants and s not in style.missing]
+    wanted = [s for s in wanted if s not in style.leave_out]
     brief = [s for s in wanted if s not in style.detailed and not (s == "weather" and req.compare)]
     if "flights" in brief and moved(roles.get("flights", [])):  # another day's flights (000 §5.2)
         brief = [s for s in brief if s not in ("flights", "cost")]  # offered apart, not summed up
@@ -81,16 +93,48 @@ def compose_answer(
             writers[section](w, req, roles.get(section, []))
     if brief:  # one sentence for what the output rules do not ask for; then what failed
         latest = {s: _latest_data(roles.get(s, [])) for s in SECTIONS}
-        w.add(*[summary_line(replace(req, language=lang), latest, brief) for lang in ("zh", "en")])
+        w.add(*[summary_line(replace(req, language=lang), latest, brief, style)
+                for lang in ("zh", "en")])  # fmt: skip
         for section in brief:
             if not any(o.ok for o in roles.get(section, [])):
                 writers[section](w, req, roles.get(section, []))
     if style.missing:
         w.add(*[missing_tools(replace(req, language=lang), style.missing) for lang in ("zh", "en")])
+    if style.booking != "none" and _BOOK.search(req.text):
+        key = "booking_ask" if style.booking == "ask" else "booking_direct"
+        w.add(say(key, "zh"), say(key, "en"))
     w.lines = [line for line in w.lines if line]
     if not w.lines:
         w.add("抱歉，我没能查到任何信息。", "Sorry, I could not find anything.")
-    return "\n".join(w.lines)
+    if style.assumed:
+        w.lines.insert(0, say("assumed_day", "zh" if w.zh else "en", day=style.assumed))
+    return _shaped(w.lines, style, w.zh)
+
+
+def _shaped(lines: list[str], style: Style, zh: bool) -> str:
+    """The answer's lines in the form the ``form`` knob asks for."""
+    lines = [line for line in lines if line]
+    if style.form == "list":
+        return "\n".join(f"- {line}" for line in lines)
+    if style.form == "prose":
+        return ("" if zh else " ").join(lines)
+    if style.form == "table":
+        rows = [re.split(r"[：:]\s*", line, maxsplit=1) for line in lines]
+        cells = [f"| {r[0]} | {r[1]} |" if len(r) == 2 else f"|  | {r[0]} |" for r in rows]
+        return "\n".join([say("table_head", "zh" if zh else "en"), *cells])
+    return "\n".join(lines)
+
+
+def _over(obs: list[Any]) -> bool:
+    ok = [o for o in obs if o.ok and o.data]
+    return bool(ok) and ok[0].data.get("within_budget") is False
+
+
+def _rooms(style: Style, req: TripRequest, roles: dict[str, list[Any]]) -> None:
+    """What a within_budget choice may spend: the budget less the other part of the trip."""
+    flights, hotels = (_latest_data(roles.get(s, [])) for s in ("flights", "hotels"))
+    style.flight_room, style.hotel_room = rooms(req, flights, hotels, style.flight_how,
+                                                style.hotel_how)  # fmt: skip
 
 
 def _role(name: str, obs: list[Any]) -> str:
