@@ -76,7 +76,7 @@ PHRASES: dict[str, tuple[str, str]] = {
     "over": ("超出预算", "over budget"),
     "r_slip": ("（失误，temperature={t}）{what}", "(a slip, temperature={t}) {what}"),
     "slip_date_format": ("把日期写成了 {value}", "wrote the date as {value}"),
-    "slip_forget_tool": ("忘了要查{what}", "forgot to look up the {what}"),
+    "slip_forget_tool": ("还没查{what}就直接回答了", "answered before looking up the {what}"),
     "slip_repeat_call": ("又调用了一次 {tool}，参数和上次一样", "called {tool} again with the same arguments"),
     "slip_misread_budget": ("把预算 {budget} 读成了 {misread}", "read the budget {budget} as {misread}"),
     "slip_ignore_preference": ("没有照{knob}={how}选，用了默认的选择", "ignored {knob}={how} and chose by default"),
