@@ -54,9 +54,7 @@ def understood_payload(model: Any, request: Any) -> dict[str, Any] | None:
     return rows
 
 
-def request_payload(
-    session: Any, k: int, *, view: Any = None, model: Any = None
-) -> dict[str, Any]:
+def request_payload(session: Any, k: int, *, view: Any = None, model: Any = None) -> dict[str, Any]:
     """Model call ``k`` as the browser shows it: messages, tools, params, the budget that
     ``assemble`` recorded with it (``session.requests[k - 1].budget``), and what the model
     understood when it can say (``model``, else the model of the view's agent)."""
