@@ -19,9 +19,9 @@ from .degraded import moved
 from .intent import TripRequest
 from .observations import Observation, fabricated_answer, rooms
 from .phrases import say
-from .sections import cost, flights, hotels, weather
+from .sections import cost, flights, hotels, unread_fare, weather
 from .summary import SECTIONS, Style, missing_tools, no_tools, summary_line
-from .writer import Writer
+from .writer import Outline, Writer
 
 __all__ = ["Observation", "Style", "compose_answer"]
 
@@ -40,8 +40,7 @@ def compose_answer(
     if invent:
         return fabricated_answer(req)
     style = style or Style()
-    w = Writer(req, data)
-    w.style = style
+    w = Writer(req, data, style)
     unknown = list(dict.fromkeys(o.city for o in observations if o.kind == "unknown_city"))
     if unknown:
         known = "、".join(data.city_names)
@@ -85,8 +84,12 @@ def compose_answer(
     wanted = [s for s in SECTIONS if s in req.wants and s not in style.missing]
     wanted = [s for s in wanted if s not in style.leave_out]
     brief = [s for s in wanted if s not in style.detailed and not (s == "weather" and req.compare)]
-    if "flights" in brief and moved(roles.get("flights", [])):  # another day's flights (000 §5.2)
+    flights_obs = roles.get("flights", [])
+    found = moved(flights_obs) if "flights" in wanted and req.origin and req.destination else None
+    if "flights" in brief and found:  # another day's flights (000 §5.2)
         brief = [s for s in brief if s not in ("flights", "cost")]  # offered apart, not summed up
+    no_fare = not found and "flights" in wanted and "flights" not in brief
+    w = Writer(req, data, style, Outline(found, no_fare and unread_fare(req, flights_obs)))
     writers = {"flights": flights, "weather": weather, "hotels": hotels, "cost": cost}
     for section in wanted:
         if section not in brief:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .degraded import alternative_heads, budget_lead, fare_line, kept_line, moved, offer_line
+from .degraded import alternative_heads, budget_lead, fare_line, kept_line, offer_line
 from .failures import REASONS
 from .failures import when as _when
 from .intent import TripRequest
@@ -14,7 +14,7 @@ from .observations import AIRLINES_EN, choose_flight, choose_hotel, dress_advice
 from .summary import compare_weather
 from .writer import Writer, failure, latest
 
-__all__ = ["NOTES", "cost", "flights", "hotels", "weather"]
+__all__ = ["NOTES", "cost", "flights", "hotels", "unread_fare", "weather"]
 
 #: A result's machine-readable ``reason`` -> (zh, en): never the tool's English ``note``.
 NOTES = {
@@ -44,22 +44,25 @@ def flights(w: Writer, req: TripRequest, obs: list[Any]) -> None:
     if not req.origin or not req.destination:  # ask only for what is missing
         _ask_route(w, req)
         return
-    found = moved(obs)
-    if found:  # the asked day failed, another day has flights: offer it, plan nothing (000 §5.2)
-        failure, w.moved = found
-        w.add(*offer_line(req, _reason(failure), w.moved))
-        _flight(w, w.moved, *alternative_heads(req, w.moved))
-        w.add(*kept_line(req, w.moved))
+    if w.outline.moved:  # the asked day failed, another day has flights: offer it (000 §5.2)
+        failure, later = w.outline.moved
+        w.add(*offer_line(req, _reason(failure), later))
+        _flight(w, later, *alternative_heads(req, later))
+        w.add(*kept_line(req, later))
         return
     bookable = [o for o in obs if o.ok and o.data and choose_flight(o.data)[0]]
     data = latest(w, req, bookable or obs, "flights", "航班", "Flights")
     if data is not None:
         _flight(w, data, "航班：推荐 ", "Flight: ")
-    elif obs and obs[-1].kind == "not_data":  # the budget leaves the unread fare out
-        w.no_fare = (
-            "不含机票（航班结果无法读取），",
-            "without the flight (its result could not be read), ",
-        )
+
+
+def unread_fare(req: TripRequest, obs: list[Any]) -> bool:
+    """Were the flights looked up and came back as prose, with no usable result? (The budget
+    then says the fare is left out.)"""
+    usable = [o for o in obs if o.ok and o.data]
+    return (
+        bool(req.origin and req.destination and obs and not usable) and obs[-1].kind == "not_data"
+    )
 
 
 def _ask_route(w: Writer, req: TripRequest) -> None:
@@ -230,7 +233,15 @@ def hotels(w: Writer, req: TripRequest, obs: list[Any]) -> None:
 def cost(w: Writer, req: TripRequest, obs: list[Any]) -> None:
     if "cost" not in req.wants:
         return
-    _cost(w, req, obs, *(budget_lead(req) if w.moved else w.no_fare or ("", "")))
+    lead = ("", "")
+    if w.moved:
+        lead = budget_lead(req)
+    elif w.outline.no_fare:
+        lead = (
+            "不含机票（航班结果无法读取），",
+            "without the flight (its result could not be read), ",
+        )
+    _cost(w, req, obs, *lead)
     if w.moved:  # the other day's fare, apart: never added to the asked day's hotel
         w.add(*fare_line(req, w.moved))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..data import TravelData
@@ -9,22 +10,43 @@ from .failures import describe_failure
 from .intent import TripRequest
 from .summary import Style
 
-__all__ = ["Writer", "failure", "latest"]
+__all__ = ["Outline", "Writer", "failure", "latest"]
+
+
+@dataclass(frozen=True)
+class Outline:
+    """What the sections of an answer need to know of each other, settled before any of them
+    is written (no section tells another anything while writing)."""
+
+    #: (the asked day's failure, the other day's flights), offered because the asked day's
+    #: failed (000 §5.2): the rest of the answer stays on the asked day, the budget leaves the
+    #: flight out and gives the other day's fare apart.
+    moved: tuple[Any, dict[str, Any]] | None = None
+    #: The flights were looked up but came back as prose: the budget says the fare is left out.
+    no_fare: bool = False
 
 
 class Writer:
-    def __init__(self, req: TripRequest, data: TravelData) -> None:
+    """Lines in the answer's language, under a style and an outline (both read only)."""
+
+    def __init__(
+        self,
+        req: TripRequest,
+        data: TravelData,
+        style: Style | None = None,
+        outline: Outline | None = None,
+    ) -> None:
         self.zh = req.language == "zh"
         self.req = req
         self.data = data
         self.lines: list[str] = []
-        self.style = Style()
-        #: Another day's flights, offered because the asked day's failed (000 §5.2): the rest
-        #: of the answer stays on the asked day and the budget leaves the flight out.
-        self.moved: dict[str, Any] | None = None
-        #: Why the budget has no flight in it, when the flights were looked up and none could
-        #: be used (a failure, or a prose result): the budget line says the fare is left out.
-        self.no_fare: tuple[str, str] | None = None
+        self.style = style or Style()
+        self.outline = outline or Outline()
+
+    @property
+    def moved(self) -> dict[str, Any] | None:
+        """The other day's flights result, when the answer offers it (see :class:`Outline`)."""
+        return self.outline.moved[1] if self.outline.moved else None
 
     def city(self, name: str) -> str:
         """A city name in the answer's language."""
