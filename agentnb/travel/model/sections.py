@@ -1,5 +1,6 @@
-# ruff: noqa: E501  (Chinese and English sentences side by side)
-"""The sections of TravelModel's answer: flights, weather, hotel, budget (article 000 §6)."""
+"""The sections of TravelModel's answer: flights, weather, hotel, budget (article 000 §6), each
+written from the phrase table (:mod:`.phrases`) in the answer's language, under the style the
+knobs set and the outline settled before writing (:class:`.writer.Outline`)."""
 
 from __future__ import annotations
 
@@ -47,13 +48,13 @@ def flights(w: Writer, req: TripRequest, obs: list[Any]) -> None:
     if w.outline.moved:  # the asked day failed, another day has flights: offer it (000 §5.2)
         failure, later = w.outline.moved
         w.add(*offer_line(req, _reason(failure), later))
-        _flight(w, later, *alternative_heads(req, later))
+        _flight(w, later, alternative_heads(req, later)[0 if w.zh else 1])
         w.add(*kept_line(req, later))
         return
     bookable = [o for o in obs if o.ok and o.data and choose_flight(o.data)[0]]
     data = latest(w, req, bookable or obs, "flights", "航班", "Flights")
     if data is not None:
-        _flight(w, data, "航班：推荐 ", "Flight: ")
+        _flight(w, data, w.phrase("flight_head"))
 
 
 def unread_fare(req: TripRequest, obs: list[Any]) -> bool:
@@ -67,50 +68,35 @@ def unread_fare(req: TripRequest, obs: list[Any]) -> bool:
 
 def _ask_route(w: Writer, req: TripRequest) -> None:
     if req.destination:
-        to = w.city(req.destination)
-        w.add(f"航班：请问从哪个城市出发去{to}？告诉我出发城市，我再帮你查航班。",
-              f"Flights: which city do you leave from for {to}? Tell me, and I will search.")  # fmt: skip
+        w.put("ask_origin", to=w.city(req.destination))
     elif req.origin:
-        since = w.city(req.origin)
-        w.add(f"航班：请问从{since}去哪个城市？告诉我目的地，我再帮你查航班。",
-              f"Flights: where do you fly to from {since}? Tell me, and I will search.")  # fmt: skip
+        w.put("ask_destination", since=w.city(req.origin))
     else:
-        w.add("航班：请告诉我出发城市和目的地，我再帮你查航班。",
-              "Flights: tell me where you leave from and where you go, and I will search.")  # fmt: skip
+        w.put("ask_route")
 
 
-def _flight(w: Writer, data: dict[str, Any], head_zh: str, head_en: str) -> None:
+def _flight(w: Writer, data: dict[str, Any], head: str) -> None:
     best, cheapest = choose_flight(data, w.style.flight_how, w.style.flight_room)
     when = _when(data, w.zh)
     if best is None:
         note = w.t(*NOTES.get(data.get("reason", ""), NOTES["sold_out"]))
-        w.add(f"航班：{data['departure']}→{data['destination']} {when}没有可订的航班（{note}）。",
-              f"Flights: nothing bookable from {w.city(data['departure'])} to "
-              f"{w.city(data['destination'])} on {when} ({note}).")  # fmt: skip
+        w.put("no_flight", origin=w.city(data["departure"]),
+              destination=w.city(data["destination"]), when=when, note=note)  # fmt: skip
         return
     assert cheapest is not None
-    w.add(
-        f"{head_zh}{best['flight_no']}（{best['airline']}），{when}{best['departure_time']} 从"
-        f"{best['departure_airport']}起飞，{best['arrival_time']} 到达{best['arrival_airport']}，"
-        f"票价 {best['price']} 元（余票 {best['seats_left']} 张）。",
-        f"{head_en}{best['flight_no']} ({AIRLINES_EN.get(best['airline'], best['airline'])}), "
-        f"{when}, departs {best.get('departure_airport_code', '')} {best['departure_time']}, "
-        f"arrives {best.get('arrival_airport_code', '')} {best['arrival_time']}, "
-        f"{best['price']} CNY ({best['seats_left']} seats left).",
-    )
+    code = not w.zh  # English names the airports by code, Chinese by name
+    w.put("flight", head=head, no=best["flight_no"], when=when,
+          airline=best["airline"] if w.zh else AIRLINES_EN.get(best["airline"], best["airline"]),
+          dep_time=best["departure_time"], arr_time=best["arrival_time"],
+          dep=best.get("departure_airport_code", "") if code else best["departure_airport"],
+          arr=best.get("arrival_airport_code", "") if code else best["arrival_airport"],
+          price=best["price"], seats=best["seats_left"])  # fmt: skip
     count = len(data["flights"])
     if cheapest is best:
-        w.add(
-            f"当天共 {count} 个航班，它也是最低价。",
-            f"It is also the cheapest of {count} flights that day.",
-        )
+        w.put("also_cheapest", count=count)
     else:
-        w.add(
-            f"当天共 {count} 个航班，最低价为 {cheapest['flight_no']}（{cheapest['departure_time']}，"
-            f"{cheapest['price']} 元）。",
-            f"{count} flights that day; the cheapest is {cheapest['flight_no']} "
-            f"({cheapest['departure_time']}, {cheapest['price']} CNY).",
-        )
+        w.put("cheapest_is", count=count, no=cheapest["flight_no"],
+              time=cheapest["departure_time"], price=cheapest["price"])  # fmt: skip
 
 
 def _reason(failure: Any) -> tuple[str, str]:
@@ -128,7 +114,7 @@ def _landmark_en(w: Writer, hotel: dict[str, Any]) -> str:
 
 def weather(w: Writer, req: TripRequest, obs: list[Any]) -> None:
     if "weather" in req.wants and not req.destination and not req.compare:
-        w.add("天气：请告诉我要查哪个城市的天气。", "Weather: which city should I look up?")
+        w.put("ask_weather_city")
         return
     if req.compare:
         found = [o.data for o in obs if o.ok and o.data and o.data.get("condition")]
@@ -151,153 +137,105 @@ def weather(w: Writer, req: TripRequest, obs: list[Any]) -> None:
 
 
 def _weather_line(w: Writer, d: dict[str, Any]) -> None:
+    city = d["city"] if w.zh else w.city(d["city"])
     if not d.get("condition"):
-        w.add(f"天气：{d['city']} {_when(d, True)} 暂无天气数据。",
-              f"Weather: no weather data for {w.city(d['city'])} on {_when(d, False)}.")  # fmt: skip
+        w.put("no_weather", city=city, when=_when(d, w.zh))
         return
-    dress_zh, dress_en = dress_advice(d["temp_min_c"], d["temp_max_c"])
-    advice_zh, advice_en = [dress_zh], [dress_en]
+    advice = [dress_advice(d["temp_min_c"], d["temp_max_c"])[0 if w.zh else 1]]
     if d["temp_min_c"] <= 0:
-        advice_zh.append("气温在零度以下，注意保暖")
-        advice_en.append("below freezing, dress warmly")
+        advice.append(w.phrase("freezing"))
     if d["precip_prob"] >= 0.5:
-        advice_zh.append("建议带伞")
-        advice_en.append("take an umbrella")
-    w.add(
-        f"天气：{d['city']} {_when(d, True)}{d['condition']}，{d['temp_min_c']}～{d['temp_max_c']}°C，"
-        f"降水概率 {d['precip_prob']:.0%}"
-        + ("，" + "，".join(advice_zh) if advice_zh else "")
-        + "。",
-        f"Weather: {w.city(d['city'])} on {_when(d, False)}: {d['condition_en']}, {d['temp_min_c']} to "
-        f"{d['temp_max_c']} °C, {d['precip_prob']:.0%} chance of rain"
-        + ("; " + ", ".join(advice_en) if advice_en else "")
-        + ".",
-    )
+        advice.append(w.phrase("umbrella"))
+    first, rest = w.phrase("advice_join").split("|")
+    w.put("weather", city=city, when=_when(d, w.zh), low=d["temp_min_c"], high=d["temp_max_c"],
+          condition=d["condition"] if w.zh else d["condition_en"], rain=d["precip_prob"],
+          advice=first + rest.join(advice))  # fmt: skip
 
 
 def hotels(w: Writer, req: TripRequest, obs: list[Any]) -> None:
     if "hotels" in req.wants and not req.destination:
-        w.add("酒店：请告诉我要住在哪个城市。", "Hotel: in which city?")
+        w.put("ask_hotel_city")
         return
     data = latest(w, req, obs, "hotels", "酒店", "Hotel")
     if data is None:
         return
     best, _cheap = choose_hotel(data, req, w.style.hotel_how, w.style.hotel_room)
+    city = data["city"] if w.zh else w.city(data["city"])
     if best is None:
         note = w.t(*NOTES.get(data.get("reason", ""), NOTES["no_rooms"]))
-        w.add(f"酒店：{data['city']} {_when(data, True)}没有可订的酒店（{note}）。",
-              f"Hotel: nothing available in {w.city(data['city'])} on {_when(data, False)} ({note}).")  # fmt: skip
+        w.put("no_hotel", city=city, when=_when(data, w.zh), note=note)
         return
     nights, per_night, total = best["nights"], best["price_per_night"], best["total_price"]
-    estimate_zh = estimate_en = ""
+    estimate = ""
     if nights < req.nights:  # a tool without `nights` (article 000): the first night's rate
         nights, total = req.nights, per_night * req.nights
-        estimate_zh, estimate_en = (
-            "（按入住当晚价格估算）",
-            " (estimated at the first night's rate)",
-        )
+        estimate = w.phrase("first_night_rate")
     elif best.get("nightly_prices") and len(set(best["nightly_prices"])) > 1:
-        each = " + ".join(str(p) for p in best["nightly_prices"])
-        estimate_zh, estimate_en = f"（逐晚价格 {each}）", f" (night by night: {each})"
+        estimate = w.phrase("night_by_night", each=" + ".join(map(str, best["nightly_prices"])))
     elif not req.nights_stated:
-        estimate_zh, estimate_en = (
-            "（未说明住几晚，按 1 晚计）",
-            " (no number of nights given: 1 night)",
-        )
-    near_zh = f"，距{best['landmark']} {best['distance_km']} 公里" if req.near else ""
-    near_en = f", {best['distance_km']} km from {req.near}" if req.near else ""
-    day_zh, day_en = "", ""
-    if w.moved:  # the flights offered are for another day: say which night this is
-        day_zh, day_en = f"{_when(data, True)}入住，", f"check-in {_when(data, False)}, "
-    w.add(
-        f"酒店：{day_zh}{best['name']}（{best['district']}·{best['landmark']}，评分 {best['rating']}{near_zh}），"
-        f"{per_night} 元/晚 × {nights} 晚 = {total} 元{estimate_zh}。",
-        f"Hotel: {day_en}{best['name_en']} ({_landmark_en(w, best)}, rating {best['rating']}{near_en}), "
-        f"{per_night} CNY/night × {nights} = {total} CNY{estimate_en}.",
-    )
+        estimate = w.phrase("one_night")
+    landmark = best["landmark"] if w.zh else req.near
+    near = w.phrase("hotel_near", landmark=landmark, km=best["distance_km"]) if req.near else ""
+    # the flights offered are for another day: say which night this is
+    day = w.phrase("hotel_day", when=_when(data, w.zh)) if w.moved else ""
+    w.put("hotel", day=day, name=best["name"] if w.zh else best["name_en"],
+          district=best["district"], landmark=best["landmark"] if w.zh else _landmark_en(w, best),
+          rating=best["rating"], near=near, per_night=per_night, nights=nights, total=total,
+          estimate=estimate)  # fmt: skip
     others = [h for h in data["hotels"] if h["name"] != best["name"]][:2]
     if others:
-        w.add(
-            "其他可选："
-            + "；".join(f"{h['name']} {h['price_per_night']} 元/晚" for h in others)
-            + "。",
-            "Also available: "
-            + "; ".join(f"{h['name_en']} {h['price_per_night']} CNY/night" for h in others)
-            + ".",
-        )
+        priced = [w.phrase("hotel_price", name=h["name"] if w.zh else h["name_en"],
+                           price=h["price_per_night"]) for h in others]  # fmt: skip
+        w.put("also_available", hotels=w.phrase("list_join").join(priced))
     if data.get("reason") in NOTES:
-        zh, en = _note(data, req)
-        w.add(f"（{zh}）", f"({en})")
+        w.put("note", note=_note(data, req)[0 if w.zh else 1])
 
 
 def cost(w: Writer, req: TripRequest, obs: list[Any]) -> None:
     if "cost" not in req.wants:
         return
-    lead = ("", "")
+    lead = ""
     if w.moved:
-        lead = budget_lead(req)
+        lead = budget_lead(req)[0 if w.zh else 1]
     elif w.outline.no_fare:
-        lead = (
-            "不含机票（航班结果无法读取），",
-            "without the flight (its result could not be read), ",
-        )
-    _cost(w, req, obs, *lead)
+        lead = w.phrase("unread_fare")
+    _cost(w, obs, lead)
     if w.moved:  # the other day's fare, apart: never added to the asked day's hotel
         w.add(*fare_line(req, w.moved))
 
 
-def _cost(w: Writer, req: TripRequest, obs: list[Any], lead_zh: str, lead_en: str) -> None:
+def _cost(w: Writer, obs: list[Any], lead: str) -> None:
     ok = [o for o in obs if o.ok and o.data]
     if not ok:
         if obs:
             failure(w, "预算", "Budget", obs)
-        else:
-            why_zh, why_en = "", " yet"
-            if w.style.stopped:  # the wrap-up call after max_iterations
-                why_zh, why_en = "（调用次数已到上限）", " (the call limit was reached first)"
-            w.add(f"预算：还没有用工具算出总价{why_zh}，暂不下结论。",
-                  f"Budget: the total has not been calculated with the tool{why_en}, so no verdict.")  # fmt: skip
+        else:  # never calculated; on the wrap-up call after max_iterations, say why
+            w.put(
+                "no_total", why=w.phrase("no_total_stopped" if w.style.stopped else "no_total_yet")
+            )
         return
     first = ok[0].data
     parts = " + ".join(f"{money(i['subtotal'])}" for i in first["items"])
-    total, budget = first["total"], first.get("budget")
+    total, budget = money(first["total"]), first.get("budget")
     if budget is None:
-        w.add(
-            f"费用：{lead_zh}{parts} = 合计 {money(total)} 元。",
-            f"Cost: {lead_en}{parts} = {money(total)} CNY in total.",
-        )
+        w.put("cost_total", lead=lead, parts=parts, total=total)
         return
+    left = first["remaining"]
     if first["within_budget"]:
-        w.add(
-            f"预算：{lead_zh}{parts} = 合计 {money(total)} 元，在 {money(budget)} 元预算内（剩余 {money(first['remaining'])} 元）。",
-            f"Budget: {lead_en}{parts} = {money(total)} CNY, within your {money(budget)} CNY budget "
-            f"({money(first['remaining'])} CNY to spare).",
-        )
+        w.put("within_budget", lead=lead, parts=parts, total=total, budget=money(budget),
+              left=money(left))  # fmt: skip
         return
-    w.add(
-        f"预算：{lead_zh}{parts} = 合计 {money(total)} 元，超出 {money(budget)} 元预算 {money(-first['remaining'])} 元。",
-        f"Budget: {lead_en}{parts} = {money(total)} CNY, {money(-first['remaining'])} CNY over your "
-        f"{money(budget)} CNY budget.",
-    )
+    w.put("over_budget", lead=lead, parts=parts, total=total, budget=money(budget),
+          over=money(-left))  # fmt: skip
     if len(ok) < 2:
-        if not w.style.alternatives:
-            return
-        w.add("没有更便宜的组合可选，建议调整日期或减少住宿晚数。",
-              "There is no cheaper combination; consider another date or fewer nights.")  # fmt: skip
+        if w.style.alternatives:
+            w.put("no_cheaper")
         return
     alt = ok[1].data
-    labels = "、".join(i["label"] for i in alt["items"])
+    labels = w.phrase("labels_join").join(i["label"] for i in alt["items"])
     if alt["within_budget"]:
-        w.add(
-            f"备选方案：{labels}，合计 {money(alt['total'])} 元，在预算内（剩余 {money(alt['remaining'])} 元）。",
-            f"Alternative: {labels}, {money(alt['total'])} CNY in total, within budget "
-            f"({money(alt['remaining'])} CNY to spare).",
-        )
+        w.put("alternative_fits", labels=labels, total=money(alt["total"]),
+              left=money(alt["remaining"]))  # fmt: skip
     else:
-        w.add(
-            f"备选方案：即使选择最便宜的组合（{labels}）也需 {money(alt['total'])} 元，仍超出预算 "
-            f"{money(-alt['remaining'])} 元；建议调整日期、减少住宿晚数或提高预算。",
-            f"Alternative: even the cheapest combination ({labels}) costs {money(alt['total'])} "
-            f"CNY, still {money(-alt['remaining'])} CNY over; consider another date, fewer nights "
-            "or a larger budget.",
-        )
+        w.put("alternative_over", labels=labels, total=money(alt["total"]),
+              over=money(-alt["remaining"]))  # fmt: skip

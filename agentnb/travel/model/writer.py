@@ -8,6 +8,7 @@ from typing import Any
 from ..data import TravelData
 from .failures import describe_failure
 from .intent import TripRequest
+from .phrases import say
 from .summary import Style
 
 __all__ = ["Outline", "Writer", "failure", "latest"]
@@ -53,6 +54,17 @@ class Writer:
         if self.zh or self.data.resolve_city(name) is None:
             return name
         return self.data.city(self.data.resolve_city(name) or name).name_en
+
+    @property
+    def language(self) -> str:
+        return "zh" if self.zh else "en"
+
+    def put(self, key: str, **fields: Any) -> None:
+        """Add the phrase ``key`` of :data:`.phrases.PHRASES`, filled in this language."""
+        self.lines.append(say(key, self.language, **fields))
+
+    def phrase(self, key: str, **fields: Any) -> str:
+        return say(key, self.language, **fields)
 
     def t(self, zh: str, en: str) -> str:
         return zh if self.zh else en
