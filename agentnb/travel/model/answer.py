@@ -43,16 +43,12 @@ def compose_answer(
     w = Writer(req, data, style)
     unknown = list(dict.fromkeys(o.city for o in observations if o.kind == "unknown_city"))
     if unknown:
-        known = "、".join(data.city_names)
-        names = "、".join(f"「{c}」" for c in unknown)
-        w.add(
-            f"抱歉，数据中没有{names}的信息，无法提供这个城市的航班、天气或酒店；我不会编造数据。"
-            f"可查询的城市有：{known}。",
-            f"Sorry, the data has nothing for {', '.join(unknown)}, so I cannot give flights, "
-            f"weather or hotels there, and I will not make them up. Cities I know: "
-            f"{', '.join(c.name_en for c in data.city_list)}.",
-        )
-        w.add("请问您想查询其中哪个城市？", "Which of these cities would you like instead?")
+        if w.zh:
+            known, names = "、".join(data.city_names), "、".join(f"「{c}」" for c in unknown)
+        else:
+            known, names = ", ".join(c.name_en for c in data.city_list), ", ".join(unknown)
+        w.put("unknown_city", names=names, known=known)
+        w.put("which_city")
         return "\n".join(w.lines)
     if style.no_tools and not observations and req.wants:
         return no_tools(req)
@@ -61,17 +57,9 @@ def compose_answer(
         by.setdefault(o.name, []).append(o)
     if not req.wants:
         if req.origin and not req.destination:
-            w.add(f"好的，记下了：从{req.origin}出发。请告诉我目的地和日期。",
-                  f"Noted: leaving from {req.origin}. Where to, and on which day?")  # fmt: skip
+            w.put("noted_origin", origin=req.origin)
         else:
-            w.add(
-                "我是差旅助手（一个确定性的示例模型，不是大模型）：可以帮你查询航班、天气和酒店，"
-                "并计算行程预算。请告诉我出发地、目的地、日期和预算，例如「我周五从上海去北京出差，"
-                "预算3000以内」。",
-                "I am a travel assistant (a deterministic example model, not an LLM): I look up "
-                "flights, weather and hotels and check the budget. Tell me where from, where to, "
-                "when, and your budget.",
-            )
+            w.put("who_am_i")
         return "\n".join(w.lines)
     roles: dict[str, list[Any]] = {}
     for name, obs in by.items():
@@ -79,7 +67,7 @@ def compose_answer(
     _rooms(style, req, roles)
     if style.budget_stop and _over(roles.get("cost", [])):  # the verdict only, then ask
         cost(w, req, roles["cost"])
-        w.add(say("budget_stop", "zh"), say("budget_stop", "en"))
+        w.put("budget_stop")
         return _shaped(w.lines, style, w.zh)
     wanted = [s for s in SECTIONS if s in req.wants and s not in style.missing]
     wanted = [s for s in wanted if s not in style.leave_out]
@@ -105,10 +93,10 @@ def compose_answer(
         w.add(*[missing_tools(replace(req, language=lang), style.missing) for lang in ("zh", "en")])
     if style.booking != "none" and _BOOK.search(req.text):
         key = "booking_ask" if style.booking == "ask" else "booking_direct"
-        w.add(say(key, "zh"), say(key, "en"))
+        w.put(key)
     w.lines = [line for line in w.lines if line]
     if not w.lines:
-        w.add("抱歉，我没能查到任何信息。", "Sorry, I could not find anything.")
+        w.put("found_nothing")
     if style.assumed:
         w.lines.insert(0, say("assumed_day", "zh" if w.zh else "en", day=style.assumed))
     return _shaped(w.lines, style, w.zh)

@@ -30,6 +30,13 @@ PHRASES: dict[str, tuple[str, str]] = {
     "booking_ask": ("需要我为你预订吗？预订前我会先和你确认。", "Shall I book it? I will confirm with you before booking."),
     "booking_direct": ("我没有预订工具，无法直接预订；以上是推荐的选择。", "I have no booking tool, so I cannot book it; the above is what I recommend."),
     "table_head": ("| 项目 | 内容 |\n|---|---|", "| item | detail |\n|---|---|"),
+    "unknown_city": ("抱歉，数据中没有{names}的信息，无法提供这个城市的航班、天气或酒店；我不会编造数据。可查询的城市有：{known}。", "Sorry, the data has nothing for {names}, so I cannot give flights, weather or hotels there, and I will not make them up. Cities I know: {known}."),
+    "which_city": ("请问您想查询其中哪个城市？", "Which of these cities would you like instead?"),
+    "noted_origin": ("好的，记下了：从{origin}出发。请告诉我目的地和日期。", "Noted: leaving from {origin}. Where to, and on which day?"),
+    "who_am_i": ("我是差旅助手（一个确定性的示例模型，不是大模型）：可以帮你查询航班、天气和酒店，并计算行程预算。请告诉我出发地、目的地、日期和预算，例如「我周五从上海去北京出差，预算3000以内」。", "I am a travel assistant (a deterministic example model, not an LLM): I look up flights, weather and hotels and check the budget. Tell me where from, where to, when, and your budget."),
+    "found_nothing": ("抱歉，我没能查到任何信息。", "Sorry, I could not find anything."),
+    "not_looked_up": ("{what}：未查询。", "{what}: not looked up."),
+    "not_looked_up_stopped": ("{what}：未查询（在调用次数上限前没有查到）。", "{what}: not looked up (the call limit was reached first)."),
     # the answer's sections (write: sections.py fills them in the answer's language)
     "ask_origin": ("航班：请问从哪个城市出发去{to}？告诉我出发城市，我再帮你查航班。", "Flights: which city do you leave from for {to}? Tell me, and I will search."),
     "ask_destination": ("航班：请问从{since}去哪个城市？告诉我目的地，我再帮你查航班。", "Flights: where do you fly to from {since}? Tell me, and I will search."),

@@ -92,9 +92,7 @@ def latest(
         return data
     if obs:
         failure(w, what_zh, what_en, obs)
-    elif w.style.stopped:  # the wrap-up call: the run hit max_iterations first
-        w.add(f"{what_zh}：未查询（在调用次数上限前没有查到）。",
-              f"{what_en}: not looked up (the call limit was reached first).")  # fmt: skip
-    else:
-        w.add(f"{what_zh}：未查询。", f"{what_en}: not looked up.")
+    else:  # on the wrap-up call the run hit max_iterations first: say so
+        key = "not_looked_up_stopped" if w.style.stopped else "not_looked_up"
+        w.put(key, what=what_zh if w.zh else what_en)
     return None
