@@ -61,8 +61,9 @@ def read(request: ModelRequest, data: TravelData, *, today: Date,
          parallel: bool | None = None, ghost: bool = False) -> Turn:  # fmt: skip
     """Read ``request``. ``ghost`` (misbehave='ghost_call'): earlier hotel talk leaks in."""
     messages = request.messages
+    marked = ("agentnb", MEMORY_NAME)  # the runtime's corrections, carried memory: not the user
     users = [i for i, m in enumerate(messages)
-             if m.get("role") == "user" and m.get("name") not in ("agentnb", MEMORY_NAME)]  # fmt: skip
+             if m.get("role") == "user" and m.get("name") not in marked]  # fmt: skip
     last = users[-1] if users else -1
     texts = [text_of(messages[i]) for i in users]
     parsed = [parse_request(t, data) for t in texts] or [parse_request("", data)]
