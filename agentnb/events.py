@@ -333,16 +333,22 @@ class ModelResponded(Event):
 
 @dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class Decided(Event):
-    """decide: ``final_answer``, ``tool_calls`` or ``empty`` (a correction is sent)."""
+    """decide: ``final_answer``, ``tool_calls`` or ``empty`` (a correction is sent).
+
+    ``reasoning`` is the reply's ``reasoning_content`` (empty if it had none); ``rules`` the
+    rules it names as ``[rule]`` (the stand-in ``TravelModel`` names the rules of its table)."""
 
     decision: str
     calls: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
+    reasoning: str = ""
+    rules: tuple[str, ...] = ()
 
     def summary(self) -> str:
         extra = f" [{'; '.join(self.problems)}]" if self.problems else ""
         calls = f": {', '.join(self.calls)}" if self.calls else ""
-        return f"decided {self.decision}{calls}{extra}"
+        rules = f" (rules: {', '.join(self.rules)})" if self.rules else ""
+        return f"decided {self.decision}{calls}{extra}{rules}"
 
 
 @dataclass(slots=True, kw_only=True, repr=False, eq=False)

@@ -9,6 +9,7 @@ the model still makes are answered "not executed".
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..events import Decided
@@ -16,6 +17,8 @@ from ..messages import RUNTIME_NAME, AssistantMessage, ToolCall, UserMessage
 from ..models.base import ModelResponse
 from .state import RunState
 
+#: How a reasoning text names a rule it followed: "[rule_name] …" (TravelModel does).
+RULE_NAME = re.compile(r"\[([a-z][a-z0-9_]*)\]")
 #: The correction sent after an empty reply. ``name`` marks it as the runtime's, not the user's.
 EMPTY_REPLY_CORRECTION = (
     "Your last reply was empty. Either answer the user, or call one of the available tools."
@@ -86,10 +89,13 @@ def decide(state: RunState, response: ModelResponse, *, tools_enabled: bool = Tr
     if kind == "final_answer":
         state.output = message.text
     decision = Decision(kind, calls if kind == "tool_calls" else (), tuple(problems))
+    reasoning = message.reasoning_content or ""
     state.emit(
         Decided,
         decision=kind,
         calls=tuple(c.function.name for c in calls),
         problems=decision.problems,
+        reasoning=reasoning,
+        rules=tuple(dict.fromkeys(RULE_NAME.findall(reasoning))),
     )
     return decision

@@ -4,11 +4,14 @@
     agent = an.travel.travel_agent()              # offline, deterministic
     result = await agent.run(an.travel.ARTICLE_REQUESTS["000"])  # 我周五从上海去北京出差…
 
-The embedded model is a deterministic stand-in (no LLM) that reads only its request: the
-instruction cues in the system message, the offered tool schemas (names, parameter names,
-date formats) and the user's words. ``TravelModel.rules()`` shows every rule with its article
-section; ``travel_agent(schemas="article")`` offers article 000's own schemas (ISO dates, no
-``nights``: "住两晚" gives the article's 880 + 520 × 2 = 1920).
+The embedded model (``travel/model/``) is a stand-in (no LLM) that reads only its request, then
+plans and writes: its instructions and tool descriptions become policy knobs through a cue
+lexicon (``TravelModel().understood(agent)`` shows them, with the line that set each and the
+lines it did not understand), the tool schemas say which tool does what, the user's words give
+the trip. Each reply's ``reasoning_content`` names the rules it followed (``TravelModel.rules()``
+lists every rule with its article section); ``TravelModel(temperature=1.0, seed=3)`` makes the
+documented slips, reproducibly. ``travel_agent(schemas="article")`` offers article 000's own
+schemas (ISO dates, no ``nights``: "住两晚" gives the article's 880 + 520 × 2 = 1920).
 
 ``TravelModel(misbehave=...)`` reproduces the articles' pitfalls; ``TravelTools`` can inject
 faults (timeout, upstream_error, rate_limit, empty) into any tool, on every day or one.

@@ -58,8 +58,9 @@ def travel_agent(
     ``nights``: see :mod:`agentnb.travel.article`); other options (``parallel_tool_calls``,
     ``repeat_limit``, ...) go to :class:`~agentnb.Agent`.
 
-    The default instructions hold four of the model's instruction cues (tools first, stop
-    once you have enough, budget alternatives, output rules): see ``TravelModel.rules()``.
+    Every line of the default instructions sets a knob of the model (tools first, stop once
+    you have enough, the next day after a failure, budget alternatives, the output rules):
+    see ``TravelModel().understood(agent)`` and ``TravelModel.rules()``.
     """
     if language not in ("zh", "en"):
         raise ValueError(f"language must be 'zh' or 'en', not {language!r}")

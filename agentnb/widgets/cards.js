@@ -172,8 +172,10 @@ function messageCard(i, msgs, ctx, flat) {
   const wl = warnings(ctx.warn.get(i));
   if (wl) card.append(wl);
   if (w.reasoning_content) {
-    card.append(h("details", { class: "anb-reasoning" },
-      h("summary", { text: `reasoning (${fmtInt(String(w.reasoning_content).length)} chars)` }),
+    // Short reasoning (the stand-in's few [rule] lines) stays open; a long monologue folds.
+    const chars = String(w.reasoning_content).length;
+    card.append(h("details", { class: "anb-reasoning", open: chars <= FOLD_AT },
+      h("summary", { text: `reasoning (${fmtInt(chars)} chars)` }),
       fold(asText(w.reasoning_content))));
   }
   const text = asText(w.content);

@@ -26,12 +26,29 @@ function budgetBar(b) {
   return h("div", { class: "anb-budget" }, h("div", { class: "anb-sub", text: head }), bar, legend);
 }
 
+// What the model understood from this request (a model that can say, as the stand-in does):
+// the knobs a line set, with that line; the defaults folded; the lines it did not understand.
+function understoodTable(u) {
+  const box = h("div", { class: "anb-understood" }, h("div", { class: "anb-sub", text: u.title || "what the model understood" }));
+  const row = (r) => h("tr", {}, h("td", { class: "anb-name", text: r.knob }), h("td", { text: r.value }), h("td", { text: r["set by"] }), h("td", { class: "anb-muted", text: r.where }));
+  const head = h("tr", {}, ...["knob", "value", "set by", "where"].map((t) => h("th", { text: t })));
+  const set = u.rows.filter((r) => r.where);
+  const unset = u.rows.filter((r) => !r.where);
+  box.append(h("table", {}, head, ...set.map(row)));
+  if (unset.length) box.append(h("details", {}, h("summary", { text: `${unset.length} knobs at their default` }), h("table", {}, ...unset.map(row))));
+  const missed = u.not_understood || [];
+  box.append(h("div", { class: missed.length ? "anb-not-understood" : "anb-muted", text: `not understood (${missed.length})${missed.length ? ":" : ""}` }));
+  for (const m of missed) box.append(h("div", { class: "anb-not-understood", text: `[${m.where}] ${m.line}` }));
+  return box;
+}
+
 function renderRequest(d, el, goto) {
   const nav = h("div", { class: "anb-toolbar" },
     h("b", { text: `Request of model call ${d.k} of ${d.n}` }),
     goto && d.k > 1 ? h("button", { class: "anb-btn", type: "button", text: "◀ previous", onclick: () => goto(d.k - 1) }) : null,
     goto && d.k < d.n ? h("button", { class: "anb-btn", type: "button", text: "next ▶", onclick: () => goto(d.k + 1) }) : null);
   el.append(nav, budgetBar(d.budget));
+  if (d.understood) el.append(understoodTable(d.understood));
   const msgs = d.messages.map((m) => ((m.r = 0), m));
   const facts = analyse(msgs, {});
   const ctx = { ...facts, tools: {}, newSince: null, running: false };

@@ -1,7 +1,8 @@
 """Inspectors, each usable alone and reachable from the view.
 
 - :class:`RequestInspector` - the exact request of model call k (messages, tools,
-  parameters) and its token budget as a bar.
+  parameters) and its token budget as a bar; with a model that can say what it understood
+  (``model.understood(request)``, as ``TravelModel`` does), that table beside it.
 - :class:`SnapshotDiff` - what changed between model calls j and k: messages appended,
   dropped or summarised, edited; instructions, tools and parameters.
 - :class:`Timeline` - the events of a run with stage, latency bars and tokens.
@@ -42,13 +43,28 @@ def _is_system(wire: Any) -> bool:
     return isinstance(wire, dict) and wire.get("role") in ("system", "developer")
 
 
-def request_payload(session: Any, k: int, *, view: Any = None) -> dict[str, Any]:
-    """Model call ``k`` as the browser shows it: messages, tools, params, and the budget that
-    ``assemble`` recorded with it (``session.requests[k - 1].budget``)."""
+def understood_payload(model: Any, request: Any) -> dict[str, Any] | None:
+    """What ``model`` understood from ``request`` (``model.understood(request).payload()``),
+    or None for a model that cannot say (any model but the stand-in)."""
+    understood = getattr(model, "understood", None)
+    if not callable(understood):
+        return None
+    table = understood(request)
+    rows: dict[str, Any] | None = table.payload() if hasattr(table, "payload") else None
+    return rows
+
+
+def request_payload(session: Any, k: int, *, view: Any = None, model: Any = None) -> dict[str, Any]:
+    """Model call ``k`` as the browser shows it: messages, tools, params, the budget that
+    ``assemble`` recorded with it (``session.requests[k - 1].budget``), and what the model
+    understood when it can say (``model``, else the model of the view's agent)."""
     number, record = _call(session, k)
     req = record.request
     wires = req.messages
     tokens = [parse_message(w).tokens for w in wires]
+    if model is None:
+        model = getattr(getattr(getattr(view, "driver", None), "agent", None), "model", None)
+    understood = understood_payload(model, req)
     return _json.shown({  # lone surrogates as U+FFFD: the comm sends UTF-8
         "k": number,
         "n": len(session.requests),
@@ -58,6 +74,7 @@ def request_payload(session: Any, k: int, *, view: Any = None) -> dict[str, Any]
         "budget": dict(record.budget),
         "policy": record.policy,
         "note": record.note,
+        **({"understood": understood} if understood is not None else {}),
     })  # fmt: skip
 
 
@@ -126,14 +143,16 @@ class _Inspector(Widget):
 
 class RequestInspector(_Inspector):
     """The exact request of model call ``k`` (1-based; -1 is the latest) and its budget: the
-    one a view of the session saw assembled (``view``, else any live view), else recomputed."""
+    one a view of the session saw assembled (``view``, else any live view), else recomputed.
+    ``model`` (default: the view's agent's) adds what it understood, if it can say."""
 
-    def __init__(self, session: Any, k: int = -1, *, view: Any = None) -> None:
+    def __init__(self, session: Any, k: int = -1, *, view: Any = None, model: Any = None) -> None:
+        self.model = model
         super().__init__(session, "request", view)
         self.show(k)
 
     def show(self, *args: int) -> None:
-        self.data = request_payload(self.session, args[0], view=self.view)
+        self.data = request_payload(self.session, args[0], view=self.view, model=self.model)
 
 
 class SnapshotDiff(_Inspector):

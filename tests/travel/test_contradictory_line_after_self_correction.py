@@ -14,9 +14,9 @@ from agentnb.travel import (
     load,
     travel_agent,
 )
-from agentnb.travel.answer import compose_answer
-from agentnb.travel.intent import parse_request
-from agentnb.travel.observations import Observation
+from agentnb.travel.model.answer import compose_answer
+from agentnb.travel.model.intent import parse_request
+from agentnb.travel.model.observations import Observation
 
 ASK, ASK_EN = ARTICLE_REQUESTS["000"], ARTICLE_REQUESTS["en"]
 

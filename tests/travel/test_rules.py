@@ -18,7 +18,9 @@ from agentnb.travel import (
     TravelTools,
     travel_agent,
 )
-from agentnb.travel.cues import CUES, read_cues
+from agentnb.travel.model.knobs import KNOBS
+from agentnb.travel.model.lexicon import read_policy
+from agentnb.travel.model.slips import SLIPS
 
 ASK = ARTICLE_REQUESTS["000"]
 LINES = INSTRUCTIONS.splitlines()
@@ -57,11 +59,15 @@ def test_rules_table_names_every_rule_with_its_source():
     table = TravelModel.rules()
     frame = table.frame
     assert isinstance(frame, pd.DataFrame) and len(table) == len(frame) >= 20
-    assert {c.name for c in CUES} <= set(table)
+    cues = {"no_tools", "tools_first", "stop_when_enough", "output_rules", "answer_language",
+            "budget_alternatives", "error_advice", "today"}  # fmt: skip
+    assert cues | {k.name for k in KNOBS} | set(SLIPS) <= set(table)
+    assert {f"misbehave_{m}" for m in an.travel.MISBEHAVIOURS} <= set(table)
     expected = {"offered_tools_only", "parameter_names", "date_format", "nights", "unclear_date"}
     assert expected <= set(table) and "tool_hints" in table
     assert list(frame.columns) == ["kind", "looks for", "with it", "without it", "source"]
-    assert frame["source"].str.match(r"00[012] §").all()
+    assert frame["source"].str.match(r"00[012] §|—$").all()
+    assert (frame["kind"] == "knob").sum() == len(KNOBS) and (frame["kind"] == "slip").sum() == 5
     html = table._repr_html_()
     assert (
         "<table" in html
@@ -75,18 +81,13 @@ def test_rules_table_names_every_rule_with_its_source():
 
 
 def test_the_default_instructions_hold_the_cues_the_default_run_needs():
-    need = {
-        "tools_first",
-        "stop_when_enough",
-        "output_rules",
-        "budget_alternatives",
-        "error_advice",
-    }
+    need = {"role": "assistant", "tools": "first", "stop": "when_enough",
+            "on_failure": "next_day", "budget": "alternative",
+            "sections": ("flights", "weather", "hotels", "cost")}  # fmt: skip
     for text in (INSTRUCTIONS, INSTRUCTIONS_EN):
-        cues = read_cues(text)
-        assert cues.found == need
-        assert cues.sections == ["flights", "weather", "hotels", "cost"]
-        assert cues.language is None
+        policy = read_policy(text, [])
+        assert {k: policy.values()[k] for k in policy.set_by} == need
+        assert policy.not_understood == [] and policy.language == "user"
 
 
 # -- tool schemas -------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import pytest
 
 from agentnb.models import ModelRequest
 from agentnb.travel import INSTRUCTIONS, TravelModel
-from agentnb.travel.schemas import read_menu
+from agentnb.travel.model.schemas import read_menu
 
 
 def schema(name: str, description: str, **params: str) -> dict:

@@ -9,8 +9,8 @@ from agentnb.travel import (
     travel_agent,
     ungrounded_claims,
 )
-from agentnb.travel.answer import compose_answer
-from agentnb.travel.intent import parse_request
+from agentnb.travel.model.answer import compose_answer
+from agentnb.travel.model.intent import parse_request
 
 ASK, ASK_EN = ARTICLE_REQUESTS["000"], ARTICLE_REQUESTS["en"]
 

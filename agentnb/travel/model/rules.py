@@ -1,8 +1,11 @@
 """``TravelModel.rules()``: every documented rule of the stand-in model, as one table.
 
-Three kinds of rule: *instruction cues* found in the system message (:mod:`.cues`), *tool
-schema* rules for ``request.tools`` (:mod:`.schemas`), and *reading* rules for the user's
-words and the marked memory messages (:mod:`.intent`, :mod:`.dates`, :mod:`.clarify`). Each row
+The kinds of rule: *knobs* read from the instructions and tool descriptions through the cue
+lexicon (:mod:`.knobs`, :mod:`.lexicon`), with the classic *instruction cues* as named values of
+them; *tool schema* rules for ``request.tools`` (:mod:`.schemas`); *reading* rules for the
+user's words and the marked memory messages (:mod:`.intent`, :mod:`.clarify`); *decision*
+rules (ask, call, answer); the *slips* a temperature above 0 makes (:mod:`.slips`); and the
+pitfalls ``misbehave=`` reproduces. Every reply's reasoning names rules of this table. Each row
 names the article section it comes from, so a learner can see why a prompt or schema change
 changed the run.
 """
@@ -15,13 +18,57 @@ from collections.abc import Iterator
 
 import pandas as pd
 
-from .cues import CUES
+from .knobs import KNOBS
+from .lexicon import cues
+from .slips import SLIPS
 
 __all__ = ["RuleTable", "rule_table"]
 
 TITLE = "TravelModel rules (deterministic stand-in, no LLM)"
 COLUMNS = ["rule", "kind", "looks for", "with it", "without it", "source"]
 
+#: The classic instruction cues, each a named value of a knob (notebooks cite them by name).
+_CUE_RULES = [
+    ("no_tools", "instruction cue", "不要调用任何工具 / do not call any tools",
+     "knob tools=never: calls no tool; says it cannot look anything up",
+     "calls the tools the request needs", "000 §2.3"),
+    ("tools_first", "instruction cue", "必须使用工具, 不要编造 / must use the tools, never make up",
+     "knob tools=first: misbehave='fabricate' still calls the tools and answers from them",
+     "misbehave='fabricate' answers at once from 'memory' (invented figures)", "000 §2.2, §2.3"),
+    ("stop_when_enough", "instruction cue",
+     "不要重复查询, 不要继续调用工具 / do not repeat, stop calling tools",
+     "knob stop=when_enough: each search once (one retry after a retryable or fixable "
+     "failure), then answers",
+     "repeats each successful search once 'to confirm' before moving on (so 4 tools take 7 "
+     "calls and max_iterations=6 stops the run)", "000 §3.1, §5.1"),
+    ("output_rules", "instruction cue", "输出规范：… / Output rules: … (the sections it names)",
+     "knob sections: the answer lists in detail each section the rule names: flights (航班), "
+     "weather (天气), hotel (酒店), budget (预算)",
+     "a one-line summary that leaves out times, fares, temperatures and nightly prices",
+     "000 §6"),
+    ("answer_language", "instruction cue", "用英文回答 / answer in English",
+     "knob language: answers in that language", "answers in the language of the user's message",
+     "000 §6"),
+    ("budget_alternatives", "instruction cue", "备选方案 / offer an alternative",
+     "knob budget=alternative: over budget, prices the cheapest combination too and offers it",
+     "over budget: states the overrun, offers nothing", "000 §2.2"),
+    ("error_advice", "instruction cue",
+     "工具返回 error 字段时…给出建议 / when a tool returns an error … advise",
+     "knob on_failure=next_day: when the asked day's flights fail for that day (timeout, "
+     "upstream error, rate limit) or are sold out, looks up the next day once and offers it as "
+     "a labelled alternative: 周五航班暂时不可用，周六有航班，是否调整行程？ Weather, hotel and "
+     "budget stay on the asked day; the budget leaves the unavailable flight out and gives the "
+     "other day's fare apart. A mistake of its own corrected on the same day is no failure of "
+     "the day: no such line",
+     "says the flights are unavailable, and no more", "000 §5.2"),
+]  # fmt: skip
+_DECISION_RULES = [
+    ("plan_calls", "decision", "the needs read from the user and the results of this turn",
+     "calls the offered tools for what is still missing (one per reply unless parallel)", "—",
+     "000 §2.3"),
+    ("final_answer", "decision", "every needed result is in (or nothing to look up)",
+     "writes the final answer from the tool results, shaped by the knobs", "—", "000 §3.1"),
+]  # fmt: skip
 _SCHEMA_RULES = [
     ("offered_tools_only", "tool schema", "request.tools (never the Python tools)",
      "calls a tool only if its schema is in the request; role from its name, else its "
@@ -48,6 +95,9 @@ _SCHEMA_RULES = [
      "001 §3.2"),
 ]  # fmt: skip
 _READING_RULES = [
+    ("not_understood", "reading", "an instruction line that sets no knob (no cue of the lexicon)",
+     "reports it in understood(request) and in the first reply's reasoning; it changes nothing",
+     "—", "—"),
     ("one_night_default", "reading", "住两晚, 2 nights, …",
      "books that many nights", "one night, and the hotel line says so (未说明住几晚，按 1 晚计): "
      "the default request totals 880 + 520 = 1400", "000 §4.2"),
@@ -112,8 +162,28 @@ class RuleTable:
         return f"<h4>{html.escape(self.title)}</h4>{table}"
 
 
+def _knob_rules() -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
+    lexicon = cues()
+    for k in KNOBS:
+        names = {k.name} | ({"choice"} if k.name.endswith("_choice") else set())
+        names |= {"sections"} if k.name == "leave_out" else set()
+        examples = [c.example for c in lexicon if c.knob in names]
+        effects = "; ".join(f"{v}: {e}" for v, e in k.effects.items() if v != k.default)
+        default = f"{k.default}: {k.effects.get(k.default, '')}"
+        looks = " · ".join(dict.fromkeys(examples)) or "—"
+        rows.append((k.name, "knob", looks, effects, default, k.source))
+    return rows
+
+
 def rule_table() -> RuleTable:
     """All rules (one row per rule; renders as a table in a notebook)."""
-    cues = [(c.name, "instruction cue", c.looks_for, c.with_cue, c.without, c.source) for c in CUES]
-    frame = pd.DataFrame([*cues, *_SCHEMA_RULES, *_READING_RULES], columns=COLUMNS)
+    from .model import MISBEHAVIOURS  # the model module imports this one
+
+    slips = [(name, "slip", "temperature > 0 (a seeded roll per call)", what,
+              "temperature 0: never", "—") for name, what in SLIPS.items()]  # fmt: skip
+    pitfalls = [(f"misbehave_{m}", "misbehave", f"TravelModel(misbehave={m!r})", what, "—",
+                 what[what.rfind("(") + 1 : -1]) for m, what in MISBEHAVIOURS.items()]  # fmt: skip
+    rows = [*_knob_rules(), *_CUE_RULES, *_DECISION_RULES, *_SCHEMA_RULES, *_READING_RULES]
+    frame = pd.DataFrame([*rows, *slips, *pitfalls], columns=COLUMNS)
     return RuleTable(frame.set_index("rule"))

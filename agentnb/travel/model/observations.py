@@ -16,6 +16,9 @@ __all__ = [
     "dress_advice",
     "fabricated_answer",
     "money",
+    "picks",
+    "rooms",
+    "stay_total",
 ]
 
 
@@ -56,33 +59,88 @@ class Observation:
 
 
 def choose_flight(
-    result: dict[str, Any] | None,
+    result: dict[str, Any] | None, how: str = "earliest", room: float | None = None
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """(recommended, cheapest): the earliest flight with seats, and the cheapest with seats."""
+    """(recommended, cheapest) among the flights with seats: the earliest by default, or the
+    latest, the cheapest, or (``within_budget``) the earliest whose fare fits ``room``."""
     flights = [f for f in (result or {}).get("flights", []) if f.get("seats_left", 0) > 0]
     if not flights:
         return None, None
-    return min(flights, key=lambda f: f["departure_time"]), min(flights, key=lambda f: f["price"])
+    cheapest = min(flights, key=lambda f: f["price"])
+    if how == "cheapest":
+        return cheapest, cheapest
+    if how == "latest":
+        return max(flights, key=lambda f: f["departure_time"]), cheapest
+    if how == "within_budget" and room is not None:
+        fits = [f for f in flights if f["price"] <= room]
+        flights = fits or [cheapest]
+    return min(flights, key=lambda f: f["departure_time"]), cheapest
+
+
+def stay_total(hotel: dict[str, Any], req: TripRequest) -> float:
+    """A hotel's price for the nights asked (a tool without ``nights``: the first night's rate
+    × nights, as article 000's table)."""
+    if int(hotel.get("nights") or 1) < req.nights:
+        return float(hotel["price_per_night"] * req.nights)
+    return float(hotel["total_price"])
 
 
 def choose_hotel(
-    result: dict[str, Any] | None, req: TripRequest
+    result: dict[str, Any] | None, req: TripRequest, how: str = "value", room: float | None = None
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """(recommended, cheapest). Near a landmark: the closest; else the best rated among the
-    cheaper half of the list."""
+    """(recommended, cheapest). ``value`` (the default): near a landmark the closest, else the
+    best rated among the cheaper half of the list; or the cheapest, the best rated, the
+    nearest, or (``within_budget``) the best rated whose stay fits ``room``."""
     hotels = list((result or {}).get("hotels", []))
     if not hotels:
         return None, None
     nights = (result or {}).get("nights", req.nights)
     hotels = [{**h, "nights": nights} for h in hotels]
     cheapest = min(hotels, key=lambda h: h["price_per_night"])
-    if req.near and not (result or {}).get("note"):
+    rated = lambda h: (h["rating"], -h["price_per_night"])  # noqa: E731
+    if how == "cheapest":
+        return cheapest, cheapest
+    if how == "best_rated":
+        return max(hotels, key=rated), cheapest
+    if how == "within_budget" and room is not None:
+        fits = [h for h in hotels if stay_total(h, req) <= room]
+        return (max(fits, key=rated) if fits else cheapest), cheapest
+    if how == "nearest" or (req.near and not (result or {}).get("note")):
         return min(hotels, key=lambda h: h["distance_km"]), cheapest
     prices = sorted(h["price_per_night"] for h in hotels)
     median = prices[(len(prices) - 1) // 2]
     pool = [h for h in hotels if h["price_per_night"] <= median]
-    best = max(pool, key=lambda h: (h["rating"], -h["price_per_night"]))
-    return best, cheapest
+    return max(pool, key=rated), cheapest
+
+
+Pick = dict[str, Any] | None
+
+
+def picks(req: TripRequest, flights: Pick, hotels: Pick, flight_how: str,
+          hotel_how: str) -> tuple[Pick, Pick, Pick, Pick]:  # fmt: skip
+    """(flight, cheapest flight, hotel, cheapest hotel) under the choice knobs; a budget choice
+    leaves room for the cheapest hotel (flight) or for the chosen fare (hotel)."""
+    budget = req.budget
+    _, cheap_hotel = choose_hotel(hotels, req)
+    room = None
+    if flight_how == "within_budget" and budget is not None:
+        room = budget - (stay_total(cheap_hotel, req) if cheap_hotel else 0)
+    flight, cheap_flight = choose_flight(flights, flight_how, room)
+    room = None
+    if hotel_how == "within_budget" and budget is not None:
+        room = budget - (flight["price"] if flight else 0)
+    hotel, cheap_hotel = choose_hotel(hotels, req, hotel_how, room)
+    return flight, cheap_flight, hotel, cheap_hotel
+
+
+def rooms(req: TripRequest, flights: Pick, hotels: Pick, flight_how: str,
+          hotel_how: str) -> tuple[float | None, float | None]:  # fmt: skip
+    """What a within_budget choice may spend: (on the fare, on the stay); None without one."""
+    if "within_budget" not in (flight_how, hotel_how) or req.budget is None:
+        return None, None
+    flight, _, _, cheap_hotel = picks(req, flights, hotels, flight_how, hotel_how)
+    fare = req.budget - (stay_total(cheap_hotel, req) if cheap_hotel else 0)
+    return fare, req.budget - (flight["price"] if flight else 0)
 
 
 def money(value: float) -> str:

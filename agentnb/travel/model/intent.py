@@ -11,8 +11,8 @@ import itertools
 import re
 from dataclasses import dataclass, field, replace
 
-from .data import TravelData
-from .dates import DATE_PATTERN, find_date, vague_date
+from ..data import TravelData
+from ..dates import DATE_PATTERN, find_date, vague_date
 
 __all__ = ["TripRequest", "parse_request"]
 

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ROLE_WORDS", "SLOT_WORDS", "Menu", "ToolSpec", "read_menu"]
+__all__ = ["ROLE_WORDS", "SLOT_WORDS", "Menu", "ToolSpec", "read_menu", "tool_role"]
 
 #: A tool's role: words in its name (first) or description.
 ROLE_WORDS: dict[str, tuple[str, ...]] = {
@@ -94,7 +94,8 @@ def _words(name: str) -> list[str]:
     return [w for w in re.split(r"[_\-\s]+", name.lower()) if w]
 
 
-def _role(function: dict[str, Any]) -> str | None:
+def tool_role(function: dict[str, Any]) -> str | None:
+    """flights / weather / hotels / cost: by the tool's name first, else its description."""
     name, text = str(function.get("name", "")).lower(), str(function.get("description") or "")
     for role, words in ROLE_WORDS.items():
         if any(w in name for w in words):
@@ -142,7 +143,7 @@ def read_menu(tools: list[dict[str, Any]]) -> Menu:
     menu = Menu()
     for t in tools:
         function = t.get("function") or {}
-        role = _role(function)
+        role = tool_role(function)
         if role and role not in menu.specs:
             menu.specs[role] = _spec(function, role)
     return menu

@@ -1,59 +1,58 @@
-"""How TravelModel picks its next tool calls: only tools the request offers, with the
-parameter names and date format their schemas give (:mod:`.schemas`), under the instruction
-cues of :mod:`.cues`.
+"""plan: TravelModel's next tool calls. Only tools the request offers, with the parameter
+names and date format their schemas give (:mod:`.schemas`), under the policy knobs read from
+the instructions (:mod:`.knobs`): ``stop``, ``on_failure``, ``dates``, ``budget`` and the
+choices. ``slips`` (a temperature above 0) are the documented mistakes of :mod:`.slips`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import date as Date
 from datetime import timedelta
 from typing import Any
 
-from .cues import Cues
-from .data import TravelData
-from .dates import resolve_date
+from ..data import TravelData
+from ..dates import resolve_date
 from .degraded import day_failed, moved
 from .intent import TripRequest
-from .observations import Observation, choose_flight, choose_hotel
-from .schemas import Menu, ToolSpec
+from .observations import Observation, picks
+from .reading import Turn
+from .schemas import ToolSpec
 
-__all__ = ["Step", "Turn", "plan"]
+__all__ = ["Step", "iso_date", "plan"]
 
 _FIXABLE = {"invalid_json", "invalid_arguments"}  # agentnb.ERROR_KINDS a retry can fix
 _ENOUGH = re.compile(r"无需重复|不必重复|不用再查|直接推荐|no need to (?:search|repeat)", re.I)
 Step = tuple[str, dict[str, Any] | str]
 
 
-@dataclass
-class Turn:
-    """What the model read from one request."""
-
-    request: TripRequest
-    observations: list[Observation]
-    cues: Cues
-    menu: Menu
-    parallel: bool
-    calls_so_far: int
-    today: Date
-    missing: list[str] = field(default_factory=list)  # wanted roles with no tool offered
+def iso_date(spec: ToolSpec, policy_dates: str) -> bool:
+    """Send this tool YYYY-MM-DD? The dates knob first, then the schema (rule date_format)."""
+    return policy_dates == "iso" or (spec.iso_dates and policy_dates != "relative")
 
 
-def plan(turn: Turn, data: TravelData, mode: str | None) -> list[Step]:
+def plan(turn: Turn, data: TravelData, mode: str | None,
+         slips: frozenset[str] = frozenset()) -> list[Step]:  # fmt: skip
     """The next tool calls (all of them; the caller keeps one unless calls are parallel)."""
-    req, obs, menu = turn.request, turn.observations, turn.menu
+    req, obs, menu, policy = turn.request, turn.observations, turn.menu, turn.policy
     unknown = {o.city for o in obs if o.kind == "unknown_city"}
     if unknown & {req.destination, req.origin, *req.mentions}:
         return []  # a city the data does not have: nothing more to look up
     if req.language == "en":  # the tools take English names too
         req = _english_names(req, data)
     raw = req.date or ("today" if req.language == "en" else "今天")
-    confirm = "stop_when_enough" not in turn.cues  # no cue: it re-checks each search once
+    confirm = policy.stop != "when_enough"  # no cue: it re-checks each search once
+    retry = policy.on_failure != "report"
 
     def when(spec: ToolSpec, text: str) -> str:
-        if spec.iso_dates:
+        if "slip_date_format" in slips:
+            try:
+                return resolve_date(text, turn.today).strftime("%m/%d/%Y")  # not a format it reads
+            except ValueError:
+                return text
+        if iso_date(spec, policy.dates):
             try:
                 return resolve_date(text, turn.today).isoformat()
             except ValueError:
@@ -61,7 +60,12 @@ def plan(turn: Turn, data: TravelData, mode: str | None) -> list[Step]:
         return text
 
     def needed(done: list[Observation]) -> bool:
-        return _needed(done, confirm)
+        return _needed(done, confirm, retry)
+
+    if "slip_repeat_call" in slips:
+        last = next((o for o in reversed(obs) if o.ok and o.arguments is not None), None)
+        if last is not None and last.name in menu.names:
+            return [(last.name, dict(last.arguments or {}))]
 
     steps: list[Step] = []
     flights, weather, hotels = menu.get("flights"), menu.get("weather"), menu.get("hotels")
@@ -77,7 +81,7 @@ def plan(turn: Turn, data: TravelData, mode: str | None) -> list[Step]:
         done = [o for o in done if o not in later]
         if mode == "loop" and any(o.ok for o in done):
             return [(flights.name, args)]
-        if not needed(done) and nxt and not later and "error_advice" in turn.cues:
+        if not needed(done) and nxt and not later and policy.on_failure == "next_day":
             if _day_failed(done):  # 000 §5.2: try the next day once, and offer it
                 steps.append((flights.name, {**args, flights.slots["date"]: nxt}))
         elif needed(done):
@@ -123,16 +127,16 @@ def _cost_step(turn: Turn, req: TripRequest, obs: list[Observation]) -> list[Ste
     # another day's flights, offered because the asked day's failed, are not priced (000 §5.2)
     flights = None if spec and moved(_of(obs, spec.name)) else _latest_ok(obs, spec)
     hotels = _latest_ok(obs, turn.menu.get("hotels"))
-    flight, cheap_flight = choose_flight(flights)
-    hotel, cheap_hotel = choose_hotel(hotels, req)
+    hows = turn.flight_choice, turn.hotel_choice
+    flight, cheap_flight, hotel, cheap_hotel = picks(req, flights, hotels, *hows)
     ok = [o for o in costs if o.ok]
     if not ok:  # first cost call (or its one retry)
         items = items_for(flight, hotel, req)
-        if items and _needed(costs, False):
+        if items and _needed(costs, False, True):
             return [(cost.name, cost.args({"items": items, "budget": req.budget}))]
         return []
     over = (ok[0].data or {}).get("within_budget") is False
-    if not over or len(ok) > 1 or "budget_alternatives" not in turn.cues:
+    if not over or len(ok) > 1 or turn.policy.budget != "alternative":
         return []
     alt = items_for(cheap_flight, cheap_hotel, req)
     if alt and alt != items_for(flight, hotel, req):  # offer the cheapest combination
@@ -179,17 +183,17 @@ def _latest_ok(obs: list[Observation], spec: ToolSpec | None) -> dict[str, Any] 
     return found[-1] if found else None
 
 
-def _needed(done: list[Observation], confirm: bool) -> bool:
-    """Call this tool (again)? Once, plus one retry for a retryable or fixable failure; without
-    the stop-when-enough cue, once more after the first success ("to confirm", 000 §3.1),
-    unless the result's hint says there is no need (000 §5.1)."""
+def _needed(done: list[Observation], confirm: bool, retry: bool) -> bool:
+    """Call this tool (again)? Once, plus one retry for a retryable (unless ``retry`` is off:
+    on_failure=report) or fixable failure; with stop=confirm, once more after the first success
+    ("to confirm", 000 §3.1), unless the result's hint says there is no need (000 §5.1)."""
     if not done:
         return True
     if any(o.ok for o in done):
         hinted = _ENOUGH.search(str((done[-1].data or {}).get("hint", "")))
         return confirm and not hinted and done[-1].ok and len(done) == 1
     last = done[-1]
-    return len(done) == 1 and (last.retryable or last.kind in _FIXABLE)
+    return len(done) == 1 and ((retry and last.retryable) or last.kind in _FIXABLE)
 
 
 def items_for(

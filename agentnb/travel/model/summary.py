@@ -29,21 +29,33 @@ class Style:
     missing: list[str] = field(default_factory=list)  # wanted, but no tool was offered
     roles: dict[str, str] = field(default_factory=dict)  # offered tool name -> section
     stopped: bool = False  # the wrap-up call: tools off after max_iterations
+    flight_how: str = "earliest"  # the choice knobs, resolved for this user (.reading.Turn)
+    hotel_how: str = "value"
+    flight_room: float | None = None  # within_budget: what the fare may cost
+    hotel_room: float | None = None  # within_budget: what the stay may cost
+    leave_out: tuple[str, ...] = ()  # sections the instructions leave out
+    form: str = "lines"  # lines / list / table / prose
+    budget_stop: bool = False  # over budget: the verdict only, then a question
+    booking: str = "none"  # confirm_booking: none / ask / direct
+    assumed: str = ""  # missing=assume: the day assumed, said at the top of the answer
 
 
-def summary_line(req: TripRequest, by: dict[str, Any], sections: list[str]) -> str:
+def summary_line(
+    req: TripRequest, by: dict[str, Any], sections: list[str], style: Style | None = None
+) -> str:
     """One sentence for ``sections``: what a model writes when no output rule asks for more
     (000 §6: without the rules it leaves things out)."""
     zh = req.language == "zh"
+    style = style or Style()
     parts: list[str] = []
-    flight, _ = choose_flight(by.get("flights"))
+    flight, _ = choose_flight(by.get("flights"), style.flight_how, style.flight_room)
     if "flights" in sections and flight:
         parts.append(f"推荐航班 {flight['flight_no']}" if zh else f"take {flight['flight_no']}")
     weather = by.get("weather")
     if "weather" in sections and weather and weather.get("condition"):
         parts.append(f"{weather['city']}当天{weather['condition']}" if zh
                      else f"expect {weather['condition_en']} weather")  # fmt: skip
-    hotel, _ = choose_hotel(by.get("hotels"), req)
+    hotel, _ = choose_hotel(by.get("hotels"), req, style.hotel_how, style.hotel_room)
     if "hotels" in sections and hotel:
         parts.append(f"住{hotel['name']}" if zh else f"stay at {hotel['name_en']}")
     cost = by.get("cost")

@@ -1,0 +1,125 @@
+"""read: what TravelModel takes from a request, and nothing else.
+
+The instructions and tool descriptions become policy knobs (:mod:`.lexicon`); the tool schemas
+a menu of roles and parameter names (:mod:`.schemas`); the user's words, earlier turns and the
+marked memory messages the slots of a trip (:mod:`.intent`); this turn's tool results
+observations (:mod:`.observations`); ``request.params`` the parallel-calls default.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from datetime import date as Date
+from typing import Any
+
+from ...messages import MEMORY_NAME
+from ...models.base import ModelRequest
+from ..data import TravelData
+from .intent import TripRequest, parse_request
+from .knobs import Policy
+from .lexicon import read_policy
+from .observations import Observation
+from .schemas import Menu, read_menu
+
+__all__ = ["Turn", "read", "text_of"]
+
+#: The user's own words that ask for the cheap option (hotel/flight_choice=cheapest_if_asked).
+CHEAP_WORDS = re.compile(r"便宜|实惠|省钱|划算|低价|经济|cheap|budget|affordable|inexpensive", re.I)
+
+
+@dataclass
+class Turn:
+    """What the model read from one request."""
+
+    request: TripRequest
+    observations: list[Observation]
+    policy: Policy
+    menu: Menu
+    parallel: bool
+    calls_so_far: int
+    today: Date
+    missing: list[str] = field(default_factory=list)  # wanted roles with no tool offered
+    asks_cheap: bool = False  # the user said 便宜/cheap or gave a budget
+    misread_budget: float | None = None  # slip_misread_budget: the budget the user gave
+
+    @property
+    def flight_choice(self) -> str:
+        return self._choice(self.policy.flight_choice, "earliest")
+
+    @property
+    def hotel_choice(self) -> str:
+        return self._choice(self.policy.hotel_choice, "value")
+
+    def _choice(self, how: str, default: str) -> str:
+        if how == "cheapest_if_asked":
+            return "cheapest" if self.asks_cheap else default
+        return how
+
+
+def read(request: ModelRequest, data: TravelData, *, today: Date,
+         parallel: bool | None = None, ghost: bool = False) -> Turn:  # fmt: skip
+    """Read ``request``. ``ghost`` (misbehave='ghost_call'): earlier hotel talk leaks in."""
+    messages = request.messages
+    marked = ("agentnb", MEMORY_NAME)  # the runtime's corrections, carried memory: not the user
+    users = [i for i, m in enumerate(messages)
+             if m.get("role") == "user" and m.get("name") not in marked]  # fmt: skip
+    last = users[-1] if users else -1
+    texts = [text_of(messages[i]) for i in users]
+    parsed = [parse_request(t, data) for t in texts] or [parse_request("", data)]
+    # Carried facts and recalled memory: the oldest earlier turns, for slots only (002 §2.2)
+    noted = [replace(parse_request(t, data), wants=[], compare=False)
+             for t in _memory_notes(messages)]  # fmt: skip
+    current = parsed[-1].filled_from(noted + parsed[:-1])
+    mentioned_hotels = any("hotels" in p.wants for p in parsed[:-1])
+    if ghost and mentioned_hotels and current.destination and "hotels" not in current.wants:
+        current.wants.append("hotels")  # the history leaks into this turn
+    calls: dict[str, tuple[str, str]] = {}
+    observations: list[Observation] = []
+    n_calls = sum(len(m.get("tool_calls") or ()) for m in messages)
+    for m in messages[last + 1 :]:
+        for c in m.get("tool_calls") or ():
+            calls[c["id"]] = (c["function"]["name"], c["function"]["arguments"])
+        if m.get("role") == "tool":
+            name, raw = calls.get(m.get("tool_call_id", ""), (m.get("name") or "?", ""))
+            observations.append(Observation.read(name, raw, text_of(m)))
+    instructions = [m for m in messages if m.get("role") in ("system", "developer")]
+    system = "\n".join(text_of(m) for m in instructions if m.get("name") != MEMORY_NAME)
+    tools = list(request.tools or ())
+    policy = read_policy(system, tools)
+    menu = read_menu(tools)
+    if parallel is None:
+        parallel = {"parallel": True, "serial": False}.get(
+            policy.calls, bool(request.params.get("parallel_tool_calls"))
+        )
+    day = Date.fromisoformat(policy.today) if policy.today != "model" else today
+    turn = Turn(current, observations, policy, menu, parallel, n_calls, day)
+    wrap_up = not menu and observations  # tools switched off after max_iterations
+    turn.missing = [] if wrap_up else [w for w in current.wants if menu.get(w) is None]
+    user_text = texts[-1] if texts else ""
+    turn.asks_cheap = bool(CHEAP_WORDS.search(user_text)) or current.budget is not None
+    return turn
+
+
+def _memory_notes(messages: list[dict[str, Any]]) -> list[str]:
+    """The items of the marked memory messages (``session.fresh(carry=…)``, ``an.Memory``), in
+    order: "- 出发地：上海", "- (fact) 常住上海". Recalled tool results are left out: they are
+    what a tool said once, not what the user asked."""
+    notes = []
+    for m in messages:
+        if m.get("role") not in ("system", "user") or m.get("name") != MEMORY_NAME:
+            continue
+        for line in text_of(m).splitlines():
+            item = re.match(r"\s*-\s*(?:\((\w+)\)\s*)?(.+)", line)
+            if item and item.group(1) != "tool_result":
+                notes.append(item.group(2))
+    return notes
+
+
+def text_of(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""

@@ -1,0 +1,59 @@
+"""The stand-in's mistakes: the slips of a temperature above 0, and the deliberate pitfalls of
+``misbehave=`` (:data:`MISBEHAVIOURS`). Both are rows of ``TravelModel.rules()``.
+
+Temperature: the documented slips TravelModel makes when ``temperature > 0``.
+
+Each model call rolls its own dice, seeded by ``(seed, a hash of the request's messages)`` —
+never by global random state — so the same seed gives the same run, call for call, and a
+different seed a different one. Each slip happens with probability ``RATE × temperature``
+(capped at 1) where it has something to act on (a budget to misread, a preference to ignore).
+At temperature 0 nothing is rolled: the model is deterministic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from typing import Any
+
+__all__ = ["MISBEHAVIOURS", "RATE", "SLIPS", "roll"]
+
+#: Each mode reproduces one pitfall of the source articles.
+MISBEHAVIOURS = {
+    "loop": "repeats the same search_flights call instead of moving on (000 §5.1, 002 §5.1)",
+    "hallucinate_tool": "first calls book_flight, a tool that does not exist (002 §2.4)",
+    "wrong_args": "calls search_flights with from_city/to_city instead of departure/destination "
+    "(or the other way round when the schema renamed them) (000 §4.3)",
+    "malformed_json": "sends its first call's arguments as broken JSON (002 §5.3)",
+    "ignore_results": "calls the tools, then answers with figures they never returned (001 §6.1)",
+    "fabricate": "answers at once with invented data unless the instructions demand tools "
+    "first (000 §2.3)",
+    "ghost_call": "also calls search_hotels because earlier history mentioned hotels (000 §5.4)",
+    "mismatched_id": "gives two calls in one reply the same id (001 §6.1)",
+}
+#: The chance of each slip per model call at temperature 1.
+RATE = 0.2
+
+#: slip -> what it does (shown in the rule table).
+SLIPS: dict[str, str] = {
+    "slip_date_format": "sends a date in a format the tools do not read (01/10/2025): the tool "
+    "answers bad_date",
+    "slip_forget_tool": "forgets the lookups still to do and answers with what it has (the "
+    "answer says what was not looked up)",
+    "slip_repeat_call": "repeats its last successful call with the same arguments",
+    "slip_misread_budget": "misreads the budget by a factor of ten (3000 → 300)",
+    "slip_ignore_preference": "ignores a choice knob (flight_choice, hotel_choice) and picks by "
+    "default",
+}
+
+
+def roll(temperature: float, seed: int, messages: list[dict[str, Any]]) -> frozenset[str]:
+    """The slips of one call: reproducible from ``seed`` and the messages alone."""
+    if temperature <= 0:
+        return frozenset()
+    text = json.dumps(messages, ensure_ascii=False, sort_keys=True, default=str)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    dice = random.Random(f"{seed}:{digest}")
+    chance = min(1.0, RATE * temperature)
+    return frozenset(name for name in SLIPS if dice.random() < chance)
