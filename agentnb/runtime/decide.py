@@ -22,9 +22,12 @@ EMPTY_REPLY_CORRECTION = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Decision:
-    """``final_answer``, ``tool_calls``, or ``correction`` (a correction message was sent)."""
+    """``final_answer``, ``tool_calls``, or ``correction`` (a correction message was sent).
+
+    Read only by convention, like events: a frozen dataclass costs four times as much to build.
+    """
 
     kind: str
     calls: tuple[ToolCall, ...] = ()
@@ -89,7 +92,7 @@ def decide(state: RunState, response: ModelResponse, *, tools_enabled: bool = Tr
     state.emit(
         Decided,
         decision=kind,
-        calls=tuple(c.function.name for c in calls),
+        calls=tuple([c.function.name for c in calls]),
         problems=decision.problems,
     )
     return decision
