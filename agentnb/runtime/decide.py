@@ -37,10 +37,13 @@ class Decision:
 def _normalise_ids(
     state: RunState, message: AssistantMessage, problems: list[str]
 ) -> AssistantMessage:
+    calls = message.tool_calls or ()
+    if len(calls) == 1 and calls[0].id:  # the common case: one call, with an id
+        return message
     seen: set[str] = set()
     fixed: list[ToolCall] = []
     changed = False
-    for i, call in enumerate(message.calls):
+    for i, call in enumerate(calls):
         cid = call.id
         if not cid or cid in seen:
             new = f"call_{state.id[2:8]}_{state.iteration}_{i}"

@@ -20,7 +20,7 @@ import json
 import os
 import time
 import traceback
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +50,7 @@ def _signature_hint(tool: Tool) -> str:
 def _parse(tool: Tool, raw: str) -> tuple[dict[str, Any] | None, str]:
     """The arguments as a dict, or None and the structured error the model sees."""
     try:
-        args = json.loads(raw) if raw.strip() else {}
+        args = _loads(raw)
     except (ValueError, RecursionError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         return None, error_content(
@@ -67,6 +67,21 @@ def _parse(tool: Tool, raw: str) -> tuple[dict[str, Any] | None, str]:
             arguments=raw[:500],
         )
     return args, ""
+
+
+#: The C scanner inside ``json.loads`` (set on every decoder; typeshed does not declare it).
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def _loads(raw: str) -> Any:
+    """``json.loads(raw)`` (blank means no arguments), the common case in one C call."""
+    try:
+        value, end = _SCAN(raw, 0)  # what json.loads does inside its Python layers
+        if end == len(raw):
+            return value
+    except Exception:  # leading space, or not JSON: json.loads says so in its own words
+        pass
+    return json.loads(raw) if raw.strip() else {}
 
 
 def _json_type(value: Any) -> str:
@@ -251,8 +266,9 @@ async def execute_tools(state: RunState) -> ToolRound:
     at = transcript.open_at
     tool_round = state.round = ToolRound(at if at is not None else -1)
     failed = 0
-    for group in _segments(state, calls) if len(calls) > 1 else [calls]:
-        if len(group) == 1:
+    count = len(calls)
+    for group in _segments(state, calls) if count > 1 else [calls]:
+        if count == 1 or len(group) == 1:
             await run_call(state, tool_round, group[0])
         else:
             await asyncio.gather(*(run_call(state, tool_round, c) for c in group))
@@ -261,6 +277,6 @@ async def execute_tools(state: RunState) -> ToolRound:
             failed += not outcome.ok
             state.answer(call, outcome.content)
     now = time.monotonic()
-    state.emit(ToolsExecuted, now, calls=len(calls), failed=failed, latency=now - started)
+    state.emit(ToolsExecuted, now, calls=count, failed=failed, latency=now - started)
     state.session.commit()  # a round lands whole: a crash after it loses nothing before it
     return tool_round

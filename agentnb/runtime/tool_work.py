@@ -160,54 +160,62 @@ def in_thread(fn: Callable[[], Any], finish: Callable[[Any], T]) -> asyncio.Futu
         if not future.done():
             future.set_result(value) if ok else future.set_exception(value)
 
-    def work() -> None:
+    def work() -> tuple[bool, Any]:
         try:
-            outcome: tuple[bool, Any] = (True, finish(fn()))
+            return True, finish(fn())
         except BaseException as exc:
-            outcome = (False, exc)
+            return False, exc
+
+    def deliver(outcome: tuple[bool, Any]) -> None:
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
             loop.call_soon_threadsafe(settle, *outcome)
 
-    WORKERS.submit(work)
+    WORKERS.submit(work, deliver)
     return future
+
+
+Job = tuple[Callable[[], Any], Callable[[Any], None]]
 
 
 class Workers:
     """Daemon threads for sync tools, reused: starting a thread per call costs ~0.4 ms.
 
     A job goes to an idle worker, or to a new one when none is idle, so a stuck tool only ever
-    holds its own thread. A worker idle for ``idle`` seconds ends.
+    holds its own thread. A worker counts as idle again before it hands its result back (the
+    next call finds it), and ends after ``idle`` seconds without work.
     """
 
     def __init__(self, idle: float = 30.0) -> None:
         self.idle = idle
-        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
         self._free = 0  # idle workers no job has claimed yet
         self._lock = threading.Lock()
 
-    def submit(self, job: Callable[[], None]) -> None:
+    def submit(self, work: Callable[[], Any], deliver: Callable[[Any], None]) -> None:
+        """Run ``deliver(work())`` in a worker thread."""
         with self._lock:
             claimed = self._free > 0
             if claimed:
                 self._free -= 1
-        self._jobs.put(job)
+        self._jobs.put((work, deliver))
         if not claimed:
             threading.Thread(target=self._work, name="agentnb-tool", daemon=True).start()
 
     def _work(self) -> None:
         while True:
             try:
-                job = self._jobs.get(timeout=self.idle)
+                work, deliver = self._jobs.get(timeout=self.idle)
             except queue.Empty:
                 with self._lock:
                     if self._free > 0:  # unclaimed: this worker may go
                         self._free -= 1
                         return
                 continue  # a job was promised to an idle worker: wait for it
-            job()
-            del job  # hold nothing of a finished call while idle
+            outcome = work()
             with self._lock:
                 self._free += 1
+            deliver(outcome)
+            del work, deliver, outcome  # hold nothing of a finished call while idle
 
 
 WORKERS = Workers()
