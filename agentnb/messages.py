@@ -131,7 +131,7 @@ class _Message(BaseModel):
     @property
     def text(self) -> str:
         """The text content ('' when there is none; text parts joined for multi-part content)."""
-        content = self.__dict__.get("content")
+        content = self.__dict__["content"]  # a field of every message class
         if content.__class__ is str:  # the common case first (no call)
             return content
         if content is None:

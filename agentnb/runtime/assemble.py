@@ -35,7 +35,7 @@ async def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelReque
     if tools and agent.parallel_tool_calls is not None:
         params["parallel_tool_calls"] = agent.parallel_tool_calls
     default = tokenizer is DEFAULT_TOKENIZER
-    memory = _memory(state, history)
+    memory = _memory(state, history) if session.memory is not None else None
     memory_tokens = tokenizer.count_message(memory) if memory else 0
     instructions = prompt.instructions_tokens + memory_tokens  # recalled memory rides with them
     tools_tokens = prompt.tools_tokens if tools else 0

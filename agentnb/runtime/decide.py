@@ -38,8 +38,6 @@ def _normalise_ids(
     state: RunState, message: AssistantMessage, problems: list[str]
 ) -> AssistantMessage:
     calls = message.tool_calls or ()
-    if len(calls) == 1 and calls[0].id:  # the common case: one call, with an id
-        return message
     seen: set[str] = set()
     fixed: list[ToolCall] = []
     changed = False
@@ -66,7 +64,8 @@ def _normalise_ids(
 def decide(state: RunState, response: ModelResponse, *, tools_enabled: bool = True) -> Decision:
     message = response.message
     problems = list(response.repairs)
-    if message.tool_calls:
+    given = message.tool_calls
+    if given and (len(given) > 1 or not given[0].id):  # one call with an id needs no check
         message = _normalise_ids(state, message, problems)
     state.append(message)
     calls = message.calls

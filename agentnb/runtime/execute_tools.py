@@ -166,7 +166,7 @@ def _timeout(state: RunState, tool: Tool) -> float | None:
 
 async def _invoke(state: RunState, tool: Tool, kwargs: dict[str, Any]) -> tuple[str, str | None]:
     """Run the tool; its value is serialised the moment it returns, where it ran."""
-    timeout = _timeout(state, tool)
+    timeout = tool.timeout if tool.timeout is not None else state.agent.tool_timeout
     if tool.is_async:
         if tool.isolated:
             return await isolated(tool.fn(**kwargs), timeout, serialise)

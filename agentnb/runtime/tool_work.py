@@ -40,7 +40,9 @@ async def isolated(
     loop = asyncio.get_running_loop()
     steps = _Steps(coro, finish)
     context = contextvars.copy_context()  # the tool's context, as a task's own would be
-    task = loop.create_task(steps.rest(), context=context)
+    # Not loop.create_task: a task factory (3.12's eager one) could start it before its
+    # first step, which is ours to run.
+    task = asyncio.Task(steps.rest(), loop=loop, context=context)
     caller = asyncio.current_task(loop)
     if caller is not None:
         _leave_task(loop, caller)
@@ -160,9 +162,11 @@ def in_thread(fn: Callable[[], Any], finish: Callable[[Any], T]) -> asyncio.Futu
         if not future.done():
             future.set_result(value) if ok else future.set_exception(value)
 
+    context = contextvars.copy_context()  # the call's context, as in a task of its own
+
     def work() -> tuple[bool, Any]:
         try:
-            return True, finish(fn())
+            return True, finish(context.run(fn))
         except BaseException as exc:
             return False, exc
 
