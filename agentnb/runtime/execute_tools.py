@@ -120,7 +120,7 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ou
                 ))  # fmt: skip
             else:
                 try:
-                    outcome = await _execute(state, tool, _invoke(state, tool, kwargs))
+                    outcome = await _execute(state, tool, _invoke(state, tool, kwargs, started))
                 except Finished as finished:  # it finished just as the run was cancelled
                     outcome = await _execute(state, tool, finished.result())
                     _record(state, tool_round, call, started, outcome, args)
@@ -164,12 +164,14 @@ def _timeout(state: RunState, tool: Tool) -> float | None:
     return tool.timeout if tool.timeout is not None else state.agent.tool_timeout
 
 
-async def _invoke(state: RunState, tool: Tool, kwargs: dict[str, Any]) -> tuple[str, str | None]:
+async def _invoke(
+    state: RunState, tool: Tool, kwargs: dict[str, Any], started: float
+) -> tuple[str, str | None]:
     """Run the tool; its value is serialised the moment it returns, where it ran."""
     timeout = tool.timeout if tool.timeout is not None else state.agent.tool_timeout
     if tool.is_async:
         if tool.isolated:
-            return await isolated(tool.fn(**kwargs), timeout, serialise)
+            return await isolated(tool.fn(**kwargs), timeout, serialise, started)
         if timeout is None:
             return serialise(await tool.fn(**kwargs))
         async with Deadline(timeout):

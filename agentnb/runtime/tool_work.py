@@ -16,6 +16,7 @@ import contextlib
 import contextvars
 import queue
 import threading
+import time
 import types
 from asyncio.tasks import _enter_task, _leave_task  # how 3.12's eager tasks swap the task
 from collections.abc import Callable, Coroutine, Generator
@@ -27,9 +28,14 @@ __all__ = ["Deadline", "Finished", "bounded", "in_thread", "isolated"]
 
 
 async def isolated(
-    coro: Coroutine[Any, Any, Any], timeout: float | None, finish: Callable[[Any], T]
+    coro: Coroutine[Any, Any, Any],
+    timeout: float | None,
+    finish: Callable[[Any], T],
+    started: float,
 ) -> T:
     """``finish(await coro)`` in a task of its own, its first step run at once, here.
+
+    ``timeout`` counts from ``started`` (``time.monotonic()`` when the call began).
 
     Python 3.12's eager tasks, by hand (3.11 has none): the task is made first, so inside the
     tool ``asyncio.current_task()`` is its own from the first line (``asyncio.timeout`` and task
@@ -58,6 +64,8 @@ async def isolated(
         if ok:
             return value  # type: ignore[no-any-return]
         raise value
+    if timeout is not None:  # the first step counts against the deadline too
+        timeout = max(timeout - (time.monotonic() - started), 0.0)
     return await bounded(task, timeout)
 
 

@@ -8,6 +8,7 @@ import gc
 import importlib.util
 import json
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,21 @@ async def test_an_isolated_tool_that_suspends_and_ignores_cancellation_still_tim
     await asyncio.sleep(0.3)  # let the abandoned tool end before the loop closes
 
 
+async def test_an_isolated_tools_first_step_counts_against_its_timeout():
+    @an.tool(timeout=0.25)
+    async def slow_start(x: int) -> int:
+        """Blocks before its first wait, then waits long."""
+        time.sleep(0.3)  # already past the deadline when it first suspends
+        await asyncio.sleep(5)
+        return 1
+
+    model = ScriptedModel([calls(call("c", "slow_start", x=1)), "done"])
+    started = time.monotonic()
+    result = await an.Agent("", [slow_start], model=model).run("go")
+    assert time.monotonic() - started < 0.5  # not 0.3 s plus another 0.25 s
+    assert json.loads(answers(result.session)[0])["kind"] == "timeout"
+
+
 async def test_sync_tools_reuse_their_threads():
     threads: list[int] = []
 
@@ -199,5 +215,6 @@ def test_an_iteration_costs_at_most_200_python_calls():
     async def once() -> None:
         await agent.run("去北京出差")
 
+    gc.collect()  # earlier tests' garbage is not this loop's work
     calls_per_iteration = bench.calls_per_iteration(once, runs=20)
     assert calls_per_iteration <= 200, f"{calls_per_iteration:.0f} calls per loop iteration"
