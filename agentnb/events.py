@@ -377,6 +377,12 @@ class ToolFinished(Event):
     content: str
     latency: float
     kind: str | None = None
+    #: Where a tool that raised failed: the traceback of its own code (file and line), for
+    #: the developer; the model gets only the structured error.
+    traceback: str | None = None
+    #: What the developer should know of a result that is still ok (a value JSON cannot hold
+    #: was sent as its ``str()``).
+    note: str | None = None
 
     def summary(self) -> str:
         state = "ok" if self.ok else f"FAILED ({self.kind})"

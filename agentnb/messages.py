@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
@@ -131,7 +131,7 @@ class _Message(BaseModel):
     @property
     def text(self) -> str:
         """The text content ('' when there is none; text parts joined for multi-part content)."""
-        content = self.__dict__.get("content")
+        content = self.__dict__["content"]  # a field of every message class
         if content.__class__ is str:  # the common case first (no call)
             return content
         if content is None:
@@ -216,8 +216,16 @@ class ToolMessage(_Message):
 
     @classmethod
     def answer(cls, tool_call_id: str, name: str, content: str) -> ToolMessage:
-        """The runtime's constructor: validated, with the wire form filled in at once."""
-        message = cls(tool_call_id=tool_call_id, name=name, content=content)
+        """The runtime's constructor, with the wire form filled in at once.
+
+        Its three fields are text by construction (anything else is validated as usual).
+        """
+        if type(tool_call_id) is not str or type(name) is not str or type(content) is not str:
+            message = cls(tool_call_id=tool_call_id, name=name, content=content)
+        else:
+            fields = {"role": "tool", "tool_call_id": tool_call_id, "content": content}
+            fields["name"] = name
+            message = _built(cls, fields, {"tool_call_id", "content", "name"})
         cache = message.__dict__
         cache["_wire_cache"] = {
             "role": "tool",
@@ -272,6 +280,78 @@ _BY_ROLE: dict[str, type[_Message]] = {
     "assistant": AssistantMessage,
     "tool": ToolMessage,
 }
+
+
+def _built(cls: type[_M], fields: dict[str, Any], given: set[str]) -> _M:
+    """A model object from fields known to be valid: what ``model_construct`` does, without
+    its per-field loop. ``fields`` holds every field; ``given`` names those set explicitly."""
+    obj = object.__new__(cls)
+    _set(obj, "__dict__", fields)
+    _set(obj, "__pydantic_fields_set__", given)
+    _set(obj, "__pydantic_extra__", {})
+    _set(obj, "__pydantic_private__", None)
+    return obj
+
+
+_M = TypeVar("_M", bound=BaseModel)
+_set = object.__setattr__
+_REPLY_KEYS = frozenset(("role", "content", "tool_calls"))
+_CALL_KEYS = frozenset(("id", "type", "function"))
+_FUNCTION_KEYS = frozenset(("name", "arguments"))
+
+
+def reply_message(value: dict[str, Any]) -> AssistantMessage | None:
+    """The assistant message of a reply dict in the common shape, built without validation.
+
+    The common shape: ``role``, ``content`` (text or null) and ``tool_calls`` (a list of
+    ``{"id", "type": "function", "function": {"name", "arguments"}}`` with text values), and
+    nothing else. Anything else returns None, and the caller validates it as usual.
+    """
+    content = value.get("content")
+    if not value.keys() <= _REPLY_KEYS or (content is not None and type(content) is not str):
+        return None
+    given = set(value)
+    raw = value.get("tool_calls")
+    if raw is None:
+        if "tool_calls" in given or content is None:
+            return None  # a null field or an empty reply: normalised or refused on the slow path
+        fields = {"role": "assistant", "content": content, "tool_calls": None, **_NO_EXTRAS}
+        message = _built(AssistantMessage, fields, given)
+        message.__dict__["_wire_cache"] = {"role": "assistant", "content": content}
+        return message
+    if type(raw) is not list or not raw:
+        return None
+    calls, wires = [], []
+    for call in raw:
+        function = call.get("function") if type(call) is dict else None
+        if (
+            type(function) is not dict
+            or call.keys() != _CALL_KEYS
+            or call["type"] != "function"
+            or function.keys() != _FUNCTION_KEYS
+        ):
+            return None
+        cid, name, arguments = call["id"], function["name"], function["arguments"]
+        if type(cid) is not str or type(name) is not str or type(arguments) is not str:
+            return None
+        fn = _built(FunctionCall, {"name": name, "arguments": arguments}, set(_FUNCTION_KEYS))
+        calls.append(
+            _built(ToolCall, {"id": cid, "type": "function", "function": fn}, set(_CALL_KEYS))
+        )
+        wires.append(
+            {"id": cid, "type": "function", "function": {"name": name, "arguments": arguments}}
+        )
+    fields = {"role": "assistant", "content": content, "tool_calls": tuple(calls), **_NO_EXTRAS}
+    message = _built(AssistantMessage, fields, given)
+    wire: dict[str, Any] = {"role": "assistant"}
+    if "content" in given:
+        wire["content"] = content
+    wire["tool_calls"] = wires
+    message.__dict__["_wire_cache"] = wire
+    return message
+
+
+_NO_EXTRAS: dict[str, Any] = {"name": None, "refusal": None, "reasoning_content": None}
 
 
 def parse_message(value: Message | dict[str, Any], *, where: str = "message") -> Message:

@@ -6,6 +6,9 @@ endpoint (``openai.py``: compatibility ``profiles.py``, SSE in ``sse.py``, retri
 replay real exchanges (``replay.py``); and ``an.models.local``, the offline SmolLM2 server.
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
 from .base import (
     Delta,
     Model,
@@ -17,11 +20,23 @@ from .base import (
     Usage,
 )
 from .function import FunctionModel
-from .openai.client import OpenAIModel
-from .openai.profiles import PROFILES, Profile
-from .openai.retry import RetryPolicy
-from .replay import Cassette
 from .scripted import ScriptedModel
+
+if TYPE_CHECKING:  # loaded on first use, by __getattr__ below
+    from .openai.client import OpenAIModel
+    from .openai.profiles import PROFILES, Profile
+    from .openai.retry import RetryPolicy
+    from .replay import Cassette
+
+#: Names whose modules load on first use: the HTTP stack (httpx, tenacity) costs more at
+#: start-up than the rest of agentnb, and a notebook with a test double never needs it.
+_ON_FIRST_USE = {
+    "OpenAIModel": ".openai.client",
+    "PROFILES": ".openai.profiles",
+    "Profile": ".openai.profiles",
+    "RetryPolicy": ".openai.retry",
+    "Cassette": ".replay",
+}
 
 __all__ = [
     "PROFILES",
@@ -46,7 +61,14 @@ def __getattr__(name: str) -> object:
     # ``an.models.local`` loads on first use (``python -m
     # agentnb.models.local`` must not find the module already imported).
     if name == "local":
-        import importlib
-
         return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # found directly from now on
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, "local"})

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from .._sdk import normalise_assistant
 from ..errors import InvalidMessage, ModelResponseError
-from ..messages import AssistantMessage, parse_message
+from ..messages import AssistantMessage, parse_message, reply_message
 
 __all__ = ["ModelResponse", "Usage", "coerce_response"]
 
@@ -52,9 +52,13 @@ def _tokens(usage: dict[str, Any], name: str, default: int) -> int:
         ) from None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ModelResponse:
-    """One reply: the assistant message plus usage, finish reason and the raw payload."""
+    """One reply: the assistant message plus usage, finish reason and the raw payload.
+
+    Read only by convention, like events: one is built per model call, and a frozen dataclass
+    costs four times as much to build.
+    """
 
     message: AssistantMessage
     usage: Usage | None = None
@@ -76,7 +80,7 @@ def coerce_response(value: Any, model: str | None = None) -> ModelResponse:
     assistant-message dict; or a whole Chat Completions response dict (``choices[0]``).
     """
     if type(value) is dict and value.get("role") == "assistant":  # the common case, first
-        reply = _assistant(value)
+        reply = reply_message(value) or _assistant(value)  # built at once when well formed
         return ModelResponse(reply, None, "tool_calls" if reply.tool_calls else "stop", model)
     if isinstance(value, ModelResponse):
         return value

@@ -35,47 +35,44 @@ async def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelReque
     if tools and agent.parallel_tool_calls is not None:
         params["parallel_tool_calls"] = agent.parallel_tool_calls
     default = tokenizer is DEFAULT_TOKENIZER
-    memory = _memory(state, history)
+    memory = _memory(state, history) if session.memory is not None else None
     memory_tokens = tokenizer.count_message(memory) if memory else 0
-    budget = Budget(
-        prompt.instructions_tokens + memory_tokens,  # recalled memory rides with them
-        prompt.tools_tokens if tools else 0,
-        transcript.tokens if default else sum(map(tokenizer.count_message, transcript.wires)),
-        agent.context_window,
-        agent.reply_reserve,
-        _heuristic if default else lambda m: tokenizer.count_message(m.wire()),
-    )
+    instructions = prompt.instructions_tokens + memory_tokens  # recalled memory rides with them
+    tools_tokens = prompt.tools_tokens if tools else 0
+    whole = transcript.tokens if default else sum(map(tokenizer.count_message, transcript.wires))
+    window = agent.context_window
     policy = prompt.policy
-    history_tokens = budget.history
-    if type(policy) is KeepAll:
-        selection = Selection(((0, len(history)),))
+    if type(policy) is KeepAll:  # everything goes in: nothing to weigh
+        selection, spans, history_tokens = _NOTHING_LEFT_OUT, ((0, len(history)),), whole
     else:
+        count = _heuristic if default else lambda m: tokenizer.count_message(m.wire())
+        budget = Budget(instructions, tools_tokens, whole, window, agent.reply_reserve, count)
         selection = policy.select(history, budget)
         if inspect.isawaitable(selection):  # a policy that asks a model (a summariser)
             selection = await selection
-        count = budget.count
-        history_tokens = sum(count(m) for a, b in selection.spans for m in history[a:b])
+        spans = selection.spans
+        history_tokens = sum(count(m) for a, b in spans for m in history[a:b])
         history_tokens += sum(map(tokenizer.count_message, selection.inserted))
     system = prompt.system
     inserted = selection.inserted if memory is None else (memory, *selection.inserted)
     head = (system, *inserted) if system is not None else inserted
     request = ModelRequest(
-        tools=tools, params=params, head=head, source=transcript.wires, spans=selection.spans
+        tools=tools, params=params, head=head, source=transcript.wires, spans=spans
     )
-    total = budget.instructions + budget.tools + history_tokens
+    total = instructions + tools_tokens + history_tokens
     report = {
         "instructions": prompt.instructions_tokens,
-        "tools": budget.tools,
+        "tools": tools_tokens,
         "history": history_tokens,
         "total": total,
     }
     if memory is not None:
         report["memory"] = memory_tokens
     note = selection.note
-    if budget.context_window is not None:
-        report["context_window"] = budget.context_window
-        report["reply_reserve"] = budget.reply_reserve
-        report["available"] = available = budget.context_window - budget.reply_reserve - total
+    if window is not None:
+        report["context_window"] = window
+        report["reply_reserve"] = agent.reply_reserve
+        report["available"] = available = window - agent.reply_reserve - total
         if available < 0:  # never silently: the newest turn alone does not fit
             over = f"still {-available} tokens over the window: the newest turn alone does not fit"
             note = f"{note}; {over}" if note else over
@@ -93,6 +90,9 @@ async def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelReque
         note=note,
     )
     return request
+
+
+_NOTHING_LEFT_OUT = Selection(())  # what KeepAll leaves out, inserts and notes: nothing
 
 
 def _memory(state: RunState, history: Sequence[Message]) -> dict[str, Any] | None:

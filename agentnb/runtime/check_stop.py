@@ -25,9 +25,12 @@ from .decide import Decision
 from .state import RunState
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Verdict:
-    """``stop`` with a reason and words, or go on (with ``wrap_up`` for one last call)."""
+    """``stop`` with a reason and words, or go on (with ``wrap_up`` for one last call).
+
+    Read only by convention, like events: a frozen dataclass costs four times as much to build.
+    """
 
     stop: bool
     reason: str | None = None
@@ -124,8 +127,11 @@ def _policies(state: RunState, decision: Decision, wrap_up: bool) -> Verdict | N
     return None
 
 
+_GO_ON = Verdict(False)
+
+
 def check_stop(state: RunState, decision: Decision, wrap_up: bool = False) -> Verdict:
-    verdict = _policies(state, decision, wrap_up) or Verdict(False)
+    verdict = _policies(state, decision, wrap_up) or _GO_ON
     if verdict.stop:
         assert verdict.reason is not None
         state.stop(verdict.reason, verdict.detail)

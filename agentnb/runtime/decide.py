@@ -25,9 +25,12 @@ EMPTY_REPLY_CORRECTION = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Decision:
-    """``final_answer``, ``tool_calls``, or ``correction`` (a correction message was sent)."""
+    """``final_answer``, ``tool_calls``, or ``correction`` (a correction message was sent).
+
+    Read only by convention, like events: a frozen dataclass costs four times as much to build.
+    """
 
     kind: str
     calls: tuple[ToolCall, ...] = ()
@@ -37,10 +40,11 @@ class Decision:
 def _normalise_ids(
     state: RunState, message: AssistantMessage, problems: list[str]
 ) -> AssistantMessage:
+    calls = message.tool_calls or ()
     seen: set[str] = set()
     fixed: list[ToolCall] = []
     changed = False
-    for i, call in enumerate(message.calls):
+    for i, call in enumerate(calls):
         cid = call.id
         if not cid or cid in seen:
             new = f"call_{state.id[2:8]}_{state.iteration}_{i}"
@@ -63,7 +67,8 @@ def _normalise_ids(
 def decide(state: RunState, response: ModelResponse, *, tools_enabled: bool = True) -> Decision:
     message = response.message
     problems = list(response.repairs)
-    if message.tool_calls:
+    given = message.tool_calls
+    if given and (len(given) > 1 or not given[0].id):  # one call with an id needs no check
         message = _normalise_ids(state, message, problems)
     state.append(message)
     calls = message.calls
@@ -93,7 +98,7 @@ def decide(state: RunState, response: ModelResponse, *, tools_enabled: bool = Tr
     state.emit(
         Decided,
         decision=kind,
-        calls=tuple(c.function.name for c in calls),
+        calls=tuple([c.function.name for c in calls]),
         problems=decision.problems,
         reasoning=reasoning,
         rules=tuple(dict.fromkeys(RULE_NAME.findall(reasoning))),

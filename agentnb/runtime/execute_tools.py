@@ -17,17 +17,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
-from collections.abc import Awaitable
+import traceback
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from ..events import ToolFinished, ToolsExecuted, ToolStarted
 from ..messages import ToolCall
-from ..tools.tool import ToolError, describe_validation_error, error_content, to_content
+from ..tools.results import serialise
+from ..tools.tool import ToolError, describe_validation_error, error_content
 from .state import Outcome, RunState, ToolRound
-from .tool_work import Deadline, Finished, bounded, in_thread
+from .tool_work import Deadline, Finished, bounded, in_thread, isolated
 
 if TYPE_CHECKING:
     from ..tools.tool import Tool
@@ -46,7 +50,7 @@ def _signature_hint(tool: Tool) -> str:
 def _parse(tool: Tool, raw: str) -> tuple[dict[str, Any] | None, str]:
     """The arguments as a dict, or None and the structured error the model sees."""
     try:
-        args = json.loads(raw) if raw.strip() else {}
+        args = _loads(raw)
     except (ValueError, RecursionError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         return None, error_content(
@@ -65,6 +69,21 @@ def _parse(tool: Tool, raw: str) -> tuple[dict[str, Any] | None, str]:
     return args, ""
 
 
+#: The C scanner inside ``json.loads`` (set on every decoder; typeshed does not declare it).
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def _loads(raw: str) -> Any:
+    """``json.loads(raw)`` (blank means no arguments), the common case in one C call."""
+    try:
+        value, end = _SCAN(raw, 0)  # what json.loads does inside its Python layers
+        if end == len(raw):
+            return value
+    except Exception:  # leading space, or not JSON: json.loads says so in its own words
+        pass
+    return json.loads(raw) if raw.strip() else {}
+
+
 def _json_type(value: Any) -> str:
     names = {type(None): "null", bool: "a boolean", int: "a number", float: "a number"}
     return names.get(type(value)) or ("a string" if isinstance(value, str) else "an array")
@@ -78,36 +97,39 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ou
     tool = state.agent.tools.get(name)
     args: dict[str, Any] | None = None
     if tool is None:
-        kind: str | None = "unknown_tool"
         available = ", ".join(state.agent.tools.names) or "(none)"
-        content = error_content(
+        outcome = _failed("unknown_tool", error_content(
             f"unknown tool {name!r}",
             f"available tools: {available}. Call one of them by its exact name, or answer "
             "without a tool.",
             kind="unknown_tool",
-        )
+        ))  # fmt: skip
     else:
-        args, content = _parse(tool, raw)
-        kind = "invalid_json" if args is None else None
-        if args is not None:
+        args, problem = _parse(tool, raw)
+        if args is None:
+            outcome = _failed("invalid_json", problem)
+        else:
             try:
                 kwargs = tool.validate(args)
             except ValidationError as exc:
-                kind = "invalid_arguments"
-                content = error_content(
+                outcome = _failed("invalid_arguments", error_content(
                     f"invalid arguments for {name}",
                     _signature_hint(tool),
-                    kind=kind,
+                    kind="invalid_arguments",
                     problems=describe_validation_error(exc),
-                )
+                ))  # fmt: skip
             else:
                 try:
-                    content, kind = await _execute(state, tool, _invoke(state, tool, kwargs))
+                    outcome = await _execute(state, tool, _invoke(state, tool, kwargs, started))
                 except Finished as finished:  # it finished just as the run was cancelled
-                    content, kind = await _execute(state, tool, finished.result())
-                    _record(state, tool_round, call, started, content, kind, args)
+                    outcome = await _execute(state, tool, finished.result())
+                    _record(state, tool_round, call, started, outcome, args)
                     raise
-    return _record(state, tool_round, call, started, content, kind, args)
+    return _record(state, tool_round, call, started, outcome, args)
+
+
+def _failed(kind: str, content: str, traceback: str | None = None) -> Outcome:
+    return Outcome(content, False, kind, traceback=traceback)
 
 
 def _record(
@@ -115,14 +137,13 @@ def _record(
     tool_round: ToolRound,
     call: ToolCall,
     started: float,
-    content: str,
-    kind: str | None,
+    outcome: Outcome,
     args: dict[str, Any] | None,
 ) -> Outcome:
     now = time.monotonic()
-    outcome = Outcome(content, kind is None, kind, now - started)
+    outcome.latency = now - started
     tool_round.outcomes[call.id] = outcome
-    if kind is None:
+    if outcome.ok:
         state.actions.append((call.function.name, args))
     state.emit(
         ToolFinished,
@@ -130,9 +151,11 @@ def _record(
         call_id=call.id,
         name=call.function.name,
         ok=outcome.ok,
-        content=content,
+        content=outcome.content,
         latency=outcome.latency,
-        kind=kind,
+        kind=outcome.kind,
+        traceback=outcome.traceback,
+        note=outcome.note,
     )
     return outcome
 
@@ -141,50 +164,49 @@ def _timeout(state: RunState, tool: Tool) -> float | None:
     return tool.timeout if tool.timeout is not None else state.agent.tool_timeout
 
 
-async def _invoke(state: RunState, tool: Tool, kwargs: dict[str, Any]) -> Any:
-    timeout = _timeout(state, tool)
+async def _invoke(
+    state: RunState, tool: Tool, kwargs: dict[str, Any], started: float
+) -> tuple[str, str | None]:
+    """Run the tool; its value is serialised the moment it returns, where it ran."""
+    timeout = tool.timeout if tool.timeout is not None else state.agent.tool_timeout
     if tool.is_async:
         if tool.isolated:
-            return await bounded(asyncio.ensure_future(tool.fn(**kwargs)), timeout)
+            return await isolated(tool.fn(**kwargs), timeout, serialise, started)
         if timeout is None:
-            return await tool.fn(**kwargs)
+            return serialise(await tool.fn(**kwargs))
         async with Deadline(timeout):
-            return await tool.fn(**kwargs)
+            return serialise(await tool.fn(**kwargs))
     if tool.threaded:
-        return await bounded(in_thread(tool, kwargs), timeout)
-    return tool.fn(**kwargs)
+        return await bounded(in_thread(partial(tool.fn, **kwargs), serialise), timeout)
+    return serialise(tool.fn(**kwargs))
 
 
-async def _execute(state: RunState, tool: Tool, running: Awaitable[Any]) -> tuple[str, str | None]:
-    """The tool message content of a call, and its error kind (None when it went well)."""
+async def _execute(
+    state: RunState, tool: Tool, running: Awaitable[tuple[str, str | None]]
+) -> Outcome:
+    """The outcome of a call: the content the model sees, and how it went."""
     try:
-        value = await running
-        return to_content(value), None
+        content, note = await running
+        return Outcome(content, note=note)
     except ToolError as exc:
-        return (
-            error_content(
-                exc.message, exc.hint, kind="tool_error", retryable=exc.retryable, **exc.data
-            ),
-            "tool_error",
-        )
+        return _failed("tool_error", error_content(
+            exc.message, exc.hint, kind="tool_error", retryable=exc.retryable, **exc.data
+        ))  # fmt: skip
     except TimeoutError:
-        return (
-            error_content(
-                f"{tool.name} timed out after {_timeout(state, tool):g} s",
-                "the service is slow or down: retry once at most, otherwise tell the user this "
-                "information is unavailable right now",
-                kind="timeout",
-                retryable=True,
-            ),
-            "timeout",
-        )
-    except asyncio.CancelledError:
+        return _failed("timeout", error_content(
+            f"{tool.name} timed out after {_timeout(state, tool):g} s",
+            "the service is slow or down: retry once at most, otherwise tell the user this "
+            "information is unavailable right now",
+            kind="timeout",
+            retryable=True,
+        ))  # fmt: skip
+    except asyncio.CancelledError as exc:
         task = asyncio.current_task()
         if task is not None and task.cancelling():
             raise  # the run (or its task) was cancelled: not the tool's doing
-        return _failure(tool, "CancelledError", "the tool cancelled itself"), "tool_error"
+        return _failure(tool, exc, "the tool cancelled itself")
     except Exception as exc:
-        return _failure(tool, type(exc).__name__, _text_of(exc)), "tool_error"
+        return _failure(tool, exc, _text_of(exc))
 
 
 def _text_of(exc: BaseException) -> str:
@@ -194,12 +216,29 @@ def _text_of(exc: BaseException) -> str:
         return f"<{type(exc).__name__} whose message cannot be shown>"
 
 
-def _failure(tool: Tool, error: str, text: str) -> str:
-    return error_content(
-        f"{error}: {text}",
-        f"{tool.name} failed; check the arguments, and do not repeat the same call",
+def _failure(tool: Tool, exc: BaseException, text: str) -> Outcome:
+    """A tool that raised: the model hears it failed while running, the developer where."""
+    content = error_content(
+        f"{type(exc).__name__}: {text}",
+        f"{tool.name} accepted the arguments but failed while running (a fault in the tool or "
+        "its service); do not repeat the same call: tell the user, or try another way",
         kind="tool_error",
     )
+    return _failed("tool_error", content, _traceback(exc))
+
+
+_RUNTIME = os.path.dirname(__file__)
+
+
+def _traceback(exc: BaseException) -> str:
+    """The traceback from the tool's own first frame (the runtime's frames left out)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_RUNTIME):
+        tb = tb.tb_next
+    try:
+        return "".join(traceback.format_exception(type(exc), exc, tb))
+    except Exception:  # a traceback that cannot be formatted still says what was raised
+        return f"{type(exc).__name__} (its traceback cannot be shown)"
 
 
 def _segments(state: RunState, calls: list[ToolCall]) -> list[list[ToolCall]]:
@@ -229,8 +268,9 @@ async def execute_tools(state: RunState) -> ToolRound:
     at = transcript.open_at
     tool_round = state.round = ToolRound(at if at is not None else -1)
     failed = 0
-    for group in _segments(state, calls) if len(calls) > 1 else [calls]:
-        if len(group) == 1:
+    count = len(calls)
+    for group in _segments(state, calls) if count > 1 else [calls]:
+        if count == 1 or len(group) == 1:
             await run_call(state, tool_round, group[0])
         else:
             await asyncio.gather(*(run_call(state, tool_round, c) for c in group))
@@ -239,6 +279,6 @@ async def execute_tools(state: RunState) -> ToolRound:
             failed += not outcome.ok
             state.answer(call, outcome.content)
     now = time.monotonic()
-    state.emit(ToolsExecuted, now, calls=len(calls), failed=failed, latency=now - started)
+    state.emit(ToolsExecuted, now, calls=count, failed=failed, latency=now - started)
     state.session.commit()  # a round lands whole: a crash after it loses nothing before it
     return tool_round

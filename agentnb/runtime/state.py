@@ -36,6 +36,10 @@ class Outcome:
     ok: bool = True
     kind: str | None = None
     latency: float = 0.0
+    #: For the developer: where a tool that raised failed (its own frames) ...
+    traceback: str | None = None
+    #: ... or what to know of a result that is still ok (a value sent as its ``str()``).
+    note: str | None = None
 
 
 @dataclass(slots=True)

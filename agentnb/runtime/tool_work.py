@@ -1,24 +1,115 @@
 """Running one tool's work — a task or a thread — with a deadline that cannot be ignored.
 
 A tool that times out, or ignores being cancelled, is cancelled and left to finish on its
-own; the run goes on without it and its late result is dropped. A sync tool runs in a
-thread of its own, so a stuck one never delays a later call.
+own; the run goes on without it and its late result is dropped. An async tool gets a task of
+its own, whose first step runs at once (a tool that never suspends costs no timer and no turn
+of the event loop); a sync tool runs in a worker thread, and a new one starts whenever none is
+idle, so a stuck tool never delays a later call. Each result is turned into content (``finish``)
+the moment its tool returns, in the tool's own step or thread, so concurrent calls never see
+each other's later effects.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import queue
 import threading
-from typing import TYPE_CHECKING, Any
+import time
+import types
+from asyncio.tasks import _enter_task, _leave_task  # how 3.12's eager tasks swap the task
+from collections.abc import Callable, Coroutine, Generator
+from typing import Any, TypeVar
 
-if TYPE_CHECKING:
-    from ..tools.tool import Tool
+T = TypeVar("T")
 
-__all__ = ["Deadline", "Finished", "bounded", "in_thread"]
+__all__ = ["Deadline", "Finished", "bounded", "in_thread", "isolated"]
 
 
-async def bounded(work: asyncio.Future[Any], timeout: float | None) -> Any:
+async def isolated(
+    coro: Coroutine[Any, Any, Any],
+    timeout: float | None,
+    finish: Callable[[Any], T],
+    started: float,
+) -> T:
+    """``finish(await coro)`` in a task of its own, its first step run at once, here.
+
+    ``timeout`` counts from ``started`` (``time.monotonic()`` when the call began).
+
+    Python 3.12's eager tasks, by hand (3.11 has none): the task is made first, so inside the
+    tool ``asyncio.current_task()`` is its own from the first line (``asyncio.timeout`` and task
+    groups work), then the first step runs in the caller's turn of the loop. A tool that
+    returns without suspending is done: its task, when its turn comes, has nothing left to do.
+    One that suspends goes on in its task, under :func:`bounded`.
+    """
+    loop = asyncio.get_running_loop()
+    steps = _Steps(coro, finish)
+    context = contextvars.copy_context()  # the tool's context, as a task's own would be
+    # Not loop.create_task: a task factory (3.12's eager one) could start it before its
+    # first step, which is ours to run.
+    task = asyncio.Task(steps.rest(), loop=loop, context=context)
+    caller = asyncio.current_task(loop)
+    if caller is not None:
+        _leave_task(loop, caller)
+    _enter_task(loop, task)
+    try:
+        context.run(steps.first)
+    finally:
+        _leave_task(loop, task)
+        if caller is not None:
+            _enter_task(loop, caller)
+    if steps.outcome is not None:
+        ok, value = steps.outcome
+        if ok:
+            return value  # type: ignore[no-any-return]
+        raise value
+    if timeout is not None:  # the first step counts against the deadline too
+        timeout = max(timeout - (time.monotonic() - started), 0.0)
+    return await bounded(task, timeout)
+
+
+class _Steps:
+    """A tool's coroutine: its first step driven by hand, the rest by its task."""
+
+    __slots__ = ("coro", "finish", "outcome", "waiting")
+
+    def __init__(self, coro: Coroutine[Any, Any, Any], finish: Callable[[Any], Any]) -> None:
+        self.coro = coro
+        self.finish = finish
+        self.outcome: tuple[bool, Any] | None = None  # set when it ended in its first step
+        self.waiting: Any = None  # what it suspended on (a future, or None to yield a turn)
+
+    def first(self) -> None:
+        try:
+            self.waiting = self.coro.send(None)
+        except StopIteration as returned:
+            self.outcome = (True, self.finish(returned.value))
+        except BaseException as exc:  # the tool's own failure: raised in the caller
+            self.outcome = (False, exc)
+
+    @types.coroutine
+    def rest(self) -> Generator[Any, None, Any]:
+        """The task's coroutine: hand the task what the tool waits on, then let it go on."""
+        if self.outcome is not None:
+            return None  # it ended in its first step
+        coro, waiting = self.coro, self.waiting
+        while True:
+            try:
+                yield waiting  # the task waits on it exactly as if the tool had yielded it
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # cancelled while waiting: the tool decides what next
+                try:
+                    waiting = coro.throw(exc)
+                except StopIteration as returned:
+                    return self.finish(returned.value)
+                continue
+            return self.finish((yield from coro))
+
+
+async def bounded(work: asyncio.Future[T], timeout: float | None) -> T:
     """The result of ``work`` (a tool's task or thread), waiting ``timeout`` seconds at most.
 
     Neither a timeout nor the run's cancellation waits for a tool that ignores being cancelled:
@@ -70,25 +161,76 @@ def _dropped(work: asyncio.Future[Any]) -> None:
         work.exception()  # retrieved: a late failure of an abandoned tool is nobody's
 
 
-def in_thread(tool: Tool, kwargs: dict[str, Any]) -> asyncio.Future[Any]:
-    """Run a sync tool in a fresh daemon thread; the future resolves on the running loop."""
+def in_thread(fn: Callable[[], Any], finish: Callable[[Any], T]) -> asyncio.Future[T]:
+    """``finish(fn())`` in a worker thread; the future resolves on the running loop."""
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
+    future: asyncio.Future[T] = loop.create_future()
 
     def settle(ok: bool, value: Any) -> None:
         if not future.done():
             future.set_result(value) if ok else future.set_exception(value)
 
-    def work() -> None:
+    context = contextvars.copy_context()  # the call's context, as in a task of its own
+
+    def work() -> tuple[bool, Any]:
         try:
-            outcome: tuple[bool, Any] = (True, tool.fn(**kwargs))
+            return True, finish(context.run(fn))
         except BaseException as exc:
-            outcome = (False, exc)
+            return False, exc
+
+    def deliver(outcome: tuple[bool, Any]) -> None:
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
             loop.call_soon_threadsafe(settle, *outcome)
 
-    threading.Thread(target=work, name=f"agentnb-tool-{tool.name}", daemon=True).start()
+    WORKERS.submit(work, deliver)
     return future
+
+
+Job = tuple[Callable[[], Any], Callable[[Any], None]]
+
+
+class Workers:
+    """Daemon threads for sync tools, reused: starting a thread per call costs ~0.4 ms.
+
+    A job goes to an idle worker, or to a new one when none is idle, so a stuck tool only ever
+    holds its own thread. A worker counts as idle again before it hands its result back (the
+    next call finds it), and ends after ``idle`` seconds without work.
+    """
+
+    def __init__(self, idle: float = 30.0) -> None:
+        self.idle = idle
+        self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
+        self._free = 0  # idle workers no job has claimed yet
+        self._lock = threading.Lock()
+
+    def submit(self, work: Callable[[], Any], deliver: Callable[[Any], None]) -> None:
+        """Run ``deliver(work())`` in a worker thread."""
+        with self._lock:
+            claimed = self._free > 0
+            if claimed:
+                self._free -= 1
+        self._jobs.put((work, deliver))
+        if not claimed:
+            threading.Thread(target=self._work, name="agentnb-tool", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            try:
+                work, deliver = self._jobs.get(timeout=self.idle)
+            except queue.Empty:
+                with self._lock:
+                    if self._free > 0:  # unclaimed: this worker may go
+                        self._free -= 1
+                        return
+                continue  # a job was promised to an idle worker: wait for it
+            outcome = work()
+            with self._lock:
+                self._free += 1
+            deliver(outcome)
+            del work, deliver, outcome  # hold nothing of a finished call while idle
+
+
+WORKERS = Workers()
 
 
 class Deadline:

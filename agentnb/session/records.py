@@ -41,14 +41,15 @@ class RunRecord:
     started: float = field(default_factory=time.time)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RequestRecord:
     """One model request of a session (``session.requests``), as ``assemble`` built it.
 
     ``budget`` is the token breakdown (instructions, tools, history, total; with a window:
     context_window, reply_reserve, available; memory when recalled), ``policy`` the context
     policy's name and ``note`` what it dropped or summarised. ``RequestAssembled`` announces
-    the same; the request inspector reads it here.
+    the same; the request inspector reads it here. Read only by convention, like events: one
+    is built per model call, and a frozen dataclass costs four times as much to build.
     """
 
     run_id: str | None

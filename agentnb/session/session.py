@@ -170,11 +170,12 @@ class Session(Editing):
         """Write what changed since the last commit to the store; returns the new version."""
         saved, rewrites = self._saved
         transcript = self.transcript
-        if rewrites == transcript.rewrites and saved == len(transcript):
+        size = len(transcript.messages)
+        if rewrites == transcript.rewrites and saved == size:
             return None
         wires = transcript.wires
         try:
-            if rewrites != transcript.rewrites or saved > len(transcript):
+            if rewrites != transcript.rewrites or saved > size:
                 self.version = self.store.rewrite(self.id, self.version, wires)
             else:
                 self.version = self.store.commit(self.id, self.version, wires[saved:])
@@ -183,7 +184,7 @@ class Session(Editing):
         except Exception as exc:
             why = f"the {self.store.name} store could not save {self.id!r}: {exc}"
             raise StoreError(why) from exc
-        self._saved = (len(transcript), transcript.rewrites)
+        self._saved = (size, transcript.rewrites)
         return self.version
 
     @classmethod

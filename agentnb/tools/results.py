@@ -3,6 +3,7 @@
 A tool's return value becomes the ``content`` of a tool message (:func:`to_content`); a failure
 becomes ``{"ok": false, "kind": ..., "error": ..., "hint": ...}`` (:func:`error_content`),
 where ``kind`` is one of :data:`ERROR_KINDS` for code to read, and the words are for the model.
+A value JSON cannot hold is sent as its ``str()``, never reported as a failure: the call ran.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ __all__ = [
     "ToolError",
     "describe_validation_error",
     "error_content",
+    "serialise",
     "to_content",
 ]
 
@@ -63,13 +65,24 @@ def _jsonable(value: Any) -> Any:
         return json.loads(value.to_json(orient="records", force_ascii=False, date_format="iso"))
     if kind == "Series":
         return json.loads(value.to_json(force_ascii=False, date_format="iso"))
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return value.item()
+    if callable(getattr(value, "tolist", None)):  # numpy arrays and scalars
+        return value.tolist()
     raise TypeError(f"{kind} is not JSON serialisable")
 
 
 # One encoder, built once: json.dumps(..., default=...) would build a new one per call.
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=_jsonable, allow_nan=False)
+_make_encoder = getattr(json.encoder, "c_make_encoder", None)  # None without the C accelerator
+# The C encoder inside _ENCODER.encode (which builds one per call), built once. No circular
+# check: a cycle raises RecursionError, and the careful path below sends the value's str().
+_C_ENCODER = _make_encoder and _make_encoder(
+    None, _jsonable, json.encoder.encode_basestring, None, ": ", ", ", False, False, False
+)
+
+
+def _dumps(value: Any) -> str:
+    """``_ENCODER.encode(value)``, through the C encoder when there is one."""
+    return "".join(_C_ENCODER(value, 0)) if _C_ENCODER else _ENCODER.encode(value)
 
 
 def _finite(value: Any) -> Any:
@@ -95,11 +108,59 @@ def to_content(value: Any) -> str:
 
     Strings pass through; everything else becomes standard JSON (pydantic models,
     dataclasses, DataFrames as records, dates as ISO strings; NaN and infinities as null).
-    Chinese stays readable (no ``\\u`` escapes).
+    Chinese stays readable (no ``\\u`` escapes). What JSON cannot hold is sent as its ``str()``
+    (see :func:`serialise`, which also says so).
+    """
+    return serialise(value)[0]
+
+
+def serialise(value: Any) -> tuple[str, str | None]:
+    """The content of a tool message for ``value``, and a note when part of it is not JSON.
+
+    A value JSON cannot hold (a ``Fraction``, an ``mpmath.mpf``, ``Ellipsis``) is sent as its
+    ``str()``, alone (``Fraction(1, 3)`` -> ``1/3``) or inside the JSON around it; the note
+    names its type, for the developer. The result is still the tool's: the call ran.
     """
     if isinstance(value, str):
-        return value
-    return _encode(value)
+        return value, None
+    try:
+        return _dumps(value), None  # the common case: plain JSON
+    except (TypeError, ValueError, RecursionError):
+        return _careful(value)
+
+
+def _careful(value: Any) -> tuple[str, str | None]:
+    as_text: list[str] = []
+
+    def default(part: Any) -> Any:
+        try:
+            return _jsonable(part)
+        except Exception:  # not JSON: its text, and a note
+            as_text.append(type(part).__name__)
+            return _text(part)
+
+    if not isinstance(value, dict | list | tuple | int | float | bool | type(None)):
+        value = default(value)
+        if as_text:
+            return value, _note(as_text)
+    try:  # NaN and infinities pass through the first pass, and become null in the second
+        plain = json.loads(json.dumps(value, ensure_ascii=False, default=default))
+        return _ENCODER.encode(_finite(plain)), _note(as_text) if as_text else None
+    except (TypeError, ValueError, RecursionError) as exc:  # keys not text, a cycle, too deep
+        name = type(value).__name__
+        return _text(value), f"{name} could not be sent as JSON ({exc}); the model got its str()"
+
+
+def _text(value: Any) -> str:
+    try:
+        return str(value)
+    except Exception:
+        return f"<{type(value).__name__} whose text cannot be shown>"
+
+
+def _note(names: list[str]) -> str:
+    kinds = ", ".join(dict.fromkeys(names))  # in order, once each
+    return f"not JSON, sent as str(): {kinds}"
 
 
 #: Machine-readable kinds of failed tool results (``ToolMessage.kind``, ``ToolFinished.kind``).
