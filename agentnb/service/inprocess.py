@@ -1,0 +1,315 @@
+"""The in-process backend: a bounded queue and ``max_concurrency`` workers on this event loop.
+
+Works in a notebook with no server (002 §3.1: one asyncio loop managing many tasks). Each
+session has its own FIFO of tasks, and at most one of them runs at a time; the workers take
+sessions in the order they became ready, so a busy session never blocks the others. The
+queue's depth (tasks accepted, not yet started) is bounded by ``max_queue``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from typing import TYPE_CHECKING
+
+from ..errors import RunStateError, SessionBusy
+from ..events import Event
+from ..storage.trace import Trace
+from .attempt import Outcome, journal_hook, outcome_of, run_attempt, tag_run
+from .tasks import FINAL, QueueFull, Task, TaskInfo
+
+if TYPE_CHECKING:
+    from ..runtime.run import Run
+    from .runtime import Runtime
+
+__all__ = ["InProcess"]
+
+
+class InProcess:
+    """Tasks run as asyncio tasks of this process (the default backend)."""
+
+    name = "inprocess"
+    durable = False
+
+    def bind(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.tasks: dict[str, Task] = {}
+        self._queued: dict[str, deque[Task]] = {}
+        self._busy: set[str] = set()  # sessions with a task running or being stepped
+        self._scheduled: set[str] = set()
+        self._ready: asyncio.Queue[str] | None = None
+        self._workers: list[asyncio.Task[None]] = []
+        self._room: deque[asyncio.Future[None]] = deque()
+        self.depth = 0  # accepted, not started
+        self.running = 0
+        self.peak = 0  # most tasks running at once, ever
+
+    # -- the queue ---------------------------------------------------------------------------
+    def _start(self) -> asyncio.Queue[str]:
+        if self._ready is None:
+            self._ready = asyncio.Queue()
+            self._workers = [
+                asyncio.ensure_future(self._work()) for _ in range(self.rt.max_concurrency)
+            ]
+        return self._ready
+
+    def _schedule(self, session_id: str) -> None:
+        if session_id in self._queued and session_id not in self._busy:
+            if session_id not in self._scheduled:
+                self._scheduled.add(session_id)
+                self._start().put_nowait(session_id)
+
+    def _left_queue(self) -> None:
+        self.depth -= 1
+        while self._room:
+            waiter = self._room.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                break
+
+    def _take(self, task: Task) -> None:
+        queue = self._queued[task.session_id]
+        queue.remove(task)
+        if not queue:
+            del self._queued[task.session_id]
+        self._left_queue()
+
+    def active(self, session_id: str) -> Task | None:
+        return next(
+            (t for t in self.tasks.values()
+             if t.session_id == session_id and t.status in ("running", "paused")),
+            None,
+        )  # fmt: skip
+
+    async def submit(self, task: Task, multitask: str) -> None:
+        rt, sid = self.rt, task.session_id
+        running = self.active(sid)
+        if multitask == "reject" and (running is not None or sid in self._queued):
+            holder = running.id if running is not None else self._queued[sid][0].id
+            raise SessionBusy(
+                f"session {sid!r} already has task {holder}; multitask='reject' refuses a "
+                "second message while it is busy (use 'enqueue', 'interrupt' or 'rollback')",
+                sid,
+                holder,
+            )
+        while self.depth >= rt.max_queue:
+            if rt.on_full == "reject":
+                raise QueueFull(
+                    f"the queue holds {self.depth} tasks (max_queue={rt.max_queue}); this task "
+                    "was not accepted: submit it later, or use on_full='wait'",
+                    self.depth,
+                )
+            waiter = asyncio.get_running_loop().create_future()
+            self._room.append(waiter)
+            await waiter
+        running = self.active(sid)  # the wait may have changed who runs
+        self.tasks[task.id] = task
+        self.depth += 1
+        queue = self._queued.setdefault(sid, deque())
+        if multitask in ("interrupt", "rollback") and running is not None:
+            running.ended_by = multitask
+            queue.appendleft(task)
+            self.cancel(running.id)
+        else:
+            queue.append(task)
+        rt.log.put(task.info())
+        rt.changed(task)
+        self._schedule(sid)
+
+    async def _work(self) -> None:
+        ready = self._start()
+        while True:
+            sid = await ready.get()
+            self._scheduled.discard(sid)
+            queue = self._queued.get(sid)
+            if not queue or sid in self._busy:
+                continue
+            task = queue[0]
+            self._take(task)
+            self._busy.add(sid)
+            try:
+                await self._execute(task)
+            except Exception as exc:  # a bug of ours must not kill a worker
+                self._finish(task, Outcome("error", "error", error=f"{type(exc).__name__}: {exc}"))
+            finally:
+                self._busy.discard(sid)
+                self._schedule(sid)
+
+    # -- running a task ----------------------------------------------------------------------
+    def _begin(self, task: Task) -> None:
+        task.status = "running"
+        task.started = time.time()
+        self.running += 1
+        self.peak = max(self.peak, self.running)
+        session = self.rt.session(task.session_id)
+        task.start_len = self.rt.log.start_len(task.id, len(session))
+        self.rt.changed(task)
+
+    async def _execute(self, task: Task) -> None:
+        rt = self.rt
+        self._begin(task)
+        session = rt.session(task.session_id)
+        assert task.start_len is not None
+        while True:
+            task.attempt += 1
+            outcome = await run_attempt(
+                rt.agent,
+                session,
+                task_id=task.id,
+                trace_id=task.trace_id,
+                text=task.text,
+                start_len=task.start_len,
+                log=rt.log,
+                sinks=[rt.progress(task)],
+                on_run=lambda run: self._started(task, run),
+            )
+            task.run = None
+            self._attempted(task, outcome)
+            if (
+                outcome.retryable
+                and task.attempt < rt.retry.attempts
+                and not task.cancel_requested
+            ):
+                await asyncio.sleep(rt.retry.delay(task.attempt))
+                if not task.cancel_requested:
+                    continue
+                outcome = Outcome("cancelled", "cancelled", error=outcome.error)
+            self._finish(task, outcome)
+            return
+
+    @staticmethod
+    def _started(task: Task, run: Run) -> None:
+        task.run = run
+        if task.cancel_requested:
+            run.cancel()
+
+    def _attempted(self, task: Task, outcome: Outcome) -> None:
+        task.events.extend(outcome.events)
+        task.attempts.append(outcome.record(task.attempt))
+        task.iteration = outcome.iteration
+        if self.rt.persistent:
+            self.rt.log.put_trace(task.id, task.attempt, Trace(outcome.events).to_jsonl())
+        self.rt.changed(task)
+
+    def _finish(self, task: Task, outcome: Outcome) -> None:
+        if task.status in FINAL:
+            return
+        rt = self.rt
+        if task.status == "running":
+            self.running -= 1
+        if task.ended_by == "rollback" and task.start_len is not None:
+            session = rt.session(task.session_id)
+            if len(session) > task.start_len:
+                session.truncate(task.start_len)  # its messages go; an edit commits at once
+                session.commit()
+        task.status = outcome.status  # type: ignore[assignment]
+        task.stop_reason = outcome.stop_reason
+        task.output = outcome.output
+        task.error = outcome.error
+        task.result = outcome.result
+        task.finished = time.time()
+        rt.log.end_task(task.id)
+        info = task.info()
+        rt.log.put(info)
+        if task.future is not None and not task.future.done():
+            task.future.set_result(info)
+        rt.changed(task)
+
+    # -- asking and steering -----------------------------------------------------------------
+    def get(self, task_id: str) -> Task:
+        try:
+            return self.tasks[task_id]
+        except KeyError:
+            raise self.rt.missing(task_id) from None
+
+    def status(self, task_id: str) -> TaskInfo:
+        return self.get(task_id).info()
+
+    def infos(self) -> list[TaskInfo]:
+        return [t.info() for t in self.tasks.values()]
+
+    async def wait(self, task_id: str) -> TaskInfo:
+        task = self.get(task_id)
+        if task.status in FINAL:
+            return task.info()
+        if task.future is None:
+            task.future = asyncio.get_running_loop().create_future()
+        return await asyncio.shield(task.future)
+
+    def cancel(self, task_id: str) -> bool:
+        task = self.get(task_id)
+        if task.status in FINAL:
+            return False
+        task.cancel_requested = True
+        if task.status == "pending":
+            if task in self._queued.get(task.session_id, ()):
+                self._take(task)
+            self._finish(task, Outcome("cancelled", "cancelled", error=None))
+        elif task.run is not None:
+            task.run.cancel()  # a paused (stepped) run ends now; a running one at once
+            if task.stepped and task.run.done:
+                self._stepped_end(task)
+        return True
+
+    async def run_step(self, task_id: str) -> Event:
+        task = self.get(task_id)
+        rt = self.rt
+        if task.status == "pending" and not task.stepped:
+            if task.session_id in self._busy:
+                raise RunStateError(
+                    f"task {task_id}'s session {task.session_id!r} is running another task; "
+                    "step it once that one is over"
+                )
+            self._take(task)
+            self._busy.add(task.session_id)
+            task.stepped = True
+            self._begin(task)
+            task.attempt = 1
+            session = rt.session(task.session_id)
+            assert task.start_len is not None
+            run = rt.agent.start(
+                task.text if len(session) <= task.start_len else None, session=session
+            )
+            tag_run(run, task.id, task.trace_id)
+            run.state.sinks += [rt.progress(task), journal_hook(rt.agent, session, rt.log, task.id)]
+            task.run = run
+        if not task.stepped or task.run is None or task.status in FINAL:
+            raise RunStateError(
+                f"task {task_id} is {task.status}: run_step drives a task that has not started "
+                "(or one it started); the workers drive the others"
+            )
+        task.status = "running"
+        try:
+            event = await task.run.step()
+        except Exception:
+            self._stepped_end(task)
+            raise
+        if task.run.done:
+            self._stepped_end(task)
+        else:
+            task.status = "paused"
+            rt.changed(task)
+        return event
+
+    def _stepped_end(self, task: Task) -> None:
+        run = task.run
+        assert run is not None
+        outcome = outcome_of(run, run.result, run.state.error, [], [], 0.0)
+        task.run = None
+        task.status = "running"
+        self._attempted(task, outcome)
+        self._finish(task, outcome)
+        self._busy.discard(task.session_id)
+        self._schedule(task.session_id)
+
+    async def close(self) -> None:
+        for worker in self._workers:
+            worker.cancel()
+        for worker in self._workers:
+            try:
+                await worker
+            except asyncio.CancelledError:
+                pass
+        self._workers = []
+        self._ready = None
