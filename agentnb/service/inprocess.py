@@ -9,6 +9,7 @@ queue's depth (tasks accepted, not yet started) is bounded by ``max_queue``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
 from typing import TYPE_CHECKING
@@ -55,10 +56,10 @@ class InProcess:
         return self._ready
 
     def _schedule(self, session_id: str) -> None:
-        if session_id in self._queued and session_id not in self._busy:
-            if session_id not in self._scheduled:
-                self._scheduled.add(session_id)
-                self._start().put_nowait(session_id)
+        queued, busy = session_id in self._queued, session_id in self._busy
+        if queued and not busy and session_id not in self._scheduled:
+            self._scheduled.add(session_id)
+            self._start().put_nowait(session_id)
 
     def _left_queue(self) -> None:
         self.depth -= 1
@@ -166,11 +167,7 @@ class InProcess:
             )
             task.run = None
             self._attempted(task, outcome)
-            if (
-                outcome.retryable
-                and task.attempt < rt.retry.attempts
-                and not task.cancel_requested
-            ):
+            if outcome.retryable and task.attempt < rt.retry.attempts and not task.cancel_requested:
                 await asyncio.sleep(rt.retry.delay(task.attempt))
                 if not task.cancel_requested:
                     continue
@@ -307,9 +304,7 @@ class InProcess:
         for worker in self._workers:
             worker.cancel()
         for worker in self._workers:
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await worker
-            except asyncio.CancelledError:
-                pass
         self._workers = []
         self._ready = None

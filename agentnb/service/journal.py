@@ -32,6 +32,7 @@ class TaskLog(Protocol):
     def start_len(self, task_id: str, length: int) -> int:
         """The session length where the task's input goes: set once, then read back."""
         ...
+
     def put_trace(self, task_id: str, attempt: int, jsonl: str) -> None: ...
     def trace(self, task_id: str) -> str | None: ...
     def begin_call(self, task_id: str, session_id: str, call_id: str, tool: str,
@@ -103,8 +104,14 @@ class SQLTaskLog:
         self._db = connect()
         self._p = placeholder
         self._lock = threading.Lock()
-        for statement in _SCHEMA:
-            self._run(statement)
+        if placeholder == "%s":  # Postgres: CREATE ... IF NOT EXISTS races between processes
+            with self._db.transaction():
+                self._db.execute("SELECT pg_advisory_xact_lock(7242001)")
+                for statement in _SCHEMA:
+                    self._db.execute(statement)
+        else:
+            for statement in _SCHEMA:
+                self._run(statement)
 
     @classmethod
     def sqlite(cls, path: str | Path) -> SQLTaskLog:
@@ -169,8 +176,14 @@ class SQLTaskLog:
         self._run(
             "INSERT INTO agentnb_calls (task_id, call_id, session_id, tool, assistant, at) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (task_id, call_id) DO NOTHING",
-            (task_id, call_id, session_id, tool, json.dumps(assistant, ensure_ascii=False),
-             time.time()),  # fmt: skip
+            (
+                task_id,
+                call_id,
+                session_id,
+                tool,
+                json.dumps(assistant, ensure_ascii=False),
+                time.time(),
+            ),
         )
 
     def open_calls(self, task_id: str) -> list[dict[str, Any]]:
@@ -190,6 +203,11 @@ class SQLTaskLog:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    def __del__(self) -> None:  # dropped without close(): close the connection quietly
+        db = getattr(self, "_db", None)
+        if db is not None:
+            db.close()
 
 
 def task_log_for(store: Any) -> TaskLog:

@@ -107,7 +107,9 @@ class Runtime:
         self.backend.bind(self)
 
     # -- submitting ------------------------------------------------------------------------
-    async def submit(self, session_id: str, text: str, *, multitask: Multitask | None = None) -> str:
+    async def submit(
+        self, session_id: str, text: str, *, multitask: Multitask | None = None
+    ) -> str:
         """Queue ``text`` for ``session_id``; returns the task id.
 
         A full queue raises :class:`QueueFull` (``on_full="reject"``) or waits for room; a busy
@@ -186,7 +188,8 @@ class Runtime:
         out = dict.fromkeys(("pending", "running", "paused", "done", "error", "cancelled"), 0)
         for info in self.backend.infos():
             out[info.status] += 1
-        out["queued"] = int(getattr(self.backend, "depth", out["pending"]))
+        depth = getattr(self.backend, "depth", None)
+        out["queued"] = depth if isinstance(depth, int) else out["pending"]
         return out
 
     def session(self, session_id: str) -> Session:
@@ -221,7 +224,7 @@ class Runtime:
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     def changed(self, task: Task) -> None:
-        if task.status in FINAL or task.status == "running" and task.iteration == 0:
+        if task.status in FINAL or (task.status == "running" and task.iteration == 0):
             run_id = task.attempts[-1]["run_id"] if task.attempts else None
             logger.info(
                 "task %s %s (session=%s run=%s trace=%s%s)",
@@ -252,7 +255,7 @@ class Runtime:
 
     def view(self, **options: Any) -> Any:
         """The live :class:`~agentnb.widgets.QueueView` of this runtime (needs ipywidgets)."""
-        from ..widgets.queue_view import QueueView
+        from ..widgets.queue_view import QueueView  # type: ignore[import-untyped]
 
         return QueueView(self, **options)
 

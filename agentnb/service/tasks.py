@@ -48,8 +48,17 @@ class TaskNotFound(AgentnbError, KeyError):
         return self.message
 
 
+_last_ns = [0]
+
+
 def new_task_id() -> str:
-    return "t-" + os.urandom(8).hex()
+    """``t-`` + 16 hex digits of the clock (strictly increasing here) + 6 random ones.
+
+    Ids sort in submission order: an engine that breaks ties of its timestamps by id (DBOS
+    on SQLite stores seconds) still runs a session's tasks in the order they came.
+    """
+    now = _last_ns[0] = max(time.time_ns(), _last_ns[0] + 1)
+    return f"t-{now:016x}{os.urandom(3).hex()}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +111,9 @@ class TaskInfo:
 
     def __repr__(self) -> str:
         why = f" ({self.stop_reason})" if self.stop_reason else ""
-        return f"<Task {self.id} on {self.session_id!r}: {self.status}{why}, attempt {self.attempt}>"
+        return (
+            f"<Task {self.id} on {self.session_id!r}: {self.status}{why}, attempt {self.attempt}>"
+        )
 
 
 @dataclass(eq=False)
