@@ -145,6 +145,7 @@ class InProcess:
         self.peak = max(self.peak, self.running)
         session = self.rt.session(task.session_id)
         task.start_len = self.rt.log.start_len(task.id, len(session))
+        self.rt.log.put(task.info())  # a restarted process sees it was running
         self.rt.changed(task)
 
     async def _execute(self, task: Task) -> None:
@@ -187,6 +188,7 @@ class InProcess:
         task.iteration = outcome.iteration
         if self.rt.persistent:
             self.rt.log.put_trace(task.id, task.attempt, Trace(outcome.events).to_jsonl())
+            self.rt.log.put(task.info())
         self.rt.changed(task)
 
     def _finish(self, task: Task, outcome: Outcome) -> None:
@@ -221,12 +223,45 @@ class InProcess:
             raise self.rt.missing(task_id) from None
 
     def status(self, task_id: str) -> TaskInfo:
-        return self.get(task_id).info()
+        task = self.tasks.get(task_id)
+        if task is not None:
+            return task.info()
+        info = self.rt.log.get(task_id)  # a task of an earlier process, kept by the store
+        if info is None:
+            raise self.rt.missing(task_id)
+        return info
 
     def infos(self) -> list[TaskInfo]:
-        return [t.info() for t in self.tasks.values()]
+        mine = [t.info() for t in self.tasks.values()]
+        if not self.rt.persistent:
+            return mine
+        return mine + [i for i in self.rt.log.infos() if i.id not in self.tasks]
+
+    async def recover(self) -> list[str]:
+        """Queue again the unfinished tasks an earlier process left in the store's log."""
+        left = sorted(
+            (i for i in self.rt.log.infos() if not i.done and i.id not in self.tasks),
+            key=lambda i: i.id,  # ids sort in submission order
+        )
+        for info in left:
+            task = Task(info.id, info.session_id, info.text, trace_id=info.trace_id,
+                        created=info.created, attempt=info.attempt,
+                        attempts=list(info.attempts))  # fmt: skip
+            self.tasks[task.id] = task
+            self.depth += 1
+            self._queued.setdefault(task.session_id, deque()).append(task)
+            self._schedule(task.session_id)
+        return [i.id for i in left]
 
     async def wait(self, task_id: str) -> TaskInfo:
+        if task_id not in self.tasks:
+            info = self.status(task_id)
+            if info.done:
+                return info
+            raise RunStateError(
+                f"task {task_id} was left unfinished by another process; "
+                "`await rt.recover()` takes it over"
+            )
         task = self.get(task_id)
         if task.status in FINAL:
             return task.info()

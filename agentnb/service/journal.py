@@ -34,7 +34,10 @@ class TaskLog(Protocol):
         ...
 
     def put_trace(self, task_id: str, attempt: int, jsonl: str) -> None: ...
-    def trace(self, task_id: str) -> str | None: ...
+    def traces(self, task_id: str) -> list[str]:
+        """One JSONL trace per attempt, in order ([] when none was kept)."""
+        ...
+
     def begin_call(self, task_id: str, session_id: str, call_id: str, tool: str,
                    assistant: dict[str, Any]) -> None: ...  # fmt: skip
     def open_calls(self, task_id: str) -> list[dict[str, Any]]: ...
@@ -65,9 +68,9 @@ class MemoryTaskLog:
     def put_trace(self, task_id: str, attempt: int, jsonl: str) -> None:
         self._traces.setdefault(task_id, {})[attempt] = jsonl
 
-    def trace(self, task_id: str) -> str | None:
-        parts = self._traces.get(task_id)
-        return None if parts is None else "".join(parts[k] for k in sorted(parts))
+    def traces(self, task_id: str) -> list[str]:
+        parts = self._traces.get(task_id, {})
+        return [parts[k] for k in sorted(parts)]
 
     def begin_call(self, task_id: str, session_id: str, call_id: str, tool: str,
                    assistant: dict[str, Any]) -> None:  # fmt: skip
@@ -165,11 +168,11 @@ class SQLTaskLog:
             (task_id, attempt, jsonl),
         )
 
-    def trace(self, task_id: str) -> str | None:
+    def traces(self, task_id: str) -> list[str]:
         rows = self._run(
             "SELECT body FROM agentnb_traces WHERE task_id = ? ORDER BY attempt", (task_id,)
         )
-        return "".join(body for (body,) in rows) if rows else None
+        return [body for (body,) in rows]
 
     def begin_call(self, task_id: str, session_id: str, call_id: str, tool: str,
                    assistant: dict[str, Any]) -> None:  # fmt: skip

@@ -16,7 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..errors import ConfigurationError, ModelError, ScriptNotConsumed, UnexpectedModelCall
+from ..errors import (
+    CassetteMiss,
+    ConfigurationError,
+    ModelError,
+    ScriptNotConsumed,
+    UnexpectedModelCall,
+)
 
 __all__ = ["MULTITASK", "ON_FULL", "Multitask", "OnFull", "Retry"]
 
@@ -30,6 +36,9 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ConfigurationError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
     return str(value)
+
+
+_BUGS = (TypeError, ValueError, AttributeError, KeyError, IndexError, NameError, AssertionError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +68,11 @@ class Retry:
     @staticmethod
     def retryable(error: BaseException | None) -> bool:
         """A model or transport failure (worth another attempt), not a programming error."""
-        if error is None or isinstance(error, ScriptNotConsumed | UnexpectedModelCall):
+        if error is None or isinstance(
+            error, ScriptNotConsumed | UnexpectedModelCall | CassetteMiss
+        ):
+            return False
+        if isinstance(error.__cause__, _BUGS):  # a model function's bug: another try won't help
             return False
         if isinstance(error, ModelError | TimeoutError | ConnectionError):
             return True

@@ -168,11 +168,10 @@ class Runtime:
         task = getattr(self.backend, "tasks", {}).get(task_id)
         if task is not None and (task.events or not self.persistent):
             return Trace(task.events)
-        text = self.log.trace(task_id)
-        if text is not None:
-            return Trace.from_jsonl(text)
-        self.status(task_id)  # TaskNotFound when nobody knows it
-        return Trace()
+        texts = self.log.traces(task_id)
+        if not texts:
+            self.status(task_id)  # TaskNotFound when nobody knows it
+        return Trace([event for text in texts for event in Trace.from_jsonl(text)])
 
     def list(self, status: str | None = None, session_id: str | None = None) -> list[TaskInfo]:
         """Tasks in submission order, filtered by status and/or session."""
@@ -208,6 +207,13 @@ class Runtime:
         self._sessions.pop(session_id, None)
 
     # -- steering ----------------------------------------------------------------------------
+    async def recover(self) -> list[str]:
+        """Take over the tasks a crashed process left unfinished (in-process backend on a
+        persistent store; DBOS recovers its own). They resume from their last committed
+        round; a side-effecting call that was in flight is answered ``uncertain``."""
+        recover = getattr(self.backend, "recover", None)
+        return [] if recover is None else list(await recover())
+
     def cancel(self, task_id: str) -> bool:
         """Cancel a pending or running task (open calls answered ``cancelled``); False when
         it was already over."""
