@@ -18,6 +18,7 @@ trace per task, one run per attempt), and so does every log line of the service.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -207,12 +208,12 @@ class Runtime:
         self._sessions.pop(session_id, None)
 
     # -- steering ----------------------------------------------------------------------------
-    async def recover(self) -> list[str]:
+    async def recover(self) -> builtins.list[str]:
         """Take over the tasks a crashed process left unfinished (in-process backend on a
         persistent store; DBOS recovers its own). They resume from their last committed
         round; a side-effecting call that was in flight is answered ``uncertain``."""
         recover = getattr(self.backend, "recover", None)
-        return [] if recover is None else list(await recover())
+        return [] if recover is None else builtins.list(await recover())
 
     def cancel(self, task_id: str) -> bool:
         """Cancel a pending or running task (open calls answered ``cancelled``); False when
