@@ -28,9 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, RunStateError, SessionBusy
 from ..events import Event
-from ..storage.trace import Trace
-from .attempt import run_attempt
 from .tasks import FINAL, QueueFull, Task, TaskInfo
+from .workflow import ACTIVE, WORKFLOW, register
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -38,12 +37,8 @@ if TYPE_CHECKING:
 __all__ = ["DBOS"]
 
 QUEUE = "agentnb"
-WORKFLOW = "agentnb_task"
 _STATUS = {"ENQUEUED": "pending", "DELAYED": "pending", "PENDING": "running",
            "SUCCESS": "done", "CANCELLED": "cancelled"}  # fmt: skip
-
-#: The runtime whose agent this process's workflows run (set when a worker starts).
-_ACTIVE: dict[str, Runtime] = {}
 
 
 def _dbos() -> Any:
@@ -54,19 +49,6 @@ def _dbos() -> Any:
             "the DBOS backend needs the dbos package: pip install 'agentnb[service]'"
         ) from None
     return dbos
-
-
-def _register() -> None:
-    """Declare the task workflow (once per process, before DBOS launches)."""
-    if "_workflow" in globals():
-        return
-    dbos = _dbos()
-
-    @dbos.DBOS.workflow(name=WORKFLOW, max_recovery_attempts=200)  # type: ignore[untyped-decorator]
-    async def agentnb_task(task_id: str, session_id: str, text: str) -> dict[str, Any]:
-        return await _ACTIVE["rt"].backend._execute(task_id, session_id, text)  # type: ignore[attr-defined,no-any-return]
-
-    globals()["_workflow"] = agentnb_task
 
 
 class DBOS:
@@ -117,10 +99,10 @@ class DBOS:
         self._started = True
         dbos = _dbos()
         if self.workers:
-            if _ACTIVE.get("rt") not in (None, self.rt):
+            if ACTIVE.get("rt") not in (None, self.rt):
                 raise ConfigurationError("one process runs one DBOS-backed Runtime's workers")
-            _ACTIVE["rt"] = self.rt
-            _register()
+            ACTIVE["rt"] = self.rt
+            register()
             config: dict[str, Any] = {
                 "name": self.app_name,
                 "system_database_url": self.url,
@@ -258,58 +240,8 @@ class DBOS:
         if self._client is not None:
             await asyncio.to_thread(self._client.destroy)
             self._client = None
-        if self.workers and self._started and _ACTIVE.get("rt") is self.rt:
+        if self.workers and self._started and ACTIVE.get("rt") is self.rt:
             dbos = _dbos()
             await asyncio.to_thread(dbos.DBOS.destroy, workflow_completion_timeout_sec=0)
-            _ACTIVE.pop("rt", None)
+            ACTIVE.pop("rt", None)
         self._started = False
-
-    # -- inside the workflow (a worker process) ----------------------------------------------
-    async def _execute(self, task_id: str, session_id: str, text: str) -> dict[str, Any]:
-        dbos = _dbos()
-        rt = self.rt
-        info = rt.log.get(task_id)
-        task = Task(task_id, session_id, text)
-        if info is not None:
-            task.trace_id, task.created = info.trace_id, info.created
-        task.status, task.started = "running", time.time()
-        rt.forget(session_id)  # another worker may have written it: read the store afresh
-        task.start_len = rt.log.start_len(task_id, len(rt.session(session_id)))
-        rt.log.put(task.info())
-        while True:
-            task.attempt += 1
-            record = await dbos.DBOS.run_step_async(
-                {"name": "attempt"}, self._attempt, task_id, session_id, text, task.start_len,
-                task.trace_id, task.attempt,
-            )  # fmt: skip
-            task.attempts.append(record)
-            task.iteration, task.tokens = record["iteration"], record["tokens"]
-            if record["retryable"] and task.attempt < rt.retry.attempts:
-                rt.log.put(task.info())
-                await dbos.DBOS.sleep_async(rt.retry.delay(task.attempt))
-                continue
-            break
-        task.status = record["status"]
-        task.stop_reason, task.output, task.error = (
-            record["stop_reason"], record["output"], record["error"]
-        )  # fmt: skip
-        task.finished = time.time()
-        rt.log.end_task(task_id)
-        final = task.info()
-        rt.log.put(final)
-        return final.row()
-
-    async def _attempt(
-        self, task_id: str, session_id: str, text: str, start_len: int, trace_id: str, n: int
-    ) -> dict[str, Any]:
-        rt = self.rt
-        rt.forget(session_id)
-        session = rt.session(session_id)
-        outcome = await run_attempt(
-            rt.agent, session, task_id=task_id, trace_id=trace_id, text=text,
-            start_len=start_len, log=rt.log, sinks=[],
-        )  # fmt: skip
-        rt.log.put_trace(task_id, n, Trace(outcome.events).to_jsonl())
-        record = outcome.record(n)
-        record.update(output=outcome.output, retryable=outcome.retryable)
-        return record

@@ -11,14 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections import deque
 from typing import TYPE_CHECKING
 
 from ..errors import RunStateError, SessionBusy
 from ..events import Event
 from ..storage.trace import Trace
 from .attempt import Outcome, journal_hook, outcome_of, run_attempt, tag_run
-from .tasks import FINAL, QueueFull, Task, TaskInfo
+from .queue import SessionQueues
+from .tasks import FINAL, Task, TaskInfo
 
 if TYPE_CHECKING:
     from ..runtime.run import Run
@@ -36,45 +36,23 @@ class InProcess:
     def bind(self, rt: Runtime) -> None:
         self.rt = rt
         self.tasks: dict[str, Task] = {}
-        self._queued: dict[str, deque[Task]] = {}
-        self._busy: set[str] = set()  # sessions with a task running or being stepped
-        self._scheduled: set[str] = set()
-        self._ready: asyncio.Queue[str] | None = None
+        self.queue = SessionQueues(rt.max_queue)
         self._workers: list[asyncio.Task[None]] = []
-        self._room: deque[asyncio.Future[None]] = deque()
-        self.depth = 0  # accepted, not started
         self.running = 0
         self.peak = 0  # most tasks running at once, ever
 
     # -- the queue ---------------------------------------------------------------------------
-    def _start(self) -> asyncio.Queue[str]:
-        if self._ready is None:
-            self._ready = asyncio.Queue()
+    @property
+    def depth(self) -> int:
+        """Tasks accepted and not started."""
+        return self.queue.depth
+
+    def _put(self, task: Task, *, first: bool = False) -> None:
+        if not self._workers:
             self._workers = [
                 asyncio.ensure_future(self._work()) for _ in range(self.rt.max_concurrency)
             ]
-        return self._ready
-
-    def _schedule(self, session_id: str) -> None:
-        queued, busy = session_id in self._queued, session_id in self._busy
-        if queued and not busy and session_id not in self._scheduled:
-            self._scheduled.add(session_id)
-            self._start().put_nowait(session_id)
-
-    def _left_queue(self) -> None:
-        self.depth -= 1
-        while self._room:
-            waiter = self._room.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                break
-
-    def _take(self, task: Task) -> None:
-        queue = self._queued[task.session_id]
-        queue.remove(task)
-        if not queue:
-            del self._queued[task.session_id]
-        self._left_queue()
+        self.queue.put(task, first=first)
 
     def active(self, session_id: str) -> Task | None:
         return next(
@@ -86,56 +64,36 @@ class InProcess:
     async def submit(self, task: Task, multitask: str) -> None:
         rt, sid = self.rt, task.session_id
         running = self.active(sid)
-        if multitask == "reject" and (running is not None or sid in self._queued):
-            holder = running.id if running is not None else self._queued[sid][0].id
+        queued = self.queue.by_session.get(sid)
+        if multitask == "reject" and (running is not None or queued):
+            holder = running.id if running is not None else queued[0].id  # type: ignore[index]
             raise SessionBusy(
                 f"session {sid!r} already has task {holder}; multitask='reject' refuses a "
                 "second message while it is busy (use 'enqueue', 'interrupt' or 'rollback')",
                 sid,
                 holder,
             )
-        while self.depth >= rt.max_queue:
-            if rt.on_full == "reject":
-                raise QueueFull(
-                    f"the queue holds {self.depth} tasks (max_queue={rt.max_queue}); this task "
-                    "was not accepted: submit it later, or use on_full='wait'",
-                    self.depth,
-                )
-            waiter = asyncio.get_running_loop().create_future()
-            self._room.append(waiter)
-            await waiter
+        await self.queue.room(rt.on_full)
         running = self.active(sid)  # the wait may have changed who runs
         self.tasks[task.id] = task
-        self.depth += 1
-        queue = self._queued.setdefault(sid, deque())
+        rt.log.put(task.info())
         if multitask in ("interrupt", "rollback") and running is not None:
             running.ended_by = multitask
-            queue.appendleft(task)
+            self._put(task, first=True)
             self.cancel(running.id)
         else:
-            queue.append(task)
-        rt.log.put(task.info())
+            self._put(task)
         rt.changed(task)
-        self._schedule(sid)
 
     async def _work(self) -> None:
-        ready = self._start()
         while True:
-            sid = await ready.get()
-            self._scheduled.discard(sid)
-            queue = self._queued.get(sid)
-            if not queue or sid in self._busy:
-                continue
-            task = queue[0]
-            self._take(task)
-            self._busy.add(sid)
+            task = await self.queue.next()
             try:
                 await self._execute(task)
             except Exception as exc:  # a bug of ours must not kill a worker
                 self._finish(task, Outcome("error", "error", error=f"{type(exc).__name__}: {exc}"))
             finally:
-                self._busy.discard(sid)
-                self._schedule(sid)
+                self.queue.release(task.session_id)
 
     # -- running a task ----------------------------------------------------------------------
     def _begin(self, task: Task) -> None:
@@ -248,9 +206,7 @@ class InProcess:
                         created=info.created, attempt=info.attempt,
                         attempts=list(info.attempts))  # fmt: skip
             self.tasks[task.id] = task
-            self.depth += 1
-            self._queued.setdefault(task.session_id, deque()).append(task)
-            self._schedule(task.session_id)
+            self._put(task)
         return [i.id for i in left]
 
     async def wait(self, task_id: str) -> TaskInfo:
@@ -275,8 +231,8 @@ class InProcess:
             return False
         task.cancel_requested = True
         if task.status == "pending":
-            if task in self._queued.get(task.session_id, ()):
-                self._take(task)
+            if self.queue.holds(task):
+                self.queue.take(task)
             self._finish(task, Outcome("cancelled", "cancelled", error=None))
         elif task.run is not None:
             task.run.cancel()  # a paused (stepped) run ends now; a running one at once
@@ -288,13 +244,13 @@ class InProcess:
         task = self.get(task_id)
         rt = self.rt
         if task.status == "pending" and not task.stepped:
-            if task.session_id in self._busy:
+            if task.session_id in self.queue.busy:
                 raise RunStateError(
                     f"task {task_id}'s session {task.session_id!r} is running another task; "
                     "step it once that one is over"
                 )
-            self._take(task)
-            self._busy.add(task.session_id)
+            self.queue.take(task)
+            self.queue.busy.add(task.session_id)
             task.stepped = True
             self._begin(task)
             task.attempt = 1
@@ -332,8 +288,7 @@ class InProcess:
         task.status = "running"
         self._attempted(task, outcome)
         self._finish(task, outcome)
-        self._busy.discard(task.session_id)
-        self._schedule(task.session_id)
+        self.queue.release(task.session_id)
 
     async def close(self) -> None:
         for worker in self._workers:
@@ -342,4 +297,3 @@ class InProcess:
             with contextlib.suppress(asyncio.CancelledError):
                 await worker
         self._workers = []
-        self._ready = None

@@ -215,11 +215,9 @@ class SQLTaskLog:
 
 def task_log_for(store: Any) -> TaskLog:
     """The log kept beside ``store``'s sessions (a dict for stores in memory)."""
-    own = getattr(store, "task_log", None)
-    if callable(own):
-        log: TaskLog = own()
-        return log
-    path = getattr(store, "path", None)
-    if getattr(store, "name", None) == "sqlite" and path is not None:
-        return SQLTaskLog.sqlite(path)
+    kind = getattr(store, "name", None)
+    if kind == "postgres":
+        return SQLTaskLog.postgres(store.url)
+    if kind == "sqlite":
+        return SQLTaskLog.sqlite(store.path)
     return MemoryTaskLog()

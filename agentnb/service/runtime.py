@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import importlib
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -147,22 +148,24 @@ class Runtime:
         if task is not None and task.result is not None:
             result: RunResult = task.result
             return result
-        from ..models.base import Usage
-        from ..runtime.run import RunResult
+        from ..runtime.result import RunResult
+        from ..session.records import RunRecord
 
         trace = self.get_trace(task_id)
         stopped = [e for e in trace if isinstance(e, RunStopped)]
-        return RunResult(
+        last = stopped[-1] if stopped else None
+        record = RunRecord(
+            last.run_id or "" if last else "",
+            info.trace_id,
+            info.text,
             output=info.output,
             stop_reason=info.stop_reason or info.status,
-            stop_detail=stopped[-1].detail if stopped else (info.error or ""),
-            session=self.session(info.session_id),
-            events=list(trace),
-            run_id=stopped[-1].run_id or "" if stopped else "",
-            trace_id=info.trace_id,
+            detail=last.detail if last else (info.error or ""),
             iterations=info.iteration,
-            usage=stopped[-1].usage if stopped else Usage(),
         )
+        if last is not None:
+            record.usage = last.usage
+        return RunResult(record, self.session(info.session_id), list(trace))
 
     def get_trace(self, task_id: str) -> Trace:
         """The task's events, every attempt in order (from the store after a restart)."""
@@ -262,9 +265,14 @@ class Runtime:
 
     def view(self, **options: Any) -> Any:
         """The live :class:`~agentnb.widgets.QueueView` of this runtime (needs ipywidgets)."""
-        from ..widgets.queue_view import QueueView  # type: ignore[import-untyped]
-
-        return QueueView(self, **options)
+        try:  # by name: the service never imports Jupyter (invariant 5)
+            widgets = importlib.import_module("agentnb.widgets")
+        except ImportError as exc:
+            raise ImportError(
+                f"the queue view needs ipywidgets and anywidget ({exc}); "
+                "pip install 'agentnb[widgets]'"
+            ) from None
+        return widgets.QueueView(self, **options)
 
     # -- closing -----------------------------------------------------------------------------
     async def close(self) -> None:

@@ -16,14 +16,11 @@ import json
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import ConfigurationError, StoreError
 from ..session.store import BaseStore, Records, validate_session_id
 from .sqlite import _dump
-
-if TYPE_CHECKING:
-    from ..service.journal import SQLTaskLog
 
 __all__ = ["PostgresStore"]
 
@@ -73,12 +70,6 @@ class PostgresStore(BaseStore):
             return self.url
         scheme, _, user = head.partition("://")
         return f"{scheme}://{user.split(':')[0]}@{tail}"
-
-    def task_log(self) -> SQLTaskLog:
-        """The service's task log, in tables beside these sessions."""
-        from ..service.journal import SQLTaskLog
-
-        return SQLTaskLog.postgres(self.url)
 
     # -- reading ---------------------------------------------------------------------------
     def read(self, session_id: str) -> tuple[int, Records]:
