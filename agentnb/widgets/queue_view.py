@@ -17,7 +17,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-import ipywidgets
+import ipywidgets  # type: ignore[import-untyped]
 import traitlets
 
 from .base import CSS, Widget

@@ -65,7 +65,6 @@ def test_queue_view_live_open_and_cancel(nb: Notebook) -> None:
     head.wait_for(timeout=30_000)
     nb.run(2)
     assert "submitted 200" in nb.stdout(2)
-    rows = out.locator("tr.anb-q-row")
     page.wait_for_function(
         "() => document.querySelectorAll('tr.anb-q-row').length >= 201", timeout=30_000
     )
