@@ -501,6 +501,7 @@ def service(quick: bool) -> None:
         backend = DBOS(f"sqlite:///{folder / 'dbos.db'}", polling=0.01)
         store = an.SQLiteStore(folder / "app.db")
         durable = an.Runtime(make_agent(), store=store, max_concurrency=8, backend=backend)
+        await backend.start()  # DBOS launches once per process: not a per-task cost
         m = max(n // 4, 25)
         return base, local, await through(durable, m), m
 

@@ -213,7 +213,7 @@ class DBOS:
         await self.start()
         handle = await self._client.retrieve_workflow_async(task_id)
         with contextlib.suppress(Exception):  # cancelled or failed: the status says which
-            await handle.get_result()
+            await handle.get_result(polling_interval_sec=self.polling)
         deadline = time.monotonic() + 5
         while True:  # the engine's end is final; the log's row follows within a moment
             info = self.status(task_id)

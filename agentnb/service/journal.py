@@ -121,6 +121,7 @@ class SQLTaskLog:
         def connect() -> sqlite3.Connection:
             db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL survives kill -9
             return db
 
         return cls(connect)
