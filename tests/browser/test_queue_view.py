@@ -38,7 +38,15 @@ SUBMIT = """held = await rt.submit("held-user", "hold")
 ids = [await rt.submit(f"user-{i % 40}", f"task {i}") for i in range(200)]
 print("submitted", len(ids))"""
 CHECK = "print(rt.status(held).status, rt.counts()['done'], rt.session('held-user').is_valid)"
-CELLS = [SETUP, VIEW, SUBMIT, CHECK]
+UNCERTAIN = """from agentnb.tools.results import UNCERTAIN, UNCERTAIN_HINT, error_content
+crashed = an.Session(id="crashed")
+crashed.append({"role": "user", "content": "订两晚全季"})
+crashed.append({"role": "assistant", "content": "", "tool_calls": [{"id": "b1", "type": "function",
+                "function": {"name": "book_hotel", "arguments": "{}"}}]})
+crashed.append({"role": "tool", "tool_call_id": "b1", "name": "book_hotel",
+                "content": error_content(UNCERTAIN, UNCERTAIN_HINT, kind="uncertain")})
+crashed"""
+CELLS = [SETUP, VIEW, SUBMIT, CHECK, UNCERTAIN]
 
 
 @pytest.fixture(scope="module")
@@ -113,3 +121,11 @@ def test_queue_view_live_open_and_cancel(nb: Notebook) -> None:
     nb.shot("queue-cancelled", out)
     nb.run(3)
     assert nb.stdout(3).split() == ["cancelled", "200", "True"]
+
+
+def test_an_uncertain_result_is_shown_as_such(nb: Notebook) -> None:
+    nb.run(4)
+    out = nb.output(4)
+    out.get_by_text("error: uncertain").wait_for(timeout=30_000)
+    assert "may or may not have happened" in out.inner_text()
+    nb.shot("queue-uncertain", out)

@@ -1,12 +1,14 @@
 """kill -9, 50 times at random moments, with two workers over the distributed backend.
 
-Two ``python -m agentnb worker`` processes (DBOS on Postgres, sessions in PostgresStore) run
-tasks that look up a train (no side effects) and book it (``side_effects=True``). Every few
-hundred milliseconds one of them is killed with SIGKILL while it is running tasks, and started
-again under the same executor id. An external file records every tool run. Afterwards:
-every accepted task ended exactly once; its input and its answer are each in its session
-once; no booking ran twice for one call; every booking interrupted mid-call was answered
-``uncertain``; a read-only call ran again only when the process that ran it was killed.
+Two worker processes (DBOS on Postgres, sessions in PostgresStore) run tasks that look up a
+train (no side effects) and book it (``side_effects=True``). Each worker process runs
+``agentnb.service.worker.main`` — what ``python -m agentnb worker`` runs (that command itself
+is tested in test_recovery.py) — forked from a parent that imported everything once, so a
+killed worker is back at once under the same executor id. Whenever a worker is running tasks,
+one is killed with SIGKILL after a random pause. An external file records every tool run.
+Afterwards: every accepted task ended exactly once; its input and its answer are each in its
+session once; no booking ran twice for one call; every booking interrupted mid-call was
+answered ``uncertain``; a read-only call ran again only when the process that ran it was killed.
 """
 
 from __future__ import annotations
