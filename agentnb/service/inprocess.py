@@ -297,3 +297,8 @@ class InProcess:
             with contextlib.suppress(asyncio.CancelledError):
                 await worker
         self._workers = []
+        for task in list(self.tasks.values()):  # what the closing cut short ends, on record
+            if task.status not in FINAL:
+                if self.queue.holds(task):
+                    self.queue.take(task)
+                self._finish(task, Outcome("cancelled", "cancelled", error="the runtime closed"))

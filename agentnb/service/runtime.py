@@ -135,8 +135,9 @@ class Runtime:
         return await asyncio.wait_for(self.backend.wait(task_id), timeout)
 
     async def join(self, timeout: float | None = None) -> list[TaskInfo]:
-        """Wait for every task submitted so far."""
-        ids = [i.id for i in self.backend.infos()]
+        """Wait for every task submitted so far (to this runtime)."""
+        mine = getattr(self.backend, "tasks", None)
+        ids = list(mine) if mine is not None else [i.id for i in self.backend.infos()]
         return [await self.wait(i, timeout) for i in ids]
 
     def result(self, task_id: str) -> RunResult:

@@ -292,3 +292,15 @@ def test_bad_settings_are_configuration_errors() -> None:
         an.Runtime(agent, max_concurrency=0)
     with pytest.raises(an.ConfigurationError, match="no model"):
         an.Runtime(an.Agent())
+
+
+async def test_closing_the_runtime_ends_every_task_on_record() -> None:
+    gate, started = asyncio.Event(), []
+    rt = an.Runtime(gated_agent(gate, started), max_concurrency=1)
+    running = await rt.submit("a", "first")
+    pending = await rt.submit("b", "second")
+    await asyncio.sleep(0.01)
+    await rt.close()
+    assert [rt.status(t).status for t in (running, pending)] == ["cancelled", "cancelled"]
+    assert rt.session("a").is_valid
+    assert (await rt.wait(running, timeout=1)).error == "the runtime closed"
