@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..events import Event, Origin, ToolStarted
-from ..messages import AssistantMessage, ToolMessage, parse_message
+from ..messages import AssistantMessage, parse_message
 from ..runtime.execute_tools import execute_tools
 from ..runtime.state import RunState
 from ..tools.results import UNCERTAIN, UNCERTAIN_HINT, error_content
@@ -85,7 +85,8 @@ def journal_hook(agent: Agent, session: Session, log: TaskLog, task_id: str) -> 
         if type(event) is ToolStarted and agent.tools.has_side_effects(event.name):
             at = session.transcript.open_at
             assistant = session.transcript.messages[at].wire() if at is not None else {}
-            log.begin_call(task_id, session.id, event.call_id, event.name, assistant)
+            log.begin_call(task_id, session.id, session.version, event.call_id, event.name,
+                           assistant)  # fmt: skip
 
     return hook
 
@@ -95,14 +96,14 @@ async def recover(
 ) -> tuple[list[str], list[Event]]:
     """Finish the round a crash interrupted: ``uncertain`` for side-effecting calls that were
     in flight, a fresh run of the others. Returns the call ids answered ``uncertain``."""
-    rows = log.open_calls(task_id)
-    answered = {m.tool_call_id for m in session.messages if isinstance(m, ToolMessage)}
-    live = [r for r in rows if r["call_id"] not in answered]
+    # A round built on the version still stored never landed: its calls were in flight. (Call
+    # ids are no key: models reuse "call_0" in every turn.)
+    live = [r for r in log.open_calls(task_id) if r["version"] == session.version]
     if not live:
         return [], []
     assistant = parse_message(live[-1]["assistant"], where="in-flight call")
     assert isinstance(assistant, AssistantMessage)
-    in_flight = {r["call_id"] for r in live if r["assistant"] == live[-1]["assistant"]}
+    in_flight = {r["call_id"] for r in live}
     state = RunState(agent, session, None, session.lock_policy)
     tag_state(state, task_id, trace_id)
     state.stage = "execute_tools"

@@ -38,8 +38,11 @@ class TaskLog(Protocol):
         """One JSONL trace per attempt, in order ([] when none was kept)."""
         ...
 
-    def begin_call(self, task_id: str, session_id: str, call_id: str, tool: str,
-                   assistant: dict[str, Any]) -> None: ...  # fmt: skip
+    def begin_call(self, task_id: str, session_id: str, version: int, call_id: str, tool: str,
+                   assistant: dict[str, Any]) -> None:  # fmt: skip
+        """A side-effecting call is about to run in the round built on ``version``."""
+        ...
+
     def open_calls(self, task_id: str) -> list[dict[str, Any]]: ...
     def end_task(self, task_id: str) -> None: ...
 
@@ -72,9 +75,10 @@ class MemoryTaskLog:
         parts = self._traces.get(task_id, {})
         return [parts[k] for k in sorted(parts)]
 
-    def begin_call(self, task_id: str, session_id: str, call_id: str, tool: str,
+    def begin_call(self, task_id: str, session_id: str, version: int, call_id: str, tool: str,
                    assistant: dict[str, Any]) -> None:  # fmt: skip
-        row = {"call_id": call_id, "session_id": session_id, "tool": tool, "assistant": assistant}
+        row = {"call_id": call_id, "session_id": session_id, "version": version, "tool": tool,
+               "assistant": assistant}  # fmt: skip
         self._calls.setdefault(task_id, []).append(row)
 
     def open_calls(self, task_id: str) -> list[dict[str, Any]]:
@@ -90,8 +94,8 @@ _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS agentnb_traces (task_id TEXT NOT NULL, attempt INTEGER NOT NULL, "
     "body TEXT NOT NULL, PRIMARY KEY (task_id, attempt))",
     "CREATE TABLE IF NOT EXISTS agentnb_calls (task_id TEXT NOT NULL, call_id TEXT NOT NULL, "
-    "session_id TEXT NOT NULL, tool TEXT NOT NULL, assistant TEXT NOT NULL, at REAL NOT NULL, "
-    "PRIMARY KEY (task_id, call_id))",
+    "session_id TEXT NOT NULL, version INTEGER NOT NULL, tool TEXT NOT NULL, "
+    "assistant TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (task_id, version, call_id))",
 ]
 
 
@@ -175,15 +179,17 @@ class SQLTaskLog:
         )
         return [body for (body,) in rows]
 
-    def begin_call(self, task_id: str, session_id: str, call_id: str, tool: str,
+    def begin_call(self, task_id: str, session_id: str, version: int, call_id: str, tool: str,
                    assistant: dict[str, Any]) -> None:  # fmt: skip
         self._run(
-            "INSERT INTO agentnb_calls (task_id, call_id, session_id, tool, assistant, at) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (task_id, call_id) DO NOTHING",
+            "INSERT INTO agentnb_calls "
+            "(task_id, call_id, session_id, version, tool, assistant, at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (task_id, version, call_id) DO NOTHING",
             (
                 task_id,
                 call_id,
                 session_id,
+                version,
                 tool,
                 json.dumps(assistant, ensure_ascii=False),
                 time.time(),
@@ -192,13 +198,13 @@ class SQLTaskLog:
 
     def open_calls(self, task_id: str) -> list[dict[str, Any]]:
         rows = self._run(
-            "SELECT call_id, session_id, tool, assistant FROM agentnb_calls WHERE task_id = ? "
-            "ORDER BY at",
+            "SELECT call_id, session_id, version, tool, assistant FROM agentnb_calls "
+            "WHERE task_id = ? ORDER BY at",
             (task_id,),
         )
         return [
-            {"call_id": c, "session_id": s, "tool": t, "assistant": json.loads(a)}
-            for c, s, t, a in rows
+            {"call_id": c, "session_id": s, "version": v, "tool": t, "assistant": json.loads(a)}
+            for c, s, v, t, a in rows
         ]
 
     def end_task(self, task_id: str) -> None:

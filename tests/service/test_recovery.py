@@ -102,23 +102,29 @@ async def test_recovery_reruns_calls_without_side_effects(tmp_path: Path) -> Non
     store = an.SQLiteStore(tmp_path / "s.db")
     rt = an.Runtime(agent, store=store)
     session = rt.session("s")
-    session.append({"role": "user", "content": "pay 5"})
     assistant = {"role": "assistant", "content": "", "tool_calls": [
         {"id": "a", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "x"}'}},
         {"id": "b", "type": "function", "function": {"name": "pay", "arguments": '{"amount": 5}'}},
     ]}  # fmt: skip
+    earlier = [  # an earlier task whose calls had the same ids (models reuse "call_0")
+        {"role": "user", "content": "pay 3"}, assistant,
+        {"role": "tool", "tool_call_id": "a", "name": "lookup", "content": "fine"},
+        {"role": "tool", "tool_call_id": "b", "name": "pay", "content": "paid"},
+        {"role": "assistant", "content": "paid 3"},
+    ]  # fmt: skip
+    session.extend([*earlier, {"role": "user", "content": "pay 5"}])
     from agentnb.service.tasks import Task
 
     task = Task("t-0000000000000001abcdef", "s", "pay 5")
     rt.log.put(task.info())
-    rt.log.start_len(task.id, 0)
-    rt.log.begin_call(task.id, "s", "b", "pay", assistant)  # the journal before pay ran
+    rt.log.start_len(task.id, len(earlier))
+    rt.log.begin_call(task.id, "s", session.version, "b", "pay", assistant)  # before pay ran
     assert await rt.recover() == [task.id]
     info = await rt.wait(task.id, timeout=5)
     assert info.status == "done" and runs == ["lookup"]  # pay never ran again
-    tool_results = {m["tool_call_id"]: m["content"] for m in seen[0] if m["role"] == "tool"}
+    tool_results = {m["tool_call_id"]: m["content"] for m in seen[0][-3:] if m["role"] == "tool"}
     assert tool_results["a"] == "fine" and json.loads(tool_results["b"])["kind"] == "uncertain"
-    assert [m["role"] for m in store.read("s")[1]] == [
+    assert [m["role"] for m in store.read("s")[1][len(earlier) :]] == [
         "user", "assistant", "tool", "tool", "assistant"
     ]  # fmt: skip
     assert not rt.log.open_calls(task.id)  # the journal is cleared once the task ended
