@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from ..errors import RunStateError, SessionBusy
 from ..events import Event
 from ..storage.trace import Trace
-from .attempt import Outcome, journal_hook, outcome_of, run_attempt, tag_run
+from . import stepping
+from .attempt import Outcome, run_attempt
 from .queue import SessionQueues
 from .tasks import FINAL, Task, TaskInfo
 
@@ -36,6 +37,7 @@ class InProcess:
     def bind(self, rt: Runtime) -> None:
         self.rt = rt
         self.tasks: dict[str, Task] = {}
+        self.current: dict[str, Task] = {}  # session id -> its task running or paused
         self.queue = SessionQueues(rt.max_queue)
         self._workers: list[asyncio.Task[None]] = []
         self.running = 0
@@ -55,11 +57,8 @@ class InProcess:
         self.queue.put(task, first=first)
 
     def active(self, session_id: str) -> Task | None:
-        return next(
-            (t for t in self.tasks.values()
-             if t.session_id == session_id and t.status in ("running", "paused")),
-            None,
-        )  # fmt: skip
+        """The session's task that is running or paused, if any."""
+        return self.current.get(session_id)
 
     async def submit(self, task: Task, multitask: str) -> None:
         rt, sid = self.rt, task.session_id
@@ -99,6 +98,7 @@ class InProcess:
     def _begin(self, task: Task) -> None:
         task.status = "running"
         task.started = time.time()
+        self.current[task.session_id] = task
         self.running += 1
         self.peak = max(self.peak, self.running)
         session = self.rt.session(task.session_id)
@@ -155,6 +155,8 @@ class InProcess:
         rt = self.rt
         if task.status == "running":
             self.running -= 1
+        if self.current.get(task.session_id) is task:
+            del self.current[task.session_id]
         if task.ended_by == "rollback" and task.start_len is not None:
             session = rt.session(task.session_id)
             if len(session) > task.start_len:
@@ -237,58 +239,11 @@ class InProcess:
         elif task.run is not None:
             task.run.cancel()  # a paused (stepped) run ends now; a running one at once
             if task.stepped and task.run.done:
-                self._stepped_end(task)
+                stepping.end(self, task)
         return True
 
     async def run_step(self, task_id: str) -> Event:
-        task = self.get(task_id)
-        rt = self.rt
-        if task.status == "pending" and not task.stepped:
-            if task.session_id in self.queue.busy:
-                raise RunStateError(
-                    f"task {task_id}'s session {task.session_id!r} is running another task; "
-                    "step it once that one is over"
-                )
-            self.queue.take(task)
-            self.queue.busy.add(task.session_id)
-            task.stepped = True
-            self._begin(task)
-            task.attempt = 1
-            session = rt.session(task.session_id)
-            assert task.start_len is not None
-            run = rt.agent.start(
-                task.text if len(session) <= task.start_len else None, session=session
-            )
-            tag_run(run, task.id, task.trace_id)
-            run.state.sinks += [rt.progress(task), journal_hook(rt.agent, session, rt.log, task.id)]
-            task.run = run
-        if not task.stepped or task.run is None or task.status in FINAL:
-            raise RunStateError(
-                f"task {task_id} is {task.status}: run_step drives a task that has not started "
-                "(or one it started); the workers drive the others"
-            )
-        task.status = "running"
-        try:
-            event = await task.run.step()
-        except Exception:
-            self._stepped_end(task)
-            raise
-        if task.run.done:
-            self._stepped_end(task)
-        else:
-            task.status = "paused"
-            rt.changed(task)
-        return event
-
-    def _stepped_end(self, task: Task) -> None:
-        run = task.run
-        assert run is not None
-        outcome = outcome_of(run, run.result, run.state.error, [], [], 0.0)
-        task.run = None
-        task.status = "running"
-        self._attempted(task, outcome)
-        self._finish(task, outcome)
-        self.queue.release(task.session_id)
+        return await stepping.run_step(self, self.get(task_id))
 
     async def close(self) -> None:
         for worker in self._workers:

@@ -201,7 +201,7 @@ class Runtime:
         session = self._sessions.get(session_id)
         if session is None:
             try:
-                session = self.store.load(session_id)
+                session = Session.open(self.store, session_id)
             except SessionNotFound:
                 session = Session(id=session_id, store=self.store)
             self._sessions[session_id] = session

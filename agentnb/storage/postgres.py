@@ -24,6 +24,8 @@ from .sqlite import _dump
 
 __all__ = ["PostgresStore"]
 
+Rows = list[tuple[int, dict[str, Any]]]
+
 _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS agentnb_sessions (id TEXT PRIMARY KEY, version INTEGER NOT NULL, "
     "created DOUBLE PRECISION NOT NULL, updated DOUBLE PRECISION NOT NULL)",
@@ -152,20 +154,36 @@ class PostgresStore(BaseStore):
         if not gone:
             raise self._missing(session_id)
 
-    # -- long-term memory ------------------------------------------------------------------
-    def add_memory(self, user: str, item: dict[str, Any]) -> None:
-        with self._lock:
-            self._db.execute(
-                "INSERT INTO agentnb_memories (user_id, body, created) VALUES (%s, %s, %s)",
+    # -- long-term memory (agentnb.context.memory.MemoryBackend) -----------------------------
+    def add_memory(self, user: str, item: dict[str, Any], *, cap: int | None = None) -> int:
+        """Keep ``item`` for ``user``; with ``cap``, only the newest ``cap`` items stay.
+        Returns the item's id (increasing)."""
+        db = self._db
+        with self._lock, db.transaction():
+            (row_id,) = db.execute(
+                "INSERT INTO agentnb_memories (user_id, body, created) VALUES (%s, %s, %s) "
+                "RETURNING id",
                 (user, _dump(item), time.time()),
-            )
+            ).fetchone() or (0,)
+            if cap is not None:
+                db.execute(
+                    "DELETE FROM agentnb_memories WHERE user_id = %s AND id <= (SELECT id FROM "
+                    "agentnb_memories WHERE user_id = %s ORDER BY id DESC LIMIT 1 OFFSET %s)",
+                    (user, user, cap),
+                )
+        return int(row_id)
 
-    def memories(self, user: str) -> Records:
+    def memory_rows(self, user: str, after: int = 0) -> Rows:
+        """``(id, item)`` of ``user``'s items with an id above ``after``, oldest first."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT body FROM agentnb_memories WHERE user_id = %s ORDER BY id", (user,)
+                "SELECT id, body FROM agentnb_memories WHERE user_id = %s AND id > %s ORDER BY id",
+                (user, after),
             ).fetchall()
-        return [json.loads(body) for (body,) in rows]
+        return [(int(i), json.loads(body)) for i, body in rows]
+
+    def memories(self, user: str) -> Records:
+        return [item for _, item in self.memory_rows(user)]
 
     def close(self) -> None:
         with self._lock:

@@ -34,8 +34,13 @@ def test_round_trip_versions_and_conflict(pg_url: str) -> None:
         store.load("trip-1")
     with pytest.raises(an.SessionNotFound):
         store.delete("trip-1")
-    store.add_memory("u1", {"fact": "prefers window seats"})
-    assert store.memories("u1") == [{"fact": "prefers window seats"}]
+    first = store.add_memory("u1", {"fact": "prefers window seats"})
+    store.add_memory("u1", {"fact": "vegetarian"})
+    store.add_memory("u1", {"fact": "budget 3000"}, cap=2)
+    assert store.memories("u1") == [{"fact": "vegetarian"}, {"fact": "budget 3000"}]
+    assert [item for _, item in store.memory_rows("u1", after=first + 1)] == [
+        {"fact": "budget 3000"}
+    ]
 
 
 def test_racing_writers_never_interleave(pg_url: str) -> None:
