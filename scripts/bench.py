@@ -507,7 +507,7 @@ def service(quick: bool) -> None:
 
     base, local, durable, m = asyncio.run(measure())
     print(f"\nThe service: {n} tasks of the same work through max_concurrency=8 (wall per task)")
-    row = "  {:<34}{:>9.2f} ms {:>7.2f}x"
+    row = "  {:<40}{:>9.2f} ms {:>7.2f}x"
     print(row.format("agent.run directly (8 at a time)", base / n * 1e3, 1.0))
     print(row.format("an.Runtime, in process", local / n * 1e3, local / base))
     print(row.format(f"an.Runtime on DBOS+SQLite ({m} tasks)", durable / m * 1e3,

@@ -9,6 +9,7 @@ attempts is a durable sleep.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from .attempt import run_attempt
 from .tasks import Task
 
 if TYPE_CHECKING:
+    from ..runtime.run import Run
     from .runtime import Runtime
 
 __all__ = ["ACTIVE", "WORKFLOW", "execute", "register"]
@@ -24,6 +26,20 @@ __all__ = ["ACTIVE", "WORKFLOW", "execute", "register"]
 WORKFLOW = "agentnb_task"
 #: The runtime whose agent this process's workflows run (set when a worker starts).
 ACTIVE: dict[str, Runtime] = {}
+
+
+async def _watch(rt: Runtime, task_id: str, runs: list[Run], every: float = 0.2) -> None:
+    """Cancel the attempt's run as soon as the task's workflow is cancelled (DBOS itself stops
+    a cancelled workflow only at its next step)."""
+    client = getattr(rt.backend, "_client", None)
+    while client is not None:
+        await asyncio.sleep(every)
+        found = await asyncio.to_thread(
+            client.list_workflows, workflow_ids=[task_id], load_input=False, load_output=False
+        )
+        if found and found[0].status == "CANCELLED" and runs:
+            runs[-1].cancel()
+            return
 
 
 def register() -> None:
@@ -80,10 +96,15 @@ async def attempt(
     """One attempt (a DBOS step): its record is what the step checkpoints."""
     rt.forget(session_id)
     session = rt.session(session_id)
-    outcome = await run_attempt(
-        rt.agent, session, task_id=task_id, trace_id=trace_id, text=text,
-        start_len=start_len, log=rt.log, sinks=[],
-    )  # fmt: skip
+    runs: list[Run] = []
+    watcher = asyncio.ensure_future(_watch(rt, task_id, runs))
+    try:
+        outcome = await run_attempt(
+            rt.agent, session, task_id=task_id, trace_id=trace_id, text=text,
+            start_len=start_len, log=rt.log, sinks=[], on_run=runs.append,
+        )  # fmt: skip
+    finally:
+        watcher.cancel()
     rt.log.put_trace(task_id, n, Trace(outcome.events).to_jsonl())
     record = outcome.record(n)
     record.update(output=outcome.output, retryable=outcome.retryable)

@@ -173,6 +173,39 @@ async def test_dbos_on_sqlite_in_one_process(tmp_path: Path) -> None:
     assert {e.task_id for e in later.get_trace(ids[0])} == {ids[0]}
 
 
+async def test_cancel_reaches_a_running_task_on_dbos(tmp_path: Path) -> None:
+    gate = asyncio.Event()
+
+    async def reply(request: Any) -> dict[str, Any]:
+        await gate.wait()
+        return {"role": "assistant", "content": "too late"}
+
+    rt = an.Runtime(
+        an.Agent(model=FunctionModel(reply)),
+        store=an.SQLiteStore(tmp_path / "app.db"),
+        backend=DBOS(f"sqlite:///{tmp_path / 'dbos.db'}", polling=0.05),
+    )
+    task_id = await rt.submit("s", "hold")
+    deadline = time.monotonic() + 30
+    while rt.status(task_id).status != "running":
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+    assert rt.cancel(task_id)
+    info = await rt.wait(task_id, timeout=30)
+    assert info.status == "cancelled"
+    deadline = time.monotonic() + 10
+    while not (stops := rt.get_trace(task_id).of_type(an.events.RunStopped)):  # the run ended
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+    assert stops[-1].reason == "cancelled"  # the run itself was stopped, not just the record
+    gate.set()
+    await asyncio.sleep(0.3)
+    rt.forget("s")
+    session = rt.session("s")
+    assert session.is_valid and [m["role"] for m in session.to_openai()] == ["user"]
+    await rt.close()
+
+
 async def test_the_worker_command(pg_admin: str, tmp_path: Path) -> None:
     store_url = pg.create_database(pg_admin, "cli_app")
     dbos_url = pg.create_database(pg_admin, "cli_dbos")
