@@ -8,7 +8,7 @@ UV     := $(BIN)/uv
 PORT   ?= 8888
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: help install dev local lab test test-unit test-notebooks test-browser lint format typecheck bench strip clean
+.PHONY: help install dev local lab test test-unit postgres test-notebooks test-browser lint format typecheck bench strip clean
 
 # The offline real model: llama-cpp-python compiles llama.cpp (about 5 minutes on 2 cores),
 # and its default build can crash with SIGILL (it compiles for the build CPU's newest
@@ -60,8 +60,15 @@ lab: install
 
 test: dev local lint test-unit test-notebooks test-browser
 
-test-unit:
+# The service tests start their own Postgres 15 on 127.0.0.1 (Debian's postgresql package).
+test-unit: postgres
 	$(BIN)/python -m pytest tests --timeout=300 --ignore=tests/browser
+
+postgres:
+	@if [ ! -x /usr/lib/postgresql/15/bin/initdb ]; then \
+	  $(SUDO) apt-get update && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql; \
+	fi
 
 # The real-browser tier: JupyterLab + Debian's chromium driven by playwright (never
 # `playwright install`: it downloads). fonts-noto-cjk, or Chinese renders as boxes.

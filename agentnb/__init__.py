@@ -56,6 +56,7 @@ from .messages import (
     parse_message,
 )
 from .runtime import Run, RunResult, RunView
+from .service import QueueFull, Runtime, TaskInfo, TaskNotFound
 from .session.session import Session
 from .session.store import MemoryStore, Store
 from .storage.sqlite import SQLiteStore
@@ -90,10 +91,12 @@ __all__ = [
     "ModelResponseError",
     "ModelStreamError",
     "ModelSummariser",
+    "QueueFull",
     "Run",
     "RunResult",
     "RunStateError",
     "RunView",
+    "Runtime",
     "SQLiteStore",
     "ScriptNotConsumed",
     "Session",
@@ -104,6 +107,8 @@ __all__ = [
     "StoreError",
     "SummariseOldest",
     "SystemMessage",
+    "TaskInfo",
+    "TaskNotFound",
     "Tokenizer",
     "Tool",
     "ToolCall",

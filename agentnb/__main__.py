@@ -105,8 +105,14 @@ async def _travel(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["worker"]:  # the service's worker: no travel data to load
+        from .service import worker
+
+        return worker.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m agentnb", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("worker", help="run a durable Runtime's tasks (python -m agentnb worker -h)")
     t = sub.add_parser("travel", help="run the travel assistant on a request")
     t.add_argument("request", nargs="*", help="what the user says (default: article 000's request)")
     t.add_argument("--lang", choices=["zh", "en"], default="zh", help="instructions language")

@@ -58,6 +58,7 @@ class Origin:
     trace_id: str | None
     t0: float  # time.monotonic() at the anchor
     wall0: float  # time.time() at the same moment
+    task_id: str | None = None  # the service's task (agentnb.Runtime), when it runs one
 
     @classmethod
     def now(cls, session_id: str, run_id: str | None, trace_id: str | None) -> Origin:
@@ -90,6 +91,10 @@ class Event:
         return self.origin.trace_id
 
     @property
+    def task_id(self) -> str | None:
+        return self.origin.task_id
+
+    @property
     def wall(self) -> float:
         """Unix time of the event (from the monotonic clock and the run's anchor)."""
         return self.origin.wall0 + (self.time - self.origin.t0)
@@ -114,8 +119,8 @@ class Event:
         return data
 
     def header(self) -> dict[str, Any]:
-        """The common fields as a JSON-ready dict, with ``type``."""
-        return {
+        """The common fields as a JSON-ready dict, with ``type`` (and ``task_id`` if any)."""
+        head = {
             "type": self.type,
             "seq": self.seq,
             "stage": self.stage,
@@ -126,6 +131,9 @@ class Event:
             "run_id": self.run_id,
             "trace_id": self.trace_id,
         }
+        if self.origin.task_id is not None:
+            head["task_id"] = self.origin.task_id
+        return head
 
     def __repr__(self) -> str:
         return f"<{self.seq}:{self.stage} {self.summary()}>"
@@ -197,7 +205,12 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     cls = _event_types()[data.pop("type")]
     t = data["time"]
     data["origin"] = Origin(
-        data.pop("session_id"), data.pop("run_id"), data.pop("trace_id"), t, data.pop("wall")
+        data.pop("session_id"),
+        data.pop("run_id"),
+        data.pop("trace_id"),
+        t,
+        data.pop("wall"),
+        data.pop("task_id", None),
     )
     for key, decode in _field_decoders(cls).items():
         if data.get(key) is not None:
@@ -368,7 +381,7 @@ class ToolFinished(Event):
     """execute_tools: a call's outcome; ``kind`` names the failure when not ``ok``.
 
     Kinds (:data:`agentnb.tools.ERROR_KINDS`): invalid_json, unknown_tool, invalid_arguments,
-    tool_error, timeout, cancelled, not_executed.
+    tool_error, timeout, cancelled, not_executed, uncertain.
     """
 
     call_id: str

@@ -458,7 +458,74 @@ def main() -> int:
     print(f"\n{n} concurrent runs, model sleeps 10 ms per call ({CALLS} calls per run)")
     print(f"  {'bare dict loop':<34}wall {bw:6.3f} s   cpu {bc:6.3f} s")
     print(f"  {'agentnb':<34}wall {aw:6.3f} s   cpu {ac:6.3f} s   target wall < 0.5 s")
+    service(args.quick)
     return 0
+
+
+# -- the service (agentnb.Runtime) -----------------------------------------------------
+def service(quick: bool) -> None:
+    """Per-task overhead of an.Runtime (in process, and on DBOS) against agent.run; and
+    1,000 queued tasks through max_concurrency=8 with a model that sleeps 10 ms."""
+    import tempfile
+    from pathlib import Path
+
+    from agentnb.service import DBOS
+
+    n = 100 if quick else 400
+    task = "我周五从上海去北京出差，帮我看看航班和天气，再帮我订个酒店，预算控制在3000以内。"
+
+    async def direct() -> float:
+        agent, gate = make_agent(), asyncio.Semaphore(8)
+
+        async def one() -> None:
+            async with gate:
+                await agent.run(task)
+
+        start = time.perf_counter()
+        await asyncio.gather(*(one() for _ in range(n)))
+        return time.perf_counter() - start
+
+    async def through(rt: an.Runtime, count: int) -> float:
+        start = time.perf_counter()
+        ids = [await rt.submit(f"s{i}", task) for i in range(count)]
+        for task_id in ids:
+            assert (await rt.wait(task_id)).status == "done"
+        wall = time.perf_counter() - start
+        await rt.close()
+        return wall
+
+    async def measure() -> tuple[float, float, float, int]:
+        base = await direct()
+        local = await through(an.Runtime(make_agent(), max_concurrency=8), n)
+        folder = Path(tempfile.mkdtemp(prefix="agentnb-bench-"))
+        backend = DBOS(f"sqlite:///{folder / 'dbos.db'}", polling=0.01)
+        store = an.SQLiteStore(folder / "app.db")
+        durable = an.Runtime(make_agent(), store=store, max_concurrency=8, backend=backend)
+        await backend.start()  # DBOS launches once per process: not a per-task cost
+        m = max(n // 4, 25)
+        return base, local, await through(durable, m), m
+
+    base, local, durable, m = asyncio.run(measure())
+    print(f"\nThe service: {n} tasks of the same work through max_concurrency=8 (wall per task)")
+    row = "  {:<40}{:>9.2f} ms {:>7.2f}x"
+    print(row.format("agent.run directly (8 at a time)", base / n * 1e3, 1.0))
+    print(row.format("an.Runtime, in process", local / n * 1e3, local / base))
+    print(row.format(f"an.Runtime on DBOS+SQLite ({m} tasks)", durable / m * 1e3,
+                     durable / m / (base / n)))  # fmt: skip
+
+    async def sleepy(request):  # type: ignore[no-untyped-def]
+        await asyncio.sleep(0.01)
+        return {"role": "assistant", "content": "ok"}
+
+    async def queued() -> tuple[float, int]:
+        rt = an.Runtime(an.Agent(model=FunctionModel(sleepy)), max_concurrency=8)
+        wall = await through(rt, 1000)
+        return wall, rt.backend.peak  # type: ignore[attr-defined]
+
+    wall, peak = asyncio.run(queued())
+    ideal = 1000 * 0.010 / 8
+    print(f"  1,000 queued tasks, model sleeps 10 ms: wall {wall:.2f} s, ideal {ideal:.2f} s "
+          f"(1,000 x 10 ms / 8): {wall / ideal:.2f}x; at most {peak} running at once")  # fmt: skip
 
 
 if __name__ == "__main__":

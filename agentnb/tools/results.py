@@ -19,6 +19,8 @@ from pydantic import BaseModel, ValidationError
 
 __all__ = [
     "ERROR_KINDS",
+    "UNCERTAIN",
+    "UNCERTAIN_HINT",
     "ToolError",
     "describe_validation_error",
     "error_content",
@@ -172,6 +174,16 @@ ERROR_KINDS = (
     "timeout",
     "cancelled",
     "not_executed",
+    "uncertain",
+)
+
+#: What the model reads for a side-effecting call that was in flight when its worker died.
+UNCERTAIN = (
+    "this call may or may not have happened (its worker stopped while it ran); "
+    "check before repeating"
+)
+UNCERTAIN_HINT = (
+    "do not call it again blindly: look the effect up (a booking, a payment) or ask the user"
 )
 
 

@@ -52,6 +52,7 @@ class Tool:
         threaded: bool | None = None,
         sequential: bool = False,
         isolated: bool = True,
+        side_effects: bool | None = None,
     ) -> None:
         if not callable(fn):
             raise ToolDefinitionError(f"a tool must be a function, not {type(fn).__name__}")
@@ -79,6 +80,9 @@ class Tool:
         self.isolated = isolated
         self.timeout = timeout
         self.sequential = sequential
+        #: The call changes the world (books, pays, sends): after a crash it is never re-run
+        #: on its own but answered ``uncertain``. None: the toolset's default (False).
+        self.side_effects = side_effects
         self.args_model = self._build_args_model(fn, doc_params)
         self._field_names = tuple(self.args_model.model_fields)
         try:
@@ -179,13 +183,14 @@ def tool(
     threaded: bool | None = None,
     sequential: bool = False,
     isolated: bool = True,
+    side_effects: bool | None = None,
 ) -> Any:
     """Turn a typed function into a :class:`Tool`. Use bare or with options::
 
     @an.tool
     def search_weather(city: str, date: str) -> dict: ...
 
-    @an.tool(timeout=5, sequential=True)
+    @an.tool(timeout=5, sequential=True, side_effects=True)
     async def book_hotel(...): ...
     """
 
@@ -198,6 +203,7 @@ def tool(
             threaded=threaded,
             sequential=sequential,
             isolated=isolated,
+            side_effects=side_effects,
         )
 
     return wrap(fn) if fn is not None else wrap
@@ -206,7 +212,11 @@ def tool(
 class Toolset:
     """Tools by name, in the order given. Refuses two tools with one name."""
 
-    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
+    def __init__(
+        self, tools: Iterable[Tool | Callable[..., Any]] = (), *, side_effects: bool = False
+    ) -> None:
+        #: Whether a tool that does not say (``side_effects=None``) has side effects.
+        self.side_effects = side_effects
         self._tools: dict[str, Tool] = {}
         self._schemas: list[dict[str, Any]] | None = None
         #: Bumped whenever the set changes (token counts and request records key on it).
@@ -233,6 +243,13 @@ class Toolset:
         self._schemas = None
         self.version += 1
         return t
+
+    def has_side_effects(self, name: str) -> bool:
+        """Whether a call of ``name`` may change the world (unknown tools: False)."""
+        t = self._tools.get(name)
+        if t is None:
+            return False
+        return self.side_effects if t.side_effects is None else t.side_effects
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)

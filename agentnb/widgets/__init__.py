@@ -16,10 +16,12 @@ from typing import Any
 from ..display import static_session_bundle as static_bundle
 from .controls import Driver
 from .inspectors import RequestInspector, SnapshotDiff, Timeline
+from .queue_view import QueueView
 from .session_view import SessionView
 
 __all__ = [
     "Driver",
+    "QueueView",
     "RequestInspector",
     "SessionView",
     "SnapshotDiff",

@@ -21,6 +21,7 @@ REASONS: dict[str, tuple[str, str]] = {
     "invalid_json": ("查询参数格式有误", "the lookup's arguments were malformed"),
     "cancelled": ("查询被取消", "the lookup was cancelled"),
     "not_executed": ("查询没有执行", "the lookup did not run"),
+    "uncertain": ("这一步可能已执行，也可能没有，请先核实", "it may or may not have happened"),
     "bad_date": ("无法识别日期", "the date could not be read"),
     "date_out_of_range": ("日期超出数据范围", "the date is outside the data"),
     "stay_out_of_range": ("入住晚数超出数据范围", "the stay runs past the end of the data"),

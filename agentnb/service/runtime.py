@@ -1,0 +1,295 @@
+"""Runtime: the agent as a service — submit, status, wait, get_trace, cancel (002 §3.1-3.2).
+
+``rt = an.Runtime(agent)`` runs tasks in this process's event loop, with no server (the
+default backend, :class:`~agentnb.service.inprocess.InProcess`); ``backend=DBOS(url)`` runs
+them durably on DBOS, in this process (SQLite) or in worker processes (Postgres:
+``python -m agentnb worker``). The API is the same::
+
+    task_id = await rt.submit("user-42", "周五上海到北京…")   # QueueFull, or waits, by policy
+    rt.status(task_id)            # pending | running | paused | done | error | cancelled
+    info = await rt.wait(task_id)
+    rt.get_trace(task_id)         # the task's Trace: every attempt, retrievable by id later
+    rt.cancel(task_id); rt.list(status="running"); rt.session("user-42")
+
+Every event of a task carries ``session_id``, ``task_id``, ``run_id`` and ``trace_id`` (one
+trace per task, one run per attempt), and so does every log line of the service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import importlib
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..errors import ConfigurationError, RunStateError, SessionNotFound
+from ..events import Event, ModelResponded, RunStarted, RunStopped, ToolFinished
+from ..session.session import Session
+from ..session.store import MemoryStore, Store, validate_session_id
+from ..storage.trace import Trace
+from .inprocess import InProcess
+from .journal import MemoryTaskLog, task_log_for
+from .policies import MULTITASK, ON_FULL, Multitask, OnFull, Retry, check_choice
+from .tasks import FINAL, Task, TaskInfo, TaskNotFound, new_task_id
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+    from ..runtime.run import RunResult
+
+__all__ = ["Backend", "Runtime"]
+
+logger = logging.getLogger("agentnb.service")
+
+Listener = Callable[[Task], Any]
+
+
+class Backend(Protocol):
+    """Where tasks run: :class:`InProcess` (default) or a durable engine."""
+
+    name: str
+    durable: bool
+
+    def bind(self, rt: Runtime) -> None: ...
+    async def submit(self, task: Task, multitask: str) -> None: ...
+    def status(self, task_id: str) -> TaskInfo: ...
+    def infos(self) -> list[TaskInfo]: ...
+    async def wait(self, task_id: str) -> TaskInfo: ...
+    def cancel(self, task_id: str) -> bool: ...
+    async def run_step(self, task_id: str) -> Event: ...
+    async def close(self) -> None: ...
+
+
+class Runtime:
+    """An agent behind a bounded task queue.
+
+    Args:
+        agent: the :class:`~agentnb.Agent` every task runs.
+        store: where sessions (and the task log) live; a shared in-memory store by default.
+        max_concurrency: tasks running at once, at most.
+        max_queue: tasks accepted but not started, at most.
+        on_full: ``"reject"`` (``submit`` raises :class:`QueueFull`) or ``"wait"``.
+        multitask: what a message for a busy session does (see :mod:`.policies`); ``submit``
+            may override it per message.
+        retry: a :class:`Retry`, or the number of attempts (model/transport failures only).
+        backend: :class:`InProcess` by default; ``agentnb.service.DBOS(...)`` for durable runs.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        store: Store | None = None,
+        max_concurrency: int = 8,
+        max_queue: int = 1000,
+        on_full: OnFull = "reject",
+        multitask: Multitask = "enqueue",
+        retry: Retry | int | None = None,
+        backend: Backend | None = None,
+    ) -> None:
+        if agent.model is None:
+            raise ConfigurationError(f"agent {agent.name!r} has no model; a Runtime needs one")
+        for name, value in (("max_concurrency", max_concurrency), ("max_queue", max_queue)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigurationError(f"{name} must be a positive int, got {value!r}")
+        self.agent = agent
+        self.store: Store = store if store is not None else MemoryStore()
+        self.max_concurrency = max_concurrency
+        self.max_queue = max_queue
+        self.on_full: OnFull = check_choice("on_full", on_full, ON_FULL)  # type: ignore[assignment]
+        self.multitask = check_choice("multitask", multitask, MULTITASK)
+        self.retry = retry if isinstance(retry, Retry) else Retry(attempts=retry or 3)
+        self.log = task_log_for(self.store)
+        #: True when tasks and traces outlive this process (the store is on disk or a server).
+        self.persistent = not isinstance(self.log, MemoryTaskLog)
+        self.backend: Backend = backend if backend is not None else InProcess()
+        self._sessions: dict[str, Session] = {}
+        self._listeners: list[Listener] = []
+        self.backend.bind(self)
+
+    # -- submitting ------------------------------------------------------------------------
+    async def submit(
+        self, session_id: str, text: str, *, multitask: Multitask | None = None
+    ) -> str:
+        """Queue ``text`` for ``session_id``; returns the task id.
+
+        A full queue raises :class:`QueueFull` (``on_full="reject"``) or waits for room; a busy
+        session follows ``multitask``.
+        """
+        validate_session_id(session_id)
+        if not isinstance(text, str):
+            raise ConfigurationError(f"a task's text must be a str, got {type(text).__name__}")
+        policy = check_choice("multitask", multitask or self.multitask, MULTITASK)
+        task = Task(new_task_id(), session_id, text)
+        await self.backend.submit(task, policy)
+        return task.id
+
+    # -- asking ------------------------------------------------------------------------------
+    def status(self, task_id: str) -> TaskInfo:
+        """Where the task is (``.status``, ``.stop_reason``, ``.attempt``, ``.iteration``...)."""
+        return self.backend.status(task_id)
+
+    async def wait(self, task_id: str, timeout: float | None = None) -> TaskInfo:
+        """Wait until the task is done, error or cancelled; returns its final status."""
+        return await asyncio.wait_for(self.backend.wait(task_id), timeout)
+
+    async def join(self, timeout: float | None = None) -> list[TaskInfo]:
+        """Wait for every task submitted so far (to this runtime)."""
+        mine = getattr(self.backend, "tasks", None)
+        ids = list(mine) if mine is not None else [i.id for i in self.backend.infos()]
+        return [await self.wait(i, timeout) for i in ids]
+
+    def result(self, task_id: str) -> RunResult:
+        """The :class:`~agentnb.RunResult` of the task's last attempt (once it is over)."""
+        info = self.status(task_id)
+        if not info.done:
+            raise RunStateError(f"task {task_id} is {info.status}; `await rt.wait(id)` first")
+        task = getattr(self.backend, "tasks", {}).get(task_id)
+        if task is not None and task.result is not None:
+            result: RunResult = task.result
+            return result
+        from ..runtime.result import RunResult
+        from ..session.records import RunRecord
+
+        trace = self.get_trace(task_id)
+        stopped = [e for e in trace if isinstance(e, RunStopped)]
+        last = stopped[-1] if stopped else None
+        record = RunRecord(
+            last.run_id or "" if last else "",
+            info.trace_id,
+            info.text,
+            output=info.output,
+            stop_reason=info.stop_reason or info.status,
+            detail=last.detail if last else (info.error or ""),
+            iterations=info.iteration,
+        )
+        if last is not None:
+            record.usage = last.usage
+        return RunResult(record, self.session(info.session_id), list(trace))
+
+    def get_trace(self, task_id: str) -> Trace:
+        """The task's events, every attempt in order (from the store after a restart)."""
+        task = getattr(self.backend, "tasks", {}).get(task_id)
+        if task is not None and (task.events or not self.persistent):
+            return Trace(task.events)
+        texts = self.log.traces(task_id)
+        if not texts:
+            self.status(task_id)  # TaskNotFound when nobody knows it
+        return Trace([event for text in texts for event in Trace.from_jsonl(text)])
+
+    def list(self, status: str | None = None, session_id: str | None = None) -> list[TaskInfo]:
+        """Tasks in submission order, filtered by status and/or session."""
+        infos = sorted(self.backend.infos(), key=lambda i: i.created)
+        return [
+            i for i in infos
+            if (status is None or i.status == status)
+            and (session_id is None or i.session_id == session_id)
+        ]  # fmt: skip
+
+    def counts(self) -> dict[str, int]:
+        """Tasks per status, and ``queued``: the queue's depth."""
+        out = dict.fromkeys(("pending", "running", "paused", "done", "error", "cancelled"), 0)
+        for info in self.backend.infos():
+            out[info.status] += 1
+        depth = getattr(self.backend, "depth", None)
+        out["queued"] = depth if isinstance(depth, int) else out["pending"]
+        return out
+
+    def session(self, session_id: str) -> Session:
+        """The session as this runtime keeps it (loaded from the store on first use)."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            try:
+                session = Session.open(self.store, session_id)
+            except SessionNotFound:
+                session = Session(id=session_id, store=self.store)
+            self._sessions[session_id] = session
+        return session
+
+    def forget(self, session_id: str) -> None:
+        """Drop the cached session (the next use reloads it from the store)."""
+        self._sessions.pop(session_id, None)
+
+    # -- steering ----------------------------------------------------------------------------
+    async def recover(self) -> builtins.list[str]:
+        """Take over the tasks a crashed process left unfinished (in-process backend on a
+        persistent store; DBOS recovers its own). They resume from their last committed
+        round; a side-effecting call that was in flight is answered ``uncertain``."""
+        recover = getattr(self.backend, "recover", None)
+        return [] if recover is None else builtins.list(await recover())
+
+    def cancel(self, task_id: str) -> bool:
+        """Cancel a pending or running task (open calls answered ``cancelled``); False when
+        it was already over."""
+        return self.backend.cancel(task_id)
+
+    async def run_step(self, task_id: str) -> Event:
+        """Drive a task yourself, one stage per call (as ``run.step()``); the workers leave it."""
+        return await self.backend.run_step(task_id)
+
+    # -- watching ----------------------------------------------------------------------------
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(task)`` whenever a task changes (status, attempt, progress)."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def changed(self, task: Task) -> None:
+        if task.status in FINAL or (task.status == "running" and task.iteration == 0):
+            run_id = task.attempts[-1]["run_id"] if task.attempts else None
+            logger.info(
+                "task %s %s (session=%s run=%s trace=%s%s)",
+                task.id, task.status, task.session_id, run_id, task.trace_id,
+                f" stop_reason={task.stop_reason}" if task.stop_reason else "",
+                extra={"session_id": task.session_id, "task_id": task.id, "run_id": run_id,
+                       "trace_id": task.trace_id},
+            )  # fmt: skip
+        for listener in list(self._listeners):
+            listener(task)
+
+    def progress(self, task: Task) -> Callable[[Event], None]:
+        """A run sink keeping the task's iteration and tokens current while it runs."""
+
+        def sink(event: Event) -> None:
+            kind = type(event)
+            if kind is ModelResponded:
+                task.tokens += event.usage.total_tokens  # type: ignore[attr-defined]
+            elif kind is not ToolFinished and kind is not RunStarted:
+                return
+            task.iteration = event.iteration
+            self.changed(task)
+
+        return sink
+
+    def missing(self, task_id: str) -> TaskNotFound:
+        return TaskNotFound(f"no task {task_id!r} in this runtime or its store", task_id)
+
+    def view(self, **options: Any) -> Any:
+        """The live :class:`~agentnb.widgets.QueueView` of this runtime (needs ipywidgets)."""
+        try:  # by name: the service never imports Jupyter (invariant 5)
+            widgets = importlib.import_module("agentnb.widgets")
+        except ImportError as exc:
+            raise ImportError(
+                f"the queue view needs ipywidgets and anywidget ({exc}); "
+                "pip install 'agentnb[widgets]'"
+            ) from None
+        return widgets.QueueView(self, **options)
+
+    # -- closing -----------------------------------------------------------------------------
+    async def close(self) -> None:
+        """Stop the workers (tasks still running are cancelled)."""
+        await self.backend.close()
+
+    async def __aenter__(self) -> Runtime:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        counts = self.counts()
+        busy = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
+        return (
+            f"<Runtime {self.agent.name!r} on {self.backend.name}, "
+            f"max_concurrency={self.max_concurrency}: {busy or 'no tasks'}>"
+        )

@@ -1,0 +1,84 @@
+"""``python -m agentnb worker``: a process that runs the tasks of a durable Runtime.
+
+    python -m agentnb worker --agent app.agents:make_agent \\
+        --backend postgresql://127.0.0.1:5432/dbos --store postgresql://127.0.0.1:5432/app
+
+``--agent`` names a function (``module:factory``) returning the :class:`~agentnb.Agent`; every
+worker must run the same agent. ``--store`` is where the sessions live (a Postgres url, or a
+SQLite path for one machine); ``--backend`` is DBOS's own database. Workers take tasks from
+the shared queue; a worker killed at any moment loses nothing: started again with the same
+``--executor-id`` it takes back its unfinished tasks (from their last committed tool round).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import signal
+import sys
+from typing import Any
+
+from ..errors import ConfigurationError
+
+__all__ = ["load_factory", "main", "parser", "serve"]
+
+
+def load_factory(spec: str) -> Any:
+    """The agent made by ``module:factory`` (the factory is called with no arguments)."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ConfigurationError(f"--agent must look like module:factory, got {spec!r}")
+    factory = getattr(importlib.import_module(module_name), attr)
+    return factory() if callable(factory) else factory
+
+
+def _store(spec: str) -> Any:
+    if spec.startswith(("postgresql://", "postgres://")):
+        from ..storage.postgres import PostgresStore
+
+        return PostgresStore(spec)
+    from ..storage.sqlite import SQLiteStore
+
+    return SQLiteStore(spec.removeprefix("sqlite:///"))
+
+
+async def serve(args: argparse.Namespace) -> int:
+    from .durable import DBOS
+    from .runtime import Runtime
+
+    agent = load_factory(args.agent)
+    backend = DBOS(args.backend, workers=True, executor_id=args.executor_id, polling=args.polling)
+    rt = Runtime(agent, store=_store(args.store), max_concurrency=args.concurrency,
+                 retry=args.attempts, backend=backend)  # fmt: skip
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await backend.start()
+    print(f"agentnb worker {args.executor_id or 'local'} ready: {agent!r}", flush=True)
+    await stop.wait()
+    await rt.close()
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    w = argparse.ArgumentParser(prog="python -m agentnb worker", description=__doc__.split("\n")[0])
+    w.add_argument("--agent", required=True, help="module:factory returning the Agent")
+    w.add_argument("--backend", required=True,
+                   help="DBOS's database: postgresql://… or sqlite:///path")  # fmt: skip
+    w.add_argument("--store", required=True, help="the sessions: postgresql://… or a SQLite path")
+    w.add_argument("--concurrency", type=int, default=8, help="tasks run at once here")
+    w.add_argument("--attempts", type=int, default=3, help="attempts per task (retries + 1)")
+    w.add_argument("--executor-id", default=None, help="this worker's name (keep it on restart)")
+    w.add_argument("--polling", type=float, default=0.1, help="seconds between queue polls")
+    return w
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return asyncio.run(serve(args))
+    except ConfigurationError as exc:
+        print(f"agentnb worker: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,234 @@
+"""kill -9, 50 times at random moments, with two workers over the distributed backend.
+
+Two worker processes (DBOS on Postgres, sessions in PostgresStore) run tasks that look up a
+train (no side effects) and book it (``side_effects=True``). Each worker process runs
+``agentnb.service.worker.main`` — what ``python -m agentnb worker`` runs (that command itself
+is tested in test_recovery.py) — forked from a parent that imported everything once, so a
+killed worker is back at once under the same executor id. Whenever a worker is running tasks,
+one is killed with SIGKILL after a random pause. An external file records every tool run.
+Afterwards: every accepted task ended exactly once; its input and its answer are each in its
+session once; no booking ran twice for one call; every booking interrupted mid-call was
+answered ``uncertain``; a read-only call ran again only when the process that ran it was killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pgcluster as pg
+import pytest
+
+import agentnb as an
+from agentnb.service import DBOS
+from agentnb.storage.postgres import PostgresStore
+
+HERE = Path(__file__).parent
+KILLS = 50
+
+
+# A fork server: one process imports everything once, then forks a fresh worker process per
+# life, so a killed worker is back at once (its import time is not what is being tested).
+# Nothing has started a thread before the fork; each child is a process of its own, killed
+# with SIGKILL like any other.
+ZYGOTE = """
+import json, os, signal, sys
+import agentnb.service.durable, agentnb.service.worker as worker, agentnb.storage.postgres
+import crash_agent, dbos, psycopg, sqlalchemy
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped as they die
+for line in sys.stdin:
+    args, log = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os._exit(worker.main(args))
+    print(pid, flush=True)
+"""
+
+
+class Zygote:
+    def __init__(self, effects: Path, logs: Path) -> None:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env.update(PYTHONPATH=str(HERE), AGENTNB_EFFECTS=str(effects))
+        self.logs = logs
+        self.lives = 0
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", ZYGOTE], env=env, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    def spawn(self, args: list[str]) -> tuple[int, Path]:
+        self.lives += 1
+        out = self.logs / f"worker.{self.lives}.log"
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps([args, str(out)]) + "\n")
+        self.proc.stdin.flush()
+        return int(self.proc.stdout.readline()), out
+
+    def stop(self) -> None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        self.proc.wait(10)
+        self.proc.stdout.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+class Worker:
+    def __init__(self, name: str, dbos_url: str, store_url: str, zygote: Zygote) -> None:
+        self.name, self.zygote = name, zygote
+        self.args = [
+            "--agent", "crash_agent:make_agent", "--backend", dbos_url, "--store", store_url,
+            "--executor-id", name, "--concurrency", "4", "--polling", "0.05",
+        ]  # fmt: skip
+        self.killed: list[int] = []
+        self.start()
+
+    def start(self) -> None:
+        self.pid, self.out = self.zygote.spawn(self.args)
+
+    def ready(self) -> bool:
+        return self.out.exists() and "ready" in self.out.read_text()
+
+    def kill(self) -> None:
+        os.kill(self.pid, signal.SIGKILL)
+        while _alive(self.pid):
+            time.sleep(0.005)
+        self.killed.append(self.pid)
+
+    def stop(self) -> None:
+        if _alive(self.pid):
+            os.kill(self.pid, signal.SIGTERM)
+            deadline = time.monotonic() + 10
+            while _alive(self.pid) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            if _alive(self.pid):
+                self.kill()
+
+
+def _effects(path: Path) -> list[tuple[str, str, int]]:
+    rows = [line.split() for line in path.read_text().splitlines() if line.strip()]
+    return [(kind, call, int(pid)) for kind, call, pid in rows]
+
+
+def _busy(effects: Path, pid: int) -> bool:
+    return any(p == pid for _, _, p in _effects(effects))
+
+
+@pytest.mark.timeout(240)
+async def test_fifty_kills_two_workers(pg_admin: str, tmp_path: Path) -> None:
+    store_url = pg.create_database(pg_admin, "kill_app")
+    dbos_url = pg.create_database(pg_admin, "kill_dbos")
+    effects = tmp_path / "effects.txt"
+    effects.touch()
+    rng = random.Random(int(os.environ.get("AGENTNB_KILL_SEED", time.time())))
+    zygote = Zygote(effects, tmp_path)
+    workers = [Worker(f"w{i}", dbos_url, store_url, zygote) for i in range(2)]
+    started = time.monotonic()
+    try:
+        while not all(w.ready() for w in workers):
+            await asyncio.sleep(0.05)
+            assert time.monotonic() - started < 60, "workers did not start"
+        sys.path.insert(0, str(HERE))
+        from crash_agent import make_agent
+
+        store = PostgresStore(store_url)
+        rt = an.Runtime(make_agent(), store=store, backend=DBOS(dbos_url, workers=False))
+        accepted: list[str] = []
+        n = 0
+
+        async def top_up(target: int) -> None:
+            nonlocal n
+            open_tasks = sum(1 for i in rt.list() if not i.done)
+            for _ in range(max(0, target - open_tasks)):
+                accepted.append(await rt.submit(f"user-{n % 40}", f"task-{n}"))
+                n += 1
+
+        await top_up(24)
+        kills = 0
+        while kills < KILLS:
+            deadline = time.monotonic() + 30
+            while not (up := [w for w in workers if w.ready() and _busy(effects, w.pid)]):
+                await asyncio.sleep(0.02)  # kill mid-task, not mid-start
+                assert time.monotonic() < deadline, "no worker took a task"
+            w = rng.choice(up)
+            if os.environ.get("AGENTNB_KILL_DEBUG"):
+                print(f"{time.monotonic() - started:6.2f} kill {w.name} ({w.pid})")
+            await asyncio.sleep(rng.uniform(0.0, 0.5))
+            w.kill()
+            kills += 1
+            w.start()
+            await top_up(24)
+        for task_id in accepted:
+            await rt.wait(task_id, timeout=90)
+        elapsed = time.monotonic() - started
+        infos = {i.id: i for i in rt.list()}
+        killed = {pid for w in workers for pid in w.killed}
+    finally:
+        for w in workers:
+            w.stop()
+        zygote.stop()
+    # every accepted task ended, exactly once
+    assert set(infos) == set(accepted)
+    ends = Counter(infos[t].status for t in accepted)
+    assert set(ends) <= {"done", "error", "cancelled"}, ends
+    assert ends["done"] == len(accepted), ends
+    workflows = rt.backend._client.list_workflows(workflow_ids=accepted, load_input=False)  # type: ignore[attr-defined]
+    assert {w.status for w in workflows} == {"SUCCESS"} and len(workflows) == len(accepted)
+    runs = _effects(effects)
+    started_calls = Counter(call for kind, call, _ in runs if kind == "effect")
+    ended_calls = {call for kind, call, _ in runs if kind == "end"}
+    # a side-effecting tool never ran twice for one call
+    assert started_calls and max(started_calls.values()) == 1, started_calls.most_common(3)
+    uncertain: set[str] = set()
+    for sid in {infos[t].session_id for t in accepted}:
+        session = store.load(sid)
+        assert session.is_valid, session.problems
+        wire = session.to_openai()
+        users = Counter(m["content"] for m in wire if m["role"] == "user")
+        answers = Counter(
+            m["content"].split(": ", 1)[1]
+            for m in wire
+            if m["role"] == "assistant" and not m.get("tool_calls")
+        )
+        mine = [infos[t].text for t in accepted if infos[t].session_id == sid]
+        assert all(users[text] == 1 and answers[text] == 1 for text in mine), (users, answers)
+        assert [m["content"] for m in wire if m["role"] == "user"] == mine  # FIFO per session
+        for m in wire:
+            if m["role"] == "tool" and json.loads(m["content"]).get("kind") == "uncertain":
+                uncertain.add(m["tool_call_id"])
+    interrupted = set(started_calls) - ended_calls
+    # every booking interrupted mid-call is reported uncertain (and only journalled ones are)
+    assert interrupted <= uncertain, interrupted - uncertain
+    assert uncertain, "50 kills and no call was in flight: the test did not exercise a crash"
+    # a read-only call ran again only where the process that ran it before had been killed
+    by_call: dict[str, list[int]] = {}
+    for kind, call, pid in runs:
+        if kind == "run":
+            by_call.setdefault(call, []).append(pid)
+    assert all(set(pids[:-1]) <= killed for pids in by_call.values())
+    reruns = sum(len(p) - 1 for p in by_call.values())
+    print(
+        f"\n{KILLS} kills in {elapsed:.1f} s: {len(accepted)} tasks done, "
+        f"{len(started_calls)} bookings, {len(interrupted)} interrupted, "
+        f"{len(uncertain)} answered uncertain, {reruns} read-only calls re-run"
+    )
+    await rt.close()
+    store.close()

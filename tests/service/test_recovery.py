@@ -1,0 +1,232 @@
+"""After a crash: uncertain side effects, re-run lookups, the durable backends end to end."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pgcluster as pg
+
+import agentnb as an
+from agentnb.models import FunctionModel
+from agentnb.service import DBOS, Retry
+from agentnb.storage.postgres import PostgresStore
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+import crash_agent  # noqa: E402
+
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+DOOMED = """
+import asyncio, sys
+import agentnb as an, crash_agent
+async def main():
+    rt = an.Runtime(crash_agent.make_agent(), store=an.SQLiteStore(sys.argv[1]))
+    print(await rt.submit("trip", "task-1"), flush=True)
+    await asyncio.sleep(60)  # killed long before
+asyncio.run(main())
+"""
+
+
+def _lines(path: Path) -> list[list[str]]:
+    return [line.split() for line in path.read_text().splitlines()] if path.exists() else []
+
+
+async def test_a_booking_in_flight_at_a_crash_is_answered_uncertain(tmp_path: Path) -> None:
+    effects, db = tmp_path / "effects.txt", tmp_path / "service.db"
+    env = dict(ENV, PYTHONPATH=str(HERE), AGENTNB_EFFECTS=str(effects), AGENTNB_TOOL_SECONDS="30")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", DOOMED, str(db)], env=env, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    task_id = proc.stdout.readline().strip()
+    deadline = time.monotonic() + 60
+    while not any(kind == "effect" for kind, *_ in _lines(effects)):  # mid-booking
+        assert time.monotonic() < deadline and proc.poll() is None
+        await asyncio.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    os.environ["AGENTNB_EFFECTS"] = str(effects)
+    try:
+        rt = an.Runtime(crash_agent.make_agent(), store=an.SQLiteStore(db))
+        assert rt.status(task_id).status == "running"  # as the dead process left it
+        assert await rt.recover() == [task_id]
+        info = await rt.wait(task_id, timeout=10)
+    finally:
+        del os.environ["AGENTNB_EFFECTS"]
+    assert (info.status, info.output) == ("done", "uncertain: task-1")
+    kinds = [kind for kind, *_ in _lines(effects)]
+    assert kinds == ["run", "effect"]  # the lookup's round had landed; the booking never re-ran
+    session = rt.session("trip")
+    assert session.is_valid
+    results = [json.loads(m["content"]) for m in session.to_openai() if m["role"] == "tool"]
+    assert results[0] == {"city": "北京", "train": "G1"}
+    assert results[1]["kind"] == "uncertain" and "may or may not" in results[1]["error"]
+    uncertain = [e for e in rt.get_trace(task_id) if getattr(e, "kind", None) == "uncertain"]
+    assert not uncertain or all(e.task_id == task_id for e in uncertain)
+
+
+async def test_recovery_reruns_calls_without_side_effects(tmp_path: Path) -> None:
+    """A round cut short with a lookup and a booking in flight: the lookup runs again, the
+    booking is answered uncertain, and the model is told so."""
+    runs: list[str] = []
+
+    @an.tool
+    def lookup(q: str) -> str:
+        """Read-only."""
+        runs.append("lookup")
+        return "fine"
+
+    @an.tool(side_effects=True)
+    def pay(amount: int) -> str:
+        """Pays."""
+        runs.append("pay")
+        return "paid"
+
+    seen: list[list[dict[str, Any]]] = []
+
+    def reply(request: Any) -> dict[str, Any]:
+        seen.append(request.messages)
+        return {"role": "assistant", "content": "checked"}
+
+    agent = an.Agent(tools=[lookup, pay], model=FunctionModel(reply))
+    store = an.SQLiteStore(tmp_path / "s.db")
+    rt = an.Runtime(agent, store=store)
+    session = rt.session("s")
+    assistant = {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "x"}'}},
+        {"id": "b", "type": "function", "function": {"name": "pay", "arguments": '{"amount": 5}'}},
+    ]}  # fmt: skip
+    earlier = [  # an earlier task whose calls had the same ids (models reuse "call_0")
+        {"role": "user", "content": "pay 3"}, assistant,
+        {"role": "tool", "tool_call_id": "a", "name": "lookup", "content": "fine"},
+        {"role": "tool", "tool_call_id": "b", "name": "pay", "content": "paid"},
+        {"role": "assistant", "content": "paid 3"},
+    ]  # fmt: skip
+    session.extend([*earlier, {"role": "user", "content": "pay 5"}])
+    from agentnb.service.tasks import Task
+
+    task = Task("t-0000000000000001abcdef", "s", "pay 5")
+    rt.log.put(task.info())
+    rt.log.start_len(task.id, len(earlier))
+    rt.log.begin_call(task.id, "s", session.version, "b", "pay", assistant)  # before pay ran
+    assert await rt.recover() == [task.id]
+    info = await rt.wait(task.id, timeout=5)
+    assert info.status == "done" and runs == ["lookup"]  # pay never ran again
+    tool_results = {m["tool_call_id"]: m["content"] for m in seen[0][-3:] if m["role"] == "tool"}
+    assert tool_results["a"] == "fine" and json.loads(tool_results["b"])["kind"] == "uncertain"
+    assert [m["role"] for m in store.read("s")[1][len(earlier) :]] == [
+        "user", "assistant", "tool", "tool", "assistant"
+    ]  # fmt: skip
+    assert not rt.log.open_calls(task.id)  # the journal is cleared once the task ended
+
+
+def test_toolset_default_and_explicit_side_effects() -> None:
+    def a() -> str:
+        return ""
+
+    @an.tool(side_effects=False)
+    def b() -> str:
+        return ""
+
+    tools = an.Toolset([a, b], side_effects=True)
+    assert tools.has_side_effects("a") and not tools.has_side_effects("b")
+    assert not an.Toolset([a]).has_side_effects("a") and not tools.has_side_effects("zzz")
+    assert "uncertain" in an.ERROR_KINDS
+
+
+async def test_dbos_on_sqlite_in_one_process(tmp_path: Path) -> None:
+    calls = [0]
+
+    def reply(request: Any) -> dict[str, Any]:
+        calls[0] += 1
+        if calls[0] == 1:
+            raise an.ModelCallFailed("503")
+        return {"role": "assistant", "content": f"ok {request.messages[-1]['content']}"}
+
+    store = an.SQLiteStore(tmp_path / "app.db")
+    rt = an.Runtime(
+        an.Agent(model=FunctionModel(reply)),
+        store=store,
+        retry=Retry(attempts=3, backoff=0.01),
+        backend=DBOS(f"sqlite:///{tmp_path / 'dbos.db'}"),
+    )
+    ids = [await rt.submit(f"s{i % 2}", f"m{i}") for i in range(4)]
+    infos = [await rt.wait(t, timeout=60) for t in ids]
+    assert [i.status for i in infos] == ["done"] * 4
+    assert sorted(i.attempt for i in infos) == [1, 1, 1, 2]  # the first call failed, retried
+    retried = next(i for i in infos if i.attempt == 2)
+    assert len(rt.get_trace(retried.id).of_type(an.events.RunStarted)) == 2
+    assert [m["content"] for m in rt.session("s0").to_openai()] == ["m0", "ok m0", "m2", "ok m2"]
+    await rt.close()
+    later = an.Runtime(an.Agent(model=FunctionModel(reply)), store=an.SQLiteStore(store.path))
+    assert later.status(ids[0]).status == "done"
+    assert {e.task_id for e in later.get_trace(ids[0])} == {ids[0]}
+
+
+async def test_cancel_reaches_a_running_task_on_dbos(tmp_path: Path) -> None:
+    gate = asyncio.Event()
+
+    async def reply(request: Any) -> dict[str, Any]:
+        await gate.wait()
+        return {"role": "assistant", "content": "too late"}
+
+    rt = an.Runtime(
+        an.Agent(model=FunctionModel(reply)),
+        store=an.SQLiteStore(tmp_path / "app.db"),
+        backend=DBOS(f"sqlite:///{tmp_path / 'dbos.db'}", polling=0.05),
+    )
+    task_id = await rt.submit("s", "hold")
+    deadline = time.monotonic() + 30
+    while rt.status(task_id).status != "running":
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+    assert rt.cancel(task_id)
+    info = await rt.wait(task_id, timeout=30)
+    assert info.status == "cancelled"
+    deadline = time.monotonic() + 10
+    while not (stops := rt.get_trace(task_id).of_type(an.events.RunStopped)):  # the run ended
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+    assert stops[-1].reason == "cancelled"  # the run itself was stopped, not just the record
+    gate.set()
+    await asyncio.sleep(0.3)
+    rt.forget("s")
+    session = rt.session("s")
+    assert session.is_valid and [m["role"] for m in session.to_openai()] == ["user"]
+    await rt.close()
+
+
+async def test_the_worker_command(pg_admin: str, tmp_path: Path) -> None:
+    store_url = pg.create_database(pg_admin, "cli_app")
+    dbos_url = pg.create_database(pg_admin, "cli_dbos")
+    effects = tmp_path / "effects.txt"
+    env = dict(ENV, PYTHONPATH=str(HERE), AGENTNB_EFFECTS=str(effects), AGENTNB_TOOL_SECONDS="0")
+    cmd = [sys.executable, "-m", "agentnb", "worker", "--agent", "crash_agent:make_agent",
+           "--backend", dbos_url, "--store", store_url, "--executor-id", "solo"]  # fmt: skip
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    try:
+        assert "ready" in proc.stdout.readline()
+        store = PostgresStore(store_url)
+        rt = an.Runtime(
+            crash_agent.make_agent(), store=store, backend=DBOS(dbos_url, workers=False)
+        )
+        ids = [await rt.submit("trip", f"task-{i}") for i in range(3)]
+        infos = [await rt.wait(t, timeout=60) for t in ids]
+        assert [i.output for i in infos] == [f"booked: task-{i}" for i in range(3)]
+        await rt.close()
+        store.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
+        proc.stdout.close()

@@ -1,0 +1,63 @@
+"""QueueView, kernel side: rows follow the tasks, clicks open a session and cancel a task."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import agentnb as an
+from agentnb.models import FunctionModel
+from agentnb.widgets import QueueView, SessionView
+
+
+def _table_comm(comms: list[Any], view: QueueView) -> Any:
+    return next(c for c in comms if c.comm_id == view.table.comm.comm_id)
+
+
+async def test_rows_update_while_tasks_run_and_clicks_work(comms: list[Any]) -> None:
+    gate = asyncio.Event()
+
+    async def reply(request: Any) -> dict[str, Any]:
+        if request.messages[-1]["content"] == "slow":
+            await gate.wait()
+        await asyncio.sleep(0.001)
+        return {"role": "assistant", "content": "ok"}
+
+    rt = an.Runtime(an.Agent(model=FunctionModel(reply)), max_concurrency=4)
+    view = rt.view(interval=0.02)
+    assert isinstance(view, QueueView)
+    comm = _table_comm(comms, view)
+    comm.deliver({"op": "hello"})  # a view rendered: it gets the whole (empty) table
+    slow = await rt.submit("u-slow", "slow")
+    ids = [await rt.submit(f"u{i % 20}", f"m{i}") for i in range(200)]
+    for _ in range(200):
+        await asyncio.sleep(0.02)
+        if rt.counts()["done"] == 200:
+            break
+    await asyncio.sleep(0.05)
+    sent = [m for m in comm.custom() if m["op"] == "rows"]
+    assert len(sent) > 2  # several updates while they ran, not one at the end
+    seen: dict[str, dict[str, Any]] = {}
+    statuses: dict[str, set[str]] = {}
+    for m in sent:
+        for row in m["rows"]:
+            seen[row["id"]] = row
+            statuses.setdefault(row["id"], set()).add(row["status"])
+    assert all(seen[i]["status"] == "done" for i in ids)
+    assert seen[slow]["status"] == "running" and sent[-1]["counts"]["running"] == 1
+    assert view.sent < 5 * 201  # only changed rows travel
+    comm.deliver({"op": "open", "task": ids[7]})  # a click on a row
+    assert isinstance(view.opened, SessionView)
+    assert view.opened.session is rt.session("u7") and view.detail.children == (view.opened,)
+    assert view.table.selected == ids[7]
+    comm.deliver({"op": "cancel", "task": slow, "id": 1})  # Cancel on the running row
+    info = await rt.wait(slow, timeout=5)
+    assert (info.status, info.stop_reason) == ("cancelled", "cancelled")
+    assert {"op": "reply", "id": 1, "data": {"cancelled": True}} in comm.custom()
+    await asyncio.sleep(0.1)
+    last = {r["id"]: r for m in comm.custom() if m["op"] == "rows" for r in m["rows"]}
+    assert last[slow]["status"] == "cancelled"
+    assert rt.session("u-slow").is_valid
+    view.close()
+    gate.set()
+    await rt.close()
