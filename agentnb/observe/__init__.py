@@ -19,13 +19,13 @@ from .logs import LEVELS, log
 if TYPE_CHECKING:
     from .genai import span_table
     from .otel import Instrumentation, instrument
-    from .proxy import Proxy, proxy
+    from .server import Proxy, proxy
 
 __all__ = ["LEVELS", "Instrumentation", "Proxy", "instrument", "log", "proxy", "span_table"]
 
 _LAZY = {
-    "proxy": ("proxy", "observe"),
-    "Proxy": ("proxy", "observe"),
+    "proxy": ("server", "observe"),
+    "Proxy": ("server", "observe"),
     "instrument": ("otel", "otel"),
     "Instrumentation": ("otel", "otel"),
     "span_table": ("genai", "otel"),

@@ -231,8 +231,14 @@ class Recorder:
         try:
             if call._assembler is not None:
                 response = call._assembler.result(model)
-                if response.finish_reason is None and not response.message.text:
-                    raise ValueError("the stream ended before a reply")
+                if (
+                    response.finish_reason is None
+                    and b"data: [DONE]" not in call.response[-64:].encode()
+                ):
+                    self.fail(
+                        call, "the stream broke off: no finish_reason, no [DONE]", status, secrets
+                    )
+                    return
             else:
                 response = parse_completion(json.loads(call.response), model)
         except Exception as exc:
@@ -251,7 +257,7 @@ class Recorder:
             message=message, usage=usage, latency=call.latency, finish_reason=finish,
         )  # fmt: skip
         self._append(thread, origin, "decide", message, message.wire())
-        thread.busy = False
+        thread.busy = thread.unanswered = False
         calls = [c.function.name for c in message.calls]
         reason, detail = (
             ("custom", "the app runs the tools: " + ", ".join(calls))
@@ -269,7 +275,7 @@ class Recorder:
         call.status = status if status is not None else call.status
         call.latency = time.monotonic() - call.started
         call.error = redact(error, secrets)
-        thread.busy = False
+        thread.busy, thread.unanswered = False, True
         _emit(
             thread.session, origin, "call_model", UpstreamFailed,
             status=call.status, error=call.error, latency=call.latency,

@@ -12,6 +12,7 @@ conversation by what it carries. In order:
    regenerated reply, a second conversation with the same opening - is a **branch**: a new
    session forked from that one at the shared prefix (``forked_from``). Never a merge.
 
+The same request again after an error reply is a retry and stays in its conversation.
 A conversation waiting for its reply is not continued by another request (two conversations
 with identical openings sent at once stay apart). A shared prefix of only system messages
 is not a branch: most apps start every conversation with the same instructions.
@@ -115,6 +116,8 @@ class Thread:
     keys: list[str] = field(default_factory=list)
     explicit: str | None = None
     busy: bool = False
+    #: The last request got no reply (an error): the same request again is a retry, not a branch.
+    unanswered: bool = False
 
 
 @dataclass(frozen=True)
@@ -164,6 +167,8 @@ class Threads:
         extend: Thread | None = None
         for t in family:
             n = len(t.keys)
+            if not t.busy and t.unanswered and keys == t.keys:
+                return Placement(t, n)  # the app retries a call that failed
             if t.busy or n >= len(keys) or keys[:n] != t.keys:
                 continue
             if extend is None or n > len(extend.keys):

@@ -23,6 +23,7 @@ OpenAI-shaped error body (there is nothing to forward).
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import socket
 import threading
@@ -139,9 +140,14 @@ class Proxy:
 
     def view(self, **options: Any) -> Any:
         """The conversations in a cell (needs ``agentnb[widgets]``): pick one to see it live."""
-        from ..widgets.proxy_view import ProxyView
-
-        return ProxyView(self, **options)
+        try:  # by name, as agentnb.display does: only agentnb.widgets imports ipywidgets
+            views = importlib.import_module("agentnb.widgets.proxy_view")
+        except ImportError as exc:
+            raise ImportError(
+                f"the proxy view needs ipywidgets and anywidget ({exc}); "
+                "pip install 'agentnb[widgets]'"
+            ) from None
+        return views.ProxyView(self, **options)
 
     def save_cassette(self, path: str | Path) -> Path:
         """Write what was seen as a cassette (``an.models.Cassette(path).replay()``)."""
@@ -241,9 +247,15 @@ class Proxy:
         async def relay() -> AsyncIterator[bytes]:
             try:
                 async for part in answer.aiter_raw():
+                    if b"data: [DONE]" in part:  # record the reply before the app has all of it
+                        recorder.chunk(call, part)
+                        recorder.finish(call, answer.status_code, None, secrets)
+                        yield part
+                        continue
                     yield part
                     recorder.chunk(call, part)  # after the app has it: no added latency
-                recorder.finish(call, answer.status_code, None, secrets)
+                if call.status is None:
+                    recorder.finish(call, answer.status_code, None, secrets)
             except httpx.HTTPError as exc:
                 recorder.fail(call, f"the upstream stream broke off: {exc!r}", None, secrets)
                 raise
