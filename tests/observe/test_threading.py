@@ -121,7 +121,7 @@ def _scripts(rng):
     for j, parent in enumerate((6, 7, 8, 9, 12, 13)):  # six branches, an earlier turn edited
         edit_at = 1 + j % 2
         base = scripts[parent][1]
-        turns = base[:edit_at] + [f"edited {j}"] + [f"after edit {j}"]
+        turns = [*base[:edit_at], f"edited {j}", f"after edit {j}"]
         scripts.append((f"b{j}", turns, f"c{parent}", edit_at))
     rng.shuffle(scripts)
     return scripts
