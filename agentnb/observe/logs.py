@@ -7,7 +7,8 @@ Records go to the logger ``"agentnb"``; each carries ``session_id``, ``run_id`` 
 level       logging   what is logged
 =========== ========= =================================================================
 ``trace``   DEBUG     every event (agentnb runs and proxied calls), with the full request
-                      (``RequestAssembled``) and response (``ModelResponded``) as JSON
+                      (``RequestAssembled``) and response (``ModelResponded``) as JSON on
+                      the line after the event's summary
 ``summary`` INFO      one line per run: stop reason, steps, tokens, latency
 ``error``   ERROR     failures: a run that ended in an error (the exception, in words), a
                       tool that failed, a reply the runtime had to correct, an upstream
@@ -81,10 +82,10 @@ class LogObserver:
         if kind == "RequestAssembled":
             request = event.request  # type: ignore[attr-defined]
             body = {"messages": request.messages, "tools": request.tools, **request.params}
-            text += " " + _json(body)
+            text += "\n" + _json(body)
         elif kind == "ModelResponded":
             reply = {"message": event.message.wire(), "usage": event.usage}  # type: ignore[attr-defined]
-            text += " " + _json(reply)
+            text += "\n" + _json(reply)
         self._log(logging.DEBUG, event, text)
 
     def _stopped(self, event: Event) -> None:
