@@ -105,10 +105,12 @@ def test_error_logs_failures_with_the_exception_and_the_raw_output(capture):
 def test_proxied_calls_are_logged_and_keys_never(capture, fault_server):
     an.log("trace", handler=False)
     fault_server.script(Step(status=401, body={"error": {"message": f"bad key {KEY}"}}))
-    with an.observe.proxy(upstream=fault_server.base_url) as proxy:
-        with openai.OpenAI(base_url=proxy.base_url, api_key=KEY, max_retries=0) as app:
-            with pytest.raises(openai.AuthenticationError):
-                app.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+    with (
+        an.observe.proxy(upstream=fault_server.base_url) as proxy,
+        openai.OpenAI(base_url=proxy.base_url, api_key=KEY, max_retries=0) as app,
+        pytest.raises(openai.AuthenticationError),
+    ):
+        app.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
     errors = [r for r in capture.records if r.levelno == logging.ERROR]
     assert [r.event for r in errors] == ["UpstreamFailed", "RunStopped"]
     assert "401" in errors[0].getMessage() and errors[0].session_id == proxy.sessions[0].id

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import ClassVar
 
 import openai
 import pytest
@@ -244,7 +245,7 @@ def test_proxied_calls_are_chat_spans_of_their_conversation(exporter, fault_serv
 
 
 class _Collector(BaseHTTPRequestHandler):
-    received: list = []
+    received: ClassVar[list] = []
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers["content-length"]))
