@@ -20,6 +20,12 @@ from echo_server import EchoServer  # noqa: E402
 from fault_server import FaultServer  # noqa: E402
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "local_model: needs the `local` extra (llama-cpp-python and the SmolLM2 GGUF)"
+    )
+
+
 @pytest.fixture
 def fault_server():
     with FaultServer() as server:
