@@ -127,9 +127,15 @@ class Recorder:
 
     # -- a call begins ------------------------------------------------------------------
     def begin(self, path: str, body: dict[str, Any], explicit: str | None) -> Call:
-        messages = [parse_message(m, where="proxied message") for m in body["messages"]]
-        wires = [m.wire() for m in messages]
-        placement = self.threads.place(wires, explicit)
+        sent = body["messages"]
+        placement = self.threads.place(sent, explicit)
+        start = placement.start
+        try:
+            messages = [parse_message(m, where="proxied message") for m in sent[start:]]
+        except Exception:
+            if placement.new:
+                self.threads.discard(placement.thread)
+            raise
         thread = placement.thread
         session = thread.session
         thread.busy = True
@@ -139,11 +145,9 @@ class Recorder:
         call.thread, call.origin = thread, origin
         _emit(
             session, origin, "restore", RunStarted,
-            input=_last_user_text(messages[placement.start :]), agent=PROXY_AGENT, model=model,
+            input=_last_user_text(messages), agent=PROXY_AGENT, model=model,
         )  # fmt: skip
-        for message, wire in zip(
-            messages[placement.start :], wires[placement.start :], strict=True
-        ):
+        for message, wire in zip(messages, sent[start:], strict=True):
             self._append(thread, origin, "restore", message, wire)
         params = {k: v for k, v in body.items() if k not in _NOT_PARAMS}
         tools = body.get("tools") if isinstance(body.get("tools"), list) else []

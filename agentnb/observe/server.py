@@ -79,6 +79,7 @@ class Proxy:
         self.timeout = timeout
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no Nagle on chunks
         self._sock.bind((host, port))
         self.host, self.port = self._sock.getsockname()[:2]
         self._client: httpx.AsyncClient | None = None
@@ -189,12 +190,7 @@ class Proxy:
             except ValueError:
                 body = None
         if isinstance(body, dict) and isinstance(body.get("messages"), list):
-            try:
-                call = self.recorder.begin(path, body, explicit_id(request.headers, body))
-            except Exception:  # a body the runtime cannot read: forward it, record nothing
-                call = None
-            if call is not None:
-                return await self._recorded(request, raw, call)
+            return await self._recorded(request, raw, body)
         return await self._passthrough(request, raw)
 
     def _url(self, request: Request) -> str:
@@ -214,7 +210,7 @@ class Proxy:
             _relay(answer), status_code=answer.status_code, headers=_back(answer)
         )
 
-    async def _recorded(self, request: Request, raw: bytes, call: Call) -> Response:
+    async def _recorded(self, request: Request, raw: bytes, body: dict[str, Any]) -> Response:
         assert self._client is not None
         secrets = _secrets(request.headers)
         headers = self._forward_headers(request)
@@ -222,11 +218,24 @@ class Proxy:
         upstream = self._client.build_request(
             "POST", self._url(request), headers=headers, content=raw
         )
+        # The request leaves first; the recorder works while the upstream thinks.
+        sending = asyncio.ensure_future(self._client.send(upstream, stream=True))
+        await asyncio.sleep(0)
+        call: Call | None
         try:
-            answer = await self._client.send(upstream, stream=True)
+            call = self.recorder.begin(request.url.path, body, explicit_id(request.headers, body))
+        except Exception:  # a body the runtime cannot read: forward it, record nothing
+            call = None
+        try:
+            answer = await sending
         except httpx.HTTPError as exc:
-            self.recorder.fail(call, f"{type(exc).__name__}: {exc}", None, secrets)
+            if call is not None:
+                self.recorder.fail(call, f"{type(exc).__name__}: {exc}", None, secrets)
             return _gateway_error(exc)
+        if call is None:
+            return StreamingResponse(
+                _relay(answer), status_code=answer.status_code, headers=_back(answer)
+            )
         streamed = answer.headers.get("content-type", "").startswith("text/event-stream")
         if not streamed or answer.status_code >= 400:
             try:

@@ -127,6 +127,7 @@ class Placement:
     thread: Thread
     start: int
     forked_from: Thread | None = None
+    new: bool = False
 
 
 def _common(a: Sequence[str], b: Sequence[str]) -> int:
@@ -184,9 +185,14 @@ class Threads:
         if parent is not None and any(m.get("role") not in _SYSTEM for m in messages[:shared]):
             session = parent.session.fork(shared, id=self._new_id(explicit))
             thread = self._add(Thread(session, keys[:shared], explicit))
-            return Placement(thread, shared, parent)
+            return Placement(thread, shared, parent, new=True)
         thread = self._add(Thread(Session(id=self._new_id(explicit)), [], explicit))
-        return Placement(thread, 0)
+        return Placement(thread, 0, new=True)
+
+    def discard(self, thread: Thread) -> None:
+        """Forget a thread just made for a request that turned out unreadable."""
+        self.threads.remove(thread)
+        self._ids.discard(thread.session.id)
 
     def _add(self, thread: Thread) -> Thread:
         self.threads.append(thread)
