@@ -4,7 +4,9 @@
   its conversations become agentnb sessions (the ``observe`` extra: starlette, uvicorn);
 * :func:`instrument` - every run and proxied call as OpenTelemetry GenAI spans (the ``otel``
   extra);
-* :func:`log` (also ``an.log``) - stdlib logging at ``trace``, ``summary`` or ``error``.
+* :func:`log` (also ``an.log``) - stdlib logging at ``trace``, ``summary`` or ``error``;
+* :func:`serve` - any agentnb model (the travel stand-in by default) as an OpenAI-compatible
+  endpoint, an upstream to watch an app on without a real model.
 
 Each is an explicit, process-wide opt-in; importing this package loads none of the extras.
 """
@@ -20,12 +22,25 @@ if TYPE_CHECKING:
     from .genai import span_table
     from .otel import Instrumentation, instrument
     from .server import Proxy, proxy
+    from .standin import ModelServer, serve
 
-__all__ = ["LEVELS", "Instrumentation", "Proxy", "instrument", "log", "proxy", "span_table"]
+__all__ = [
+    "LEVELS",
+    "Instrumentation",
+    "ModelServer",
+    "Proxy",
+    "instrument",
+    "log",
+    "proxy",
+    "serve",
+    "span_table",
+]
 
 _LAZY = {
     "proxy": ("server", "observe"),
     "Proxy": ("server", "observe"),
+    "serve": ("standin", "observe"),
+    "ModelServer": ("standin", "observe"),
     "instrument": ("otel", "otel"),
     "Instrumentation": ("otel", "otel"),
     "span_table": ("genai", "otel"),

@@ -98,10 +98,13 @@ def _emit(session: Session, origin: Origin, stage: str, cls: type[Event], **fiel
         bus.publish(event)
 
 
-def _last_user_text(messages: list[Message]) -> str | None:
+def _last_user_text(messages: list[dict[str, Any]]) -> str | None:
     for m in reversed(messages):
-        if m.role == "user":
-            return m.text
+        if isinstance(m, dict) and m.get("role") == "user":
+            content = m.get("content")
+            if isinstance(content, list):
+                return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+            return str(content or "")
     return None
 
 
@@ -145,7 +148,7 @@ class Recorder:
         call.thread, call.origin = thread, origin
         _emit(
             session, origin, "restore", RunStarted,
-            input=_last_user_text(messages), agent=PROXY_AGENT, model=model,
+            input=_last_user_text(sent), agent=PROXY_AGENT, model=model,
         )  # fmt: skip
         for message, wire in zip(messages, sent[start:], strict=True):
             self._append(thread, origin, "restore", message, wire)

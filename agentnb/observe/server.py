@@ -23,22 +23,21 @@ OpenAI-shaped error body (there is nothing to forward).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import json
-import socket
-import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..session import Session
+from .background import BackgroundServer
 from .record import Call, Recorder
 from .threading import explicit_id
 
@@ -77,45 +76,20 @@ class Proxy:
         self._prefix = url.path.rstrip("/")
         self.recorder = Recorder()
         self.timeout = timeout
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no Nagle on chunks
-        self._sock.bind((host, port))
-        self.host, self.port = self._sock.getsockname()[:2]
         self._client: httpx.AsyncClient | None = None
         app = Starlette(routes=[Route("/{path:path}", self._handle, methods=[
             "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])])  # fmt: skip
-        config = uvicorn.Config(
-            app, log_level="warning", access_log=False, lifespan="off",
-            server_header=False, date_header=False,  # the upstream's own are forwarded
-        )  # fmt: skip
-        self._server = uvicorn.Server(config)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread = threading.Thread(target=self._serve, name="agentnb-proxy", daemon=True)
-        self._thread.start()
-        for _ in range(500):
-            if self._server.started or not self._thread.is_alive():
-                break
-            self._thread.join(0.01)
-        if not self._server.started:
-            raise RuntimeError(f"the proxy did not start on {self.host}:{self.port}")
+        self._server = BackgroundServer(app, host=host, port=port, name="agentnb-proxy",
+                                        around=self._upstream_client)  # fmt: skip
+        self.host, self.port = self._server.host, self._server.port
 
-    # -- the server thread ----------------------------------------------------------------
-    def _serve(self) -> None:
-        loop = self._loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        try:
-            loop.run_until_complete(self._main())
-        finally:
-            loop.close()
-
-    async def _main(self) -> None:
+    @contextlib.asynccontextmanager
+    async def _upstream_client(self) -> AsyncIterator[None]:
         limits = httpx.Limits(max_connections=None, max_keepalive_connections=64)
         timeout = httpx.Timeout(self.timeout, connect=min(10.0, self.timeout))
         async with httpx.AsyncClient(timeout=timeout, limits=limits) as client:
             self._client = client
-            self._sock.listen(128)
-            await self._server.serve(sockets=[self._sock])
+            yield
 
     # -- public ---------------------------------------------------------------------------
     @property
@@ -158,10 +132,7 @@ class Proxy:
 
     def close(self) -> None:
         """Stop serving (open streams end); the sessions stay readable."""
-        if self._thread.is_alive():
-            self._server.should_exit = True
-            self._thread.join(10)
-        self._sock.close()
+        self._server.close()
 
     def __enter__(self) -> Proxy:
         return self
@@ -170,7 +141,7 @@ class Proxy:
         self.close()
 
     def __repr__(self) -> str:
-        state = "running" if self._thread.is_alive() else "closed"
+        state = "running" if self._server.running else "closed"
         return (
             f"<Proxy {self.base_url} -> {httpx.URL(self.upstream).copy_with(query=None)} "
             f"{state}, {len(self.sessions)} sessions, {len(self.recorder.calls)} calls>"
