@@ -20,7 +20,6 @@ import os
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import (
@@ -40,6 +39,7 @@ from ..models.openai.sse import chunk_deltas
 from ..models.openai.wire import parse_completion
 from ..session import Session
 from ..session.bus import OBSERVERS
+from .call import Call, UpstreamFailed
 from .threading import Thread, Threads
 
 __all__ = ["PROXY_AGENT", "Call", "Recorder", "UpstreamFailed"]
@@ -47,55 +47,6 @@ __all__ = ["PROXY_AGENT", "Call", "Recorder", "UpstreamFailed"]
 #: The ``agent`` of the ``RunStarted`` events a proxied call emits.
 PROXY_AGENT = "proxy"
 _NOT_PARAMS = frozenset(("model", "messages", "tools", "stream"))
-
-
-@dataclass(slots=True, kw_only=True, repr=False, eq=False)
-class UpstreamFailed(Event):
-    """call_model, proxied: the upstream answered an error status, broke off, or timed out."""
-
-    status: int | None
-    error: str
-    latency: float
-
-    def summary(self) -> str:
-        what = f"HTTP {self.status}" if self.status else "no answer"
-        return f"upstream failed ({what}, {self.latency * 1000:.1f} ms): {self.error[:120]}"
-
-
-@dataclass(eq=False)
-class Call:
-    """One proxied request: what was sent and received (never a header, never a key)."""
-
-    session_id: str
-    path: str
-    body: dict[str, Any]
-    stream: bool
-    started: float
-    status: int | None = None
-    response: str = ""
-    latency: float = 0.0
-    first_chunk: float | None = None
-    error: str | None = None
-    thread: Thread | None = field(default=None, repr=False)
-    origin: Origin | None = field(default=None, repr=False)
-    _assembler: ReplyAssembler | None = field(default=None, repr=False)
-    _pending: bytes = field(default=b"", repr=False)
-    _raw: list[bytes] = field(default_factory=list, repr=False)
-    _chunks: int = field(default=0, repr=False)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None and self.status is not None and self.status < 400
-
-
-def _emit(session: Session, origin: Origin, stage: str, cls: type[Event], **fields: Any) -> None:
-    bus = session.bus
-    bus.seq += 1
-    event = cls(
-        seq=bus.seq, stage=stage, iteration=1, time=time.monotonic(), origin=origin, **fields
-    )
-    if bus.subscribers or OBSERVERS:
-        bus.publish(event)
 
 
 def _last_user_text(messages: list[dict[str, Any]]) -> str | None:
@@ -116,6 +67,21 @@ class Recorder:
         self.calls: list[Call] = []
         #: Called (no arguments) after each call begins and ends: a view's refresh.
         self.listeners: list[Callable[[], Any]] = []
+        self._its: dict[str | None, int] = {}  # run id -> its model call number in the session
+
+    def _emit(
+        self, session: Session, origin: Origin, stage: str, cls: type[Event], **fields: Any
+    ) -> None:
+        """Number and publish an event as the runtime does; ``iteration`` is the model call's
+        number in its session (the proxied call is that conversation's n-th request)."""
+        bus = session.bus
+        bus.seq += 1
+        event = cls(
+            seq=bus.seq, stage=stage, iteration=self._its.get(origin.run_id, 1),
+            time=time.monotonic(), origin=origin, **fields,
+        )  # fmt: skip
+        if bus.subscribers or OBSERVERS:
+            bus.publish(event)
 
     def _changed(self) -> None:
         for listener in list(self.listeners):
@@ -146,7 +112,8 @@ class Recorder:
         origin = Origin.now(session.id, "p-" + os.urandom(6).hex(), os.urandom(16).hex())
         call = Call(session.id, path, body, bool(body.get("stream")), time.monotonic())
         call.thread, call.origin = thread, origin
-        _emit(
+        self._its[origin.run_id] = len(session.snapshots) + 1
+        self._emit(
             session, origin, "restore", RunStarted,
             input=_last_user_text(sent), agent=PROXY_AGENT, model=model,
         )  # fmt: skip
@@ -157,7 +124,7 @@ class Recorder:
         request = ModelRequest(session.wire(), tools, params)
         session.snapshots.append(request)
         tokens = session.tokens
-        _emit(
+        self._emit(
             session, origin, "assemble", RequestAssembled,
             request=request, budget={"history": tokens, "total": tokens},
             policy="app", note="assembled by the app, seen by the proxy",
@@ -176,7 +143,7 @@ class Recorder:
         session = thread.session
         index = session.transcript.add(message)
         thread.keys.append(canonical(wire))
-        _emit(session, origin, stage, MessageAppended, index=index, message=message)
+        self._emit(session, origin, stage, MessageAppended, index=index, message=message)
 
     # -- streamed chunks ------------------------------------------------------------------
     def chunk(self, call: Call, data: bytes) -> None:
@@ -205,7 +172,7 @@ class Recorder:
             call._assembler.add(delta)
             kind = "text" if delta.text else "tool_args" if delta.tool_index is not None else ""
             if kind:
-                _emit(
+                self._emit(
                     call.thread.session, call.origin, "call_model", ModelDelta,
                     kind=kind, delta=delta.text or delta.arguments, index=delta.tool_index,
                     call_id=delta.tool_id, name=delta.tool_name, raw=delta.raw,
@@ -259,7 +226,7 @@ class Recorder:
         thread, origin = call.thread, call.origin
         assert thread is not None and origin is not None
         usage = usage or Usage(0, 0, 0, estimated=True)
-        _emit(
+        self._emit(
             thread.session, origin, "call_model", ModelResponded,
             message=message, usage=usage, latency=call.latency, finish_reason=finish,
         )  # fmt: skip
@@ -283,7 +250,7 @@ class Recorder:
         call.latency = time.monotonic() - call.started
         call.error = redact(error, secrets)
         thread.busy, thread.unanswered = False, True
-        _emit(
+        self._emit(
             thread.session, origin, "call_model", UpstreamFailed,
             status=call.status, error=call.error, latency=call.latency,
         )  # fmt: skip
@@ -291,9 +258,10 @@ class Recorder:
 
     def _stop(self, call: Call, reason: str, detail: str, output: str | None, usage: Usage) -> None:
         assert call.thread is not None and call.origin is not None
-        _emit(
+        self._emit(
             call.thread.session, call.origin, "persist", RunStopped,
             reason=reason, detail=detail, output=output, iterations=1, usage=usage,
             stopped_in="call_model",
         )  # fmt: skip
+        self._its.pop(call.origin.run_id, None)
         self._changed()
