@@ -51,12 +51,14 @@ class LogObserver:
 
     def _log(self, level: int, event: Event, message: str, **extra: Any) -> None:
         extra.update(
-            session_id=event.session_id,
-            run_id=event.run_id,
-            trace_id=event.trace_id,
-            event=event.type,
-            stage=event.stage,
-            seq=event.seq,
+            {
+                "session_id": event.session_id,
+                "run_id": event.run_id,
+                "trace_id": event.trace_id,
+                "event": event.type,
+                "stage": event.stage,
+                "seq": event.seq,  # read, not written: the bus numbers events
+            }
         )
         self.logger.log(level, "%s", message, extra=extra)
 

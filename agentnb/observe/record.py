@@ -1,7 +1,7 @@
 """The recorder: each proxied Chat Completions call becomes a model call in an agentnb session.
 
 For every request the recorder places it in a conversation (:mod:`.threading`), appends the
-messages the app added to that session, records the request (``session.snapshots``), and
+messages the app added to that session, records the request (``session.requests``), and
 announces it all on the session's bus as the runtime would: ``RunStarted``, one
 ``MessageAppended`` per message, ``RequestAssembled``, ``ModelDelta`` per streamed fragment,
 ``ModelResponded`` and the reply's ``MessageAppended``, then ``RunStopped``. So a session view,
@@ -38,7 +38,7 @@ from ..models.openai.retry import redact
 from ..models.openai.sse import chunk_deltas
 from ..models.openai.wire import parse_completion
 from ..session import Session
-from ..session.bus import OBSERVERS
+from ..session.records import RequestRecord
 from .call import Call, UpstreamFailed
 from .threading import Thread, Threads
 
@@ -74,14 +74,8 @@ class Recorder:
     ) -> None:
         """Number and publish an event as the runtime does; ``iteration`` is the model call's
         number in its session (the proxied call is that conversation's n-th request)."""
-        bus = session.bus
-        bus.seq += 1
-        event = cls(
-            seq=bus.seq, stage=stage, iteration=self._its.get(origin.run_id, 1),
-            time=time.monotonic(), origin=origin, **fields,
-        )  # fmt: skip
-        if bus.subscribers or OBSERVERS:
-            bus.publish(event)
+        it = self._its.get(origin.run_id, 1)
+        session.bus.emit(cls, origin, stage, it, time.monotonic(), fields)
 
     def _changed(self) -> None:
         for listener in list(self.listeners):
@@ -112,7 +106,7 @@ class Recorder:
         origin = Origin.now(session.id, "p-" + os.urandom(6).hex(), os.urandom(16).hex())
         call = Call(session.id, path, body, bool(body.get("stream")), time.monotonic())
         call.thread, call.origin = thread, origin
-        self._its[origin.run_id] = len(session.snapshots) + 1
+        self._its[origin.run_id] = len(session.requests) + 1
         self._emit(
             session, origin, "restore", RunStarted,
             input=_last_user_text(sent), agent=PROXY_AGENT, model=model,
@@ -122,12 +116,16 @@ class Recorder:
         params = {k: v for k, v in body.items() if k not in _NOT_PARAMS}
         tools = body.get("tools") if isinstance(body.get("tools"), list) else []
         request = ModelRequest(session.wire(), tools, params)
-        session.snapshots.append(request)
         tokens = session.tokens
+        budget = {"history": tokens, "total": tokens}
+        note = "assembled by the app, seen by the proxy"
+        iteration = self._its[origin.run_id]
+        session.requests.append(
+            RequestRecord(origin.run_id, iteration, request, budget, policy="app", note=note)
+        )
         self._emit(
             session, origin, "assemble", RequestAssembled,
-            request=request, budget={"history": tokens, "total": tokens},
-            policy="app", note="assembled by the app, seen by the proxy",
+            request=request, budget=budget, policy="app", note=note,
         )  # fmt: skip
         if call.stream:
             call._assembler = ReplyAssembler()

@@ -83,7 +83,7 @@ def test_a_tool_using_conversation_through_the_proxy(llama_server, tmp_path):
         assert [c.status for c in proxy.calls] == [200, 200, 200]
         assert proxy.calls[2].stream and proxy.calls[2].response.encode() == streamed
         assert proxy.calls[2].first_chunk is not None
-        assert len(session.snapshots) == 3 and session.snapshots[0].tools == [WEATHER]
+        assert len(session.requests) == 3 and session.requests[0].request.tools == [WEATHER]
         path = proxy.save_cassette(tmp_path / "smollm2.jsonl")
     assert KEY not in path.read_text(encoding="utf-8")
     # offline: the openai SDK gets the same replies from the cassette

@@ -73,8 +73,8 @@ def test_a_tool_using_conversation_is_recorded_message_for_message(fault_server)
         assert canonical(session.to_openai()) == canonical(sent)
         assert session.to_openai()[:2] == sent[:2]
         assert session.is_valid, session.problems  # the call in reply 1 is paired with request 2
-        assert [len(r.messages) for r in session.snapshots] == [2, 4]
-        assert session.snapshots[0].tools == [WEATHER]
+        assert [len(r.request.messages) for r in session.requests] == [2, 4]
+        assert session.requests[0].request.tools == [WEATHER]
         assert [c.status for c in proxy.calls] == [200, 200]
         assert all(c.latency > 0 for c in proxy.calls)
     # what the upstream got is what the app sent, key included (forwarded, not stored)
@@ -234,7 +234,8 @@ def test_results_that_never_came_back_are_flagged(fault_server):
         app.chat.completions.create(model="m", messages=sent, tools=[WEATHER])
         (session,) = proxy.sessions
         assert not session.is_valid
-        assert any("call_1" in p for p in session.problems), session.problems
+        assert any("call_1" in p.text for p in session.problems), session.problems
+        assert {p.kind for p in session.problems} == {"unanswered"}, session.problems
 
 
 def test_the_saved_cassette_replays_the_conversation_offline(fault_server, tmp_path):
@@ -260,8 +261,8 @@ def test_the_saved_cassette_replays_the_conversation_offline(fault_server, tmp_p
     assert len(cassette.entries) == 2
     # 1. OpenAIModel + the cassette reproduce each call from the session's own requests
     for request, stream, want in [
-        (session.snapshots[0], False, session.messages[1]),
-        (session.snapshots[1], True, session.messages[3]),
+        (session.requests[0].request, False, session.messages[1]),
+        (session.requests[1].request, True, session.messages[3]),
     ]:
         model = cassette.replay(stream=stream)
         if stream:
