@@ -1,10 +1,10 @@
 """What the recording proxy adds to a stream: time to first chunk and per-chunk latency.
 
-A local upstream (a bare asyncio HTTP server in its own thread) streams Chat Completions
-chunks, each stamped with ``time.monotonic()`` as it is written; the client (httpx, in the
-main thread) reads them straight from the upstream and through ``an.observe.proxy``,
-interleaved request by request. All three share one process, so the stamps and the arrival
-times are on the same clock: per-chunk latency = arrival - stamp, exactly.
+A local upstream (a bare asyncio HTTP server) streams Chat Completions chunks, each stamped
+with ``time.monotonic()`` as it is written; the client (httpx) reads them straight from the
+upstream and through ``an.observe.proxy``, interleaved request by request. Upstream, proxy
+and client are three processes (in one, they would queue for one GIL), and Linux's
+monotonic clock is system-wide: per-chunk latency = arrival - stamp, exactly.
 
     python scripts/bench_proxy.py [--quick]      (also run by `make bench`)
 """
@@ -16,8 +16,11 @@ import asyncio
 import json
 import os
 import statistics
+import subprocess
+import sys
 import threading
 import time
+from typing import Any
 
 import httpx
 
@@ -62,9 +65,10 @@ class StampingUpstream:
                 for i in range(CHUNKS):
                     await asyncio.sleep(GAP)
                     delta = {"role": "assistant"} if i == 0 else {"content": f"t{i} "}
-                    chunk = {"choices": [{"index": 0, "delta": delta}], "t": time.monotonic()}
+                    choice: dict[str, Any] = {"index": 0, "delta": delta}
                     if i == CHUNKS - 1:
-                        chunk["choices"][0]["finish_reason"] = "stop"
+                        choice["finish_reason"] = "stop"
+                    chunk = {"choices": [choice], "t": time.monotonic()}
                     data = f"data: {json.dumps(chunk)}\n\n".encode()
                     writer.write(b"%x\r\n%s\r\n" % (len(data), data))
                     await writer.drain()
@@ -104,36 +108,81 @@ def _p(values: list[float], q: float) -> float:
     )
 
 
-async def _measure(requests: int) -> dict[str, dict[str, list[float]]]:
+async def _measure(
+    requests: int,
+) -> tuple[dict[str, dict[str, list[float]]], tuple[float, float]]:
+    """The samples each way, and the proxy process's CPU seconds per proxied request."""
     out: dict[str, dict[str, list[float]]] = {
         "direct": {"first": [], "chunk": []},
         "proxy": {"first": [], "chunk": []},
     }
-    with (
-        StampingUpstream() as upstream,
-        an.observe.proxy(upstream=f"http://127.0.0.1:{upstream.port}/v1") as proxy,
-    ):
+    upstream = _Child("--upstream")
+    proxy = _Child("--proxy", upstream.url)
+    try:
         urls = {
-            "direct": f"http://127.0.0.1:{upstream.port}/v1/chat/completions",
-            "proxy": f"{proxy.base_url}/chat/completions",
+            "direct": f"{upstream.url}/chat/completions",
+            "proxy": f"{proxy.url}/chat/completions",
         }
         async with httpx.AsyncClient(timeout=30) as client:
             for name in urls:  # warm up: connections, imports, the proxy's first session
                 await _one(client, urls[name], -1)
+            proxy.say("measure")
             for i in range(requests):
                 order = ("direct", "proxy") if i % 2 else ("proxy", "direct")
                 for name in order:
                     first, chunks = await _one(client, urls[name], i)
                     out[name]["first"].append(first)
                     out[name]["chunk"].extend(chunks)
-        assert len(proxy.calls) == requests + 1 and all(c.ok for c in proxy.calls)
-    return out
+    finally:
+        user, system, calls = proxy.close().split()
+        upstream.close()
+    assert int(calls) == requests
+    return out, (float(user) / requests, float(system) / requests)
+
+
+class _Child:
+    """This script in another process, serving until its stdin closes."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen([sys.executable, __file__, *args], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True)  # fmt: skip
+        assert self.process.stdout is not None and self.process.stdin is not None
+        self.stdin, self.stdout = self.process.stdin, self.process.stdout
+        self.url = self.stdout.readline().strip()
+
+    def say(self, line: str) -> None:
+        self.stdin.write(line + "\n")
+        self.stdin.flush()
+
+    def close(self) -> str:
+        self.stdin.close()
+        rest = self.stdout.read()
+        self.process.wait(30)
+        return rest
+
+
+def _serve(what: str, upstream: str | None) -> None:
+    if what == "upstream":
+        with StampingUpstream() as server:
+            print(f"http://127.0.0.1:{server.port}/v1", flush=True)
+            sys.stdin.read()
+        return
+    assert upstream is not None
+    with an.observe.proxy(upstream=upstream) as proxy:
+        print(proxy.base_url, flush=True)
+        sys.stdin.readline()  # the warm-up is done: count the CPU from here
+        before = os.times()
+        sys.stdin.read()
+        after = os.times()
+        cpu = f"{after.user - before.user} {after.system - before.system}"
+        assert all(c.ok for c in proxy.calls), [c.error for c in proxy.calls if not c.ok]
+        print(cpu, len(proxy.calls) - 1, flush=True)
 
 
 def proxy_overhead(quick: bool = False) -> dict[str, float]:
     """Print and return the proxy's added time to first chunk and per chunk (p50, p99, ms)."""
     requests = 40 if quick else 200
-    data = asyncio.run(_measure(requests))
+    data, cpu = asyncio.run(_measure(requests))
     figures: dict[str, float] = {}
     load = os.getloadavg()[0] / (os.cpu_count() or 1)
     print(f"\nRecording proxy overhead: {requests} streamed requests each way, interleaved, "
@@ -148,10 +197,22 @@ def proxy_overhead(quick: bool = False) -> dict[str, float]:
         figures[f"{key}_p50"], figures[f"{key}_p99"] = p50 - d50, p99 - d99
         cells = [d50, p50, p50 - d50, d99, p99, p99 - d99]
         print(f"  {label:<26}" + "".join(f"{v * 1e3:>11.3f}" for v in cells) + f"   {target}")
+    user, system = cpu
+    figures["user_cpu_per_request"], figures["system_cpu_per_request"] = user, system
+    print(
+        f"  the proxy process's CPU per streamed request of {CHUNKS} chunks: {user * 1e3:.2f} ms"
+        f" user (Python: HTTP both ways, recording), {system * 1e3:.2f} ms system (sockets)"
+    )
     return figures
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    proxy_overhead(parser.parse_args().quick)
+    parser.add_argument("--upstream", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--proxy", metavar="UPSTREAM", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.upstream or args.proxy:
+        _serve("upstream" if args.upstream else "proxy", args.proxy)
+    else:
+        proxy_overhead(args.quick)

@@ -244,7 +244,36 @@ class Proxy:
                 if call.status is None and call.error is None:  # the app went away
                     recorder.fail(call, "the app closed the stream early", None, secrets)
 
-        return StreamingResponse(relay(), status_code=answer.status_code, headers=_back(answer))
+        return _Stream(relay(), answer.status_code, _back(answer))
+
+
+class _Stream(Response):
+    """A streamed body sent straight to the ASGI server, one message per upstream chunk.
+
+    Leaner than ``StreamingResponse`` (no task group per response): the app's disconnect is
+    noticed through one pending ``receive()``, checked between chunks.
+    """
+
+    def __init__(self, parts: AsyncIterator[bytes], status: int, headers: dict[str, str]):
+        self.parts = parts
+        self.status_code = status
+        self.background = None
+        self.init_headers(headers)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        gone = asyncio.ensure_future(receive())  # answers http.disconnect when the app leaves
+        parts = self.parts
+        try:
+            await send({"type": "http.response.start", "status": self.status_code,
+                        "headers": self.raw_headers})  # fmt: skip
+            async for part in parts:
+                await send({"type": "http.response.body", "body": part, "more_body": True})
+                if gone.done():
+                    break
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            gone.cancel()
+            await parts.aclose()  # type: ignore[attr-defined]
 
 
 async def _relay(answer: httpx.Response) -> AsyncIterator[bytes]:
