@@ -33,21 +33,17 @@ from typing import Any
 import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response
 from starlette.routing import Route
 
 from ..session import Session
 from .background import BackgroundServer
 from .record import Call, Recorder
+from .relay import HOP, Stream, back_headers, gateway_error, relay
 from .threading import explicit_id
 
 __all__ = ["Proxy", "proxy"]
 
-#: Not forwarded either way (hop-by-hop, or recomputed by the server that sends).
-_HOP = frozenset(
-    ("host", "connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
-     "proxy-authorization", "proxy-connection", "content-length")
-)  # fmt: skip
 _KEY_HEADERS = ("authorization", "api-key", "x-api-key")
 
 
@@ -149,7 +145,7 @@ class Proxy:
 
     # -- handling ---------------------------------------------------------------------------
     def _forward_headers(self, request: Request) -> dict[str, str]:
-        return {k: v for k, v in request.headers.items() if k.lower() not in _HOP}
+        return {k: v for k, v in request.headers.items() if k.lower() not in HOP}
 
     async def _handle(self, request: Request) -> Response:
         path = request.url.path
@@ -176,10 +172,8 @@ class Proxy:
         try:
             answer = await self._client.send(upstream, stream=True)
         except httpx.HTTPError as exc:
-            return _gateway_error(exc)
-        return StreamingResponse(
-            _relay(answer), status_code=answer.status_code, headers=_back(answer)
-        )
+            return gateway_error(exc)
+        return Stream(relay(answer), answer.status_code, back_headers(answer))
 
     async def _recorded(self, request: Request, raw: bytes, body: dict[str, Any]) -> Response:
         assert self._client is not None
@@ -202,11 +196,9 @@ class Proxy:
         except httpx.HTTPError as exc:
             if call is not None:
                 self.recorder.fail(call, f"{type(exc).__name__}: {exc}", None, secrets)
-            return _gateway_error(exc)
+            return gateway_error(exc)
         if call is None:
-            return StreamingResponse(
-                _relay(answer), status_code=answer.status_code, headers=_back(answer)
-            )
+            return Stream(relay(answer), answer.status_code, back_headers(answer))
         streamed = answer.headers.get("content-type", "").startswith("text/event-stream")
         if not streamed or answer.status_code >= 400:
             try:
@@ -216,15 +208,15 @@ class Proxy:
                 self.recorder.fail(
                     call, f"{type(exc).__name__}: {exc}", answer.status_code, secrets
                 )
-                return _gateway_error(exc)
+                return gateway_error(exc)
             await answer.aclose()
             call.stream = False
             call._assembler = None
             self.recorder.finish(call, answer.status_code, content, secrets)
-            return Response(content, status_code=answer.status_code, headers=_back(answer))
+            return Response(content, status_code=answer.status_code, headers=back_headers(answer))
         recorder = self.recorder
 
-        async def relay() -> AsyncIterator[bytes]:
+        async def parts() -> AsyncIterator[bytes]:
             try:
                 async for part in answer.aiter_raw():
                     if b"data: [DONE]" in part:  # record the reply before the app has all of it
@@ -244,58 +236,7 @@ class Proxy:
                 if call.status is None and call.error is None:  # the app went away
                     recorder.fail(call, "the app closed the stream early", None, secrets)
 
-        return _Stream(relay(), answer.status_code, _back(answer))
-
-
-class _Stream(Response):
-    """A streamed body sent straight to the ASGI server, one message per upstream chunk.
-
-    Leaner than ``StreamingResponse`` (no task group per response): the app's disconnect is
-    noticed through one pending ``receive()``, checked between chunks.
-    """
-
-    def __init__(self, parts: AsyncIterator[bytes], status: int, headers: dict[str, str]):
-        self.parts = parts
-        self.status_code = status
-        self.background = None
-        self.init_headers(headers)
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        gone = asyncio.ensure_future(receive())  # answers http.disconnect when the app leaves
-        parts = self.parts
-        try:
-            await send({"type": "http.response.start", "status": self.status_code,
-                        "headers": self.raw_headers})  # fmt: skip
-            async for part in parts:
-                await send({"type": "http.response.body", "body": part, "more_body": True})
-                if gone.done():
-                    break
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-        finally:
-            gone.cancel()
-            await parts.aclose()  # type: ignore[attr-defined]
-
-
-async def _relay(answer: httpx.Response) -> AsyncIterator[bytes]:
-    try:
-        async for part in answer.aiter_raw():
-            yield part
-    finally:
-        await answer.aclose()
-
-
-def _back(answer: httpx.Response) -> dict[str, str]:
-    return {k: v for k, v in answer.headers.items() if k.lower() not in _HOP}
-
-
-def _gateway_error(exc: httpx.HTTPError) -> Response:
-    timeout = isinstance(exc, httpx.TimeoutException)
-    kind = "upstream_timeout" if timeout else "upstream_unreachable"
-    message = f"agentnb proxy: the upstream {'timed out' if timeout else 'failed'}: {exc!r}"
-    return JSONResponse(
-        {"error": {"message": message, "type": kind, "code": kind}},
-        status_code=504 if timeout else 502,
-    )
+        return Stream(parts(), answer.status_code, back_headers(answer))
 
 
 def proxy(
