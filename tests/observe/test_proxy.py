@@ -324,6 +324,12 @@ def test_the_key_is_forwarded_and_never_kept(fault_server, tmp_path):
             " ".join(c.response + (c.error or "") for c in proxy.calls),
             proxy.save_cassette(tmp_path / "k.jsonl").read_text(encoding="utf-8"),
         ]  # fmt: skip
+        trace = an.Trace([e for s in proxy.sessions for e in s._test_events])
+        kept.append(trace.save(tmp_path / "proxied.jsonl").read_text(encoding="utf-8"))
+        store = an.SQLiteStore(tmp_path / "sessions.db")
+        for session in proxy.sessions:
+            store.commit(session.id, 0, session.wire())
+        kept.append((tmp_path / "sessions.db").read_bytes().decode("utf-8", "replace"))
         assert all(KEY not in text for text in kept)
         assert any("***" in text for text in kept)  # masked where the upstream echoed it
     assert fault_server.requests[0]["headers"]["x-api-key"] == KEY
