@@ -164,10 +164,16 @@ def test_content_is_opt_in_and_in_the_parts_format(exporter):
         assert instructions[0]["type"] == "text" and instructions[0]["content"]
         assert json.loads(span.attributes["gen_ai.tool.definitions"])[0]["type"] == "function"
     first_out = json.loads(chats[0].attributes["gen_ai.output.messages"])[0]
-    assert [p["type"] for p in first_out["parts"]] == ["tool_call"] * len(first_out["parts"])
+    first_calls = result.events[[e.type for e in result.events].index("ModelResponded")].message
+    calls = [p for p in first_out["parts"] if p["type"] == "tool_call"]
+    assert [(p["id"], p["name"]) for p in calls] == [
+        (c.id, c.function.name) for c in first_calls.calls
+    ]
+    if first_calls.reasoning_content:  # the stand-in says what it understood: a reasoning part
+        assert {"type": "reasoning", "content": first_calls.reasoning_content} in first_out["parts"]
     second_in = json.loads(chats[1].attributes["gen_ai.input.messages"])
     responses = [p for m in second_in for p in m["parts"] if p["type"] == "tool_call_response"]
-    call_ids = {p["id"] for p in first_out["parts"]}
+    call_ids = {p["id"] for p in calls}
     assert call_ids and call_ids <= {p["id"] for p in responses}  # a call and its result pair up
     tools = [s for s in spans if s.name.startswith("execute_tool")]
     assert tools and all("gen_ai.tool.call.result" in s.attributes for s in tools)
