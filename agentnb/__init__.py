@@ -122,7 +122,9 @@ __all__ = [
     "UserMessage",
     "__version__",
     "events",
+    "log",
     "models",
+    "observe",
     "parse_message",
     "testing",
     "tool",
@@ -138,8 +140,10 @@ for _name in __all__:
 
 def __getattr__(name: str) -> Any:
     # `an.travel` pulls in pandas and the dataset, `an.widgets` ipywidgets: load on first use.
-    if name in ("travel", "testing"):
+    if name in ("travel", "testing", "observe"):
         return importlib.import_module(f".{name}", __name__)
+    if name == "log":  # an.log(level=...): agentnb.observe.logs.log
+        return importlib.import_module(".observe", __name__).log
     if name == "widgets":
         try:
             return importlib.import_module(".widgets", __name__)

@@ -368,6 +368,16 @@ def sessions_over_time(quick: bool) -> None:
         store.close()
 
 
+def proxy_overhead(quick: bool) -> None:
+    """The recording proxy's added latency (scripts/bench_proxy.py; needs the observe extra)."""
+    try:
+        from bench_proxy import proxy_overhead as measure
+    except ImportError as exc:
+        print(f"\nRecording proxy overhead: skipped ({exc}; pip install 'agentnb[observe]')")
+        return
+    measure(quick)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=400, help="runs per CPU sample")
@@ -459,6 +469,7 @@ def main() -> int:
     print(f"  {'bare dict loop':<34}wall {bw:6.3f} s   cpu {bc:6.3f} s")
     print(f"  {'agentnb':<34}wall {aw:6.3f} s   cpu {ac:6.3f} s   target wall < 0.5 s")
     service(args.quick)
+    proxy_overhead(args.quick)
     return 0
 
 

@@ -3,6 +3,10 @@
 Run events and edits made outside runs are numbered by the same counter, so a view that
 subscribes sees one ordered stream. A subscriber that raises never stops a run: its error is
 reported as a :class:`SubscriberError` warning naming the callback.
+
+:data:`OBSERVERS` are process-wide listeners that hear every event of every session, after
+its subscribers: the explicit opt-ins ``an.log(...)`` and ``an.observe.instrument(...)`` add
+one each (:func:`add_observer`). The list is empty unless the user switches one on.
 """
 
 from __future__ import annotations
@@ -13,11 +17,26 @@ from typing import Any
 
 from ..events import Event, Origin
 
-__all__ = ["EventBus", "SubscriberError"]
+__all__ = ["OBSERVERS", "EventBus", "SubscriberError", "add_observer"]
 
 
 class SubscriberError(RuntimeWarning):
     """A session subscriber raised; the run went on. The warning names the callback."""
+
+
+#: Called with every event of every session after its subscribers (see the module docstring).
+OBSERVERS: list[Callable[[Event], Any]] = []
+
+
+def add_observer(callback: Callable[[Event], Any]) -> Callable[[], None]:
+    """Hear every event of every session from now on; returns the function that stops it."""
+    OBSERVERS.append(callback)
+
+    def remove() -> None:
+        if callback in OBSERVERS:
+            OBSERVERS.remove(callback)
+
+    return remove
 
 
 class EventBus:
@@ -47,12 +66,12 @@ class EventBus:
         event = cls(
             seq=self.seq, stage=stage, iteration=iteration, time=at, origin=origin, **fields
         )
-        if self.subscribers:
+        if self.subscribers or OBSERVERS:
             self._publish(event)
         return event
 
     def _publish(self, event: Event) -> None:
-        for callback in list(self.subscribers):
+        for callback in [*self.subscribers, *OBSERVERS]:
             try:
                 callback(event)
             except Exception as exc:
