@@ -24,12 +24,10 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from ..events import ToolFinished, ToolsExecuted, ToolStarted
 from ..messages import ToolCall
 from ..tools.results import serialise
-from ..tools.tool import ToolError, describe_validation_error, error_content
+from ..tools.tool import InvalidArguments, ToolError, error_content
 from .state import Outcome, RunState, ToolRound
 from .tool_work import Deadline, Finished, bounded, in_thread, isolated
 
@@ -111,12 +109,12 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ou
         else:
             try:
                 kwargs = tool.validate(args)
-            except ValidationError as exc:
+            except InvalidArguments as exc:
                 outcome = _failed("invalid_arguments", error_content(
                     f"invalid arguments for {name}",
                     _signature_hint(tool),
                     kind="invalid_arguments",
-                    problems=describe_validation_error(exc),
+                    problems=exc.problems,
                 ))  # fmt: skip
             else:
                 try:
