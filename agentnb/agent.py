@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -240,15 +240,21 @@ class Agent:
             self, input, session if session is not None else Session(), lock_policy=lock_policy
         )
 
-    async def run(
+    def run(
         self,
         input: Input = None,
         *,
         session: Session | None = None,
         lock_policy: LockPolicy | None = None,
-    ) -> RunResult:
-        """Run the loop to a stop and return the result. ``input=None`` continues a session."""
-        return await self.start(input, session=session, lock_policy=lock_policy).finish()
+    ) -> Coroutine[Any, Any, RunResult]:
+        """Run the loop to a stop and return the result (``await`` it). ``input=None``
+        continues a session. Used without ``await``, the call's attributes say to await it."""
+        from .runtime.pending import Pending
+
+        async def run() -> RunResult:  # nothing starts until it is awaited
+            return await self.start(input, session=session, lock_policy=lock_policy).finish()
+
+        return Pending(run(), "agent.run(...)")
 
     async def stream(
         self, input: Input = None, *, session: Session | None = None
