@@ -184,7 +184,9 @@ def _where(then: Any, now: Any, path: str) -> str:
             break
     a = then if isinstance(then, str) else json.dumps(then, ensure_ascii=False)
     b = now if isinstance(now, str) else json.dumps(now, ensure_ascii=False)
-    at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    at = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
     start = max(0, at - _CONTEXT)
 
     def around(text: str, value: Any) -> str:
