@@ -39,6 +39,7 @@ import httpx
 
 from .. import _json
 from ..errors import CassetteMiss, ConfigurationError
+from .differ import where_differs
 from .openai.client import OpenAIModel
 from .openai.secrets import Secrets, is_secret_name
 
@@ -159,46 +160,17 @@ class Cassette:
         other = theirs.get("messages") or []
         if i < len(messages) or i < len(other):
             if i < len(messages) and i < len(other):
-                return f"message {i} differs: " + _where(other[i], messages[i], f"messages[{i}]")
+                return f"message {i} differs: " + where_differs(
+                    other[i], messages[i], f"messages[{i}]"
+                )
             now = _short(messages[i]) if i < len(messages) else "(none)"
             then = _short(other[i]) if i < len(other) else "(none)"
             return f"message {i} differs: recorded {then}, now {now}"
         keys = sorted((set(body) | set(theirs)) - {"messages"})
         changed = [k for k in keys if _text(body.get(k)) != _text(theirs.get(k))]
         if changed:
-            return "; ".join(_where(theirs.get(k), body.get(k), k) for k in changed)
+            return "; ".join(where_differs(theirs.get(k), body.get(k), k) for k in changed)
         return f"the query differs: recorded {closest['query']}, now {canonical['query']}"
-
-
-def _where(then: Any, now: Any, path: str) -> str:
-    """The first place two values differ: its path, and both texts around the first changed
-    character (a long prompt that changed at character 3,000 shows that spot, not its start)."""
-    while True:
-        if isinstance(then, dict) and isinstance(now, dict) and then.keys() == now.keys():
-            key = next(k for k in then if then[k] != now[k])
-            then, now, path = then[key], now[key], f"{path}.{key}"
-        elif isinstance(then, list) and isinstance(now, list) and len(then) == len(now):
-            i = next(i for i, (a, b) in enumerate(zip(then, now, strict=True)) if a != b)
-            then, now, path = then[i], now[i], f"{path}[{i}]"
-        else:
-            break
-    a = then if isinstance(then, str) else json.dumps(then, ensure_ascii=False)
-    b = now if isinstance(now, str) else json.dumps(now, ensure_ascii=False)
-    at = next(
-        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
-    )
-    start = max(0, at - _CONTEXT)
-
-    def around(text: str, value: Any) -> str:
-        piece = text[start : at + _CONTEXT]
-        piece = ("…" if start else "") + piece + ("…" if at + _CONTEXT < len(text) else "")
-        return repr(piece) if isinstance(value, str) else piece
-
-    where = f" at character {at}" if at else ""
-    return f"{path}{where}: recorded {around(a, then)}, now {around(b, now)}"
-
-
-_CONTEXT = 60  # characters shown on each side of the first difference
 
 
 def _short(value: Any, limit: int = 160) -> str:
