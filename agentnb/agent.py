@@ -268,6 +268,15 @@ class Agent:
             async for event in events:
                 yield event
 
+    def as_tool(
+        self, name: str | None = None, description: str | None = None, **options: Any
+    ) -> Tool:
+        """This agent as a tool of another: each call runs it on a session of its own, kept in
+        ``parent_session.subsessions`` under the call's ``ToolFinished.subsession_id``."""
+        from .runtime.subagent import subagent_tool
+
+        return subagent_tool(self, name, description, **options)
+
     def run_sync(self, input: Input = None, *, session: Session | None = None) -> RunResult:
         """``run`` for scripts. Inside Jupyter (a running event loop) use ``await agent.run``."""
         try:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..events import ToolFinished, ToolsExecuted, ToolStarted
 from ..messages import ToolCall
+from ..tools.calls import CURRENT_CALL, ToolCallContext
 from ..tools.results import serialise
 from ..tools.tool import InvalidArguments, ToolError, error_content
 from .state import Outcome, RunState, ToolRound
@@ -117,12 +118,17 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ou
                     problems=exc.problems,
                 ))  # fmt: skip
             else:
+                here = ToolCallContext(call.id, name, state.session, state.id)
+                token = CURRENT_CALL.set(here)  # tasks and threads of the tool copy it
                 try:
                     outcome = await _execute(state, tool, _invoke(state, tool, kwargs, started))
                 except Finished as finished:  # it finished just as the run was cancelled
                     outcome = await _execute(state, tool, finished.result())
-                    _record(state, tool_round, call, started, outcome, args)
+                    _record(state, tool_round, call, started, outcome, args, here)
                     raise
+                finally:
+                    CURRENT_CALL.reset(token)
+                return _record(state, tool_round, call, started, outcome, args, here)
     return _record(state, tool_round, call, started, outcome, args)
 
 
@@ -137,6 +143,7 @@ def _record(
     started: float,
     outcome: Outcome,
     args: dict[str, Any] | None,
+    here: ToolCallContext | None = None,
 ) -> Outcome:
     now = time.monotonic()
     outcome.latency = now - started
@@ -154,6 +161,7 @@ def _record(
         kind=outcome.kind,
         traceback=outcome.traceback,
         note=outcome.note,
+        subsession_id=None if here is None else here.subsession_id,
     )
     return outcome
 
