@@ -4,6 +4,7 @@ fails); MCP servers' tools (:func:`from_mcp`, needs the ``mcp`` extra)."""
 
 from typing import Any
 
+from .calls import ToolCallContext, current_call
 from .tool import (
     ERROR_KINDS,
     InvalidArguments,
@@ -20,8 +21,10 @@ __all__ = [
     "ERROR_KINDS",
     "InvalidArguments",
     "Tool",
+    "ToolCallContext",
     "ToolError",
     "Toolset",
+    "current_call",
     "describe_validation_error",
     "error_content",
     "from_mcp",
