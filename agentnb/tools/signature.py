@@ -17,7 +17,15 @@ import warnings
 from collections.abc import Callable
 from typing import Any, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PydanticUserError,
+    TypeAdapter,
+    ValidationError,
+    create_model,
+)
 from pydantic.fields import FieldInfo
 
 from ..errors import ToolDefinitionError
@@ -38,11 +46,8 @@ class Signature:
         self.model, self._params = _build(fn, tool, docs, strict)
         try:
             schema = self.model.model_json_schema(by_alias=True)
-        except PydanticUserError as exc:
-            raise ToolDefinitionError(
-                f"tool {tool!r} has a parameter type with no JSON schema ({_plain(exc)}); use "
-                "JSON types (str, int, float, bool, list, dict), enums, Literal or pydantic models"
-            ) from None
+        except PydanticUserError:
+            raise _no_json_form(tool, fn) from None
         self.schema = schema
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -57,10 +62,26 @@ class Signature:
         return {param: getattr(model, field) for field, param in self._params.items()}
 
 
-def _plain(exc: Exception) -> str:
-    """An error's first line without pydantic's documentation links."""
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return re.sub(r"\s*For further information visit \S+", "", text)
+_JSON_TYPES = (
+    "use JSON types (str, int, float, bool, list, dict), enums, Literal, or classes with typed "
+    "fields (dataclasses, BaseModel); or give the schema yourself: an.tool(fn, parameters=...)"
+)
+
+
+def _no_json_form(tool: str, fn: Callable[..., Any]) -> ToolDefinitionError:
+    """Which parameter has a type with no JSON form, in the user's words (not the library's)."""
+    hints = get_type_hints(fn, include_extras=True)
+    for pname in inspect.signature(fn).parameters:
+        try:
+            TypeAdapter(hints[pname]).json_schema()
+        except Exception:
+            hint = hints[pname]
+            shown = hint.__name__ if isinstance(hint, type) else repr(hint).replace("typing.", "")
+            return ToolDefinitionError(
+                f"parameter {pname!r} of tool {tool!r} has a type with no JSON form ({shown}); "
+                + _JSON_TYPES
+            )
+    return ToolDefinitionError(f"tool {tool!r} cannot be described to a model; " + _JSON_TYPES)
 
 
 def _build(
@@ -112,10 +133,8 @@ def _build(
         warnings.simplefilter("always")
         try:
             model: type[BaseModel] = create_model(model_name, __config__=config, **fields)
-        except (PydanticUserError, TypeError, NameError) as exc:
-            raise ToolDefinitionError(
-                f"tool {tool!r} cannot be described to a model: {_plain(exc)}"
-            ) from None
+        except (PydanticUserError, TypeError, NameError):
+            raise _no_json_form(tool, fn) from None
     if caught:
         raise ToolDefinitionError(
             f"tool {tool!r} cannot be described to a model: {caught[0].message}"
