@@ -21,6 +21,7 @@ result the server marks ``isError`` is a ``tool_error`` the model reads. Only
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -65,6 +66,15 @@ def _caller(client: Any, name: str) -> Callable[..., Any]:
     return call
 
 
+async def _next_page(client: Any, cursor: str) -> Any:
+    """``Client.list_tools(cursor=...)``, or ``ClientSession.list_tools(params=...)``."""
+    if "cursor" in inspect.signature(client.list_tools).parameters:
+        return await client.list_tools(cursor=cursor)
+    from mcp.types import PaginatedRequestParams
+
+    return await client.list_tools(params=PaginatedRequestParams(cursor=cursor))
+
+
 async def _listing(client: Any) -> list[dict[str, Any]]:
     tools: list[dict[str, Any]] = []
     page = _dump(await client.list_tools())
@@ -72,7 +82,7 @@ async def _listing(client: Any) -> list[dict[str, Any]]:
     seen: set[str] = set()
     while (cursor := page.get("nextCursor")) and cursor not in seen:
         seen.add(cursor)
-        page = _dump(await client.list_tools(cursor=cursor))
+        page = _dump(await _next_page(client, cursor))
         tools += page.get("tools", [])
     return [_dump(t) for t in tools]
 

@@ -168,3 +168,55 @@ def test_a_result_is_read_as_the_model_should_read_it():
     with pytest.raises(an.ToolError, match="boom"):
         mcp_result({"content": [{"type": "text", "text": "boom"}], "isError": True})
     assert asyncio.iscoroutinefunction(an.tools.from_mcp)
+
+
+async def test_a_client_session_works_too():
+    from mcp.client.stdio import stdio_client
+
+    params = mcp.StdioServerParameters(command=sys.executable, args=[str(SERVER), "stdio"])
+    async with stdio_client(params) as (read, write), mcp.ClientSession(read, write) as session:
+        await session.initialize()
+        tools = await an.tools.from_mcp(session, include=["get_weather"])
+        assert await tools[0](city="示例城A", date="2025-05-01") == (
+            "示例城A 2025-05-01: 小雨, 降水概率 0.8"
+        )
+
+
+class PagedClient:
+    """A duck-typed client whose listing comes in two pages (and repeats a cursor)."""
+
+    def __init__(self, keyword: str) -> None:
+        self.keyword = keyword
+        self.asked: list[Any] = []
+
+    def page(self, cursor: Any) -> dict[str, Any]:
+        self.asked.append(cursor)
+        if cursor in (None, "p2-again"):
+            return {
+                "tools": [{"name": "a.b", "inputSchema": {"type": "object"}}],
+                "nextCursor": "p2",
+            }
+        return {"tools": [{"name": "c", "description": "C"}], "nextCursor": "p2"}
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": f"{name}:{json.dumps(arguments)}"}]}
+
+
+class CursorClient(PagedClient):
+    async def list_tools(self, cursor: str | None = None) -> dict[str, Any]:
+        return self.page(cursor)
+
+
+class ParamsClient(PagedClient):
+    async def list_tools(self, *, params: Any = None) -> dict[str, Any]:
+        return self.page(None if params is None else params.cursor)
+
+
+@pytest.mark.parametrize("cls", [CursorClient, ParamsClient])
+async def test_every_page_of_the_listing_is_read_once(cls):
+    client = cls("x")
+    tools = await an.tools.from_mcp(client)
+    assert [t.name for t in tools] == ["a_b", "c"]  # a name the model API refuses, made safe
+    assert client.asked == [None, "p2"]  # a repeated cursor ends the listing
+    assert tools[1].parameters == {"type": "object", "properties": {}}
+    assert await tools[0]() == "a.b:{}"  # the server is called with its own name
