@@ -7,12 +7,14 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNER = ["nbmake>=1.5", "pytest>=8"]  # to run the notebooks; not part of `make lab`
+STALE = 7 * 86400  # seconds: a lab env not used for a week is removed when another is built
 
 
 def _uv() -> list[str]:
@@ -32,9 +34,14 @@ def lab_env() -> Path:
     env = base / key
     python = env / "bin" / "python"
     if (env / ".complete").exists() and python.exists():
+        (env / ".complete").touch()  # in use: not stale
         return python
     shutil.rmtree(env, ignore_errors=True)
     base.mkdir(parents=True, exist_ok=True)
+    for old in base.iterdir():  # envs of gone checkouts or older pyprojects, unused for a week
+        mark = old / ".complete"
+        if mark.exists() and time.time() - mark.stat().st_mtime > STALE:
+            shutil.rmtree(old, ignore_errors=True)
     run = {"check": True, "capture_output": True, "text": True}
     try:
         subprocess.run([*_uv(), "venv", "--quiet", "--python", sys.executable, str(env)], **run)
