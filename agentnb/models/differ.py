@@ -33,7 +33,8 @@ def where_differs(then: Any, now: Any, path: str) -> str:
         piece = ("…" if start else "") + piece + ("…" if at + _CONTEXT < len(text) else "")
         return repr(piece) if isinstance(value, str) else piece
 
-    where = f" at character {at}" if at else ""
+    texts = isinstance(then, str) and isinstance(now, str)
+    where = f" at character {at}" if at and (texts or len(a) > 2 * _CONTEXT) else ""
     return f"{path}{where}: recorded {around(a, then)}, now {around(b, now)}"
 
 
