@@ -20,6 +20,7 @@ from .errors import ConfigurationError, RunStateError
 from .events import Event
 from .messages import Message, SystemMessage
 from .models.base import ModelLike
+from .runtime.pending import Pending
 from .session.session import Session
 from .tokens import DEFAULT_TOKENIZER, Tokenizer
 from .tools.tool import Tool, Toolset
@@ -249,7 +250,6 @@ class Agent:
     ) -> Coroutine[Any, Any, RunResult]:
         """Run the loop to a stop and return the result (``await`` it). ``input=None``
         continues a session. Used without ``await``, the call's attributes say to await it."""
-        from .runtime.pending import Pending
 
         async def run() -> RunResult:  # nothing starts until it is awaited
             return await self.start(input, session=session, lock_policy=lock_policy).finish()

@@ -118,8 +118,10 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ou
                     problems=exc.problems,
                 ))  # fmt: skip
             else:
-                here = ToolCallContext(call.id, name, state.session, state.id)
-                token = CURRENT_CALL.set(here)  # tasks and threads of the tool copy it
+                here = token = None
+                if tool.call_context:  # an.tools.current_call(): tasks and threads copy it
+                    here = ToolCallContext(call.id, name, state.session, state.id)
+                    token = CURRENT_CALL.set(here)
                 try:
                     outcome = await _execute(state, tool, _invoke(state, tool, kwargs, started))
                 except Finished as finished:  # it finished just as the run was cancelled
@@ -127,7 +129,8 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ou
                     _record(state, tool_round, call, started, outcome, args, here)
                     raise
                 finally:
-                    CURRENT_CALL.reset(token)
+                    if token is not None:
+                        CURRENT_CALL.reset(token)
                 return _record(state, tool_round, call, started, outcome, args, here)
     return _record(state, tool_round, call, started, outcome, args)
 

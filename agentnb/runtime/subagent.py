@@ -56,4 +56,6 @@ def subagent_tool(agent: Agent, name: str | None, description: str | None, **opt
     described = description or (
         f"Hand a subtask to the {agent.name!r} agent; it works on it alone and returns its answer."
     )
-    return Tool(run_subagent, name=name or agent.name, description=described, **options)
+    made = Tool(run_subagent, name=name or agent.name, description=described, **options)
+    made.call_context = True  # it needs its call: the parent session and the call id
+    return made

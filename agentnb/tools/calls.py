@@ -1,8 +1,9 @@
 """The call a tool is running for: ``an.tools.current_call()`` inside a tool.
 
-The ``execute_tools`` stage sets it around each call (threads and tasks see it too), so a
-tool can read its call id and the session it works for, and leave notes the stage puts on
-the call's ``ToolFinished`` event - a sub-agent's ``subsession_id`` (``Agent.as_tool``).
+For a tool with ``call_context = True`` (``Agent.as_tool`` sets it; set it on your own tool to
+opt in) the ``execute_tools`` stage sets it around each call (threads and tasks see it too),
+so the tool can read its call id and the session it works for, and leave notes the stage puts
+on the call's ``ToolFinished`` event - a sub-agent's ``subsession_id``.
 """
 
 from __future__ import annotations
@@ -30,5 +31,5 @@ CURRENT_CALL: ContextVar[ToolCallContext | None] = ContextVar("agentnb_tool_call
 
 
 def current_call() -> ToolCallContext | None:
-    """The call being executed, inside a tool; ``None`` when called outside a run."""
+    """The call being executed, inside a tool with ``call_context = True``; else ``None``."""
     return CURRENT_CALL.get()

@@ -44,6 +44,7 @@ class Signature:
         self.strict = strict
         #: the arguments model, and its internal field names -> the function's parameter names
         self.model, self._params = _build(fn, tool, docs, strict)
+        self._pairs = tuple(self._params.items())
         try:
             schema = self.model.model_json_schema(by_alias=True)
         except PydanticUserError:
@@ -59,7 +60,8 @@ class Signature:
                 model = self.model.model_validate(arguments)
         except ValidationError as exc:
             raise InvalidArguments(describe_validation_error(exc)) from None
-        return {param: getattr(model, field) for field, param in self._params.items()}
+        values = model.__dict__
+        return {param: values[field] for field, param in self._pairs}
 
 
 _JSON_TYPES = (

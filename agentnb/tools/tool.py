@@ -96,6 +96,9 @@ class Tool:
         #: The call changes the world (books, pays, sends): after a crash it is never re-run
         #: on its own but answered ``uncertain``. None: the toolset's default (False).
         self.side_effects = side_effects
+        #: Give the function ``an.tools.current_call()`` (its call id, the run's session) while it
+        #: runs; off by default, as it costs each call a context switch (``Agent.as_tool`` on).
+        self.call_context = False
         self.strict = strict or parameters is not None
         self._check: Signature | SchemaValidator
         if parameters is None:
@@ -106,6 +109,9 @@ class Tool:
             params = copy.deepcopy(parameters)  # the caller's dict may change; this one won't
             self._check = SchemaValidator(params, self.name)
             _check_callable_with(fn, params, self.name)
+        #: Keyword arguments for the function, or InvalidArguments naming the fields (the
+        #: checker's own method: one call less per tool call on the hot path).
+        self.validate = self._check.validate  # type: ignore[method-assign]  # (above)
         self.parameters: dict[str, Any] = params
         function: dict[str, Any] = {"name": self.name, "description": self.description}
         function["parameters"] = params

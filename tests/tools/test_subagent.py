@@ -144,6 +144,7 @@ async def test_a_tool_reads_its_call_and_session(threaded):
         return "ok"
 
     tool = an.tool(whoami, threaded=threaded)
+    tool.call_context = True  # opted in (off by default: it costs every call)
     model = an.models.ScriptedModel(
         [calls(call("c1", "whoami", x=1)), {"role": "assistant", "content": "ok"}]
     )
@@ -151,3 +152,16 @@ async def test_a_tool_reads_its_call_and_session(threaded):
     await an.Agent(tools=[tool], model=model).run("?", session=session)
     assert seen == [("c1", "whoami", session.id)]
     assert current_call() is None  # and nothing leaks out of the run
+    tool.call_context = False
+    seen_none = []
+
+    def whoami_plain(x: int) -> str:
+        seen_none.append(current_call())
+        return "ok"
+
+    plain = an.tool(whoami_plain, name="whoami")
+    model = an.models.ScriptedModel(
+        [calls(call("c2", "whoami", x=1)), {"role": "assistant", "content": "ok"}]
+    )
+    await an.Agent(tools=[plain], model=model).run("?")
+    assert seen_none == [None]  # not opted in: no context
