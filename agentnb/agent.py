@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ from .errors import ConfigurationError, RunStateError
 from .events import Event
 from .messages import Message, SystemMessage
 from .models.base import ModelLike
+from .runtime.pending import Pending
 from .session.session import Session
 from .tokens import DEFAULT_TOKENIZER, Tokenizer
 from .tools.tool import Tool, Toolset
@@ -240,15 +241,20 @@ class Agent:
             self, input, session if session is not None else Session(), lock_policy=lock_policy
         )
 
-    async def run(
+    def run(
         self,
         input: Input = None,
         *,
         session: Session | None = None,
         lock_policy: LockPolicy | None = None,
-    ) -> RunResult:
-        """Run the loop to a stop and return the result. ``input=None`` continues a session."""
-        return await self.start(input, session=session, lock_policy=lock_policy).finish()
+    ) -> Coroutine[Any, Any, RunResult]:
+        """Run the loop to a stop and return the result (``await`` it). ``input=None``
+        continues a session. Used without ``await``, the call's attributes say to await it."""
+
+        async def run() -> RunResult:  # nothing starts until it is awaited
+            return await self.start(input, session=session, lock_policy=lock_policy).finish()
+
+        return Pending(run(), "agent.run(...)")
 
     async def stream(
         self, input: Input = None, *, session: Session | None = None
@@ -261,6 +267,15 @@ class Agent:
         async with contextlib.aclosing(self.start(input, session=session).stream()) as events:
             async for event in events:
                 yield event
+
+    def as_tool(
+        self, name: str | None = None, description: str | None = None, **options: Any
+    ) -> Tool:
+        """This agent as a tool of another: each call runs it on a session of its own, kept in
+        ``parent_session.subsessions`` under the call's ``ToolFinished.subsession_id``."""
+        from .runtime.subagent import subagent_tool
+
+        return subagent_tool(self, name, description, **options)
 
     def run_sync(self, input: Input = None, *, session: Session | None = None) -> RunResult:
         """``run`` for scripts. Inside Jupyter (a running event loop) use ``await agent.run``."""

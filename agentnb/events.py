@@ -396,6 +396,9 @@ class ToolFinished(Event):
     #: What the developer should know of a result that is still ok (a value JSON cannot hold
     #: was sent as its ``str()``).
     note: str | None = None
+    #: The session a sub-agent ran in for this call (``Agent.as_tool``), reachable as
+    #: ``session.subsessions[subsession_id]``; None for other tools.
+    subsession_id: str | None = None
 
     def summary(self) -> str:
         state = "ok" if self.ok else f"FAILED ({self.kind})"

@@ -81,6 +81,7 @@ LAYERS: list[tuple[str, ...]] = [
 TYPE_ONLY_UP: dict[tuple[str, str], str] = {
     ("agentnb.runtime.state", "agentnb.agent"): "a run's state reads its agent's settings",
     ("agentnb.runtime.run", "agentnb.agent"): "a run is started by an agent and reads it",
+    ("agentnb.runtime.subagent", "agentnb.agent"): "agent.as_tool() runs the agent it is given",
     ("agentnb.runtime.result", "agentnb.storage.trace"): "RunResult.trace() returns a Trace",
     ("agentnb.session.session", "agentnb.context.memory"): "a session carries its user's memory",
     ("agentnb.session.session", "agentnb.runtime.result"): "a session keeps its runs' records",

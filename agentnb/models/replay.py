@@ -39,6 +39,7 @@ import httpx
 
 from .. import _json
 from ..errors import CassetteMiss, ConfigurationError
+from .differ import where_differs
 from .openai.client import OpenAIModel
 from .openai.secrets import Secrets, is_secret_name
 
@@ -158,15 +159,17 @@ class Cassette:
         i = common(closest)
         other = theirs.get("messages") or []
         if i < len(messages) or i < len(other):
+            if i < len(messages) and i < len(other):
+                return f"message {i} differs: " + where_differs(
+                    other[i], messages[i], f"messages[{i}]"
+                )
             now = _short(messages[i]) if i < len(messages) else "(none)"
             then = _short(other[i]) if i < len(other) else "(none)"
             return f"message {i} differs: recorded {then}, now {now}"
         keys = sorted((set(body) | set(theirs)) - {"messages"})
         changed = [k for k in keys if _text(body.get(k)) != _text(theirs.get(k))]
         if changed:
-            return "; ".join(
-                f"{k}: recorded {_short(theirs.get(k))}, now {_short(body.get(k))}" for k in changed
-            )
+            return "; ".join(where_differs(theirs.get(k), body.get(k), k) for k in changed)
         return f"the query differs: recorded {closest['query']}, now {canonical['query']}"
 
 

@@ -24,12 +24,11 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from ..events import ToolFinished, ToolsExecuted, ToolStarted
 from ..messages import ToolCall
+from ..tools.calls import CURRENT_CALL, ToolCallContext
 from ..tools.results import serialise
-from ..tools.tool import ToolError, describe_validation_error, error_content
+from ..tools.tool import InvalidArguments, ToolError, error_content
 from .state import Outcome, RunState, ToolRound
 from .tool_work import Deadline, Finished, bounded, in_thread, isolated
 
@@ -111,20 +110,28 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ou
         else:
             try:
                 kwargs = tool.validate(args)
-            except ValidationError as exc:
+            except InvalidArguments as exc:
                 outcome = _failed("invalid_arguments", error_content(
                     f"invalid arguments for {name}",
                     _signature_hint(tool),
                     kind="invalid_arguments",
-                    problems=describe_validation_error(exc),
+                    problems=exc.problems,
                 ))  # fmt: skip
             else:
+                here = token = None
+                if tool.call_context:  # an.tools.current_call(): tasks and threads copy it
+                    here = ToolCallContext(call.id, name, state.session, state.id)
+                    token = CURRENT_CALL.set(here)
                 try:
                     outcome = await _execute(state, tool, _invoke(state, tool, kwargs, started))
                 except Finished as finished:  # it finished just as the run was cancelled
                     outcome = await _execute(state, tool, finished.result())
-                    _record(state, tool_round, call, started, outcome, args)
+                    _record(state, tool_round, call, started, outcome, args, here)
                     raise
+                finally:
+                    if token is not None:
+                        CURRENT_CALL.reset(token)
+                return _record(state, tool_round, call, started, outcome, args, here)
     return _record(state, tool_round, call, started, outcome, args)
 
 
@@ -139,6 +146,7 @@ def _record(
     started: float,
     outcome: Outcome,
     args: dict[str, Any] | None,
+    here: ToolCallContext | None = None,
 ) -> Outcome:
     now = time.monotonic()
     outcome.latency = now - started
@@ -156,6 +164,7 @@ def _record(
         kind=outcome.kind,
         traceback=outcome.traceback,
         note=outcome.note,
+        subsession_id=None if here is None else here.subsession_id,
     )
     return outcome
 

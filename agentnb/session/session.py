@@ -71,6 +71,8 @@ class Session(Editing):
         self.requests: list[RequestRecord] = []
         self.runs: list[RunRecord] = []
         self.forked_from: str | None = None
+        #: Sessions sub-agents ran in for this one's tool calls (``Agent.as_tool``), by id.
+        self.subsessions: dict[str, Session] = {}
         self.memory = memory
         self._origin: Origin | None = None
         for m in messages:

@@ -1,8 +1,13 @@
-"""Tools: ``@tool``, :class:`Tool`, :class:`Toolset`; schemas from signatures and docstrings;
-results and their error kinds (what the model sees when a call fails)."""
+"""Tools: ``@tool``, :class:`Tool`, :class:`Toolset`; schemas from signatures, docstrings or a
+JSON schema given as is; results and their error kinds (what the model sees when a call
+fails); MCP servers' tools (:func:`from_mcp`, needs the ``mcp`` extra)."""
 
+from typing import Any
+
+from .calls import ToolCallContext, current_call
 from .tool import (
     ERROR_KINDS,
+    InvalidArguments,
     Tool,
     ToolError,
     Toolset,
@@ -14,11 +19,22 @@ from .tool import (
 
 __all__ = [
     "ERROR_KINDS",
+    "InvalidArguments",
     "Tool",
+    "ToolCallContext",
     "ToolError",
     "Toolset",
+    "current_call",
     "describe_validation_error",
     "error_content",
+    "from_mcp",
     "to_content",
     "tool",
 ]
+
+
+async def from_mcp(client: Any, **options: Any) -> list[Tool]:
+    """The tools of a connected MCP client (see :mod:`agentnb.tools.mcp`)."""
+    from .mcp import from_mcp as load  # lazily: the mcp SDK is an optional extra
+
+    return await load(client, **options)

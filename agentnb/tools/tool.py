@@ -9,21 +9,21 @@ timeouts, structured errors) is the ``execute_tools`` stage in :mod:`agentnb.run
 
 from __future__ import annotations
 
+import copy
 import inspect
 import re
-import warnings
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, get_type_hints
-
-from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, create_model
-from pydantic.fields import FieldInfo
+from typing import Any
 
 from ..errors import ToolDefinitionError
 from .docstrings import parse_docstring, strip_titles
 from .results import ERROR_KINDS, ToolError, describe_validation_error, error_content, to_content
+from .schema import InvalidArguments, SchemaValidator
+from .signature import Signature
 
 __all__ = [
     "ERROR_KINDS",
+    "InvalidArguments",
     "Tool",
     "ToolError",
     "Toolset",
@@ -39,7 +39,13 @@ _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 class Tool:
     """A function the model can call, with its JSON schema and execution options.
 
-    Calling a ``Tool`` calls the function, so decorated functions stay usable as before.
+    The schema comes from the function's signature and docstring, or is given as is with
+    ``parameters=`` (a JSON schema of an object, e.g. from a catalogue or an MCP server): then
+    it is advertised exactly as given, arguments are validated against it (``jsonschema``),
+    and the function is called with them as keyword arguments (names Python cannot spell
+    reach a ``**kwargs``). ``strict=True`` turns off lax coercion for typed functions ("5" is
+    not 5); a given schema is always strict. Calling a ``Tool`` calls the function, so
+    decorated functions stay usable as before.
     """
 
     def __init__(
@@ -53,9 +59,16 @@ class Tool:
         sequential: bool = False,
         isolated: bool = True,
         side_effects: bool | None = None,
+        parameters: dict[str, Any] | None = None,
+        strict: bool = False,
     ) -> None:
         if not callable(fn):
-            raise ToolDefinitionError(f"a tool must be a function, not {type(fn).__name__}")
+            hint = (
+                " (a tool given as a JSON schema: an.Tool.from_openai(tool_dict, fn))"
+                if isinstance(fn, dict)
+                else ""
+            )
+            raise ToolDefinitionError(f"a tool must be a function, not {type(fn).__name__}{hint}")
         self.fn = fn
         self.name: str = name or str(getattr(fn, "__name__", ""))
         if not _NAME.fullmatch(self.name):
@@ -83,17 +96,22 @@ class Tool:
         #: The call changes the world (books, pays, sends): after a crash it is never re-run
         #: on its own but answered ``uncertain``. None: the toolset's default (False).
         self.side_effects = side_effects
-        self.args_model = self._build_args_model(fn, doc_params)
-        self._field_names = tuple(self.args_model.model_fields)
-        try:
-            schema = self.args_model.model_json_schema()
-        except PydanticUserError as exc:
-            raise ToolDefinitionError(
-                f"tool {self.name!r} has a parameter type with no JSON schema ({exc}); use "
-                "JSON types (str, int, float, bool, list, dict), enums, Literal or pydantic models"
-            ) from None
-        params = strip_titles(schema)
-        params.setdefault("properties", {})
+        #: Give the function ``an.tools.current_call()`` (its call id, the run's session) while it
+        #: runs; off by default, as it costs each call a context switch (``Agent.as_tool`` on).
+        self.call_context = False
+        self.strict = strict or parameters is not None
+        self._check: Signature | SchemaValidator
+        if parameters is None:
+            self._check = Signature(fn, self.name, doc_params, strict=strict)
+            params = strip_titles(self._check.schema)
+            params.setdefault("properties", {})
+        else:
+            params = copy.deepcopy(parameters)  # the caller's dict may change; this one won't
+            self._check = SchemaValidator(params, self.name)
+            _check_callable_with(fn, params, self.name)
+        #: Keyword arguments for the function, or InvalidArguments naming the fields (the
+        #: checker's own method: one call less per tool call on the hot path).
+        self.validate = self._check.validate  # type: ignore[method-assign]  # (above)
         self.parameters: dict[str, Any] = params
         function: dict[str, Any] = {"name": self.name, "description": self.description}
         function["parameters"] = params
@@ -102,69 +120,31 @@ class Tool:
         self.__name__ = self.name
         self.__wrapped__ = fn
 
-    def _build_args_model(self, fn: Callable[..., Any], docs: dict[str, str]) -> type[BaseModel]:
-        try:
-            hints = get_type_hints(fn, include_extras=True)
-        except Exception as exc:
+    @classmethod
+    def from_openai(cls, tool: dict[str, Any], fn: Callable[..., Any], **options: Any) -> Tool:
+        """A tool from an OpenAI tool dict (``{"type": "function", "function": {...}}`` or the
+        inner ``function`` object), run by ``fn``; the dict is advertised exactly as given."""
+        function = tool.get("function", tool) if isinstance(tool, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             raise ToolDefinitionError(
-                f"cannot read the type hints of tool {self.name!r}: {exc}"
-            ) from None
-        fields: dict[str, Any] = {}
-        for pname, param in inspect.signature(fn).parameters.items():
-            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                raise ToolDefinitionError(
-                    f"tool {self.name!r} takes *{pname}: the model needs named parameters"
-                )
-            if param.kind is param.POSITIONAL_ONLY:
-                raise ToolDefinitionError(
-                    f"parameter {pname!r} of tool {self.name!r} is positional-only; the model "
-                    "passes arguments by name (remove the '/' from the signature)"
-                )
-            if pname.startswith("_") or pname == "model_config":
-                raise ToolDefinitionError(
-                    f"parameter {pname!r} of tool {self.name!r} cannot be an argument name "
-                    "(names starting with '_' and 'model_config' are reserved); rename it"
-                )
-            if pname not in hints:
-                raise ToolDefinitionError(
-                    f"parameter {pname!r} of tool {self.name!r} has no type annotation; the "
-                    f"model needs a type, e.g. `{pname}: str`"
-                )
-            default: Any = ... if param.default is param.empty else param.default
-            info: Any
-            hint = hints[pname]
-            described = any(
-                isinstance(m, FieldInfo) and m.description
-                for m in getattr(hint, "__metadata__", ())
+                'an OpenAI tool is {"type": "function", "function": {"name": ..., '
+                f'"description": ..., "parameters": {{...}}}}}}, got {tool!r:.200}'
             )
-            doc = None if described else docs.get(pname)
-            if isinstance(default, FieldInfo):
-                info = default
-                if doc and not info.description:
-                    info = FieldInfo.merge_field_infos(info, description=doc)
-            else:
-                info = Field(default=default, description=doc) if doc else default
-            fields[pname] = (hint, info)
-        config = ConfigDict(extra="forbid", protected_namespaces=())
-        model_name = "".join(p.capitalize() for p in re.split(r"[_-]", self.name)) + "Args"
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                model: type[BaseModel] = create_model(model_name, __config__=config, **fields)
-            except (PydanticUserError, TypeError, NameError) as exc:
-                raise ToolDefinitionError(
-                    f"tool {self.name!r} cannot be described to a model: {exc}"
-                ) from None
-        if caught:
-            raise ToolDefinitionError(
-                f"tool {self.name!r} cannot be described to a model: {caught[0].message}"
-            )
-        return model
+        parameters = function.get("parameters", {"type": "object", "properties": {}})
+        made = cls(
+            fn,
+            name=function["name"],
+            description=function.get("description", ""),
+            parameters=parameters,
+            **options,
+        )
+        made.schema = {"type": "function", "function": copy.deepcopy(function)}
+        made.parameters = made.schema["function"].get("parameters", made.parameters)
+        return made
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Validate parsed arguments; returns keyword arguments or raises ValidationError."""
-        model = self.args_model.model_validate(arguments)
-        return {name: getattr(model, name) for name in self._field_names}
+        """Keyword arguments for the function, or :class:`InvalidArguments` naming the fields."""
+        return self._check.validate(arguments)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -172,6 +152,36 @@ class Tool:
     def __repr__(self) -> str:
         params = ", ".join(self.parameters.get("properties", {}))
         return f"<Tool {self.name}({params})>"
+
+
+def _check_callable_with(fn: Callable[..., Any], schema: dict[str, Any], tool: str) -> None:
+    """A function given a schema must accept every property and need no other argument."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # builtins without a signature: trust the caller
+        return
+    params = sig.parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        accepted = None
+    else:
+        accepted = {
+            n for n, p in params.items() if p.kind not in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)
+        }
+    props = set(schema.get("properties", {}))
+    if accepted is not None and (extra := sorted(props - accepted)):
+        raise ToolDefinitionError(
+            f"tool {tool!r}: the function takes no parameter {extra[0]!r} of its schema "
+            "(add it, or take **kwargs)"
+        )
+    needed = [
+        n
+        for n, p in params.items()
+        if p.default is p.empty and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+    ]
+    if missing := [n for n in needed if n not in props]:
+        raise ToolDefinitionError(
+            f"tool {tool!r}: the function needs {missing[0]!r}, which its schema does not have"
+        )
 
 
 def tool(
@@ -184,14 +194,18 @@ def tool(
     sequential: bool = False,
     isolated: bool = True,
     side_effects: bool | None = None,
+    parameters: dict[str, Any] | None = None,
+    strict: bool = False,
 ) -> Any:
     """Turn a typed function into a :class:`Tool`. Use bare or with options::
 
     @an.tool
     def search_weather(city: str, date: str) -> dict: ...
 
-    @an.tool(timeout=5, sequential=True, side_effects=True)
+    @an.tool(timeout=5, sequential=True, side_effects=True, strict=True)
     async def book_hotel(...): ...
+
+    an.tool(fn, parameters={"type": "object", ...})   # a JSON schema, advertised as given
     """
 
     def wrap(f: Callable[..., Any]) -> Tool:
@@ -204,6 +218,8 @@ def tool(
             sequential=sequential,
             isolated=isolated,
             side_effects=side_effects,
+            parameters=parameters,
+            strict=strict,
         )
 
     return wrap(fn) if fn is not None else wrap

@@ -138,3 +138,20 @@ def test_bad_cassettes_are_configuration_errors(tmp_path):
     broken.write_text("{not json\n")
     with pytest.raises(ConfigurationError, match=r"broken\.jsonl:1"):
         Cassette(broken)
+
+
+async def test_a_miss_shows_where_two_long_prompts_first_differ(tmp_path):
+    path = tmp_path / "long.jsonl"
+    head = "行程说明：" + "这是一段很长的背景介绍，" * 30  # ~370 characters before the change
+    await an.travel.travel_agent(model=record(model_for(travel_server()), path)).run(
+        head + "周五北京天气？"
+    )
+    with pytest.raises(CassetteMiss) as info:
+        await an.travel.travel_agent(model=replay(path)).run(head + "周六北京天气？")
+    text = info.value.difference
+    at = len(head) + 1  # 周五 / 周六: the second character after the head differs
+    assert f"messages[1].content at character {at}:" in text, text
+    recorded, now = text.split("recorded ", 1)[1].split(", now ")
+    assert "周五北京" in recorded and "周六北京" in now  # the spot itself, in both
+    assert recorded.startswith("'…") and "背景介绍" in recorded  # with context before it
+    assert head[:40] not in text  # not the common beginning

@@ -330,3 +330,26 @@ async def test_the_run_record_is_the_one_home_of_the_outcome():
     assert stopped.usage == record.usage == result.usage and isinstance(
         record.usage, an.models.Usage
     )
+
+
+async def test_a_run_used_without_await_says_to_await_it():
+    import asyncio
+
+    agent = an.Agent(model=an.models.ScriptedModel([{"role": "assistant", "content": "好"}]))
+    pending = agent.run("你好")
+    with pytest.raises(AttributeError, match=r"write `result = await agent\.run\(\.\.\.\)`"):
+        pending.output  # noqa: B018
+    assert "not awaited" in repr(pending) and "await agent.run" in repr(pending)
+    assert not hasattr(pending, "stop_reason")
+    result = await pending  # still the run: awaiting it works afterwards
+    assert result.output == "好"
+    task = asyncio.ensure_future(agent.run("再来", session=result.session))
+    with pytest.raises(an.errors.UnexpectedModelCall):
+        await task  # a task of it runs it (the script has one reply only)
+
+
+def test_asyncio_run_accepts_a_run_as_it_accepts_a_coroutine():
+    import asyncio
+
+    agent = an.Agent(model=an.models.ScriptedModel([{"role": "assistant", "content": "好"}]))
+    assert asyncio.run(agent.run("你好")).output == "好"

@@ -1,6 +1,7 @@
 """Record the SmolLM2 cassettes in data/cassettes (see its README). Needs the `local` extra.
 
-    .venv/bin/python tests/servers/record_cassettes.py
+    .venv/bin/python tests/servers/record_cassettes.py            # every scenario
+    .venv/bin/python tests/servers/record_cassettes.py format     # only format_smollm2.jsonl
 
 Each scenario starts from an empty file. The runs are what the tiny model did on that day:
 re-recording changes them (llama.cpp output varies with its prompt cache, even at T=0).
@@ -43,11 +44,53 @@ async def record(server: LocalServer) -> None:
     print(f"{path.name}: {result.stop_reason}: {result.output!r}")
 
 
-def main() -> int:
+# Format instability (article 002 §5.3): one forced tool call per request, a plain tool
+# description against one with few-shot examples, at temperature 0 and 1, eight seeds each.
+# notebooks/11_real_model.ipynb builds the same requests: keep the two in step.
+FORMAT_QUESTION = "What is the weather in Beijing on January 10, 2025?"
+FORMAT_PLAIN = "Weather for a city on a date."
+FORMAT_FEW_SHOT = (
+    FORMAT_PLAIN + " Examples:\n"
+    '"weather in Paris on March 3, 2025" -> {"city": "Paris", "date": "2025-03-03"}\n'
+    '"Tokyo, 2025-07-01" -> {"city": "Tokyo", "date": "2025-07-01"}'
+)
+
+
+def format_agent(model: an.models.OpenAIModel, description: str) -> an.Agent:
+    def search_weather(city: str, date: str) -> dict:
+        return {"city": city, "date": date, "weather": "sunny"}
+
+    return an.Agent(
+        "You are a travel assistant. Use the tools.",
+        [an.tool(search_weather, description=description)],
+        model=model,
+        max_iterations=1,
+        model_params={"tool_choice": {"type": "function", "function": {"name": "search_weather"}}},
+    )
+
+
+async def record_format(server: LocalServer) -> None:
+    path = ROOT / "format_smollm2.jsonl"
+    path.unlink(missing_ok=True)
+    cassette = Cassette(path)
+    for description in (FORMAT_PLAIN, FORMAT_FEW_SHOT):
+        for temperature in (0.0, 1.0):
+            for seed in range(8):
+                params = {"temperature": temperature, "seed": seed, "max_tokens": 64}
+                model = cassette.record(server.model("smollm2-tools", params=params))
+                result = await format_agent(model, description).run(FORMAT_QUESTION)
+                args = [c.function.arguments for c in result.tool_calls]
+                print(f"  T={temperature} seed={seed} few-shot={description != FORMAT_PLAIN}", args)
+    print(f"{path.name}: {len(Cassette(path).entries)} exchanges")
+
+
+def main(argv: list[str]) -> int:
     with LocalServer() as server:
-        asyncio.run(record(server))
+        if argv[1:] != ["format"]:
+            asyncio.run(record(server))
+        asyncio.run(record_format(server))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv))
