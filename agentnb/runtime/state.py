@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..events import Event, MessageAppended, Origin, ToolFinished
+from ..events import Event, MessageAppended, Origin, ToolFinished, ToolStarted
 from ..messages import Message, ToolCall, ToolMessage
 from ..models.base import Usage
 from ..session.records import RunRecord
@@ -115,14 +115,22 @@ class RunState:
         """Answer every open call: its finished outcome if it has one, else ``kind``."""
         transcript = self.session.transcript
         done = self.round.outcomes if self.round and self.round.at == transcript.open_at else {}
+        # Invariant 8: a call that started is never reported as not run.
+        started = {
+            e.call_id
+            for e in self.events
+            if type(e) is ToolStarted and e.iteration == self.iteration
+        }
         for call in transcript.open_calls():
             outcome = done.get(call.id)
             if outcome is None:
-                content = error_content(
-                    f"{kind.replace('_', ' ')}: {why}",
-                    "this call did not run; do not assume its result",
-                    kind=kind,
+                hint = (
+                    "this call was interrupted while it ran: it may or may not have taken "
+                    "effect; check before repeating it"
+                    if call.id in started
+                    else "this call did not run; do not assume its result"
                 )
+                content = error_content(f"{kind.replace('_', ' ')}: {why}", hint, kind=kind)
                 self.emit(
                     ToolFinished,
                     call_id=call.id,

@@ -238,3 +238,49 @@ def test_a_function_is_not_a_model_and_the_error_says_what_to_do(tools):
         an.Agent("", tools, model=lambda request: "hi")
     with pytest.raises(an.ConfigurationError, match="str is not a model"):
         an.Agent("", tools, model="gpt-4o")
+
+
+async def test_a_cancelled_call_that_started_is_never_reported_as_not_run():
+    """Invariant 8: the call in flight when the run was cancelled may have had effects; the
+    serial call after it never started."""
+    import asyncio
+    import json
+
+    started = asyncio.Event()
+
+    @an.tool
+    async def book(city: str) -> dict:
+        """Books a room."""
+        started.set()
+        await asyncio.sleep(30)
+        return {"booked": city}
+
+    reply = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "a",
+                "type": "function",
+                "function": {"name": "book", "arguments": '{"city": "北京"}'},
+            },
+            {
+                "id": "b",
+                "type": "function",
+                "function": {"name": "book", "arguments": '{"city": "上海"}'},
+            },
+        ],
+    }
+    agent = an.Agent("x", [book], model=ScriptedModel([reply]), parallel_tool_calls=False)
+    session = an.Session()
+    run = agent.start("订酒店", session=session)
+    task = asyncio.ensure_future(run.finish())
+    await started.wait()
+    run.cancel()
+    result = await task
+    assert result.stop_reason == "cancelled" and session.is_valid
+    hints = {
+        m.tool_call_id: json.loads(m.content)["hint"] for m in session.messages if m.role == "tool"
+    }
+    assert "interrupted while it ran" in hints["a"] and "may or may not" in hints["a"]
+    assert "did not run" in hints["b"]
