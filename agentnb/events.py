@@ -426,7 +426,9 @@ class StopChecked(Event):
     detail: str = ""
 
     def summary(self) -> str:
-        return f"stop: {self.reason} ({self.detail})" if self.stop else "continue"
+        if self.stop:
+            return f"stop: {self.reason} ({self.detail})"
+        return f"continue: {self.detail}" if self.detail else "continue"
 
 
 @dataclass(slots=True, kw_only=True, repr=False, eq=False)

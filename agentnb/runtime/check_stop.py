@@ -25,12 +25,9 @@ from .decide import Decision
 from .state import RunState
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Verdict:
-    """``stop`` with a reason and words, or go on (with ``wrap_up`` for one last call).
-
-    Read only by convention, like events: a frozen dataclass costs four times as much to build.
-    """
+    """``stop`` with a reason and words, or go on (with ``wrap_up`` for one last call)."""
 
     stop: bool
     reason: str | None = None
@@ -127,11 +124,23 @@ def _policies(state: RunState, decision: Decision, wrap_up: bool) -> Verdict | N
     return None
 
 
-_GO_ON = Verdict(False)
+def _why_continue(state: RunState) -> str:
+    """Why the loop goes on, in words: each limit and where the run stands against it."""
+    agent = state.agent
+    bits = [f"iteration {state.iteration} of {agent.max_iterations}"]
+    limit = agent.repeat_limit
+    if limit:
+        recent = state.actions
+        same = recent.count(recent[-1]) if recent else 0
+        bits.append("no repeated action" if same < 2 else f"the same call {same} of {limit} times")
+    used = state.tokens[2]
+    budget = agent.token_budget
+    bits.append(f"{used:,} tokens used" + (f" of {budget:,}" if budget is not None else ""))
+    return ", ".join(bits)
 
 
 def check_stop(state: RunState, decision: Decision, wrap_up: bool = False) -> Verdict:
-    verdict = _policies(state, decision, wrap_up) or _GO_ON
+    verdict = _policies(state, decision, wrap_up) or Verdict(False, detail=_why_continue(state))
     if verdict.stop:
         assert verdict.reason is not None
         state.stop(verdict.reason, verdict.detail)

@@ -44,7 +44,10 @@ __all__ = [
 STATIC_LIMIT = 500
 
 #: Event fields a timeline row keeps (scalars only; bodies are fetched on demand).
-_ROW_FIELDS = ("latency", "ok", "name", "call_id", "reason", "decision", "finish_reason")
+_ROW_FIELDS = (
+    "latency", "ok", "name", "call_id", "reason", "decision", "finish_reason", "traceback",
+    "detail",
+)  # fmt: skip
 
 
 def size(value: Any) -> int:
@@ -52,9 +55,30 @@ def size(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
 
 
-def message(m: Any, iteration: int | None) -> dict[str, Any]:
-    """One message for the browser: ``w`` wire dict, ``tok`` estimated tokens, ``it``."""
-    return {"w": m.wire(), "tok": m.tokens, "it": iteration}
+def message(m: Any, iteration: int | None, edit: Any = None) -> dict[str, Any]:
+    """One message for the browser: ``w`` wire dict, ``tok`` estimated tokens, ``it``, and
+    ``ed`` (what a hand edit changed) when an :class:`~agentnb.session.edits.EditRecord`
+    put it there."""
+    out = {"w": m.wire(), "tok": m.tokens, "it": iteration}
+    if edit is not None:
+        from .marks import edit_mark  # marks builds on this module
+
+        out["ed"] = edit_mark(edit)
+    return out
+
+
+def tool_stat(event: Any) -> dict[str, Any]:
+    """A ``ToolFinished`` for the result card: ok, kind, ms, and the traceback of a tool that
+    raised (``tb``, shown collapsed) and the sub-session of an agent run as a tool (``sub``)."""
+    stat: dict[str, Any] = {
+        "ok": event.ok,
+        "kind": error_kind(event),
+        "ms": round(event.latency * 1000, 1),
+    }
+    tb = getattr(event, "traceback", None)
+    if tb:
+        stat["tb"] = str(tb)
+    return stat
 
 
 def error_kind(event: Any) -> str | None:
