@@ -21,7 +21,8 @@ import traitlets
 
 from .. import _json
 from ..messages import parse_message
-from . import payload
+from ..session.edits import changed_paths
+from . import marks, payload
 from .base import Widget
 
 __all__ = ["RequestInspector", "SnapshotDiff", "Timeline", "diff_payload", "request_payload"]
@@ -90,6 +91,7 @@ def diff_payload(session: Any, j: int, k: int) -> dict[str, Any]:
     sa = a.messages[1:] if a.messages and _is_system(a.messages[0]) else a.messages
     sb = b.messages[1:] if b.messages and _is_system(b.messages[0]) else b.messages
     matcher = difflib.SequenceMatcher(None, [_key(w) for w in sa], [_key(w) for w in sb], False)
+    edited = marks.edit_marks(session)
     rows: list[dict[str, Any]] = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
@@ -100,11 +102,18 @@ def diff_payload(session: Any, j: int, k: int) -> dict[str, Any]:
             rows += [{"op": "dropped", "w": w} for w in sa[i1:i2]]
         elif i2 - i1 == j2 - j1:  # same count: edited in place
             pairs = zip(sa[i1:i2], sb[j1:j2], strict=True)
-            rows += [{"op": "edited", "w": new, "old": old} for old, new in pairs]
+            rows += [
+                {"op": "edited", "w": new, "old": old, "changed": changed_paths(old, new)}
+                for old, new in pairs
+            ]
         else:  # several became fewer (or more): dropped or summarised
             added = "summarised" if j2 - j1 < i2 - i1 else "inserted"
             rows += [{"op": "dropped", "w": w} for w in sa[i1:i2]]
             rows += [{"op": added, "w": w} for w in sb[j1:j2]]
+    for row in rows:  # a message a hand edit put there is the edit's, not the model's or tool's
+        record = edited.get(id(row.get("w")))
+        if record is not None:
+            row["edit"] = marks.edit_mark(record)
     sys_a = a.messages[0] if a.messages and _is_system(a.messages[0]) else None
     sys_b = b.messages[0] if b.messages and _is_system(b.messages[0]) else None
     keys = set(a.params) | set(b.params)
