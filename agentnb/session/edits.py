@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidConversation, InvalidMessage, SessionBusy
-from ..events import Event, MessageAppended, SessionEdited
+from ..events import Event, MessageAppended, SessionEdited, describe_edit
 from ..messages import Message
 from .lock import ActiveRun
 from .pairing import conversation_problems
@@ -47,13 +47,7 @@ class EditRecord:
 
     def describe(self) -> str:
         """One line for a timeline or a card: what was edited, where, which fields."""
-        what = f"{self.how} #{self.index}"
-        if self.call_id:
-            what += f" (call {self.call_id})"
-        if self.changed:
-            shown = ", ".join(self.changed[:4]) + (" …" if len(self.changed) > 4 else "")
-            what += f": changed {shown}"
-        return what
+        return describe_edit(self.how, self.index, self.call_id, self.changed)
 
 
 def _json(value: Any) -> Any:
@@ -93,7 +87,6 @@ class Editing:
 
     id: str
     transcript: Transcript
-    bus: Any
 
     @property
     def active_run(self) -> ActiveRun | None:
@@ -115,14 +108,7 @@ class Editing:
                 return record
         return None
 
-    def _record(self, how: str, index: int, before: Message | None, after: Message | None,
-                call_id: str | None = None) -> None:  # fmt: skip
-        old = before.wire() if before is not None else None
-        changed = tuple(changed_paths(old, after.wire())) if old and after is not None else ()
-        seq = self.bus.seq + 1  # the number the SessionEdited event about to be sent gets
-        self.edits.append(EditRecord(seq, how, index, old, after, changed, call_id))
-
-    def _edited(self, cls: type[Event], **fields: Any) -> None:
+    def _edited(self, cls: type[Event], **fields: Any) -> Event:
         raise NotImplementedError
 
     # -- changing ----------------------------------------------------------------------------
@@ -170,11 +156,14 @@ class Editing:
     ) -> None:  # fmt: skip
         self._guard(action, lambda: _problems(new, self.active_run))
         old = self.transcript.messages
-        before = old[index] if action in ("replace", "delete") and index < len(old) else None
+        wire = old[index].wire() if action in ("replace", "delete") and index < len(old) else None
         after = new[index] if action == "replace" else None
+        changed = tuple(changed_paths(wire, after.wire())) if wire and after is not None else ()
+        how = how or action
         self.transcript.rewrite(new)
-        self._record(how or action, index, before, after, call_id)
-        self._edited(SessionEdited, action=action, index=index, count=count)
+        event = self._edited(SessionEdited, action=action, index=index, count=count, how=how,
+                             changed=changed, call_id=call_id, before=wire)  # fmt: skip
+        self.edits.append(EditRecord(event.seq, how, index, wire, after, changed, call_id))
 
     def replace(self, index: int, message: Message | dict[str, Any], *, _how: str = "replace",
                 _call: str | None = None) -> Message:  # fmt: skip

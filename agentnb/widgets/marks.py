@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..events import describe_edit
 from ..testing import ungrounded_figures
 from . import payload
 
@@ -19,12 +20,14 @@ __all__ = ["edit_mark", "edit_marks", "edit_message", "grounding", "live_status"
 
 
 def edit_mark(record: Any, *, before: bool = True) -> dict[str, Any]:
-    """An :class:`~agentnb.session.edits.EditRecord` for the browser (small, JSON only)."""
+    """An :class:`~agentnb.session.edits.EditRecord` (or the ``SessionEdited`` event that
+    announces it) for the browser: small, JSON only."""
+    how = record.how or getattr(record, "action", "edit")
     mark: dict[str, Any] = {
         "seq": record.seq,
-        "how": record.how,
+        "how": how,
         "changed": list(record.changed[:50]),
-        "text": record.describe(),
+        "text": describe_edit(how, record.index, record.call_id, tuple(record.changed)),
     }
     if record.call_id:
         mark["call"] = record.call_id
@@ -50,10 +53,8 @@ def edit_marks(session: Any) -> dict[int, Any]:
 def edit_message(session: Any, event: Any) -> dict[str, Any]:
     """The browser message for a ``SessionEdited`` event, with its timeline row as ``e``."""
     action, index = event.action, event.index
-    record = next((r for r in reversed(session.edits) if r.seq == event.seq), None)
+    record = event if getattr(event, "how", "") else None  # it carries a copy of the record
     row = payload.event_row(event)
-    if record is not None:
-        row["summary"] = "edited: " + record.describe()
     msg: dict[str, Any]
     if action == "replace":
         m = session.messages[index]
