@@ -135,7 +135,7 @@ def _why_continue(state: RunState) -> str:
         bits.append("no repeated action" if same < 2 else f"the same call {same} of {limit} times")
     used = state.tokens[2]
     budget = agent.token_budget
-    bits.append(f"{used:,} tokens used" + (f" of {budget:,}" if budget is not None else ""))
+    bits.append(f"{used:,}" + (f" of {budget:,}" if budget is not None else "") + " tokens used")
     return ", ".join(bits)
 
 

@@ -106,10 +106,8 @@ def diff_payload(session: Any, j: int, k: int) -> dict[str, Any]:
                 {"op": "edited", "w": new, "old": old, "changed": changed_paths(old, new)}
                 for old, new in pairs
             ]
-        else:  # several became fewer (or more): dropped or summarised
-            added = "summarised" if j2 - j1 < i2 - i1 else "inserted"
-            rows += [{"op": "dropped", "w": w} for w in sa[i1:i2]]
-            rows += [{"op": added, "w": w} for w in sb[j1:j2]]
+        else:  # several became fewer (or more): hand edits, else dropped or summarised
+            rows += _unequal(sa[i1:i2], sb[j1:j2], edited, at_end=i2 == len(sa))
     for row in rows:  # a message a hand edit put there is the edit's, not the model's or tool's
         record = edited.get(id(row.get("w")))
         if record is not None:
@@ -130,6 +128,31 @@ def diff_payload(session: Any, j: int, k: int) -> dict[str, Any]:
             if a.params.get(key) != b.params.get(key)
         },
     })  # fmt: skip
+
+
+def _unequal(old: list[Any], new: list[Any], edited: dict[int, Any], at_end: bool) -> list[Any]:
+    """Rows for a block that changed size: a new message a hand edit made from an old one is
+    that one "edited"; the other old ones were dropped, the other new ones added."""
+    keys = [_key(w) for w in old]
+    pairs: dict[int, int] = {}
+    for j, w in enumerate(new):
+        record = edited.get(id(w))
+        if record is not None and record.before is not None and _key(record.before) in keys:
+            i = keys.index(_key(record.before))
+            pairs[j], keys[i] = i, ""
+    added = "appended" if pairs and at_end else "summarised" if len(new) < len(old) else "inserted"
+    rows: list[dict[str, Any]] = [
+        {"op": "dropped", "w": w} for i, w in enumerate(old) if i not in pairs.values()
+    ]
+    for j, w in enumerate(new):
+        if j in pairs:
+            before = old[pairs[j]]
+            rows.append(
+                {"op": "edited", "w": w, "old": before, "changed": changed_paths(before, w)}
+            )
+        else:
+            rows.append({"op": added, "w": w})
+    return rows
 
 
 class _Inspector(Widget):
