@@ -207,6 +207,7 @@ function resultCard(i, m, ctx, standalone) {
   const en = editedNote(m.ed, w);
   if (en) card.append(en);
   card.append(fold(pretty(asText(w.content)), "anb-json"));
+  if (stat.note) card.append(h("div", { class: "anb-muted anb-tool-note", text: `note: ${stat.note}` }));
   if (stat.tb) {
     const lines = String(stat.tb).trimEnd().split("\n");
     card.append(h("details", { class: "anb-traceback" },

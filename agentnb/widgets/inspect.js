@@ -43,11 +43,12 @@ function understoodTable(u) {
   return box;
 }
 
-function renderRequest(d, el, goto) {
+function renderRequest(d, el, goto, compare) {
   const nav = h("div", { class: "anb-toolbar" },
     h("b", { text: `Request of model call ${d.k} of ${d.n}` }),
     goto && d.k > 1 ? h("button", { class: "anb-btn", type: "button", text: "◀ previous", onclick: () => goto(d.k - 1) }) : null,
-    goto && d.k < d.n ? h("button", { class: "anb-btn", type: "button", text: "next ▶", onclick: () => goto(d.k + 1) }) : null);
+    goto && d.k < d.n ? h("button", { class: "anb-btn", type: "button", text: "next ▶", onclick: () => goto(d.k + 1) }) : null,
+    compare && d.k > 1 ? h("button", { class: "anb-btn anb-diff-prev", type: "button", text: `diff ${d.k - 1} → ${d.k}`, onclick: () => compare(d.k - 1, d.k) }) : null);
   el.append(nav, budgetBar({ ...d.budget, policy: d.policy, note: d.note }));
   if (d.understood) el.append(understoodTable(d.understood));
   const msgs = d.messages.map((m) => ((m.r = 0), m));

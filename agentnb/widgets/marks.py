@@ -94,7 +94,9 @@ def live_status(session: Any, driver: Any = None) -> dict[str, Any]:
         run = own
     if run is None or getattr(run, "done", False):
         return {}
-    status: dict[str, Any] = {"next": run.next_stage, "run": run.id}
+    status: dict[str, Any] = {"next": run.next_stage, "run": run.id, "stage": run.stage}
+    if getattr(run, "iteration", None) is not None:
+        status["iteration"] = run.iteration
     agent = getattr(run, "agent", None)
     if agent is not None:
         status["max_iterations"] = agent.max_iterations

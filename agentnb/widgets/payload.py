@@ -46,7 +46,7 @@ STATIC_LIMIT = 500
 #: Event fields a timeline row keeps (scalars only; bodies are fetched on demand).
 _ROW_FIELDS = (
     "latency", "ok", "name", "call_id", "reason", "decision", "finish_reason", "traceback",
-    "detail",
+    "detail", "note", "subsession_id",
 )  # fmt: skip
 
 
@@ -67,18 +67,37 @@ def message(m: Any, iteration: int | None, edit: Any = None) -> dict[str, Any]:
     return out
 
 
-def tool_stat(event: Any) -> dict[str, Any]:
-    """A ``ToolFinished`` for the result card: ok, kind, ms, and the traceback of a tool that
-    raised (``tb``, shown collapsed) and the sub-session of an agent run as a tool (``sub``)."""
+def tool_stat(event: Any, session: Any = None) -> dict[str, Any]:
+    """A ``ToolFinished`` for the result card: ok, kind, ms; the traceback of a tool that
+    raised (``tb``, shown collapsed), the developer's ``note`` on an ok result, and the
+    sub-session an agent run as a tool worked in (``sub``, from ``session.subsessions``)."""
     stat: dict[str, Any] = {
         "ok": event.ok,
         "kind": error_kind(event),
         "ms": round(event.latency * 1000, 1),
     }
-    tb = getattr(event, "traceback", None)
-    if tb:
-        stat["tb"] = str(tb)
+    for key, field in (("tb", "traceback"), ("note", "note")):
+        value = getattr(event, field, None)
+        if value:
+            stat[key] = str(value)
+    sub_id = getattr(event, "subsession_id", None)
+    sub = getattr(session, "subsessions", {}).get(sub_id) if sub_id else None
+    if sub_id:
+        stat["sub"] = subsession(sub, sub_id)
     return stat
+
+
+def subsession(sub: Any, sub_id: str) -> dict[str, Any]:
+    """A sub-agent's session, nested in the parent's view: its messages and how it ended."""
+    if sub is None:
+        return {"id": sub_id, "messages": [], "missing": True}
+    runs = getattr(sub, "runs", ())
+    last = runs[-1] if runs else None
+    return {
+        "id": sub.id,
+        "messages": [message(m, None) for m in sub.messages],
+        "stop_reason": getattr(last, "stop_reason", None),
+    }
 
 
 def error_kind(event: Any) -> str | None:

@@ -155,7 +155,7 @@ function renderSession(model, el, store) {
     reqBody.replaceChildren(h("div", { class: "anb-muted", text: `loading model call ${k}…` }));
     const data = await store.ask({ op: "get", what: "request", k });
     reqBody.replaceChildren();
-    renderRequest(data, reqBody, (kk) => openRequest(kk));
+    renderRequest(data, reqBody, (kk) => openRequest(kk), (j, kk) => openDiff(j, kk));
   };
   const openDiff = async (j, k) => {
     reqBody.replaceChildren(h("div", { class: "anb-muted", text: `comparing ${j} and ${k}…` }));

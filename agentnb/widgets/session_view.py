@@ -219,7 +219,9 @@ class SessionView(Widget):
         elif kind == "RunStopped":
             status.update(state="stopped", reason=event.reason, detail=event.detail)
         elif kind == "ToolFinished":
-            self._tools[event.call_id] = payload.tool_stat(event)
+            stat = self._tools[event.call_id] = payload.tool_stat(event, self.session)
+            if "sub" in stat:
+                msg["sub"] = stat["sub"]
         elif kind == "RequestAssembled":
             self._new_since = len(self.session)
             msg["new_since"] = self._new_since

@@ -154,6 +154,8 @@ class Store {
     if (e.type === "ToolFinished") {
       const stat = { ok: e.ok, kind: e.kind || null, ms: Math.round(e.latency * 10000) / 10 };
       if (e.traceback) stat.tb = e.traceback;
+      if (e.note) stat.note = e.note;
+      if (msg.sub) stat.sub = msg.sub; // a sub-agent's session, nested under the result
       this.tools[e.call_id] = stat;
     }
     if (e.type === "RunStopped") this.delta = null;

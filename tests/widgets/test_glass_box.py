@@ -190,3 +190,42 @@ def test_a_tool_traceback_rides_on_the_result_card():
     stat = payload.tool_stat(event)
     assert stat == {"ok": False, "kind": "tool_error", "ms": 12.3, "tb": event.traceback}
     assert "tb" not in payload.tool_stat(SimpleNamespace(ok=True, kind=None, latency=0.001))
+
+
+def test_a_tool_note_and_a_sub_session_ride_on_the_result_card():
+    sub = an.Session([{"role": "user", "content": "示例城A 五一会下雨吗？"},
+                      {"role": "assistant", "content": "降雨概率 0.8，带伞"}], id="p.c1")  # fmt: skip
+    parent = an.Session()
+    parent.__dict__.setdefault("subsessions", {})["p.c1"] = sub
+    event = SimpleNamespace(ok=True, kind=None, latency=0.5, note="sent as str()",
+                            subsession_id="p.c1")  # fmt: skip
+    stat = payload.tool_stat(event, parent)
+    assert stat["note"] == "sent as str()"
+    assert stat["sub"]["id"] == "p.c1" and [m["w"] for m in stat["sub"]["messages"]] == sub.wire()
+    lost = payload.tool_stat(SimpleNamespace(ok=True, kind=None, latency=0, subsession_id="x"))
+    assert lost["sub"] == {"id": "x", "messages": [], "missing": True}
+
+
+async def test_a_sub_agent_session_is_nested_in_the_parents_view(comms):
+    if not hasattr(an.Agent, "as_tool"):
+        import pytest
+
+        pytest.skip("agent.as_tool lands with the tools branch")
+    from helpers import call, calls
+
+    sub = an.Agent("你只查天气。", model=an.models.ScriptedModel(["示例城A 降雨概率 0.8，带伞"]),
+                   name="weather")  # fmt: skip
+    parent_model = an.models.ScriptedModel([
+        calls(call("p1", "ask_weather", task="示例城A 五一会下雨吗？")),
+        {"role": "assistant", "content": "要带伞"},
+    ])  # fmt: skip
+    parent = an.Agent("旅行助手", tools=[sub.as_tool("ask_weather", "天气子任务")],
+                      model=parent_model)  # fmt: skip
+    session = an.Session()
+    view = SessionView(session)
+    await parent.run("五一去示例城A要带伞吗", session=session)
+    (finished,) = [m for m in comms[-1].custom() if m.get("e", {}).get("type") == "ToolFinished"]
+    nested = finished["sub"]
+    assert nested["id"] in session.subsessions and nested["stop_reason"] == "final_answer"
+    assert nested["messages"][-1]["w"]["content"] == "示例城A 降雨概率 0.8，带伞"
+    assert payload.unpack(view.snapshot)["tools"]["p1"]["sub"] == nested

@@ -1,0 +1,222 @@
+"""The glass box in JupyterLab + Chromium: edits, one driver, grounding, side by side, loops.
+
+Screenshots go to .artifacts/screenshots/glass-*.png (git-ignored); look at them.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from lab import Notebook
+
+SETUP = """
+import asyncio, json
+import ipywidgets
+import agentnb as an
+from agentnb.widgets import SessionView
+REQUEST = "我周五从上海去北京出差，帮我看看航班和天气，再帮我订个酒店，预算控制在3000以内。"
+print("ready")
+"""
+EDITED = """
+edited = an.Session(id="edited")
+SessionView(edited, height=600)
+"""
+EDIT = """
+await an.travel.travel_agent().run(REQUEST, session=edited)
+call_id = edited.messages[1].tool_calls[0].id
+body = json.loads(edited.messages[2].text)
+body["flights"][0]["price"] = 450
+edited.edit_result(call_id, body)
+await an.travel.travel_agent().run("那最便宜的航班多少钱？", session=edited)
+print(len(edited.requests))
+"""
+STEPPED = """
+stepped = an.Session(id="stepped")
+agent = an.travel.travel_agent()
+run = agent.start(REQUEST, session=stepped)
+for _ in range(4):   # restore, assemble, call_model, decide: paused before execute_tools
+    await run.step()
+SessionView(stepped, agent=agent, height=420)
+"""
+STEPPED_CHECK = "print(run.done, run.stop_reason, len(stepped.runs), stepped.is_valid)"
+FABRICATED = """
+fab = an.Session(id="fabricated")
+await an.Agent(model=an.travel.TravelModel(misbehave="fabricate")).run(REQUEST, session=fab)
+SessionView(fab, height=300)
+"""
+SIDE = """
+left, right = an.Session(id="left"), an.Session(id="right")
+await an.travel.travel_agent().run(REQUEST, session=left)
+views = [SessionView(s, agent=an.travel.travel_agent(), height=300) for s in (left, right)]
+for v in views:
+    v.layout.width = "50%"
+ipywidgets.HBox(views)
+"""
+LOOP = """
+loop = an.Session(id="loop")
+looping = an.travel.travel_agent(model=an.travel.TravelModel(misbehave="loop"),
+                                 repeat_limit=0, max_iterations=12)
+result = await looping.run(REQUEST, session=loop)
+print(result.stop_reason, len(loop))
+SessionView(loop, height=500)
+"""
+CELLS = [SETUP, EDITED, EDIT, STEPPED, STEPPED_CHECK, FABRICATED, SIDE, LOOP]
+
+
+@pytest.fixture(scope="module")
+def nb(lab, context):
+    name = lab.write_notebook("glass.ipynb", CELLS)
+    page = context.new_page()
+    notebook = Notebook(page, lab, name)
+    notebook.run(0)
+    assert "ready" in notebook.stdout(0)
+    yield notebook
+    page.close()
+
+
+def view_of(nb, i):
+    view = nb.output(i).locator(".anb-session").first
+    view.wait_for(timeout=30_000)
+    nb.page.wait_for_timeout(500)
+    return view
+
+
+def status(view) -> str:
+    return view.locator(".anb-status-line").text_content() or ""
+
+
+def wait_status(view, pattern: str, timeout: float = 30) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if re.search(pattern, s := status(view)):
+            return s
+        time.sleep(0.05)
+    raise AssertionError(f"status never matched {pattern!r}: {status(view)!r}")
+
+
+def test_an_edited_result_card_its_mark_the_timeline_and_the_diff(nb):
+    nb.run(1)
+    view = view_of(nb, 1)
+    nb.run(2)
+    nb.page.wait_for_timeout(800)
+    sc = view.locator(".anb-scroll")
+    sc.evaluate("el => { el.scrollTop = 0; }")
+    nb.page.wait_for_timeout(300)
+    card = view.locator(".anb-result.anb-was-edited").first
+    card.wait_for(timeout=10_000)
+    head = card.locator(".anb-head").text_content()
+    assert "✎ edited" in head and "tool said: ok" in head
+    note = card.locator(".anb-edited-note")
+    assert (
+        "edit_result" in note.text_content() and "content.flights[0].price" in note.text_content()
+    )
+    note.locator("summary").click()
+    assert card.locator(".anb-now .anb-changed").first.text_content().strip() == '"price": 450,'
+    assert '"price": 880' in card.locator(".anb-old .anb-changed").first.text_content()
+    card.locator(".anb-raw-btn").click()
+    raw = card.locator(".anb-raw-box").text_content()
+    assert "✎ edited (event #" in raw and "before the edit:" in raw
+    card.scroll_into_view_if_needed()
+    nb.shot("glass-edited-card", view)
+    # The timeline lists the edit.
+    view.locator(".anb-tab[data-tab=timeline]").click()
+    row = view.locator(".anb-ev", has_text="SessionEdited")
+    assert row.count() == 1
+    assert "edit_result #2" in row.text_content()
+    row.scroll_into_view_if_needed()
+    row.click()
+    nb.shot("glass-timeline-edit", view)
+    # The diff of the two requests that straddle the edit attributes it to the edit.
+    view.locator(".anb-tab[data-tab=requests]").click()
+    view.locator(".anb-call-btn", has_text="#6").click()  # the first call after the edit
+    view.locator(".anb-diff-prev").click()  # compared with the last one before it
+    edited = view.locator(".anb-diff-edited.anb-diff-by-edit")
+    edited.wait_for(timeout=10_000)
+    assert "edited by hand (edit_result" in edited.text_content()
+    assert "not the tool's own output" in edited.text_content()
+    assert edited.locator(".anb-changed").first.text_content().strip() == '"price": 450,'
+    assert '"flight_no": "MU5101"' in edited.text_content()  # structural: pretty JSON, not escaped
+    edited.scroll_into_view_if_needed()
+    nb.shot("glass-diff-edit", edited)
+    view.locator(".anb-tab[data-tab=messages]").click()
+
+
+def test_a_code_stepped_run_reads_paused_and_continues_from_the_views_run(nb):
+    nb.run(3)
+    view = view_of(nb, 3)
+    s = wait_status(view, r"paused")
+    assert "stage decide · iteration 1/6 · next: execute_tools" in s and "running" not in s
+    pending = view.locator(".anb-pending").first.text_content()
+    assert "paused" in pending and "waiting" not in pending
+    counts = view.locator(".anb-counts").text_content()
+    assert "✓ valid" in counts and "1 call in flight" in counts and "warning" not in counts
+    nb.shot("glass-stepped-paused", view)
+    view.locator(".anb-run").click()
+    wait_status(view, r"stop_reason: final_answer")
+    assert view.locator(".anb-errors .anb-error").count() == 0
+    assert view.locator(".anb-final").count() == 1
+    nb.shot("glass-stepped-continued", view)
+    nb.run(4)
+    assert nb.stdout(4).strip() == "True final_answer 1 True"
+
+
+def test_a_fabricated_answer_is_flagged(nb):
+    nb.run(5)
+    view = view_of(nb, 5)
+    view.locator(".anb-latest").click()
+    final = view.locator(".anb-final")
+    final.wait_for(timeout=10_000)
+    marks = final.locator("mark.anb-ungrounded").all_text_contents()
+    assert "CA1234" in marks and "650" in marks
+    flag = view.locator(".anb-counts .anb-flag").text_content()
+    n = int(re.search(r"⚑ (\d+) ungrounded figures", flag).group(1))
+    assert n == len(set(marks)) and "✓ valid" in view.locator(".anb-counts").text_content()
+    assert "in no tool result" in final.locator(".anb-ungrounded-note").text_content()
+    nb.shot("glass-fabricated", view)
+
+
+def test_two_views_side_by_side_do_not_clip(nb):
+    nb.run(6)
+    out = nb.output(6)
+    out.locator(".anb-session").nth(1).wait_for(timeout=30_000)
+    nb.page.wait_for_timeout(800)
+    views = out.locator(".anb-session")
+    assert views.count() == 2
+    for k in range(2):
+        view = views.nth(k)
+        box = view.bounding_box()
+        assert box["width"] < 700  # really half width
+        for el in view.locator(".anb-ctl, .anb-tab, .anb-input").all():
+            b = el.bounding_box()
+            assert b["x"] >= box["x"] - 1 and b["x"] + b["width"] <= box["x"] + box["width"] + 1, (
+                el.text_content(), b, box)  # fmt: skip
+        overflow = view.evaluate("el => el.scrollWidth - el.clientWidth")
+        assert overflow <= 1, overflow
+    nb.shot("glass-side-by-side", out)
+
+
+def test_a_runaway_loop_collapses_into_one_card_with_a_count(nb):
+    nb.run(7)
+    out = nb.stdout(7).split()
+    assert out[0] == "max_iterations"
+    view = view_of(nb, 7)
+    sc = view.locator(".anb-scroll")
+    sc.evaluate("el => { el.scrollTop = 0; }")
+    nb.page.wait_for_timeout(300)
+    button = view.locator(".anb-repeat").first
+    button.wait_for(timeout=10_000)
+    count = int(re.match(r"× (\d+)", button.text_content()).group(1))
+    assert count >= 10
+    cards = view.locator(".anb-rows > .anb-card[data-index]").count()
+    assert cards <= 4  # the question, one collapsed card, maybe a different last one
+    nb.shot("glass-collapsed-loop", view)
+    folded = sc.evaluate("el => el.scrollHeight")
+    button.click()
+    nb.page.wait_for_timeout(400)
+    assert view.locator(".anb-rows > .anb-card[data-index]").count() > cards  # unfolded
+    assert sc.evaluate("el => el.scrollHeight") > 3 * folded
+    sc.evaluate("el => { el.scrollTop = 0; }")
+    nb.page.wait_for_timeout(300)
+    assert view.locator(".anb-repeat").first.text_content() == f"× {count} (shown)"
