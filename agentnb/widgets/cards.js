@@ -100,7 +100,9 @@ function editedNote(ed, wire) {
   const what = ed.changed.length ? ed.changed.slice(0, 6).join(", ") + (ed.changed.length > 6 ? " …" : "") : "nothing";
   const box = h("details", { class: "anb-edited-note" },
     h("summary", { text: `✎ edited by hand (${ed.how}, event #${ed.seq}): changed ${what}` }));
-  if (ed.before) box.append(jsonView(displayed(ed.before), new Set(ed.changed), "anb-old"), h("div", { class: "anb-muted", text: "now:" }), jsonView(displayed(wire), new Set(ed.changed), "anb-now"));
+  if (ed.before)
+    box.append(h("div", { class: "anb-muted", text: "before the edit (what the tool or model produced):" }), jsonView(displayed(ed.before), new Set(ed.changed), "anb-old"),
+      h("div", { class: "anb-muted", text: "now:" }), jsonView(displayed(wire), new Set(ed.changed), "anb-now"));
   return box;
 }
 
@@ -120,6 +122,9 @@ function displayed(value) {
 }
 
 // Pretty-printed JSON, one line per value; lines at a changed path (or under it) are marked.
+// With changes, unchanged stretches longer than a few lines fold to "… N unchanged lines"
+// (click to show them), as a diff does.
+const CONTEXT = 3;
 function jsonView(value, changed, cls) {
   const pre = h("pre", { class: "anb-text anb-json anb-jsonview " + (cls || "") });
   const marked = (path) => {
@@ -129,10 +134,8 @@ function jsonView(value, changed, cls) {
     }
     return false;
   };
-  const line = (text, path) => {
-    const mark = path && marked(path);
-    pre.append(mark ? h("span", { class: "anb-changed", text: text + "\n" }) : text + "\n");
-  };
+  const lines = []; // [text, marked]
+  const line = (text, path) => lines.push([text, Boolean(path && marked(path))]);
   const walk = (v, path, depth, key, last) => {
     const pad = "  ".repeat(depth);
     const label = key == null ? "" : JSON.stringify(key) + ": ";
@@ -147,6 +150,32 @@ function jsonView(value, changed, cls) {
     } else line(pad + label + JSON.stringify(v) + comma, path);
   };
   walk(value, "", 0, null, true);
+  const near = new Uint8Array(lines.length);
+  const any = lines.some((l) => l[1]);
+  lines.forEach((l, i) => {
+    if (!any || l[1]) for (let j = Math.max(0, i - CONTEXT); j <= Math.min(lines.length - 1, i + CONTEXT); j++) near[j] = 1;
+  });
+  const put = (into, [text, mark]) => into.append(mark ? h("span", { class: "anb-changed", text: text + "\n" }) : text + "\n");
+  for (let i = 0; i < lines.length; ) {
+    if (near[i]) {
+      put(pre, lines[i++]);
+      continue;
+    }
+    let j = i;
+    while (j < lines.length && !near[j]) j++;
+    const hidden = lines.slice(i, j);
+    if (hidden.length <= 2) hidden.forEach((l) => put(pre, l));
+    else {
+      const gap = h("span", { class: "anb-gap", title: "click to show them", text: `  … ${hidden.length} unchanged lines\n` });
+      gap.addEventListener("click", () => {
+        const box = h("span");
+        hidden.forEach((l) => put(box, l));
+        gap.replaceWith(box);
+      });
+      pre.append(gap);
+    }
+    i = j;
+  }
   return pre;
 }
 

@@ -58,9 +58,10 @@ LOOP = """
 loop = an.Session(id="loop")
 looping = an.travel.travel_agent(model=an.travel.TravelModel(misbehave="loop"),
                                  repeat_limit=0, max_iterations=12)
+loop_view = SessionView(loop, height=500)   # made before the run: it follows it
 result = await looping.run(REQUEST, session=loop)
 print(result.stop_reason, len(loop))
-SessionView(loop, height=500)
+loop_view
 """
 CELLS = [SETUP, EDITED, EDIT, STEPPED, STEPPED_CHECK, FABRICATED, SIDE, LOOP]
 
@@ -137,7 +138,11 @@ def test_an_edited_result_card_its_mark_the_timeline_and_the_diff(nb):
     assert "edited by hand (edit_result" in edited.text_content()
     assert "not the tool's own output" in edited.text_content()
     assert edited.locator(".anb-changed").first.text_content().strip() == '"price": 450,'
-    assert '"flight_no": "MU5101"' in edited.text_content()  # structural: pretty JSON, not escaped
+    text = edited.text_content()
+    assert '"arrival_time": "10:15",' in text  # structural: pretty JSON, not escaped strings
+    assert "unchanged lines" in text  # unchanged stretches fold, as in a diff
+    edited.locator(".anb-gap").first.click()
+    assert '"flight_no": "MU5101"' in edited.text_content()
     edited.scroll_into_view_if_needed()
     nb.shot("glass-diff-edit", edited)
     view.locator(".anb-tab[data-tab=messages]").click()
@@ -202,6 +207,8 @@ def test_a_runaway_loop_collapses_into_one_card_with_a_count(nb):
     out = nb.stdout(7).split()
     assert out[0] == "max_iterations"
     view = view_of(nb, 7)
+    # The last call was the wrap-up (final_answer_on_stop): not "iteration 13/12".
+    assert "wrap-up after 12 iterations" in status(view) and "13/12" not in status(view)
     sc = view.locator(".anb-scroll")
     sc.evaluate("el => { el.scrollTop = 0; }")
     nb.page.wait_for_timeout(300)
