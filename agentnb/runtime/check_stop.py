@@ -125,18 +125,19 @@ def _policies(state: RunState, decision: Decision, wrap_up: bool) -> Verdict | N
 
 
 def _why_continue(state: RunState) -> str:
-    """Why the loop goes on, in words: each limit and where the run stands against it."""
+    """Why the loop goes on, in words: each limit and where the run stands against it (one
+    f-string: it runs every iteration)."""
     agent = state.agent
-    bits = [f"iteration {state.iteration} of {agent.max_iterations}"]
-    limit = agent.repeat_limit
-    if limit:
-        recent = state.actions
-        same = recent.count(recent[-1]) if recent else 0
-        bits.append("no repeated action" if same < 2 else f"the same call {same} of {limit} times")
-    used = state.tokens[2]
+    recent = state.actions
+    same = recent.count(recent[-1]) if recent else 0
     budget = agent.token_budget
-    bits.append(f"{used:,}" + (f" of {budget:,}" if budget is not None else "") + " tokens used")
-    return ", ".join(bits)
+    repeat = (
+        "no repeated action" if same < 2 else f"the same call {same} of {agent.repeat_limit} times"
+    )
+    return (
+        f"iteration {state.iteration} of {agent.max_iterations}, {repeat}, "
+        f"{state.tokens[2]:,}{'' if budget is None else f' of {budget:,}'} tokens used"
+    )
 
 
 def check_stop(state: RunState, decision: Decision, wrap_up: bool = False) -> Verdict:

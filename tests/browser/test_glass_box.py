@@ -63,7 +63,50 @@ result = await looping.run(REQUEST, session=loop)
 print(result.stop_reason, len(loop))
 loop_view
 """
-CELLS = [SETUP, EDITED, EDIT, STEPPED, STEPPED_CHECK, FABRICATED, SIDE, LOOP]
+SUB = """
+if hasattr(an.Agent, "as_tool"):
+    from agentnb.tools import tool
+    @tool
+    def search_weather(city: str, date: str) -> dict:
+        \"\"\"天气.\"\"\"
+        return {"city": city, "date": date, "rain_probability": 0.8}
+    weather = an.Agent("你只查天气。", tools=[search_weather], name="weather", model=an.models.ScriptedModel([
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "w1", "type": "function",
+         "function": {"name": "search_weather", "arguments": '{"city": "示例城A", "date": "2025-05-01"}'}}]},
+        {"role": "assistant", "content": "示例城A 降雨概率 0.8，带伞"}]))
+    boss = an.Agent("旅行助手", tools=[weather.as_tool("ask_weather", "天气子任务")],
+                    model=an.models.ScriptedModel([
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "p1", "type": "function",
+         "function": {"name": "ask_weather", "arguments": '{"task": "示例城A 五一会下雨吗？"}'}}]},
+        {"role": "assistant", "content": "要带伞"}]))
+    parent = an.Session(id="parent")
+    parent_view = SessionView(parent, height=500)
+    await boss.run("五一去示例城A要带伞吗", session=parent)
+    print("sub-agent")
+else:
+    parent_view = None
+    print("no as_tool")
+parent_view
+"""
+TRACEBACK = """
+import dataclasses
+print("traceback" in {f.name for f in dataclasses.fields(an.events.ToolFinished)})
+
+@an.tool
+def divide(a: int, b: int) -> float:
+    \"\"\"Divide a by b.\"\"\"
+    return a / b
+
+calc = an.Agent("calc", tools=[divide], model=an.models.ScriptedModel([
+    {"role": "assistant", "content": None, "tool_calls": [{"id": "d1", "type": "function",
+     "function": {"name": "divide", "arguments": '{"a": 1, "b": 0}'}}]},
+    {"role": "assistant", "content": "cannot divide by zero"}]))
+failing = an.Session(id="failing")
+failing_view = SessionView(failing, height=400)
+await calc.run("1/0?", session=failing)
+failing_view
+"""
+CELLS = [SETUP, EDITED, EDIT, STEPPED, STEPPED_CHECK, FABRICATED, SIDE, LOOP, SUB, TRACEBACK]
 
 
 @pytest.fixture(scope="module")
@@ -227,3 +270,40 @@ def test_a_runaway_loop_collapses_into_one_card_with_a_count(nb):
     sc.evaluate("el => { el.scrollTop = 0; }")
     nb.page.wait_for_timeout(300)
     assert view.locator(".anb-repeat").first.text_content() == f"× {count} (shown)"
+
+
+def test_a_sub_agent_session_is_nested_and_collapsible(nb):
+    nb.run(8)
+    if "no as_tool" in nb.stdout(8):
+        pytest.skip("agent.as_tool lands with the tools branch")
+    view = view_of(nb, 8)
+    sc = view.locator(".anb-scroll")
+    sc.evaluate("el => { el.scrollTop = 0; }")
+    box = view.locator(".anb-subsession").first
+    box.wait_for(timeout=10_000)
+    summary = box.locator("summary").first.text_content()
+    assert re.match(r"sub-session parent\.p1 \(4 messages, final_answer\)", summary), summary
+    assert box.get_attribute("open") is None  # collapsed
+    box.locator("summary").first.click()
+    nb.page.wait_for_timeout(300)
+    inner = box.text_content()
+    assert "search_weather" in inner and "示例城A 降雨概率 0.8，带伞" in inner
+    assert box.locator(".anb-result").count() == 1  # the sub-agent's own call, paired
+    box.scroll_into_view_if_needed()
+    nb.shot("glass-subsession", view)
+
+
+def test_a_tool_traceback_is_on_its_result_card_collapsed(nb):
+    nb.run(9)
+    if nb.stdout(9).split()[0] != "True":
+        pytest.skip("ToolFinished.traceback lands with the perf branch")
+    view = view_of(nb, 9)
+    sc = view.locator(".anb-scroll")
+    sc.evaluate("el => { el.scrollTop = 0; }")
+    tb = view.locator(".anb-result .anb-traceback").first
+    tb.wait_for(timeout=10_000)
+    assert tb.get_attribute("open") is None  # collapsed
+    assert "ZeroDivisionError" in tb.locator("summary").text_content()
+    tb.locator("summary").click()
+    assert "return a / b" in tb.locator("pre").text_content()
+    nb.shot("glass-traceback", view)
