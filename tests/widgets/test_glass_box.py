@@ -229,3 +229,17 @@ async def test_a_sub_agent_session_is_nested_in_the_parents_view(comms):
     assert nested["id"] in session.subsessions and nested["stop_reason"] == "final_answer"
     assert nested["messages"][-1]["w"]["content"] == "示例城A 降雨概率 0.8，带伞"
     assert payload.unpack(view.snapshot)["tools"]["p1"]["sub"] == nested
+
+
+async def test_stop_from_the_view_ends_a_run_paused_in_code(comms):
+    session = an.Session()
+    agent = an.travel.travel_agent()
+    view = SessionView(session, agent=agent)
+    run = agent.start(REQUEST, session=session)
+    for _ in range(4):
+        await run.step()
+    comms[-1].deliver({"op": "stop"})
+    assert run.done and run.stop_reason == "cancelled" and session.is_valid
+    await asyncio.sleep(0)
+    assert view.status["state"] == "stopped" and view.status["reason"] == "cancelled"
+    assert session.active_run is None
