@@ -165,12 +165,15 @@ class Editing:
                              changed=changed, call_id=call_id, before=wire)  # fmt: skip
         self.edits.append(EditRecord(event.seq, how, index, wire, after, changed, call_id))
 
-    def replace(self, index: int, message: Message | dict[str, Any], *, _how: str = "replace",
-                _call: str | None = None) -> Message:  # fmt: skip
+    def replace(self, index: int, message: Message | dict[str, Any]) -> Message:
         """Put ``message`` at ``index`` (negative indexes count from the end)."""
+        return self._replace(index, message, "replace")
+
+    def _replace(self, index: int, message: Message | dict[str, Any], how: str,
+                 call_id: str | None = None) -> Message:  # fmt: skip
         index = range(len(self.transcript))[index]
         new = self.transcript.replaced(index, message)
-        self._rewrite("replace", new, index, 1, _how, _call)
+        self._rewrite("replace", new, index, 1, how, call_id)
         return new[index]
 
     def edit(self, index: int, **changes: Any) -> Message:
@@ -179,7 +182,7 @@ class Editing:
         ``session.edit(0, content="周六从上海去北京")``
         """
         current = self.transcript.messages[index]
-        return self.replace(index, {**current.wire(), **changes}, _how="edit")
+        return self._replace(index, {**current.wire(), **changes}, "edit")
 
     def edit_call(
         self, call_id: str, *, arguments: dict[str, Any] | str | None = None,
@@ -207,7 +210,7 @@ class Editing:
                 new_calls = [dict(c) for c in calls]
                 new_calls[k] = {**call, "function": fn}
                 wire = {**message.wire(), "tool_calls": new_calls}
-                return self.replace(index, wire, _how="edit_call", _call=call_id)
+                return self._replace(index, wire, "edit_call", call_id)
         raise InvalidMessage(self._no_call(call_id, "no assistant message makes the tool call"))
 
     def edit_result(self, call_id: str, content: Any) -> Message:
@@ -220,7 +223,7 @@ class Editing:
         for index, message in enumerate(self.transcript.messages):
             if message.role == "tool" and getattr(message, "tool_call_id", None) == call_id:
                 wire = {**message.wire(), "content": text}
-                return self.replace(index, wire, _how="edit_result", _call=call_id)
+                return self._replace(index, wire, "edit_result", call_id)
         raise InvalidMessage(self._no_call(call_id, "no tool message answers the call"))
 
     def _no_call(self, call_id: str, why: str) -> str:
