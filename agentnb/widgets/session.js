@@ -115,7 +115,10 @@ function renderSession(model, el, store) {
     if (res) for (const j of res.values()) r += `${j}:${store.msgs[j].r},`;
     const w = facts.warn.get(i);
     const gr = store.ground && store.ground.i === i ? store.ground.figures.join("/") : "";
-    return `${m.r}|${r}|${w ? w.join("/") : ""}|${i >= store.newSince}|${i === facts.final}|${i === store.newSince}|${flat}|${cardCtx.running}|${cardCtx.paused}|${cardCtx.next}|${gr}|${JSON.stringify(store.tools[(m.w || {}).tool_call_id] || "")}`;
+    // Only a card with a call still open reads the run's state (waiting / paused / no result).
+    const open = ((m.w || {}).tool_calls || []).length > (res ? res.size : 0);
+    const run = open ? `${cardCtx.running}|${cardCtx.paused}|${cardCtx.next}` : "";
+    return `${m.r}|${r}|${w ? w.join("/") : ""}|${i >= store.newSince}|${i === facts.final}|${i === store.newSince}|${flat}|${run}|${gr}|${JSON.stringify(store.tools[(m.w || {}).tool_call_id] || "")}`;
   };
 
   // Identical consecutive cards (a runaway loop) collapse into one with a count: the same
