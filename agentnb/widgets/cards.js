@@ -197,7 +197,10 @@ function warnings(list) {
 
 function badges(i, m, ctx) {
   const out = [h("span", { class: "anb-idx", text: `#${i}` }), editedBadge(m.ed)];
-  if (m.it != null) out.push(h("span", { class: "anb-it", title: "iteration: the model call this message belongs to", text: `it ${m.it}` }));
+  if (m.it != null) {
+    const wrap = ctx.maxIt && m.it > ctx.maxIt; // the wrap-up call after the last iteration
+    out.push(h("span", { class: "anb-it", title: wrap ? `the wrap-up call after ${ctx.maxIt} iterations (tools disabled)` : "iteration: the model call this message belongs to", text: wrap ? `wrap-up after ${ctx.maxIt}` : `it ${m.it}` }));
+  }
   if (m.tok != null) out.push(h("span", { class: "anb-tok", title: "estimated prompt tokens of this message", text: `~${fmtInt(m.tok)} tok` }));
   if (ctx.newSince != null && i >= ctx.newSince) out.push(h("span", { class: "anb-new", title: "not yet seen by a model call", text: "new" }));
   return out;

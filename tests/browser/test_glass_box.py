@@ -106,7 +106,27 @@ failing_view = SessionView(failing, height=400)
 await calc.run("1/0?", session=failing)
 failing_view
 """
-CELLS = [SETUP, EDITED, EDIT, STEPPED, STEPPED_CHECK, FABRICATED, SIDE, LOOP, SUB, TRACEBACK]
+BUDGET = """
+long = an.Session(id="long")
+await an.travel.travel_agent().run(REQUEST, session=long)   # ~1,000 tokens of history
+small = an.travel.travel_agent(context_window=1500, reply_reserve=300)
+await small.run("北京下周四的天气怎么样？", session=long)
+print(long.requests[-2].note)
+an.widgets.RequestInspector(long, -2)   # the small agent's first call
+"""
+CELLS = [
+    SETUP,
+    EDITED,
+    EDIT,
+    STEPPED,
+    STEPPED_CHECK,
+    FABRICATED,
+    SIDE,
+    LOOP,
+    SUB,
+    TRACEBACK,
+    BUDGET,
+]
 
 
 @pytest.fixture(scope="module")
@@ -252,6 +272,8 @@ def test_a_runaway_loop_collapses_into_one_card_with_a_count(nb):
     view = view_of(nb, 7)
     # The last call was the wrap-up (final_answer_on_stop): not "iteration 13/12".
     assert "wrap-up after 12 iterations" in status(view) and "13/12" not in status(view)
+    view.locator(".anb-latest").click()
+    assert "wrap-up after 12" in view.locator(".anb-final .anb-it").text_content()
     sc = view.locator(".anb-scroll")
     sc.evaluate("el => { el.scrollTop = 0; }")
     nb.page.wait_for_timeout(300)
@@ -307,3 +329,15 @@ def test_a_tool_traceback_is_on_its_result_card_collapsed(nb):
     tb.locator("summary").click()
     assert "return a / b" in tb.locator("pre").text_content()
     nb.shot("glass-traceback", view)
+
+
+def test_the_request_inspector_shows_the_agents_window_reserve_and_policy(nb):
+    nb.run(10)
+    box = nb.output(10).locator(".anb-request")
+    box.wait_for(timeout=30_000)
+    text = box.locator(".anb-budget").text_content()
+    assert "context window 1,500 tok" in text and "300 reserved for the reply" in text
+    assert "no context_window" not in text
+    policy = box.locator(".anb-policy").text_content()
+    assert policy.startswith("context policy: drop_oldest") and "dropped" in policy
+    nb.shot("glass-inspector-budget", box)
