@@ -16,7 +16,7 @@ from ..events import describe_edit
 from ..testing import ungrounded_figures
 from . import payload
 
-__all__ = ["edit_mark", "edit_marks", "edit_message", "grounding", "live_status"]
+__all__ = ["Grounding", "edit_mark", "edit_marks", "edit_message", "grounding", "live_status"]
 
 
 def edit_mark(record: Any, *, before: bool = True) -> dict[str, Any]:
@@ -79,6 +79,35 @@ def grounding(session: Any) -> dict[str, Any] | None:
     if last.role != "assistant" or getattr(last, "tool_calls", None) or not last.text.strip():
         return None
     return {"i": len(messages) - 1, "figures": ungrounded_figures(session)}
+
+
+class Grounding:
+    """A view's grounding mark, kept current cheaply: :func:`grounding` reads the whole
+    session, so it runs at a run's end, after an edit, or on an append after the answer; an
+    answer appended by hand is checked when the next snapshot is built (:meth:`now`)."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.value = grounding(session)
+        self.due = False
+
+    def after(self, event: Any) -> bool:
+        """Update for ``event``; True when the mark changed (the browser must hear it)."""
+        kind = event.type
+        appended = kind == "MessageAppended"
+        if kind in ("SessionEdited", "RunStopped") or (appended and self.value is not None):
+            self.due = False
+            value = grounding(self.session)
+            changed, self.value = value != self.value, value
+            return changed
+        if appended and event.run_id is None:
+            self.due = True
+        return False
+
+    def now(self) -> dict[str, Any] | None:
+        if self.due:
+            self.value, self.due = grounding(self.session), False
+        return self.value
 
 
 def live_status(session: Any, driver: Any = None) -> dict[str, Any]:

@@ -64,7 +64,7 @@ class SessionView(Widget):
         self._tools: dict[str, dict[str, Any]] = {}
         self._seen = RequestsSeen(session, agent)
         self._new_since = payload.new_since(session.wire(), session.requests)
-        self._ground = marks.grounding(session)
+        self._ground = marks.Grounding(session)
         self._dirty = False
         self._timer: asyncio.TimerHandle | None = None
         self._recheck_soon, self._cleared = False, 0  # a status check due; errors cleared
@@ -104,7 +104,7 @@ class SessionView(Widget):
             "status": self._status,
             "new_since": self._new_since,
             "calls": len(s.requests),
-            "ground": self._ground,
+            "ground": self._ground.now(),
         }
 
     def refresh(self) -> None:
@@ -158,8 +158,10 @@ class SessionView(Widget):
             msg = {"op": "append", "index": event.index, "m": payload.message(event.message, it)}
             row = payload.event_row(event)  # a timeline row; the browser rebuilds it from these
             self._events.append(row)
-            msg.update(st=event.stage, t=event.time, run=event.run_id)
-            if event.run_id is None:  # an append by hand: its row says so
+            msg.update(st=event.stage, t=round(event.time, 4))
+            if event.run_id is not None:
+                msg["run"] = event.run_id
+            else:  # an append by hand: its row says so
                 row["summary"] = f"+ #{event.index} {event.message.role} (appended by hand)"
         elif kind == "SessionEdited":
             self._new_since = min(self._new_since, event.index)
@@ -172,10 +174,8 @@ class SessionView(Widget):
             if kind != "ModelDelta":
                 self._events.append(row)
         msg["eseq"] = event.seq
-        if kind in ("MessageAppended", "SessionEdited", "RunStopped"):
-            ground = marks.grounding(self.session)
-            if ground != self._ground:
-                self._ground = msg["ground"] = ground
+        if self._ground.after(event):
+            msg["ground"] = self._ground.value
         self._post(msg)
         if kind == "RunStopped" or msg["op"] == "reset":
             self.refresh()

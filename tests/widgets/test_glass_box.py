@@ -62,7 +62,7 @@ async def test_hand_appends_are_timeline_rows_too(comms):
     view = SessionView(session)
     session.append({"role": "user", "content": "hi"})
     (msg,) = [m for m in comms[-1].custom() if m["op"] == "append"]
-    assert msg["st"] == "edit" and msg["run"] is None
+    assert msg["st"] == "edit" and "run" not in msg
     assert view.trace()["summary"].tolist() == ["+ #0 user (appended by hand)"]
 
 
@@ -243,3 +243,22 @@ async def test_stop_from_the_view_ends_a_run_paused_in_code(comms):
     await asyncio.sleep(0)
     assert view.status["state"] == "stopped" and view.status["reason"] == "cancelled"
     assert session.active_run is None
+
+
+def test_answers_appended_by_hand_are_checked_once_by_the_snapshot(comms, monkeypatch):
+    """Grounding reads the whole session: never once per append (that was O(n^2))."""
+    from agentnb.widgets import marks
+
+    calls = []
+    real = marks.ungrounded_figures
+    monkeypatch.setattr(marks, "ungrounded_figures", lambda s: calls.append(1) or real(s))
+    session = an.Session()
+    view = SessionView(session, refresh_every=3600)
+    for i in range(201):  # ends in an assistant answer
+        session.append({"role": "user" if i % 2 else "assistant", "content": f"CA{1000 + i}"})
+    assert calls == []
+    view.refresh()
+    assert len(calls) == 1 and payload.unpack(view.snapshot)["ground"] == {
+        "i": 200,
+        "figures": ["CA1200"],
+    }
