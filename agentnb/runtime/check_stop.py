@@ -124,24 +124,24 @@ def _policies(state: RunState, decision: Decision, wrap_up: bool) -> Verdict | N
     return None
 
 
-def _why_continue(state: RunState) -> str:
-    """Why the loop goes on, in words: each limit and where the run stands against it (one
-    f-string: it runs every iteration)."""
-    agent = state.agent
-    recent = state.actions
-    same = recent.count(recent[-1]) if recent else 0
-    budget = agent.token_budget
-    repeat = (
-        "no repeated action" if same < 2 else f"the same call {same} of {agent.repeat_limit} times"
-    )
-    return (
-        f"iteration {state.iteration} of {agent.max_iterations}, {repeat}, "
-        f"{state.tokens[2]:,}{'' if budget is None else f' of {budget:,}'} tokens used"
-    )
+_GO_ON = Verdict(False)
 
 
 def check_stop(state: RunState, decision: Decision, wrap_up: bool = False) -> Verdict:
-    verdict = _policies(state, decision, wrap_up) or Verdict(False, detail=_why_continue(state))
+    verdict = _policies(state, decision, wrap_up)
+    if verdict is None:  # go on, and say why: each limit and where the run stands against it
+        agent = state.agent
+        same, last = 0, state.actions[-1] if state.actions else None
+        for action in state.actions:  # inline, no call: this runs every iteration
+            same = same + 1 if action == last else 0
+        budget = agent.token_budget
+        limit = agent.repeat_limit
+        repeat = "no repeated action" if same < 2 else f"the same call {same} of {limit} times"
+        state.emit(StopChecked, stop=False, detail=(
+            f"iteration {state.iteration} of {agent.max_iterations}, {repeat}, "
+            f"{state.tokens[2]:,}{'' if budget is None else f' of {budget:,}'} tokens used"
+        ))  # fmt: skip
+        return _GO_ON
     if verdict.stop:
         assert verdict.reason is not None
         state.stop(verdict.reason, verdict.detail)
