@@ -276,14 +276,35 @@ class MessageAppended(Event):
 
 @dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class SessionEdited(Event):
-    """The transcript was rewritten: ``action`` in replace / delete / truncate / repair."""
+    """The transcript was rewritten: ``action`` in replace / delete / truncate / repair.
+
+    It announces a copy of the session's ``EditRecord``: ``how`` (the method: edit_result,
+    edit_call, edit, replace, ...), the ``changed`` paths, the ``call_id`` edited, and
+    ``before``, the wire dict replaced or removed (by reference: read only).
+    """
 
     action: str
     index: int
     count: int
+    how: str = ""
+    changed: tuple[str, ...] = ()
+    call_id: str | None = None
+    before: dict[str, Any] | None = None
 
     def summary(self) -> str:
-        return f"session edited: {self.action} at #{self.index} ({self.count})"
+        return "session edited: " + describe_edit(
+            self.how or self.action, self.index, self.call_id, self.changed
+        )
+
+
+def describe_edit(how: str, index: int, call_id: str | None, changed: tuple[str, ...]) -> str:
+    """One line for an edit: what was edited, where, which fields changed."""
+    what = f"{how} #{index}"
+    if call_id:
+        what += f" (call {call_id})"
+    if changed:
+        what += f": changed {', '.join(changed[:4])}" + (" …" if len(changed) > 4 else "")
+    return what
 
 
 @dataclass(slots=True, kw_only=True, repr=False, eq=False)
@@ -426,7 +447,9 @@ class StopChecked(Event):
     detail: str = ""
 
     def summary(self) -> str:
-        return f"stop: {self.reason} ({self.detail})" if self.stop else "continue"
+        if self.stop:
+            return f"stop: {self.reason} ({self.detail})"
+        return f"continue: {self.detail}" if self.detail else "continue"
 
 
 @dataclass(slots=True, kw_only=True, repr=False, eq=False)

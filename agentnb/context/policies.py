@@ -7,8 +7,9 @@ after the instructions (a summary, retrieved memory). Policies work on *turn gro
 are one group, so a policy can never separate a call from its results.
 
 :class:`KeepAll` is the default. :class:`DropOldest` (the default once a window is set) drops
-whole groups from the oldest until the history fits, always keeping the newest user message
-and everything after it; :class:`KeepLastTurns` keeps the last N turns; and
+whole turns (:func:`turns`: a question with its answer, calls and results) from the oldest
+until the history fits, always keeping the newest user message and everything after it;
+:class:`KeepLastTurns` keeps the last N turns; and
 :class:`~agentnb.context.summarise.SummariseOldest` replaces what does not fit by a marked summary.
 """
 
@@ -29,6 +30,7 @@ __all__ = [
     "KeepLastTurns",
     "Selection",
     "turn_groups",
+    "turns",
 ]
 
 
@@ -95,6 +97,22 @@ def turn_groups(history: Sequence[Message]) -> list[tuple[int, int]]:
     return groups
 
 
+def _starts_turn(message: Message) -> bool:
+    return message.role == "user" and getattr(message, "name", None) != RUNTIME_NAME
+
+
+def turns(history: Sequence[Message]) -> list[tuple[int, int]]:
+    """Half-open index ranges of whole turns: a user message and everything up to the next
+    one (its answer, tool calls and their results; runtime corrections stay inside). What
+    comes before the first user message is split into :func:`turn_groups`."""
+    starts = [i for i, m in enumerate(history) if _starts_turn(m)]
+    if not starts:
+        return turn_groups(history)
+    out = turn_groups(history[: starts[0]])
+    out += list(zip(starts, [*starts[1:], len(history)], strict=True))
+    return out
+
+
 class KeepAll:
     """Send the whole history (the default without a context window)."""
 
@@ -116,7 +134,7 @@ def _last_user(history: Sequence[Message]) -> int:
 
 
 def _oldest_to_drop(history: Sequence[Message], budget: Budget, spare: int = 0) -> int:
-    """How many oldest messages (whole turn groups) must go for the rest to fit, with
+    """How many oldest messages (whole turns) must go for the rest to fit, with
     ``spare`` tokens left over (for a summary that will replace them)."""
     room = budget.for_history
     if room is None or budget.history <= room:
@@ -124,8 +142,8 @@ def _oldest_to_drop(history: Sequence[Message], budget: Budget, spare: int = 0) 
     room -= spare
     last_user, used, start = _last_user(history), budget.history, 0
     count = budget.count
-    for a, b in turn_groups(history):
-        if used <= room or a >= last_user:
+    for a, b in turns(history):
+        if used <= room or b > last_user:  # the newest question's turn always stays
             break
         used -= sum(count(m) for m in history[a:b])
         start = b
@@ -133,7 +151,8 @@ def _oldest_to_drop(history: Sequence[Message], budget: Budget, spare: int = 0) 
 
 
 class DropOldest:
-    """Drop the oldest turn groups until the history fits the window."""
+    """Drop the oldest whole turns (:func:`turns`) until the history fits the window: an
+    answer never stays without its question, a tool call never without its results."""
 
     name = "drop_oldest"
 
@@ -159,11 +178,7 @@ class KeepLastTurns:
         self.n = n
 
     def select(self, history: Sequence[Message], budget: Budget) -> Selection:
-        starts = [
-            i
-            for i, m in enumerate(history)
-            if m.role == "user" and getattr(m, "name", None) != RUNTIME_NAME
-        ]
+        starts = [i for i, m in enumerate(history) if _starts_turn(m)]
         start = starts[-self.n] if len(starts) > self.n else 0
         kept = history[start:]
         used = sum(budget.count(m) for m in kept)

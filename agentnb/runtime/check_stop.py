@@ -25,12 +25,9 @@ from .decide import Decision
 from .state import RunState
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Verdict:
-    """``stop`` with a reason and words, or go on (with ``wrap_up`` for one last call).
-
-    Read only by convention, like events: a frozen dataclass costs four times as much to build.
-    """
+    """``stop`` with a reason and words, or go on (with ``wrap_up`` for one last call)."""
 
     stop: bool
     reason: str | None = None
@@ -131,7 +128,20 @@ _GO_ON = Verdict(False)
 
 
 def check_stop(state: RunState, decision: Decision, wrap_up: bool = False) -> Verdict:
-    verdict = _policies(state, decision, wrap_up) or _GO_ON
+    verdict = _policies(state, decision, wrap_up)
+    if verdict is None:  # go on, and say why: each limit and where the run stands against it
+        agent = state.agent
+        same, last = 0, state.actions[-1] if state.actions else None
+        for action in state.actions:  # inline, no call: this runs every iteration
+            same = same + 1 if action == last else 0
+        budget = agent.token_budget
+        limit = agent.repeat_limit
+        repeat = "no repeated action" if same < 2 else f"the same call {same} of {limit} times"
+        state.emit(StopChecked, stop=False, detail=(
+            f"iteration {state.iteration} of {agent.max_iterations}, {repeat}, "
+            f"{state.tokens[2]:,}{'' if budget is None else f' of {budget:,}'} tokens used"
+        ))  # fmt: skip
+        return _GO_ON
     if verdict.stop:
         assert verdict.reason is not None
         state.stop(verdict.reason, verdict.detail)

@@ -1,10 +1,12 @@
 """A session: the transcript (messages, pairing), its guarded edits, the per-session lock, the
 event bus (one ``seq``), the store it commits to, and the records of its runs."""
 
+from .edits import EditRecord
 from .session import MessageList, Session, SubscriberError, conversation_problems
 from .store import MemoryStore, Records, Store, validate_session_id
 
 __all__ = [
+    "EditRecord",
     "MemoryStore",
     "MessageList",
     "Records",

@@ -218,13 +218,13 @@ class Session(Editing):
 
         return unsubscribe
 
-    def _edited(self, cls: type[Event], **fields: Any) -> None:
+    def _edited(self, cls: type[Event], **fields: Any) -> Event:
         """Number and publish an edit made outside a run's stages; commit it when idle."""
         if self.active_run is None:
             self.commit()
         if self._origin is None:
             self._origin = Origin.now(self.id, None, None)
-        self.bus.emit(cls, self._origin, "edit", 0, time.monotonic(), fields)
+        return self.bus.emit(cls, self._origin, "edit", 0, time.monotonic(), fields)
 
     # -- display --------------------------------------------------------------------------
     def view(self, **options: Any) -> Any:

@@ -2,7 +2,8 @@
 
 // Walk the messages once: pair each tool result with its call by tool_call_id, and state
 // every problem in words (the same rules as agentnb.session.pairing). Returns per-index facts.
-function analyse(msgs, toolStats) {
+// `live`: a run holds the session, so calls still open at the end are in flight, not problems.
+function analyse(msgs, toolStats, live) {
   const n = msgs.length;
   const parent = new Int32Array(n).fill(-1); // tool index -> assistant index
   const results = new Map(); // assistant index -> Map(call id -> tool index)
@@ -62,12 +63,14 @@ function analyse(msgs, toolStats) {
       final = -1;
     }
   }
-  if (open.size) add(openAt, `calls ${[...open.keys()].join(", ")} have no tool result yet`);
+  let inflight = 0;
+  if (open.size && live) inflight = open.size;
+  else if (open.size) add(openAt, `calls ${[...open.keys()].join(", ")} have no tool result yet`);
   if (final >= 0 && final !== n - 1) final = -1; // only the last message is the answer
-  return { parent, results, warn, final };
+  return { parent, results, warn, final, inflight };
 }
 
-function rawToggle(wire) {
+function rawToggle(wire, ed) {
   let raw = null;
   return h("button", {
     class: "anb-btn anb-raw-btn",
@@ -76,11 +79,104 @@ function rawToggle(wire) {
     text: "{ }",
     onclick: (ev) => {
       if (!raw) {
-        raw = h("pre", { class: "anb-raw", text: JSON.stringify(wire, null, 2) });
+        raw = h("div", { class: "anb-raw-box" }, h("pre", { class: "anb-raw", text: JSON.stringify(wire, null, 2) }));
+        if (ed) {
+          raw.append(h("div", { class: "anb-edited-note", text: `✎ edited (event #${ed.seq}, ${ed.how}): ${ed.changed.length ? "changed " + ed.changed.join(", ") : "no field changed"}` }));
+          if (ed.before) raw.append(h("div", { class: "anb-muted", text: "before the edit:" }), h("pre", { class: "anb-raw anb-old", text: JSON.stringify(ed.before, null, 2) }));
+        }
         ev.currentTarget.closest(".anb-card").append(raw);
       } else raw.hidden = !raw.hidden;
     },
   });
+}
+
+// The "edited" mark of a hand-edited message, and a line saying what changed.
+function editedBadge(ed) {
+  return ed ? h("span", { class: "anb-edited", title: ed.text, text: "✎ edited" }) : null;
+}
+
+function editedNote(ed, wire) {
+  if (!ed) return null;
+  const what = ed.changed.length ? ed.changed.slice(0, 6).join(", ") + (ed.changed.length > 6 ? " …" : "") : "nothing";
+  const box = h("details", { class: "anb-edited-note" },
+    h("summary", { text: `✎ edited by hand (${ed.how}, event #${ed.seq}): changed ${what}` }));
+  if (ed.before)
+    box.append(h("div", { class: "anb-muted", text: "before the edit (what the tool or model produced):" }), jsonView(displayed(ed.before), new Set(ed.changed), "anb-old"),
+      h("div", { class: "anb-muted", text: "now:" }), jsonView(displayed(wire), new Set(ed.changed), "anb-now"));
+  return box;
+}
+
+// JSON held in strings (tool results, call arguments) parsed, for structural display.
+function displayed(value) {
+  if (typeof value === "string") {
+    const v = tryJSON(value);
+    return v === undefined ? value : displayed(v);
+  }
+  if (Array.isArray(value)) return value.map(displayed);
+  if (value && typeof value === "object") {
+    const out = {};
+    for (const [k, v] of Object.entries(value)) out[k] = displayed(v);
+    return out;
+  }
+  return value;
+}
+
+// Pretty-printed JSON, one line per value; lines at a changed path (or under it) are marked.
+// With changes, unchanged stretches longer than a few lines fold to "… N unchanged lines"
+// (click to show them), as a diff does.
+const CONTEXT = 3;
+function jsonView(value, changed, cls) {
+  const pre = h("pre", { class: "anb-text anb-json anb-jsonview " + (cls || "") });
+  const marked = (path) => {
+    for (let p = path; p; p = p.replace(/(\.[^.[\]]*|\[\d+\])$/, "")) {
+      if (changed.has(p)) return true;
+      if (!/(\.[^.[\]]*|\[\d+\])$/.test(p)) break;
+    }
+    return false;
+  };
+  const lines = []; // [text, marked]
+  const line = (text, path) => lines.push([text, Boolean(path && marked(path))]);
+  const walk = (v, path, depth, key, last) => {
+    const pad = "  ".repeat(depth);
+    const label = key == null ? "" : JSON.stringify(key) + ": ";
+    const comma = last ? "" : ",";
+    if (v && typeof v === "object") {
+      const arr = Array.isArray(v);
+      const entries = arr ? v.map((x, i) => [i, x]) : Object.entries(v);
+      if (!entries.length) return line(pad + label + (arr ? "[]" : "{}") + comma, path);
+      line(pad + label + (arr ? "[" : "{"), path);
+      entries.forEach(([k, x], j) => walk(x, arr ? `${path}[${k}]` : path ? `${path}.${k}` : String(k), depth + 1, arr ? null : k, j === entries.length - 1));
+      line(pad + (arr ? "]" : "}") + comma, path);
+    } else line(pad + label + JSON.stringify(v) + comma, path);
+  };
+  walk(value, "", 0, null, true);
+  const near = new Uint8Array(lines.length);
+  const any = lines.some((l) => l[1]);
+  lines.forEach((l, i) => {
+    if (!any || l[1]) for (let j = Math.max(0, i - CONTEXT); j <= Math.min(lines.length - 1, i + CONTEXT); j++) near[j] = 1;
+  });
+  const put = (into, [text, mark]) => into.append(mark ? h("span", { class: "anb-changed", text: text + "\n" }) : text + "\n");
+  for (let i = 0; i < lines.length; ) {
+    if (near[i]) {
+      put(pre, lines[i++]);
+      continue;
+    }
+    let j = i;
+    while (j < lines.length && !near[j]) j++;
+    const hidden = lines.slice(i, j);
+    if (hidden.length <= 2) hidden.forEach((l) => put(pre, l));
+    else {
+      const gap = h("span", { class: "anb-gap", title: "click to show them", text: `  … ${hidden.length} unchanged lines\n` });
+      gap.addEventListener("click", () => {
+        const box = h("span");
+        hidden.forEach((l) => put(box, l));
+        gap.replaceWith(box);
+      });
+      pre.append(gap);
+    }
+    i = j;
+  }
+  return pre;
 }
 
 function copyButton(wire) {
@@ -100,8 +196,11 @@ function warnings(list) {
 }
 
 function badges(i, m, ctx) {
-  const out = [h("span", { class: "anb-idx", text: `#${i}` })];
-  if (m.it != null) out.push(h("span", { class: "anb-it", title: "iteration: the model call this message belongs to", text: `it ${m.it}` }));
+  const out = [h("span", { class: "anb-idx", text: `#${i}` }), editedBadge(m.ed)];
+  if (m.it != null) {
+    const wrap = ctx.maxIt && m.it > ctx.maxIt; // the wrap-up call after the last iteration
+    out.push(h("span", { class: "anb-it", title: wrap ? `the wrap-up call after ${ctx.maxIt} iterations (tools disabled)` : "iteration: the model call this message belongs to", text: wrap ? `wrap-up after ${ctx.maxIt}` : `it ${m.it}` }));
+  }
   if (m.tok != null) out.push(h("span", { class: "anb-tok", title: "estimated prompt tokens of this message", text: `~${fmtInt(m.tok)} tok` }));
   if (ctx.newSince != null && i >= ctx.newSince) out.push(h("span", { class: "anb-new", title: "not yet seen by a model call", text: "new" }));
   return out;
@@ -115,24 +214,39 @@ function resultCard(i, m, ctx, standalone) {
   const body = tryJSON(asText(w.content));
   const failed = (body && typeof body === "object" && body.ok === false) || stat.ok === false;
   const kind = stat.kind || (body && body.kind) || (failed ? "error" : null);
-  const card = h("div", { class: "anb-card anb-result " + (failed ? "anb-failed" : "anb-ok"), "data-index": i });
+  const card = h("div", { class: "anb-card anb-result " + (failed ? "anb-failed" : "anb-ok") + (m.ed ? " anb-was-edited" : ""), "data-index": i });
+  // An edited result is no longer what the tool returned: the mark leads, the tool's own
+  // outcome follows as what it was.
+  const outcome = failed ? `error: ${kind}` : "ok";
   const head = h("div", { class: "anb-head" },
-    standalone ? badges(i, m, ctx) : h("span", { class: "anb-idx", text: `#${i}` }),
+    standalone ? badges(i, m, ctx) : [h("span", { class: "anb-idx", text: `#${i}` }), editedBadge(m.ed)],
     h("span", { class: "anb-role " + roleClass("tool"), text: "tool" }),
     h("span", { class: "anb-name", text: `← ${w.name || "?"}` }),
     h("span", { class: "anb-id", text: `#${id}` }),
-    h("span", { class: failed ? "anb-status anb-bad" : "anb-status anb-good", text: failed ? `error: ${kind}` : "ok" }),
+    m.ed
+      ? h("span", { class: "anb-status anb-muted", title: "what the tool returned before the edit", text: `tool said: ${outcome}` })
+      : h("span", { class: failed ? "anb-status anb-bad" : "anb-status anb-good", text: outcome }),
     stat.ms != null ? h("span", { class: "anb-lat", title: "tool latency", text: `${stat.ms} ms` }) : null,
     !standalone && m.tok != null ? h("span", { class: "anb-tok", text: `~${fmtInt(m.tok)} tok` }) : null,
     standalone && ctx.parent[i] >= 0 ? h("span", { class: "anb-ref", text: `answers message #${ctx.parent[i]}` }) : null,
     h("span", { class: "anb-spacer" }),
-    rawToggle(w),
+    rawToggle(w, m.ed),
     copyButton(w),
   );
   card.append(head);
   const wl = warnings(ctx.warn.get(i));
   if (wl) card.append(wl);
+  const en = editedNote(m.ed, w);
+  if (en) card.append(en);
   card.append(fold(pretty(asText(w.content)), "anb-json"));
+  if (stat.note) card.append(h("div", { class: "anb-muted anb-tool-note", text: `note: ${stat.note}` }));
+  if (stat.tb) {
+    const lines = String(stat.tb).trimEnd().split("\n");
+    card.append(h("details", { class: "anb-traceback" },
+      h("summary", { text: `traceback (${lines.length} lines; the developer's copy, the model got the result above): ${lines[lines.length - 1]}` }),
+      h("pre", { class: "anb-text", text: stat.tb })));
+  }
+  if (stat.sub) card.append(subsessionBox(stat.sub, ctx));
   return card;
 }
 
@@ -149,7 +263,10 @@ function callBlock(call, i, m, ctx, msgs, seen) {
   const j = res ? res.get(id) : undefined;
   if (seen.has(id)) block.append(h("div", { class: "anb-pending anb-bad", text: "shares its id with a call above: its result cannot be told apart" }));
   else if (j !== undefined) block.append(resultCard(j, msgs[j], ctx, false));
-  else block.append(h("div", { class: "anb-pending", text: ctx.running ? "waiting for its result…" : "no result for this call" }));
+  else {
+    const text = ctx.running ? "waiting for its result…" : ctx.paused ? `not run yet: the run is paused (next: ${ctx.next || "?"})` : "no result for this call";
+    block.append(h("div", { class: "anb-pending", text }));
+  }
   return block;
 }
 
@@ -166,11 +283,17 @@ function messageCard(i, msgs, ctx, flat) {
     isFinal ? h("span", { class: "anb-final-badge", text: "final answer" }) : null,
     w.name ? h("span", { class: "anb-name", text: String(w.name) }) : null,
     h("span", { class: "anb-spacer" }),
-    rawToggle(w),
+    rawToggle(w, m.ed),
     copyButton(w));
   card.append(head);
   const wl = warnings(ctx.warn.get(i));
   if (wl) card.append(wl);
+  const en = editedNote(m.ed, w);
+  if (en) card.append(en);
+  const figures = ctx.ground && ctx.ground.i === i ? ctx.ground.figures || [] : [];
+  if (figures.length)
+    card.append(h("div", { class: "anb-ungrounded-note", title: "agentnb.testing.ungrounded_figures: figures of the final answer that no tool result (nor the user) gave",
+      text: `⚑ ${figures.length} figure${figures.length === 1 ? "" : "s"} in no tool result: ${figures.join(", ")}` }));
   if (w.reasoning_content) {
     // Short reasoning (the stand-in's few [rule] lines) stays open; a long monologue folds.
     const chars = String(w.reasoning_content).length;
@@ -182,7 +305,7 @@ function messageCard(i, msgs, ctx, flat) {
   if (text) {
     // The final answer and other assistant/user text stay open; system text folds.
     const limit = w.role === "system" || w.role === "developer" ? FOLD_AT : isFinal ? Infinity : 20000;
-    card.append(fold(text, "", limit));
+    card.append(figures.length ? highlighted(text, figures) : fold(text, "", limit));
   }
   if (w.refusal) card.append(h("div", { class: "anb-warnings", text: "refusal: " + asText(w.refusal) }));
   const seen = new Set();
@@ -196,6 +319,40 @@ function messageCard(i, msgs, ctx, flat) {
     seen.add(String(call.id));
   }
   return card;
+}
+
+// Text with each of `figures` marked (as text nodes: nothing is parsed as markup).
+function highlighted(text, figures) {
+  const pre = h("pre", { class: "anb-text" });
+  const esc = figures.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).sort((a, b) => b.length - a.length);
+  const re = new RegExp(`(?<![A-Za-z0-9.])(${esc.join("|")})(?![A-Za-z0-9])`, "g");
+  let at = 0;
+  for (const mm of text.matchAll(re)) {
+    if (mm.index > at) pre.append(text.slice(at, mm.index));
+    pre.append(h("mark", { class: "anb-ungrounded", title: "appears in no tool result", text: mm[0] }));
+    at = mm.index + mm[0].length;
+  }
+  if (at < text.length) pre.append(text.slice(at));
+  return pre;
+}
+
+// A sub-agent's own session (an agent run as a tool), nested and collapsed under its result.
+function subsessionBox(sub, ctx) {
+  const msgs = (sub.messages || []).map((m) => ((m.r = m.r || 0), m));
+  const box = h("details", { class: "anb-subsession" },
+    h("summary", { text: `sub-session ${sub.id || ""} (${msgs.length} message${msgs.length === 1 ? "" : "s"}${sub.stop_reason ? ", " + sub.stop_reason : ""})` }));
+  let drawn = false;
+  box.addEventListener("toggle", () => {
+    if (drawn || !box.open) return;
+    drawn = true;
+    const facts = analyse(msgs, sub.tools || {}, false);
+    const sctx = { ...facts, tools: sub.tools || {}, newSince: null, running: false, ground: null };
+    for (let i = 0; i < msgs.length; i++) {
+      if ((msgs[i].w || {}).role === "tool" && facts.parent[i] >= 0) continue;
+      box.append(messageCard(i, msgs, sctx, false));
+    }
+  });
+  return box;
 }
 
 // The request context, first and collapsed: instructions and each tool's schema.

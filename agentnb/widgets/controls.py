@@ -1,17 +1,24 @@
 """The run controls: Run, Step, Pause, Stop and Reset, bound to an agent and a session.
 
-The kernel does not deliver widget clicks while a cell is busy, so a run started from the
+The kernel does not deliver widget clicks while a cell is busy, so a run driven from the
 view is a background task on the kernel's running loop (``asyncio.ensure_future``): the
 buttons keep working while it runs. The task drives the stepper, ``run.step()`` after
 ``run.step()``, so Pause is simply "stop stepping between stages" and Step is one more.
 
-- **Run**: start a run with the input box's text (or resume a paused one) and step to the end.
+One driver, whoever started the run: the buttons act on the run holding the session
+(``session.active_run``, the lock's hold), so a run stepped from code (``await run.step()``)
+and paused there is continued, stepped or stopped from the view just like one the view made.
+
+- **Run**: continue the paused run (or start one with the input box's text) to the end.
 - **Step**: one stage (starting a run first if there is none); while running, pause instead.
 - **Pause**: stop after the stage in progress; the run waits, paused, for Step or Run.
 - **Stop**: ``run.cancel()``; open tool calls are answered "cancelled", the session stays valid.
 - **Reset**: stop, then truncate the session back to the length it had when the view was made.
 
-An exception from a run is shown in the view and kept in ``driver.error``, never swallowed.
+A run driven elsewhere at that moment (``await run.finish()`` in a cell) is not driven twice:
+Run and Step say so in the status line, Stop still reaches it. An exception from a run is
+shown in the view and kept in ``driver.error``, never swallowed; the next action that
+succeeds clears it from the view.
 """
 
 from __future__ import annotations
@@ -39,23 +46,18 @@ class Driver:
     # -- state --------------------------------------------------------------------------
     @property
     def busy(self) -> bool:
+        """True while this view's own task drives a run."""
         return self.driving
 
     def current(self) -> Any:
-        """The run to stop: the one this view started, or any run active on the session."""
+        """The run the buttons act on: the one holding the session (whoever started it), or
+        the one this view made that has not taken the session yet."""
+        run = self.session.active_run
+        if run is not None:
+            return run
         if self.run is not None and not self.run.done:
             return self.run
-        return getattr(self.session, "active_run", None)
-
-    def status(self) -> dict[str, Any]:
-        run = self.run
-        state: dict[str, Any] = {
-            "max_iterations": getattr(self.agent, "max_iterations", None),
-            "next": None if run is None else run.next_stage,
-        }
-        if run is not None and not run.done and not self.busy:
-            state["state"] = "paused"
-        return state
+        return None
 
     # -- commands -----------------------------------------------------------------------
     def command(self, op: str, text: str = "") -> None:
@@ -65,22 +67,26 @@ class Driver:
     def do_run(self, text: str = "") -> None:
         if self.busy:
             self.paused = False  # a Step in progress becomes a run to the end
+            self.view.recheck()
             return
-        self._ensure_run(text)
-        self.paused = False
-        self._spawn(continuous=True)
+        if self._adopt(text, "run"):
+            self.paused = False
+            self._spawn(continuous=True)
 
     def do_step(self, text: str = "") -> None:
         if self.busy:
             self.paused = True  # running: stop after this stage
+            self.view.recheck()
             return
-        self._ensure_run(text)
-        self._spawn(continuous=False)
+        if self._adopt(text, "step"):
+            self._spawn(continuous=False)
 
     def do_pause(self, _text: str = "") -> None:
         self.paused = True
-        if self.busy:
-            self.view.set_status(state="pausing")
+        run = self.current()
+        if not self.busy and run is not None and run.driving:
+            self.view.set_status(note=self._elsewhere(run, "pause"))
+        self.view.recheck()
 
     def do_stop(self, _text: str = "") -> None:
         run = self.current()
@@ -88,7 +94,7 @@ class Driver:
             self.view.set_status(note="nothing to stop")
             return
         run.cancel()
-        self._report()
+        self.view.recheck()
 
     def do_reset(self, _text: str = "") -> None:
         run = self.current()
@@ -99,14 +105,31 @@ class Driver:
         self.error = None
         if len(self.session) > self.base:
             self.session.truncate(self.base)
-        self.view.set_status(state="idle", stage=None, iteration=0, reason=None, error=None)
+        self.view.set_status(state="idle", stage=None, iteration=0, reason=None, error=None,
+                             next=None, note=None)  # fmt: skip
         self.view.refresh()
 
     # -- the background task ----------------------------------------------------------------
-    def _ensure_run(self, text: str) -> None:
-        if self.run is None or self.run.done:
-            self.error = None
-            self.run = self.agent.start(text or None, session=self.session)
+    def _adopt(self, text: str, op: str) -> bool:
+        """Make ``self.run`` the run to drive: the one holding the session, else a new one.
+        False (with a note) when another task is driving it right now."""
+        run = self.current()
+        if run is not None and run.driving:
+            self.view.set_status(note=self._elsewhere(run, op))
+            return False
+        if run is None:
+            run = self.agent.start(text or None, session=self.session)
+        self.run = run
+        self.error = None
+        self.view.set_status(note=None, error=None)
+        return True
+
+    @staticmethod
+    def _elsewhere(run: Any, op: str) -> str:
+        return (
+            f"run {run.id} is being driven elsewhere (a cell awaiting it): {op} waits until "
+            "it pauses; Stop reaches it now"
+        )
 
     def _spawn(self, *, continuous: bool) -> None:
         try:
@@ -143,7 +166,8 @@ class Driver:
             return
         changes: dict[str, Any] = {"next": run.next_stage, "iteration": run.iteration}
         if run.done:
-            changes.update(state="stopped", reason=run.stop_reason, detail=run.stop_detail)
+            if self.error is None:
+                changes.update(state="stopped", reason=run.stop_reason, detail=run.stop_detail)
         else:
             changes["state"] = "running" if self.busy else "paused"
         self.view.set_status(**changes)

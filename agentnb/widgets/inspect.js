@@ -23,7 +23,8 @@ function budgetBar(b) {
   const head = window
     ? `context window ${fmtInt(window)} tok: ${fmtInt(b.total)} used by the prompt, ${fmtInt(b.reply_reserve || 0)} reserved for the reply, ${fmtInt(b.available)} free`
     : `prompt ~${fmtInt(b.total)} tok (the agent sets no context_window, so the bar is the prompt itself)`;
-  return h("div", { class: "anb-budget" }, h("div", { class: "anb-sub", text: head }), bar, legend);
+  const policy = b.policy ? h("div", { class: "anb-muted anb-policy", text: `context policy: ${b.policy}${b.note ? " — " + b.note : ""}` }) : null;
+  return h("div", { class: "anb-budget" }, h("div", { class: "anb-sub", text: head }), bar, legend, policy);
 }
 
 // What the model understood from this request (a model that can say, as the stand-in does):
@@ -42,16 +43,17 @@ function understoodTable(u) {
   return box;
 }
 
-function renderRequest(d, el, goto) {
+function renderRequest(d, el, goto, compare) {
   const nav = h("div", { class: "anb-toolbar" },
     h("b", { text: `Request of model call ${d.k} of ${d.n}` }),
     goto && d.k > 1 ? h("button", { class: "anb-btn", type: "button", text: "◀ previous", onclick: () => goto(d.k - 1) }) : null,
-    goto && d.k < d.n ? h("button", { class: "anb-btn", type: "button", text: "next ▶", onclick: () => goto(d.k + 1) }) : null);
-  el.append(nav, budgetBar(d.budget));
+    goto && d.k < d.n ? h("button", { class: "anb-btn", type: "button", text: "next ▶", onclick: () => goto(d.k + 1) }) : null,
+    compare && d.k > 1 ? h("button", { class: "anb-btn anb-diff-prev", type: "button", text: `diff ${d.k - 1} → ${d.k}`, onclick: () => compare(d.k - 1, d.k) }) : null);
+  el.append(nav, budgetBar({ ...d.budget, policy: d.policy, note: d.note }));
   if (d.understood) el.append(understoodTable(d.understood));
   const msgs = d.messages.map((m) => ((m.r = 0), m));
-  const facts = analyse(msgs, {});
-  const ctx = { ...facts, tools: {}, newSince: null, running: false };
+  const facts = analyse(msgs, {}, false);
+  const ctx = { ...facts, tools: {}, newSince: null, running: false, ground: null };
   el.append(h("div", { class: "anb-sub", text: `messages (${msgs.length}, exactly as sent)` }));
   const box = h("div", { class: "anb-req-msgs" });
   for (let i = 0; i < msgs.length; i++) {
@@ -89,11 +91,15 @@ function renderDiff(d, el) {
       continue;
     }
     const w = row.w || {};
-    const item = h("div", { class: `anb-diff anb-diff-${row.op}` },
+    // Structural: JSON in tool results and call arguments shown as JSON, changed keys marked.
+    const changed = new Set(row.changed || (row.edit && row.edit.changed) || []);
+    const item = h("div", { class: `anb-diff anb-diff-${row.op}` + (row.edit ? " anb-diff-by-edit" : "") },
       h("span", { class: "anb-diff-op", text: DIFF_TEXT[row.op] || row.op }),
       h("span", { class: "anb-role " + roleClass(w.role), text: String(w.role) }),
-      h("pre", { class: "anb-text", text: JSON.stringify(w, null, 2) }));
-    if (row.old) item.append(h("div", { class: "anb-muted", text: "before:" }), h("pre", { class: "anb-text anb-old", text: JSON.stringify(row.old, null, 2) }));
+      row.edit ? h("span", { class: "anb-edited", title: row.edit.text, text: `✎ edited by hand (${row.edit.how}, event #${row.edit.seq}) — not the tool's own output` }) : null,
+      jsonView(displayed(w), changed));
+    const old = row.old || (row.edit && row.edit.before);
+    if (old) item.append(h("div", { class: "anb-muted", text: row.old ? "before:" : "what the tool returned, before the edit:" }), jsonView(displayed(old), changed, "anb-old"));
     el.append(item);
   }
 }

@@ -21,7 +21,8 @@ import traitlets
 
 from .. import _json
 from ..messages import parse_message
-from . import payload
+from ..session.edits import changed_paths
+from . import marks, payload
 from .base import Widget
 
 __all__ = ["RequestInspector", "SnapshotDiff", "Timeline", "diff_payload", "request_payload"]
@@ -90,6 +91,7 @@ def diff_payload(session: Any, j: int, k: int) -> dict[str, Any]:
     sa = a.messages[1:] if a.messages and _is_system(a.messages[0]) else a.messages
     sb = b.messages[1:] if b.messages and _is_system(b.messages[0]) else b.messages
     matcher = difflib.SequenceMatcher(None, [_key(w) for w in sa], [_key(w) for w in sb], False)
+    edited = marks.edit_marks(session)
     rows: list[dict[str, Any]] = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
@@ -100,11 +102,16 @@ def diff_payload(session: Any, j: int, k: int) -> dict[str, Any]:
             rows += [{"op": "dropped", "w": w} for w in sa[i1:i2]]
         elif i2 - i1 == j2 - j1:  # same count: edited in place
             pairs = zip(sa[i1:i2], sb[j1:j2], strict=True)
-            rows += [{"op": "edited", "w": new, "old": old} for old, new in pairs]
-        else:  # several became fewer (or more): dropped or summarised
-            added = "summarised" if j2 - j1 < i2 - i1 else "inserted"
-            rows += [{"op": "dropped", "w": w} for w in sa[i1:i2]]
-            rows += [{"op": added, "w": w} for w in sb[j1:j2]]
+            rows += [
+                {"op": "edited", "w": new, "old": old, "changed": changed_paths(old, new)}
+                for old, new in pairs
+            ]
+        else:  # several became fewer (or more): hand edits, else dropped or summarised
+            rows += _unequal(sa[i1:i2], sb[j1:j2], edited, at_end=i2 == len(sa))
+    for row in rows:  # a message a hand edit put there is the edit's, not the model's or tool's
+        record = edited.get(id(row.get("w")))
+        if record is not None:
+            row["edit"] = marks.edit_mark(record)
     sys_a = a.messages[0] if a.messages and _is_system(a.messages[0]) else None
     sys_b = b.messages[0] if b.messages and _is_system(b.messages[0]) else None
     keys = set(a.params) | set(b.params)
@@ -121,6 +128,31 @@ def diff_payload(session: Any, j: int, k: int) -> dict[str, Any]:
             if a.params.get(key) != b.params.get(key)
         },
     })  # fmt: skip
+
+
+def _unequal(old: list[Any], new: list[Any], edited: dict[int, Any], at_end: bool) -> list[Any]:
+    """Rows for a block that changed size: a new message a hand edit made from an old one is
+    that one "edited"; the other old ones were dropped, the other new ones added."""
+    keys = [_key(w) for w in old]
+    pairs: dict[int, int] = {}
+    for j, w in enumerate(new):
+        record = edited.get(id(w))
+        if record is not None and record.before is not None and _key(record.before) in keys:
+            i = keys.index(_key(record.before))
+            pairs[j], keys[i] = i, ""
+    added = "appended" if pairs and at_end else "summarised" if len(new) < len(old) else "inserted"
+    rows: list[dict[str, Any]] = [
+        {"op": "dropped", "w": w} for i, w in enumerate(old) if i not in pairs.values()
+    ]
+    for j, w in enumerate(new):
+        if j in pairs:
+            before = old[pairs[j]]
+            rows.append(
+                {"op": "edited", "w": w, "old": before, "changed": changed_paths(before, w)}
+            )
+        else:
+            rows.append({"op": added, "w": w})
+    return rows
 
 
 class _Inspector(Widget):

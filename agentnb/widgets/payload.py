@@ -44,7 +44,10 @@ __all__ = [
 STATIC_LIMIT = 500
 
 #: Event fields a timeline row keeps (scalars only; bodies are fetched on demand).
-_ROW_FIELDS = ("latency", "ok", "name", "call_id", "reason", "decision", "finish_reason")
+_ROW_FIELDS = (
+    "latency", "ok", "name", "call_id", "reason", "decision", "finish_reason", "traceback",
+    "detail", "note", "subsession_id",
+)  # fmt: skip
 
 
 def size(value: Any) -> int:
@@ -52,9 +55,49 @@ def size(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
 
 
-def message(m: Any, iteration: int | None) -> dict[str, Any]:
-    """One message for the browser: ``w`` wire dict, ``tok`` estimated tokens, ``it``."""
-    return {"w": m.wire(), "tok": m.tokens, "it": iteration}
+def message(m: Any, iteration: int | None, edit: Any = None) -> dict[str, Any]:
+    """One message for the browser: ``w`` wire dict, ``tok`` estimated tokens, ``it``, and
+    ``ed`` (what a hand edit changed) when an :class:`~agentnb.session.edits.EditRecord`
+    put it there."""
+    out = {"w": m.wire(), "tok": m.tokens, "it": iteration}
+    if edit is not None:
+        from .marks import edit_mark  # marks builds on this module
+
+        out["ed"] = edit_mark(edit)
+    return out
+
+
+def tool_stat(event: Any, session: Any = None) -> dict[str, Any]:
+    """A ``ToolFinished`` for the result card: ok, kind, ms; the traceback of a tool that
+    raised (``tb``, shown collapsed), the developer's ``note`` on an ok result, and the
+    sub-session an agent run as a tool worked in (``sub``, from ``session.subsessions``)."""
+    stat: dict[str, Any] = {
+        "ok": event.ok,
+        "kind": error_kind(event),
+        "ms": round(event.latency * 1000, 1),
+    }
+    for key, field in (("tb", "traceback"), ("note", "note")):
+        value = getattr(event, field, None)
+        if value:
+            stat[key] = str(value)
+    sub_id = getattr(event, "subsession_id", None)
+    sub = getattr(session, "subsessions", {}).get(sub_id) if sub_id else None
+    if sub_id:
+        stat["sub"] = subsession(sub, sub_id)
+    return stat
+
+
+def subsession(sub: Any, sub_id: str) -> dict[str, Any]:
+    """A sub-agent's session, nested in the parent's view: its messages and how it ended."""
+    if sub is None:
+        return {"id": sub_id, "messages": [], "missing": True}
+    runs = getattr(sub, "runs", ())
+    last = runs[-1] if runs else None
+    return {
+        "id": sub.id,
+        "messages": [message(m, None) for m in sub.messages],
+        "stop_reason": getattr(last, "stop_reason", None),
+    }
 
 
 def error_kind(event: Any) -> str | None:

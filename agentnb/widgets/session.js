@@ -13,8 +13,12 @@ function statusLine(store) {
   const s = store.status || {};
   const bits = [STATE_TEXT[s.state] || String(s.state || "idle")];
   if (s.stage) bits.push(`stage ${s.stage}`);
-  if (s.iteration != null) bits.push(`iteration ${s.iteration}${s.max_iterations ? "/" + s.max_iterations : ""}`);
-  if (s.next && s.state !== "stopped") bits.push(`next: ${s.next}`);
+  if (s.iteration != null) {
+    // The wrap-up call (final_answer_on_stop) comes after the last iteration: say so.
+    if (s.max_iterations && s.iteration > s.max_iterations) bits.push(`wrap-up after ${s.max_iterations} iterations`);
+    else bits.push(`iteration ${s.iteration}${s.max_iterations ? "/" + s.max_iterations : ""}`);
+  }
+  if (s.next && s.state !== "stopped" && s.state !== "idle") bits.push(`next: ${s.next}`);
   if (s.reason) bits.push(`stop_reason: ${s.reason}${s.detail ? " — " + s.detail : ""}`);
   if (s.note) bits.push(s.note);
   return bits.join(" · ");
@@ -78,7 +82,11 @@ function renderSession(model, el, store) {
 
   let facts = null;
   let factsRev = -1;
-  const ctx = () => ({ ...facts, tools: store.tools, newSince: store.newSince, running: store.status.state === "running" });
+  let factsLive = null;
+  const isLive = () => ["running", "pausing", "paused"].includes(store.status.state);
+  const ctx = () => ({ ...facts, tools: store.tools, newSince: store.newSince, ground: store.ground,
+    running: store.status.state === "running" || store.status.state === "pausing",
+    paused: store.status.state === "paused", next: store.status.next, maxIt: store.status.max_iterations });
   let cardCtx = null;
   const list = new VList(
     scroller,
@@ -87,13 +95,16 @@ function renderSession(model, el, store) {
       if (k === "delta") return h("div", { class: "anb-card anb-role-assistant anb-streaming" },
         h("div", { class: "anb-head", text: "assistant (streaming…)" }), fold(store.delta.reasoning + store.delta.text + store.delta.calls));
       const card = messageCard(k, store.msgs, cardCtx, flat);
+      const g = groups.get(k);
+      if (g) card.querySelector(".anb-head").append(repeatButton(k, g));
       if (k === store.newSince && k > 0) card.prepend(h("div", { class: "anb-divider", text: `new since model call ${store.calls}` }));
       return card;
     },
     (k) => {
       if (k === "ctx") return JSON.stringify(store.context && [store.context.tok, store.context.tools.length, store.context.instructions.length]);
       if (k === "delta") return String(store.rev);
-      return sigOf(k);
+      const g = groups.get(k);
+      return sigOf(k) + (g ? `|x${g.count}|${expanded.has(k)}` : "");
     },
   );
   let flat = false;
@@ -103,8 +114,41 @@ function renderSession(model, el, store) {
     let r = "";
     if (res) for (const j of res.values()) r += `${j}:${store.msgs[j].r},`;
     const w = facts.warn.get(i);
-    return `${m.r}|${r}|${w ? w.join("/") : ""}|${i >= store.newSince}|${i === facts.final}|${i === store.newSince}|${flat}|${cardCtx.running}|${JSON.stringify(store.tools[(m.w || {}).tool_call_id] || "")}`;
+    const gr = store.ground && store.ground.i === i ? store.ground.figures.join("/") : "";
+    // Only a card with a call still open reads the run's state (waiting / paused / no result).
+    const open = ((m.w || {}).tool_calls || []).length > (res ? res.size : 0);
+    const run = open ? `${cardCtx.running}|${cardCtx.paused}|${cardCtx.next}` : "";
+    return `${m.r}|${r}|${w ? w.join("/") : ""}|${i >= store.newSince}|${i === facts.final}|${i === store.newSince}|${flat}|${run}|${gr}|${JSON.stringify(store.tools[(m.w || {}).tool_call_id] || "")}`;
   };
+
+  // Identical consecutive cards (a runaway loop) collapse into one with a count: the same
+  // role, text, calls (names and arguments, not ids) and results.
+  const groups = new Map(); // first index -> {count, last}
+  const expanded = new Set();
+  const cardKey = (i) => {
+    const m = store.msgs[i];
+    const res = facts.results.get(i);
+    let rk = "";
+    if (res) for (const j of res.values()) rk += `${j}:${store.msgs[j].r},`;
+    if (m.ck === undefined || m.ckr !== m.r + "|" + rk) {
+      const w = m.w || {};
+      const calls = (w.tool_calls || []).map((c) => [(c.function || {}).name, (c.function || {}).arguments]);
+      const results = res ? [...res.values()].map((j) => (store.msgs[j].w || {}).content) : [];
+      m.ck = JSON.stringify([w.role, w.content, calls, results]);
+      m.ckr = m.r + "|" + rk;
+    }
+    return m.ck;
+  };
+  const repeatButton = (k, g) => h("button", {
+    class: "anb-btn anb-repeat", type: "button",
+    title: expanded.has(k) ? "collapse the identical cards again" : `#${k} to #${g.last}: ${g.count} identical cards (same text, calls and results); click to show each`,
+    text: expanded.has(k) ? `× ${g.count} (shown)` : `× ${g.count}`,
+    onclick: () => {
+      if (expanded.has(k)) expanded.delete(k);
+      else expanded.add(k);
+      redraw();
+    },
+  });
 
   // Requests: pick a model call, see its exact request; compare two.
   const reqBar = h("div", { class: "anb-toolbar" });
@@ -114,7 +158,7 @@ function renderSession(model, el, store) {
     reqBody.replaceChildren(h("div", { class: "anb-muted", text: `loading model call ${k}…` }));
     const data = await store.ask({ op: "get", what: "request", k });
     reqBody.replaceChildren();
-    renderRequest(data, reqBody, (kk) => openRequest(kk));
+    renderRequest(data, reqBody, (kk) => openRequest(kk), (j, kk) => openDiff(j, kk));
   };
   const openDiff = async (j, k) => {
     reqBody.replaceChildren(h("div", { class: "anb-muted", text: `comparing ${j} and ${k}…` }));
@@ -139,10 +183,13 @@ function renderSession(model, el, store) {
   let tlRev = -1;
 
   let drawnErrors = 0;
+  let errorsRev = 0;
   function redraw() {
-    if (factsRev !== store.rev || !facts) {
-      facts = analyse(store.msgs, store.tools);
+    const live = isLive();
+    if (factsRev !== store.rev || !facts || factsLive !== live) {
+      facts = analyse(store.msgs, store.tools, live);
       factsRev = store.rev;
+      factsLive = live;
     }
     cardCtx = ctx();
     const n = store.msgs.length;
@@ -153,8 +200,16 @@ function renderSession(model, el, store) {
     title.textContent = `Session ${store.session || ""}`;
     const plural = (k, word) => `${fmtInt(k)} ${word}${k === 1 ? "" : "s"}`;
     const health = nw ? `⚠ ${plural(nw, "warning")}` : "✓ valid";
-    counts.textContent = `${plural(n, "message")} · ~${fmtInt(tok)} tok (estimated) · ${health} · ${plural(store.calls, "model call")}`;
-    counts.classList.toggle("anb-bad", nw > 0);
+    const bits = [plural(n, "message"), `~${fmtInt(tok)} tok (estimated)`, health];
+    if (facts.inflight) bits.push(`${plural(facts.inflight, "call")} in flight`);
+    const ng = store.ground ? (store.ground.figures || []).length : 0;
+    if (ng) bits.push(`⚑ ${plural(ng, "ungrounded figure")}`);
+    bits.push(plural(store.calls, "model call"));
+    counts.replaceChildren(...bits.flatMap((b, j) => {
+      const cls = b === health ? (nw ? "anb-health anb-bad" : "anb-health") : b.startsWith("⚑") ? "anb-flag" : null;
+      return [j ? " · " : "", cls ? h("span", { class: cls, text: b }) : b];
+    }));
+    counts.classList.toggle("anb-bad", false);
     status.textContent = statusLine(store);
     const s = store.status;
     progress.hidden = s.state !== "running" && s.state !== "pausing";
@@ -162,6 +217,11 @@ function renderSession(model, el, store) {
       progress.max = s.max_iterations;
       progress.value = s.iteration || 0;
     } else progress.removeAttribute("value");
+    if (errorsRev !== store.errorsRev) {
+      errorsRev = store.errorsRev;
+      errors.replaceChildren();
+      drawnErrors = 0;
+    }
     for (; drawnErrors < store.errors.length; drawnErrors++) {
       const e = store.errors[drawnErrors];
       errors.append(h("details", { class: "anb-error", open: true }, h("summary", { text: e.text }), e.detail ? h("pre", { text: e.detail }) : null));
@@ -188,6 +248,9 @@ function renderSession(model, el, store) {
     const q = search.value.trim().toLowerCase();
     flat = Boolean(r || q);
     const keys = r || t || q ? [] : ["ctx"];
+    groups.clear();
+    let head = -1;
+    let headKey = null;
     for (let i = 0; i < store.msgs.length; i++) {
       const w = store.msgs[i].w || {};
       if (r && (w.role === "developer" ? "system" : w.role) !== r) continue;
@@ -200,6 +263,25 @@ function renderSession(model, el, store) {
           m.qr = m.r;
         }
         if (!m.q.includes(q)) continue;
+      }
+      if (!flat) {
+        const ck = cardKey(i);
+        if (head >= 0 && ck === headKey && !expanded.has(head)) {
+          const g = groups.get(head) || { count: 1, last: head };
+          g.count++;
+          g.last = i;
+          groups.set(head, g);
+          continue; // folded into the first card of the run of identical ones
+        }
+        if (head < 0 || ck !== headKey) {
+          head = i;
+          headKey = ck;
+        } else {
+          const g = groups.get(head) || { count: 1, last: head };
+          g.count++;
+          g.last = i;
+          groups.set(head, g);
+        }
       }
       keys.push(i);
     }

@@ -18,10 +18,11 @@ from typing import Any
 import traitlets
 
 from ..display import static_session_bundle
-from . import payload
+from . import marks, payload
 from .base import Widget
 from .controls import Driver
 from .inspectors import RequestInspector, diff_payload, request_payload
+from .requests import RequestsSeen
 
 __all__ = ["SessionView"]
 
@@ -61,13 +62,14 @@ class SessionView(Widget):
         self.sent_bytes = 0  # custom-message bytes, for the bench and the tests
         self._events: deque[dict[str, Any]] = deque(maxlen=max_events)
         self._tools: dict[str, dict[str, Any]] = {}
-        self._context: dict[str, Any] = self._initial_context(agent)
-        self._ctx_key: Any = None
-        self._status: dict[str, Any] = {"state": "idle"}
+        self._seen = RequestsSeen(session, agent)
         self._new_since = payload.new_since(session.wire(), session.requests)
+        self._ground = marks.Grounding(session)
         self._dirty = False
         self._timer: asyncio.TimerHandle | None = None
+        self._recheck_soon, self._cleared = False, 0  # a status check due; errors cleared
         self.driver = Driver(self, agent, session) if agent is not None else None
+        self._status: dict[str, Any] = {"state": "idle", **marks.live_status(session, self.driver)}
         self._last_refresh = time.monotonic()
         first = payload.pack(self.state())
         self._cost = time.monotonic() - self._last_refresh  # opened with the comm: no second send
@@ -90,16 +92,19 @@ class SessionView(Widget):
         s = self.session
         wires = s.wire()
         its = payload.iterations(len(wires), wires, s.runs)
+        edited = marks.edit_marks(s)
+        msgs = [payload.message(m, its[i], edited.get(id(m))) for i, m in enumerate(s.messages)]
         return {
             "seq": self.seq,
             "session": s.id,
-            "messages": [payload.message(m, its[i]) for i, m in enumerate(s.messages)],
+            "messages": msgs,
             "events": list(self._events),
             "tools": self._tools,
-            "context": self._context,
+            "context": self._seen.context,
             "status": self._status,
             "new_since": self._new_since,
             "calls": len(s.requests),
+            "ground": self._ground.now(),
         }
 
     def refresh(self) -> None:
@@ -151,11 +156,17 @@ class SessionView(Widget):
         if kind == "MessageAppended":
             it = event.iteration if event.run_id is not None else None
             msg = {"op": "append", "index": event.index, "m": payload.message(event.message, it)}
-            if event.run_id is not None:  # a timeline row; the browser rebuilds it from these
-                msg.update(st=event.stage, t=event.time, run=event.run_id)
-                self._events.append(payload.event_row(event))
+            row = payload.event_row(event)  # a timeline row; the browser rebuilds it from these
+            self._events.append(row)
+            msg.update(st=event.stage, t=round(event.time, 4))
+            if event.run_id is not None:
+                msg["run"] = event.run_id
+            else:  # an append by hand: its row says so
+                row["summary"] = f"+ #{event.index} {event.message.role} (appended by hand)"
         elif kind == "SessionEdited":
-            msg = self._edit(event)
+            self._new_since = min(self._new_since, event.index)
+            msg = marks.edit_message(self.session, event)
+            self._events.append(msg["e"])
         else:
             row = payload.event_row(event)
             msg = {"op": "event", "e": row}
@@ -163,47 +174,61 @@ class SessionView(Widget):
             if kind != "ModelDelta":
                 self._events.append(row)
         msg["eseq"] = event.seq
+        if self._ground.after(event):
+            msg["ground"] = self._ground.value
         self._post(msg)
         if kind == "RunStopped" or msg["op"] == "reset":
             self.refresh()
+        if event.run_id is not None:
+            self._schedule_recheck()
 
-    def _edit(self, event: Any) -> dict[str, Any]:
-        action, index = event.action, event.index
-        self._new_since = min(self._new_since, index)
-        if action == "replace":
-            m = self.session.messages[index]
-            its = payload.iterations(len(self.session), self.session.wire(), self.session.runs)
-            return {"op": "replace", "index": index, "m": payload.message(m, its[index])}
-        if action == "delete":
-            return {"op": "delete", "index": index}
-        if action == "truncate":
-            return {"op": "truncate", "length": index}
-        return {"op": "reset"}  # repair and anything new: the snapshot carries it
+    # -- the status line: what the run is doing, whoever drives it -------------------------
+    def _schedule_recheck(self) -> None:
+        """After the step in progress returns (a stepper pauses there), read the hold again."""
+        if self._recheck_soon:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._recheck_soon = True
+        loop.call_soon(self.recheck)
+
+    def recheck(self) -> None:
+        """Bring the status line in line with the session's hold (running, paused, next)."""
+        self._recheck_soon = False
+        live = marks.live_status(self.session, self.driver)
+        changed = {k: v for k, v in live.items() if self._status.get(k) != v}
+        if changed:
+            self.set_status(**changed)
+
+    def clear_errors(self) -> None:
+        """Take the errors off the view (the next action succeeded); ``errors`` keeps them."""
+        if len(self.errors) > self._cleared:
+            self._cleared = len(self.errors)
+            self._post({"op": "clear_errors"})
 
     def _observe(self, event: Any, row: dict[str, Any], msg: dict[str, Any]) -> None:
         """Keep the status line, tool outcomes, budgets and the request context current."""
         kind = event.type
         status = dict(self._status)
+        status.update(marks.live_status(self.session, self.driver))
         status.update(stage=event.stage, iteration=event.iteration, run=event.run_id)
         if kind == "RunStarted":
             status.update(state="running", reason=None, detail="", error=None)
         elif kind == "RunStopped":
             status.update(state="stopped", reason=event.reason, detail=event.detail)
         elif kind == "ToolFinished":
-            self._tools[event.call_id] = {
-                "ok": event.ok,
-                "kind": payload.error_kind(event),
-                "ms": round(event.latency * 1000, 1),
-            }
+            stat = self._tools[event.call_id] = payload.tool_stat(event, self.session)
+            if "sub" in stat:
+                msg["sub"] = stat["sub"]
         elif kind == "RequestAssembled":
             self._new_since = len(self.session)
             msg["new_since"] = self._new_since
             msg["calls"] = len(self.session.requests)  # recorded by assemble, with its budget
-            ctx = self._request_context(event.request)
+            ctx = self._seen.assembled(event)
             if ctx is not None:
                 msg["context"] = ctx
-        if self.driver is not None:
-            status.update(self.driver.status())
         changed = {k: v for k, v in status.items() if self._status.get(k, None) != v}
         if changed:  # only what changed: the browser merges it
             self._status = status
@@ -213,27 +238,6 @@ class SessionView(Widget):
         """Change the status line (used by the controls) and tell the browser."""
         self._status = {**self._status, **changes}
         self._post({"op": "status", "status": changes})
-
-    # -- the request context --------------------------------------------------------------
-    def _initial_context(self, agent: Any) -> dict[str, Any]:
-        if agent is not None:
-            return payload.context(agent.system_wire(), agent.tools.schemas())
-        if self.session.requests:
-            req = self.session.requests[-1].request
-            return payload.context(payload.system_of(req.messages), req.tools)
-        return payload.context(None, [])
-
-    def _request_context(self, request: Any) -> dict[str, Any] | None:
-        system = payload.system_of(request.messages)
-        key = (id(system), id(request.tools), len(request.tools))
-        if key == self._ctx_key:
-            return None
-        self._ctx_key = key
-        ctx = payload.context(system, request.tools)
-        if ctx == self._context:
-            return None
-        self._context = ctx
-        return ctx
 
     # -- messages from the browser --------------------------------------------------------
     def _on_msg(self, content: dict[str, Any]) -> Any:
@@ -246,6 +250,7 @@ class SessionView(Widget):
             if self.driver is None:
                 raise RuntimeError("this view has no agent: use session.view(agent=agent)")
             self.driver.command(op, str(content.get("text") or ""))
+            self.clear_errors()  # the action succeeded: an earlier error no longer applies
             return None
         if op == "get":
             if content.get("what") == "request":

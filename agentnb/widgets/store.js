@@ -15,6 +15,8 @@ class Store {
     this.rev = 0;
     this.mrev = 0;
     this.errors = [];
+    this.errorsRev = 0; // bumped when the errors are cleared (the next action succeeded)
+    this.ground = null; // {i, figures}: figures of the final answer found in no tool result
     this.delta = null; // text streaming in before the reply is appended
     this.views = new Set();
     this.replies = new Map();
@@ -41,6 +43,7 @@ class Store {
         this.calls = s.calls;
         this.seq = s.seq;
         this.session = s.session;
+        this.ground = s.ground || null;
         this.delta = null;
       }
     } catch (err) {
@@ -106,9 +109,10 @@ class Store {
       case "append":
         this.msgs[msg.index] = m;
         this.delta = null;
-        if (msg.run) {
+        if (msg.st) {
           const role = (m.w || {}).role;
-          this.events.push({ seq: msg.eseq, type: "MessageAppended", stage: msg.st, it: m.it, t: msg.t, run: msg.run, summary: `+ #${msg.index} ${role}` });
+          const summary = `+ #${msg.index} ${role}${msg.run ? "" : " (appended by hand)"}`;
+          this.events.push({ seq: msg.eseq, type: "MessageAppended", stage: msg.st, it: m.it, t: msg.t, run: msg.run, summary });
         }
         break;
       case "replace":
@@ -124,7 +128,13 @@ class Store {
       case "event":
         this.event(msg);
         break;
+      case "clear_errors":
+        this.errors = [];
+        this.errorsRev++;
+        break;
     }
+    if (msg.e && msg.op !== "event") this.events.push(msg.e); // an edit's timeline row
+    if (msg.ground !== undefined) this.ground = msg.ground;
     if (msg.status) this.status = { ...this.status, ...msg.status }; // only what changed
     if (msg.new_since != null) this.newSince = msg.new_since;
     if (msg.calls != null) this.calls = msg.calls;
@@ -141,7 +151,13 @@ class Store {
       else d.calls += (e.kind === "tool_call" ? `\n→ ${e.delta}(` : "") + (e.kind === "tool_args" ? e.delta : "");
       return;
     }
-    if (e.type === "ToolFinished") this.tools[e.call_id] = { ok: e.ok, kind: e.kind || null, ms: Math.round(e.latency * 10000) / 10 };
+    if (e.type === "ToolFinished") {
+      const stat = { ok: e.ok, kind: e.kind || null, ms: Math.round(e.latency * 10000) / 10 };
+      if (e.traceback) stat.tb = e.traceback;
+      if (e.note) stat.note = e.note;
+      if (msg.sub) stat.sub = msg.sub; // a sub-agent's session, nested under the result
+      this.tools[e.call_id] = stat;
+    }
     if (e.type === "RunStopped") this.delta = null;
     this.events.push(e);
     if (this.events.length > 5000) this.events.splice(0, this.events.length - 4000);
