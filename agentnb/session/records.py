@@ -13,7 +13,7 @@ from typing import Any
 
 from ..models.base import ModelRequest, Usage
 
-__all__ = ["BUDGET_KEYS", "RequestRecord", "RunRecord"]
+__all__ = ["RequestRecord", "RunRecord"]
 
 
 @dataclass(slots=True)
@@ -41,54 +41,20 @@ class RunRecord:
     started: float = field(default_factory=time.time)
 
 
-#: The figures of a request's budget, in the order a :class:`RequestRecord` keeps them.
-BUDGET_KEYS = (
-    "instructions",
-    "tools",
-    "history",
-    "total",
-    "memory",
-    "context_window",
-    "reply_reserve",
-    "available",
-)
-
-
+@dataclass(slots=True)
 class RequestRecord:
     """One model request of a session (``session.requests``), as ``assemble`` built it.
 
     ``budget`` is the token breakdown (instructions, tools, history, total; with a window:
     context_window, reply_reserve, available; memory when recalled), ``policy`` the context
     policy's name and ``note`` what it dropped or summarised. ``RequestAssembled`` announces
-    the same; the request inspector reads it here. Read only by convention, like events.
-    A session keeps one per model call for its whole life, so the figures are kept as a
-    tuple (a third of a dict's size) and ``budget`` builds the dict when read.
+    the same; the request inspector reads it here. Read only by convention, like events: one
+    is built per model call, and a frozen dataclass costs four times as much to build.
     """
 
-    __slots__ = ("_figures", "iteration", "note", "policy", "request", "run_id")
-
-    def __init__(
-        self,
-        run_id: str | None,
-        iteration: int,
-        request: ModelRequest,
-        budget: dict[str, Any],
-        policy: str,
-        note: str = "",
-    ) -> None:
-        self.run_id = run_id
-        self.iteration = iteration
-        self.request = request
-        self._figures = tuple(budget.get(k) for k in BUDGET_KEYS)
-        self.policy = policy
-        self.note = note
-
-    @property
-    def budget(self) -> dict[str, Any]:
-        return {k: v for k, v in zip(BUDGET_KEYS, self._figures, strict=True) if v is not None}
-
-    def __repr__(self) -> str:
-        return (
-            f"RequestRecord(run_id={self.run_id!r}, iteration={self.iteration}, "
-            f"{self.request!r}, budget={self.budget}, policy={self.policy!r})"
-        )
+    run_id: str | None
+    iteration: int
+    request: ModelRequest
+    budget: dict[str, Any]
+    policy: str
+    note: str = ""
