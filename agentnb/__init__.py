@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import events, models
+from . import evals, events, models
 from .agent import Agent
 from .context.memory import Memory
 from .context.policies import ContextPolicy, DropOldest, KeepAll, KeepLastTurns
@@ -46,6 +46,8 @@ from .errors import (
     TraceFormatError,
     UnexpectedModelCall,
 )
+from .evals import Evaluation, Task, TaskSet, ToolRecording, evaluate
+from .evals import checks as checks
 from .events import STAGES, STOP_REASONS
 from .messages import (
     AssistantMessage,
@@ -78,6 +80,7 @@ __all__ = [
     "ContextPolicy",
     "DeterministicSummariser",
     "DropOldest",
+    "Evaluation",
     "HeuristicTokenizer",
     "InvalidConversation",
     "InvalidMessage",
@@ -107,20 +110,26 @@ __all__ = [
     "StoreError",
     "SummariseOldest",
     "SystemMessage",
+    "Task",
     "TaskInfo",
     "TaskNotFound",
+    "TaskSet",
     "Tokenizer",
     "Tool",
     "ToolCall",
     "ToolDefinitionError",
     "ToolError",
     "ToolMessage",
+    "ToolRecording",
     "Toolset",
     "Trace",
     "TraceFormatError",
     "UnexpectedModelCall",
     "UserMessage",
     "__version__",
+    "checks",
+    "evals",
+    "evaluate",
     "events",
     "log",
     "models",

@@ -1,0 +1,204 @@
+"""evaluate(): every variant on every task, repeated, concurrently, each run bounded.
+
+    ev = await an.evaluate({"article": agent, "vague": vague}, an.travel.task_set(), repeats=5)
+    ev = an.evals.start(...)        # returns at once; the sweep runs in the background
+    await ev.wait(); ev.cancel(); ev.done
+
+Runs go in the order (repeat, task, variant), so a live matrix fills task by task with every
+variant side by side. At most ``concurrency`` run at once, each within ``timeout`` seconds;
+one failing run never stops the sweep. Each (task, repeat) gets its own seed, derived from
+``seed`` and the same for every variant, so paired runs share their randomness and the
+whole evaluation reproduces exactly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigurationError
+from .cache import ResponseCache
+from .evaluation import Errors, Evaluation
+from .record import EvalRecord
+from .runner import run_task
+from .tasks import Task, TaskSet
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+    from ..session import Session
+
+__all__ = ["evaluate", "start"]
+
+
+def _variants(value: Any) -> dict[str, Agent]:
+    from ..agent import Agent
+
+    if isinstance(value, Agent):
+        return {value.name: value}
+    if isinstance(value, dict) and value and all(isinstance(a, Agent) for a in value.values()):
+        return dict(value)
+    raise ConfigurationError(
+        "variants must map names to agents, e.g. {'baseline': agent, 'terse': "
+        "agent.copy(instructions=...)}"
+    )
+
+
+def _tasks(value: Any) -> TaskSet:
+    if isinstance(value, TaskSet):
+        return value
+    items = list(value)
+    return TaskSet(
+        t if isinstance(t, Task) else Task(f"task-{i}", str(t)) for i, t in enumerate(items)
+    )
+
+
+def _cache(value: Any) -> ResponseCache | None:
+    if value is None or value is False:
+        return None
+    if value is True:
+        return ResponseCache()
+    return value if isinstance(value, ResponseCache) else ResponseCache(value)
+
+
+def start(
+    variants: dict[str, Agent] | Agent | Iterable[str],
+    tasks: TaskSet | Iterable[Task | str],
+    repeats: int = 1,
+    *,
+    concurrency: int = 8,
+    errors: Errors = "fail",
+    seed: int = 0,
+    timeout: float | None = 300.0,
+    cache: ResponseCache | str | bool | None = None,
+    progress: bool | None = False,
+    keep: Iterable[tuple[EvalRecord, Session | None]] = (),
+) -> Evaluation:
+    """Start a sweep in the background and return its :class:`Evaluation` at once.
+
+    Needs a running event loop (a notebook cell, or inside ``async def``). ``await ev`` (or
+    ``await ev.wait()``) waits for it; ``ev.cancel()`` stops it; ``ev.subscribe(fn)`` hears
+    each finished run. Arguments as for :func:`evaluate`. ``keep`` holds records (and their
+    sessions) already done, which are not run again (``Evaluation.rerun`` uses it).
+    """
+    agents = _variants(variants) if not _names_only(variants) else {}
+    names: dict[str, Agent] | list[str] = agents or list(variants)  # type: ignore[arg-type]
+    ev = Evaluation(
+        names,
+        _tasks(tasks),
+        repeats,
+        seed=seed,
+        errors=errors,
+        concurrency=concurrency,
+        timeout=timeout,
+        cache=_cache(cache),
+    )
+    done = set()
+    for record, session in keep:
+        ev._add(record, session)
+        done.add(record.key)
+    jobs = [
+        (name, task, repeat)
+        for repeat in range(repeats)
+        for task in ev.tasks
+        for name in ev.variants
+        if (name, task.name, repeat) not in done
+    ]
+    if jobs and not agents:
+        raise ConfigurationError("there are runs to make but no agents: pass variants={...}")
+    if progress or (progress is None and not _in_kernel() and sys.stderr.isatty()):
+        ev.subscribe(_Progress(ev))
+    ev._task = asyncio.ensure_future(_sweep(ev, jobs))
+    return ev
+
+
+def _names_only(variants: Any) -> bool:
+    return not isinstance(variants, dict) and isinstance(variants, list | tuple)
+
+
+async def _sweep(ev: Evaluation, jobs: list[tuple[str, Task, int]]) -> None:
+    pending = iter(jobs)
+
+    async def worker() -> None:
+        for name, task, repeat in pending:  # one shared iterator: each job is taken once
+            record, session = await run_task(
+                name, ev.agents[name], task, repeat, ev.seed, timeout=ev.timeout, cache=ev.cache
+            )
+            ev._add(record, session)
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(min(ev.concurrency, len(jobs)) or 1)))
+    finally:
+        ev._end()
+
+
+async def evaluate(
+    variants: dict[str, Agent] | Agent,
+    tasks: TaskSet | Iterable[Task | str],
+    repeats: int = 1,
+    *,
+    concurrency: int = 8,
+    errors: Errors = "fail",
+    seed: int = 0,
+    timeout: float | None = 300.0,
+    cache: ResponseCache | str | bool | None = None,
+    progress: bool | None = None,
+) -> Evaluation:
+    """Run every variant on every task ``repeats`` times and return the :class:`Evaluation`.
+
+    Args:
+        variants: names → agents (``agent.copy(...)`` makes a variant); one agent is fine.
+        tasks: a :class:`TaskSet`, tasks, or plain request strings (no checks).
+        repeats: runs per (variant, task); each repeat has its own derived seed.
+        concurrency: runs at once. timeout: seconds per run (None: no limit).
+        errors: ``"fail"`` (an error run counts as not passed) or ``"drop"`` (left out of
+            rates and pairs).
+        seed: the evaluation's seed; a model with ``with_seed(seed)`` is reseeded per run,
+            an OpenAI-compatible model gets the ``seed`` request parameter.
+        cache: a :class:`ResponseCache` (or a JSONL path, or True for a fresh one) that
+            answers repeated requests; keyed by model, request and repeat index.
+        progress: ``None``: the live matrix in a notebook, a progress line on a terminal's
+            stderr; ``True``: the progress line; ``False``: nothing.
+    """
+    ev = start(
+        variants,
+        tasks,
+        repeats,
+        concurrency=concurrency,
+        errors=errors,
+        seed=seed,
+        timeout=timeout,
+        cache=cache,
+        progress=progress,
+    )
+    if progress is None and _in_kernel():
+        display = importlib.import_module("IPython.display")
+        display.display(ev)  # the live matrix, filling in while we wait
+    try:
+        return await ev.wait()
+    except asyncio.CancelledError:
+        ev.cancel()
+        raise
+
+
+def _in_kernel() -> bool:
+    return "ipykernel" in sys.modules
+
+
+class _Progress:
+    """A one-line progress report on stderr, rewritten after each run."""
+
+    def __init__(self, ev: Evaluation) -> None:
+        self.ev = ev
+
+    def __call__(self, record: EvalRecord | None) -> None:
+        ev = self.ev
+        counts = {o: sum(r.outcome == o for r in ev.records) for o in ("pass", "fail", "error")}
+        line = (
+            f"\revaluate: {len(ev.records)}/{ev.total} runs — {counts['pass']} pass, "
+            f"{counts['fail']} fail, {counts['error']} error"
+        )
+        sys.stderr.write(line + ("\n" if record is None else ""))
+        sys.stderr.flush()
