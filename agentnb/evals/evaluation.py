@@ -174,6 +174,29 @@ class Evaluation:
         )
         return await new.wait()
 
+    @classmethod
+    def from_records(
+        cls,
+        records: Iterable[EvalRecord | dict[str, Any]],
+        *,
+        tasks: TaskSet | Iterable[Task] | None = None,
+        errors: Errors = "fail",
+        seed: int = 0,
+    ) -> Evaluation:
+        """A finished evaluation of these records (no agents, no sessions): for results made
+        elsewhere, and for checking the statistics on hand-built outcomes. Variants, tasks
+        and repeats are read from the records unless ``tasks`` is given."""
+        rows = [r if isinstance(r, EvalRecord) else EvalRecord.from_dict(r) for r in records]
+        variants = list(dict.fromkeys(r.variant for r in rows))
+        if tasks is None:
+            tasks = [Task(name, "") for name in dict.fromkeys(r.task for r in rows)]
+        repeats = max((r.repeat for r in rows), default=0) + 1
+        ev = cls(variants, tasks, repeats, errors=errors, seed=seed)
+        for r in rows:
+            ev._add(r, None)
+        ev._end()
+        return ev
+
     # -- reading ----------------------------------------------------------------------------
     def record(self, variant: str, task: Task | str, repeat: int = 0) -> EvalRecord:
         """The record of one run (``KeyError`` when it has not finished)."""

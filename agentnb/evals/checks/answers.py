@@ -33,6 +33,11 @@ class AnswerContains(Check):
     def from_fields(cls, fields: dict[str, Any]) -> Check:
         return cls(tuple(fields["texts"]), fields.get("mode", "all"))
 
+    @property
+    def name(self) -> str:
+        mode = ", mode='any'" if self.mode == "any" else ""
+        return f"answer_contains({', '.join(map(repr, self.texts))}{mode})"
+
     def judge(self, evidence: Evidence) -> tuple[bool, str]:
         answer = normalise(evidence.output)
         missing = [t for t in self.texts if normalise(t) not in answer]
@@ -71,6 +76,7 @@ def answer_matches(pattern: str) -> AnswerMatches:
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_CLAIM = re.compile(r"(\d+(?:[.,]\d+)*)\s*(%?)")
 
 
 def numbers_in(text: str) -> set[float]:
@@ -116,12 +122,16 @@ class Grounded(Check):
             known |= numbers_in(content)
             if m.get("role") == "tool":
                 _json_numbers(content, known)
-        claimed = [
-            raw
-            for raw in dict.fromkeys(_NUMBER.findall(evidence.output))
-            if len(raw.replace(",", "").split(".")[0]) >= self.min_digits
-        ]
-        loose = [raw for raw in claimed if float(raw.replace(",", "")) not in known]
+        known = {round(k, 6) for k in known}
+        loose = []
+        for match in dict.fromkeys(_CLAIM.findall(evidence.output)):
+            raw, percent = match
+            if len(raw.replace(",", "").split(".")[0]) < self.min_digits:
+                continue
+            value = float(raw.replace(",", ""))
+            if round(value, 6) in known or (percent and round(value / 100, 6) in known):
+                continue
+            loose.append(raw + percent)
         if not loose:
             return True, ""
         return False, f"{', '.join(loose)} appear in no tool result or user message"
@@ -131,6 +141,7 @@ def grounded(min_digits: int = 2) -> Grounded:
     """Every number in the final answer appears in some tool result (or what the user said).
 
     Numbers with fewer than ``min_digits`` digits before the point (counts such as "6 个航班",
-    "1 晚") are not checked. A fabricated answer ("CA1234 ... 650 元") fails.
+    "1 晚") are not checked; "66%" is grounded by a tool's 0.66. A fabricated answer
+    ("CA1234 ... 650 元") fails.
     """
     return Grounded(min_digits)

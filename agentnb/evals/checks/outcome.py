@@ -32,6 +32,10 @@ class StopsWith(Check):
     def from_fields(cls, fields: dict[str, Any]) -> Check:
         return cls(tuple(fields["reasons"]))
 
+    @property
+    def name(self) -> str:
+        return f"stops_with({', '.join(map(repr, self.reasons))})"
+
     def judge(self, evidence: Evidence) -> tuple[bool, str]:
         got = evidence.result.stop_reason
         if got in self.reasons:
