@@ -87,10 +87,10 @@ class _Exhausted(Exception):
 def _source(value: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Any]]:
     """(history before the recording, recorded messages, recorded requests) of ``value``."""
     from ..events import MessageAppended, RequestAssembled
-    from ..trace import Trace
+    from ..storage.trace import Trace
 
     if isinstance(value, Session):
-        return [], value.to_openai(), list(value.snapshots)
+        return [], value.to_openai(), [record.request for record in value.requests]
     events = getattr(value, "events", None)
     if isinstance(value, Trace) or events is not None:
         events = list(value.events if events is not None else value)
