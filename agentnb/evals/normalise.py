@@ -8,18 +8,19 @@ of an argument dict (keys sorted) that recordings and trajectory alignment key o
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from typing import Any
 
 __all__ = ["canonical", "matches", "normalise"]
 
 
+_SEPARATORS = re.compile(r"[\W_]+")  # punctuation, symbols and whitespace, in any script
+
+
 def _fold(text: str) -> str:
-    kept = "".join(
-        " " if unicodedata.category(ch).startswith(("P", "Z")) else ch
-        for ch in unicodedata.normalize("NFKC", text).casefold()
-    )
-    return " ".join(kept.split())
+    folded = _SEPARATORS.sub(" ", unicodedata.normalize("NFKC", text).casefold())
+    return folded.strip()
 
 
 def normalise(value: Any) -> Any:
