@@ -385,7 +385,7 @@ def evaluation_sweep(quick: bool) -> None:
 
     tasks = an.TaskSet(list(an.travel.task_set())[:30])
     base = an.travel.travel_agent()
-    rule = "你必须使用工具获取实时信息，只有工具返回结果后才能回答用户问题；不要编造航班、天气或酒店数据。\n"
+    rule = next(line for line in INSTRUCTIONS.splitlines(True) if "必须使用工具" in line)
     variants = {
         "article": base,
         "no_tools_rule": base.copy(instructions=INSTRUCTIONS.replace(rule, ""),
@@ -402,10 +402,14 @@ def evaluation_sweep(quick: bool) -> None:
     summary = time.perf_counter()
     rates = ev.summary["success_rate"].round(2).to_dict()
     summary = time.perf_counter() - summary
-    print(f"\nan.evaluate: {len(tasks)} tasks x {len(variants)} variants x {repeats} repeats "
-          f"= {runs} runs on TravelModel (concurrency 8)")
-    print(f"  wall {wall:6.2f} s   cpu {cpu:6.2f} s   {wall / runs * 1e3:.1f} ms per run   "
-          "target wall < 10 s")
+    print(
+        f"\nan.evaluate: {len(tasks)} tasks x {len(variants)} variants x {repeats} repeats "
+        f"= {runs} runs on TravelModel (concurrency 8)"
+    )
+    print(
+        f"  wall {wall:6.2f} s   cpu {cpu:6.2f} s   {wall / runs * 1e3:.1f} ms per run   "
+        "target wall < 10 s"
+    )
     print(f"  summary (scipy, first use) {summary:.2f} s; success rates {rates}")
 
 

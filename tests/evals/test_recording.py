@@ -27,17 +27,30 @@ async def book_hotel(city: str, nights: int = 1) -> dict:
 
 
 def call(id, name, **args):
-    return {"id": id, "type": "function",
-            "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
+    return {
+        "id": id,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
+    }
 
 
 def script(*cities: str):
     """Weather for each city, one reply each, then a booking in the last city, then an answer."""
-    replies = [{"role": "assistant", "content": None,
-                "tool_calls": [call(f"w{i}", "search_weather", city=c, date="周五")]}
-               for i, c in enumerate(cities)]
-    replies.append({"role": "assistant", "content": None,
-                    "tool_calls": [call("b0", "book_hotel", city=cities[-1])]})
+    replies = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call(f"w{i}", "search_weather", city=c, date="周五")],
+        }
+        for i, c in enumerate(cities)
+    ]
+    replies.append(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call("b0", "book_hotel", city=cities[-1])],
+        }
+    )
     replies.append("done")
     return an.models.ScriptedModel(replies)
 
@@ -72,8 +85,10 @@ async def test_a_replaying_agent_never_executes_a_tool():
 async def test_an_unrecorded_call_is_not_recorded_and_the_run_reports_where():
     recording = an.ToolRecording.from_sessions([await recorded_session()])
     agent = an.Agent("x", [search_weather, book_hotel], script("北京", "广州"))
-    ev = await an.evaluate({"replayed": agent.replaying(recording)},
-                           [an.Task("t", "q", checks=[checks.no_tool_errors()])])
+    ev = await an.evaluate(
+        {"replayed": agent.replaying(recording)},
+        [an.Task("t", "q", checks=[checks.no_tool_errors()])],
+    )
     record = ev.records[0]
     assert EXECUTED == []  # neither the unrecorded weather call nor the booking ran
     assert record.outcome == "fail" and record.tool_errors == 2
@@ -81,9 +96,11 @@ async def test_an_unrecorded_call_is_not_recorded_and_the_run_reports_where():
     misses = [m for m in ev.session("replayed", "t").messages if m.role == "tool" and not m.ok]
     assert [m.kind for m in misses] == ["not_recorded", "not_recorded"]
     assert "not in the tool recording" in misses[0].error["error"]
-    assert recording.misses[0] == {"tool": "search_weather",
-                                   "arguments": '{"city":"广州","date":"周五","unit":"C"}',
-                                   "served": "not_recorded"}
+    assert recording.misses[0] == {
+        "tool": "search_weather",
+        "arguments": '{"city":"广州","date":"周五","unit":"C"}',
+        "served": "not_recorded",
+    }
     assert "not_recorded" in an.ERROR_KINDS
 
 
@@ -91,8 +108,10 @@ async def test_missing_live_runs_only_the_unrecorded_calls():
     recording = an.ToolRecording.from_sessions([await recorded_session()])
     agent = an.Agent("x", [search_weather, book_hotel], script("北京", "广州"))
     result = await agent.replaying(recording, missing="live").run("q")
-    assert EXECUTED == [("search_weather", {"city": "广州", "date": "周五"}),
-                        ("book_hotel", {"city": "广州", "nights": 1})]
+    assert EXECUTED == [
+        ("search_weather", {"city": "广州", "date": "周五"}),
+        ("book_hotel", {"city": "广州", "nights": 1}),
+    ]
     assert all(m.ok for m in result.messages if m.role == "tool")
 
 
@@ -107,11 +126,20 @@ async def test_a_recording_from_an_evaluation_and_a_file(tmp_path):
 
 
 async def test_identical_calls_get_the_recorded_results_in_turn():
-    recording = an.ToolRecording([("search_weather", {"city": "北京", "date": "周五"}, "first"),
-                                  ("search_weather", {"date": "周五", "city": "北京"}, "second")])
-    replies = [{"role": "assistant", "content": None,
-                "tool_calls": [call(f"w{i}", "search_weather", city="北京", date="周五")]}
-               for i in range(3)] + ["done"]
+    recording = an.ToolRecording(
+        [
+            ("search_weather", {"city": "北京", "date": "周五"}, "first"),
+            ("search_weather", {"date": "周五", "city": "北京"}, "second"),
+        ]
+    )
+    replies = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call(f"w{i}", "search_weather", city="北京", date="周五")],
+        }
+        for i in range(3)
+    ] + ["done"]
     agent = an.Agent("x", [search_weather], an.models.ScriptedModel(replies), repeat_limit=0)
     result = await agent.replaying(recording).run("q")
     assert [m.content for m in result.messages if m.role == "tool"] == ["first", "second", "second"]

@@ -8,14 +8,12 @@ import agentnb as an
 from agentnb.storage.trace import Trace
 
 
-async def saved_run(tmp_path=None):
-    agent = an.travel.travel_agent()
-    result = await agent.run(an.travel.ARTICLE_REQUESTS["000"])
-    return agent, result
+async def saved_run():
+    return None, await an.travel.travel_agent().run(an.travel.ARTICLE_REQUESTS["000"])
 
 
 async def test_an_unchanged_agent_replays_exactly():
-    agent, result = await saved_run()
+    _, result = await saved_run()
     report = await an.testing.replay(result.session, an.travel.travel_agent())
     assert report.ok, report
     assert report.model_calls == 5 and report.session.to_openai() == result.session.to_openai()
@@ -54,8 +52,9 @@ async def test_a_runtime_change_in_tool_results_is_reported(monkeypatch):
     from agentnb.runtime import execute_tools
 
     original = execute_tools.to_content
-    monkeypatch.setattr(execute_tools, "to_content",
-                        lambda value: original(value).replace("880", "990"))
+    monkeypatch.setattr(
+        execute_tools, "to_content", lambda value: original(value).replace("880", "990")
+    )
     report = await an.testing.replay(result.session, an.travel.travel_agent())
     contents = [d for d in report.differences if d.what == "tool content changed"]
     assert contents and contents[0].where == "message 2" and "990" in contents[0].actual

@@ -34,8 +34,9 @@ def variants():
     return {
         "article": base,
         # without "必须使用工具", the fabricate-prone stand-in answers from "memory"
-        "no_tools_rule": base.copy(instructions=INSTRUCTIONS.replace(TOOLS_FIRST, ""),
-                                   model=TravelModel("fabricate")),
+        "no_tools_rule": base.copy(
+            instructions=INSTRUCTIONS.replace(TOOLS_FIRST, ""), model=TravelModel("fabricate")
+        ),
         # the same model WITH the rule: the instruction is what keeps it honest
         "fabricate_with_rule": base.copy(model=TravelModel("fabricate")),
         "loop": base.copy(model=TravelModel("loop")),
@@ -67,13 +68,18 @@ async def test_variants_are_ordered_as_their_rules_predict(variants):
 TEMPERATURE = "temperature" in inspect.signature(TravelModel).parameters
 
 
-@pytest.mark.skipif(not TEMPERATURE, reason="TravelModel(temperature=..., seed=...) and "
-                    ".with_seed() come with the stand-in model's branch (`standin`); this test "
-                    "runs as soon as TravelModel accepts temperature")
+@pytest.mark.skipif(
+    not TEMPERATURE,
+    reason="TravelModel(temperature=..., seed=...) and "
+    ".with_seed() come with the stand-in model's branch (`standin`); this test "
+    "runs as soon as TravelModel accepts temperature",
+)
 async def test_with_temperature_repeats_are_flaky_and_reproduce_exactly():
     base = an.travel.travel_agent()
     hot = base.copy(model=TravelModel(temperature=1.0))
-    tasks = an.TaskSet([*an.travel.task_set(tags=["article"]), *an.travel.task_set(tags=["budget"])])
+    tasks = an.TaskSet(
+        [*an.travel.task_set(tags=["article"]), *an.travel.task_set(tags=["budget"])]
+    )
     first = await an.evaluate({"cold": base, "hot": hot}, tasks, repeats=5, seed=7)
     flaky = first.flakiness
     hot_rows = flaky[flaky.variant == "hot"]
@@ -87,5 +93,6 @@ async def test_with_temperature_repeats_are_flaky_and_reproduce_exactly():
     cols = ["variant", "task", "repeat", "outcome", "failed_checks", "seed", "output"]
     assert again.runs[cols].equals(first.runs[cols])
     other = await an.evaluate({"hot": hot}, tasks, repeats=5, seed=8)
-    assert not other.runs[cols].equals(first.runs[first.runs.variant == "hot"][cols]
-                                       .reset_index(drop=True))
+    assert not other.runs[cols].equals(
+        first.runs[first.runs.variant == "hot"][cols].reset_index(drop=True)
+    )
