@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, RunStateError
 from .cache import ResponseCache
 from .evaluation import Errors, Evaluation
 from .record import EvalRecord
@@ -37,8 +37,11 @@ def _variants(value: Any) -> dict[str, Agent]:
     from ..agent import Agent
 
     if isinstance(value, Agent):
-        return {value.name: value}
+        value = {value.name: value}
     if isinstance(value, dict) and value and all(isinstance(a, Agent) for a in value.values()):
+        missing = [name for name, agent in value.items() if agent.model is None]
+        if missing:
+            raise ConfigurationError(f"variants {missing} have no model; give each agent one")
         return dict(value)
     raise ConfigurationError(
         "variants must map names to agents, e.g. {'baseline': agent, 'terse': "
@@ -84,6 +87,13 @@ def start(
     sessions) already done, which are not run again (``Evaluation.rerun`` uses it).
     """
     agents = _variants(variants) if not _names_only(variants) else {}
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        raise RunStateError(
+            "an.evals.start() runs the sweep in the background of a running event loop (a "
+            "notebook, or inside async def); in a script use asyncio.run(an.evaluate(...))"
+        ) from None
     names: dict[str, Agent] | list[str] = agents or list(variants)  # type: ignore[arg-type]
     ev = Evaluation(
         names,

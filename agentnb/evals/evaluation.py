@@ -174,6 +174,13 @@ class Evaluation:
         )
         return await new.wait()
 
+    @staticmethod
+    def start(*args: Any, **kwargs: Any) -> Evaluation:
+        """The same as :func:`agentnb.evals.start`: the sweep in the background."""
+        from .evaluate import start
+
+        return start(*args, **kwargs)
+
     @classmethod
     def from_records(
         cls,
@@ -264,6 +271,8 @@ class Evaluation:
     def diff(self, task: Task | str, variants: Iterable[str] | None = None, repeat: int = 0) -> Any:
         """``agentnb.widgets.TrajectoryDiff`` of this task's runs (all variants by default)."""
         widgets = importlib.import_module("agentnb.widgets")
+        if not hasattr(widgets, "TrajectoryDiff"):
+            raise ImportError("this agentnb.widgets has no TrajectoryDiff yet")
         chosen = list(variants) if variants is not None else self.variants
         sessions = [self.session(v, task, repeat) for v in chosen]
         if "labels" in inspect.signature(widgets.TrajectoryDiff).parameters:
