@@ -9,6 +9,8 @@ call asked twice gets the recorded results in turn, the last one after that). Ar
 compared as the replaying tool validated them, so ``{"date": "周五"}`` and the same call
 with defaults spelled out are one call. A call with no recording is never executed: it gets
 an error result of kind ``not_recorded``, and :attr:`ToolRecording.misses` says where.
+What a tool itself answered is recorded, a ``ToolError`` ("unknown city") included, and
+replayed as it was; failures the runtime made (a timeout, invalid arguments) are not.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigurationError
+from ..messages import ToolMessage
 from ..tools import ToolError
 from .batches import batches
 from .normalise import canonical
@@ -38,6 +41,11 @@ Missing = Literal["not_recorded", "live"]
 
 class Miss(dict[str, Any]):
     """An unrecorded call: ``{"tool", "arguments", "served": "not_recorded" | "live"}``."""
+
+
+#: What the tool itself said is recorded (a result, or a ToolError such as "unknown city");
+#: failures the runtime made (timeouts, invalid arguments, cancelled, not_recorded) are not.
+_RECORDED = (None, "tool_error")
 
 
 class ToolRecording:
@@ -64,7 +72,7 @@ class ToolRecording:
             messages = getattr(source, "messages", source)
             for batch in batches(messages):
                 for call in batch:
-                    if call.result is not None and call.kind is None:
+                    if call.result is not None and call.kind in _RECORDED:
                         recording.add(call.name, call.arguments, call.result)
         return recording
 
@@ -131,6 +139,16 @@ def _validated_key(tool: Tool, arguments: str) -> str:
         return arguments
 
 
+def _recorded(content: str) -> str:
+    """A recorded result as the model saw it: text back as text, a ToolError raised again."""
+    error = ToolMessage(tool_call_id="-", content=content).error
+    if error is None:
+        return content
+    data = {k: v for k, v in error.items() if k not in ("ok", "kind", "error", "hint", "retryable")}
+    raise ToolError(str(error.get("error", "")), hint=error.get("hint"),
+                    retryable=error.get("retryable"), data=data, kind="tool_error")  # fmt: skip
+
+
 def _replayed(tool: Tool, recording: ToolRecording, missing: Missing) -> Tool:
     served: dict[str, int] = defaultdict(int)
     index: dict[str, list[str]] = defaultdict(list)
@@ -146,7 +164,7 @@ def _replayed(tool: Tool, recording: ToolRecording, missing: Missing) -> Tool:
             n = served[key]
             served[key] = n + 1
             recording.hits += 1
-            return results[min(n, len(results) - 1)]  # a string: sent back as recorded
+            return _recorded(results[min(n, len(results) - 1)])
         recording.misses.append(Miss(tool=tool.name, arguments=key, served=missing))
         if missing == "live":
             if live.is_async:
