@@ -172,18 +172,32 @@ async def test_a_tool_error_is_replayed_as_it_was_and_a_timeout_is_not_recorded(
     ev = await an.evaluate({"live": live}, an.travel.task_set(tags=["unknown_city"]))
     recording = an.ToolRecording.from_evaluation(ev)
     desk = an.travel.TravelTools(faults={"search_flights": "upstream_error"})
-    replayed = await an.evaluate({"replayed": an.travel.travel_agent(tools=desk).replaying(recording)},
-                                 an.travel.task_set(tags=["unknown_city"]))
+    replayed = await an.evaluate(
+        {"replayed": an.travel.travel_agent(tools=desk).replaying(recording)},
+        an.travel.task_set(tags=["unknown_city"]),
+    )
     assert recording.misses == [] and {r.outcome for r in replayed.records} == {"pass"}
     for record in ev.records:  # "no such city" came back exactly as the tool first said it
         before = [m.content for m in ev.session("live", record.task).messages if m.role == "tool"]
-        after = [m.content for m in replayed.session("replayed", record.task).messages
-                 if m.role == "tool"]
+        after = [
+            m.content
+            for m in replayed.session("replayed", record.task).messages
+            if m.role == "tool"
+        ]
         assert before == after
-    timeouts = an.Session([
-        {"role": "user", "content": "q"},
-        {"role": "assistant", "content": None, "tool_calls": [call("c0", "search_weather", city="北京", date="周五")]},
-        {"role": "tool", "tool_call_id": "c0",
-         "content": '{"ok": false, "kind": "timeout", "error": "search_weather timed out"}'},
-    ])
+    timeouts = an.Session(
+        [
+            {"role": "user", "content": "q"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [call("c0", "search_weather", city="北京", date="周五")],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "c0",
+                "content": '{"ok": false, "kind": "timeout", "error": "search_weather timed out"}',
+            },
+        ]
+    )
     assert len(an.ToolRecording.from_sessions([timeouts])) == 0
