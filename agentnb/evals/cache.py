@@ -28,8 +28,9 @@ _SECRET = ("key", "token", "secret", "password", "auth", "header")
 def model_identity(model: Any) -> dict[str, Any]:
     """What tells two models apart for the cache: class, name and scalar settings.
 
-    A model may define ``cache_identity()`` to say it itself. Attributes whose names look
-    secret (key, token, secret, password, auth, headers) are never part of it.
+    Functions count by their qualified name. A model whose replies depend on state its
+    settings do not show (a script of replies) should define ``cache_identity()``. Attributes
+    whose names look secret (key, token, secret, password, auth, headers) are never part of it.
     """
     own = getattr(model, "cache_identity", None)
     if callable(own):
@@ -42,6 +43,10 @@ def model_identity(model: Any) -> dict[str, Any]:
             settings[name] = value
         elif isinstance(value, date | datetime):
             settings[name] = value.isoformat()
+        elif callable(value):  # FunctionModel(fn): which function answers
+            settings[name] = (
+                f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', '')}"
+            )
     return {"class": f"{type(model).__module__}.{type(model).__qualname__}", **settings}
 
 

@@ -22,6 +22,7 @@ from .variants import variant
 if TYPE_CHECKING:
     from ..agent import Agent
     from ..runtime.result import RunResult
+    from ..runtime.run import Run
     from .tasks import Task
 
 __all__ = ["derive_seed", "run_agent", "run_task"]
@@ -70,34 +71,38 @@ async def run_task(
     run_seed = derive_seed(seed, task.name, repeat)
     record = EvalRecord(name, task.name, repeat, "error", seed=run_seed)
     session = Session()
-    result: RunResult | None = None
+    runs: list[Run] = []
     state: Any = None
     started = time.perf_counter()
     try:
         agent = run_agent(agent, run_seed, repeat, cache)
         state = task.setup(agent) if task.setup is not None else None
         state = agent if state is None else state
-        for turn in task.history:
-            if isinstance(turn, dict):
-                session.append(turn)
-            else:
-                await agent.run(turn, session=session)
-        run = agent.start(task.input, session=session)
-        started = time.perf_counter()
+
+        async def turns() -> RunResult:
+            nonlocal started
+            for turn in task.history:  # earlier turns set the scene, inside the same timeout
+                if isinstance(turn, dict):
+                    session.append(turn)
+                else:
+                    await agent.run(turn, session=session)
+            runs.append(agent.start(task.input, session=session))
+            started = time.perf_counter()
+            return await runs[-1].finish()
+
         try:
             async with asyncio.timeout(timeout):
-                result = await run.finish()
+                await turns()
         except TimeoutError:
-            result = run.result
             record.error = f"timed out after {timeout:g} s"
     except Exception as exc:
-        result = getattr(exc, "result", None) or result
         record.error = f"{type(exc).__name__}: {exc}"
     record.latency = time.perf_counter() - started
+    result = runs[-1].result if runs else None
     if result is None:
         return record, session
     _measure(record, result, agent)
-    evidence = Evidence(result, state if not record.error else None, task)
+    evidence = Evidence(result, state, task)
     for check in task.checks:
         try:
             record.checks.append(await run_check(check, evidence))

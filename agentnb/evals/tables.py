@@ -88,9 +88,10 @@ def caption(ev: Evaluation) -> str:
         else 'errors are left out (errors="drop": n excludes them)'
     )
     k = ev.repeats
+    short = "; a task with fewer than k runs counted is left out of them" * (ev.errors == "drop")
     return (
         f"success rate with a 95% {method}; {rule}; pass@{k} and pass^{k} are the "
-        f"unbiased estimators for k={k}, averaged over tasks"
+        f"unbiased estimators for k={k}, averaged over tasks{short}"
     )
 
 

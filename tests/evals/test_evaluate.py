@@ -240,3 +240,107 @@ async def test_display_falls_back_to_static_html_without_the_matrix(monkeypatch)
     else:
         (bundle,), options = shown[0]
         assert options == {"raw": True} and "<table" in bundle["text/html"]
+
+
+class Desk:
+    """A booking desk with state: what end_state() checks after the run."""
+
+    def __init__(self):
+        self.bookings: list[str] = []
+
+        @an.tool
+        def book_hotel(city: str) -> dict:
+            """Book a hotel."""
+            self.bookings.append(city)
+            return {"booked": city}
+
+        self.tools = [book_hotel]
+
+
+def booked_beijing(desk: Desk) -> bool | str:
+    return desk.bookings == ["北京"] or f"bookings: {desk.bookings}"
+
+
+def fresh_desk(agent: an.Agent) -> Desk:
+    desk = Desk()
+    agent.tools = desk.tools  # each run books on a desk of its own
+    return desk
+
+
+async def test_setup_gives_each_run_its_own_state_and_end_state_checks_it():
+    def books(city):
+        def reply(request):
+            if request.messages[-1]["role"] == "tool":
+                return "done"
+            return {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "b",
+                        "type": "function",
+                        "function": {"name": "book_hotel", "arguments": f'{{"city": "{city}"}}'},
+                    }
+                ],
+            }
+
+        return an.models.FunctionModel(reply)
+
+    task = an.Task(
+        "book", "订北京的酒店", checks=[checks.end_state(booked_beijing)], setup=fresh_desk
+    )
+    ev = await an.evaluate(
+        {"right": an.Agent(model=books("北京")), "wrong": an.Agent(model=books("上海"))},
+        [task],
+        repeats=3,
+    )
+    outcomes = {(r.variant, r.repeat): r.outcome for r in ev.records}
+    assert set(outcomes.values()) == {"pass", "fail"}
+    assert all(o == ("pass" if v == "right" else "fail") for (v, _), o in outcomes.items())
+    assert ev.record("wrong", "book", 2).failed_checks[0].reason == "bookings: ['上海']"
+
+
+async def test_history_messages_are_placed_and_history_turns_are_run_first():
+    seen = []
+
+    def reply(request):
+        seen.append([(m["role"], m.get("content")) for m in request.messages])
+        return f"answer {len(seen)}"
+
+    task = an.Task(
+        "follow",
+        "那周六呢？",
+        history=[{"role": "system", "content": "今天是 2025-01-06"}, "周五北京天气"],
+    )
+    ev = await an.evaluate(an.Agent("sys", model=an.models.FunctionModel(reply)), [task])
+    assert seen[0] == [("system", "sys"), ("system", "今天是 2025-01-06"), ("user", "周五北京天气")]
+    assert seen[1][-3:] == [
+        ("user", "周五北京天气"),
+        ("assistant", "answer 1"),
+        ("user", "那周六呢？"),
+    ]
+    assert ev.records[0].output == "answer 2" and ev.records[0].model_calls == 1
+
+
+async def test_the_timeout_covers_the_earlier_turns_too():
+    task = an.Task("slow-history", "now", history=["first"])
+    ev = await an.evaluate(an.Agent(model=answering(delay=5)), [task], timeout=0.2)
+    record = ev.records[0]
+    assert record.outcome == "error" and record.error == "timed out after 0.2 s"
+    assert ev.session(record.variant, "slow-history").is_valid
+
+
+def test_the_cache_tells_function_models_apart():
+    from agentnb.evals.cache import model_identity
+
+    def one(request):
+        return "1"
+
+    def two(request):
+        return "2"
+
+    a, b = an.models.FunctionModel(one), an.models.FunctionModel(two)
+    assert model_identity(a) != model_identity(b)
+    assert model_identity(a) == model_identity(an.models.FunctionModel(one))
+    secret = an.models.OpenAIModel(base_url="http://127.0.0.1:9/v1", model="m", api_key="sk-secret")
+    assert "sk-secret" not in repr(model_identity(secret))

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ...errors import ConfigurationError
+from ...errors import ConfigurationError, ModelResponseError
 from .base import Check, Evidence
 
 __all__ = ["JUDGE_PROMPT", "Judge", "judge"]
@@ -73,12 +73,13 @@ class Judge(Check):
         content = response.message.content
         text = content if isinstance(content, str) else str(content or "")
         passed = read_verdict(text)
-        if passed is None:
-            return False, f"the judge gave no PASS/FAIL verdict: {text.strip()[:300]!r}"
+        if passed is None:  # a judge that cannot judge is a measurement error, not a failure
+            raise ModelResponseError(f"the judge gave no PASS/FAIL verdict: {text.strip()[:300]!r}")
         return passed, text.strip()
 
 
 def judge(model: Any, rubric: str) -> Judge:
     """An LLM judge: ``model`` reads the rubric, the request and the answer, reasons, and
-    ends with PASS or FAIL. The whole reply is kept as the check's reason."""
+    ends with PASS or FAIL. The whole reply is kept as the check's reason. A reply with no
+    verdict raises, so the run counts as an ``error`` (the judge failed, not the agent)."""
     return Judge(model, rubric)
