@@ -121,6 +121,7 @@ def start(
     if progress or (progress is None and not _in_kernel() and sys.stderr.isatty()):
         ev.subscribe(_Progress(ev))
     ev._task = asyncio.ensure_future(_sweep(ev, jobs))
+    ev._task.add_done_callback(lambda _: ev._end())  # also when cancelled before it began
     return ev
 
 

@@ -179,6 +179,14 @@ async def test_start_returns_at_once_and_cancel_stops_the_sweep():
     assert late == [None]  # a subscriber after the end hears the end at once
 
 
+async def test_cancelling_before_the_first_run_still_ends_the_sweep():
+    heard = []
+    ev = an.evals.start(an.Agent(model=answering()), TASKS)
+    ev.subscribe(heard.append)
+    ev.cancel()
+    assert (await ev.wait()) is ev and ev.done and heard == [None] and ev.records == []
+
+
 async def test_awaiting_a_started_evaluation_and_unsubscribing():
     heard = []
     ev = an.evals.start(an.Agent(model=answering()), TASKS)
