@@ -29,6 +29,7 @@ from .tasks import Task, TaskSet
 if TYPE_CHECKING:
     from ..agent import Agent
     from ..session import Session
+    from ..storage.trace import Trace
 
 __all__ = ["evaluate", "start"]
 
@@ -77,7 +78,7 @@ def start(
     timeout: float | None = 300.0,
     cache: ResponseCache | str | bool | None = None,
     progress: bool | None = False,
-    keep: Iterable[tuple[EvalRecord, Session | None]] = (),
+    keep: Iterable[tuple[EvalRecord, Session | None, Trace | None]] = (),
 ) -> Evaluation:
     """Start a sweep in the background and return its :class:`Evaluation` at once.
 
@@ -106,8 +107,8 @@ def start(
         cache=_cache(cache),
     )
     done = set()
-    for record, session in keep:
-        ev._add(record, session)
+    for record, session, trace in keep:
+        ev._add(record, session, trace)
         done.add(record.key)
     jobs = [
         (name, task, repeat)
@@ -125,6 +126,22 @@ def start(
     return ev
 
 
+async def rerun(ev: Evaluation, *, failed: bool, errors: bool) -> Evaluation:
+    """``ev.rerun()``: the chosen outcomes again (same seeds), every other record kept."""
+    again = {o for o, on in (("fail", failed), ("error", errors)) if on}
+    keep = [r for r in ev.records if r.outcome not in again]
+    if len(keep) < len(ev.records) and not ev.agents:
+        raise ConfigurationError(
+            "this evaluation has no agents (it was loaded from a file); evaluate again "
+            "with an.evaluate(variants, ev.tasks, ...)"
+        )
+    kept = [(r, ev._sessions.get(r.key), ev._traces.get(r.key)) for r in keep]
+    new = start(ev.agents or ev.variants, ev.tasks, ev.repeats, seed=ev.seed, errors=ev.errors,
+                concurrency=ev.concurrency, timeout=ev.timeout, cache=ev.cache, keep=kept,
+                progress=False)  # fmt: skip
+    return await new.wait()
+
+
 def _names_only(variants: Any) -> bool:
     return not isinstance(variants, dict) and isinstance(variants, list | tuple)
 
@@ -134,10 +151,10 @@ async def _sweep(ev: Evaluation, jobs: list[tuple[str, Task, int]]) -> None:
 
     async def worker() -> None:
         for name, task, repeat in pending:  # one shared iterator: each job is taken once
-            record, session = await run_task(
+            record, session, trace = await run_task(
                 name, ev.agents[name], task, repeat, ev.seed, timeout=ev.timeout, cache=ev.cache
             )
-            ev._add(record, session)
+            ev._add(record, session, trace)
 
     try:
         await asyncio.gather(*(worker() for _ in range(min(ev.concurrency, len(jobs)) or 1)))

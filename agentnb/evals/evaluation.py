@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from ..agent import Agent
     from ..session import Session
+    from ..storage.trace import Trace
     from .cache import ResponseCache
     from .comparison import Comparison
 
@@ -78,6 +79,7 @@ class Evaluation:
             name: tables.describe(agent) for name, agent in self.agents.items()
         }
         self._sessions: dict[tuple[str, str, int], Session] = {}
+        self._traces: dict[tuple[str, str, int], Trace] = {}
         self._subscribers: list[Callable[[EvalRecord | None], Any]] = []
         self._task: asyncio.Task[Any] | None = None
         #: True once the sweep ended (finished or cancelled); a loaded evaluation is done.
@@ -113,10 +115,12 @@ class Evaluation:
                 f"evaluation subscriber {callback!r} raised {exc!r}", RuntimeWarning, stacklevel=2
             )
 
-    def _add(self, record: EvalRecord, session: Session | None) -> None:
+    def _add(self, record: EvalRecord, session: Session | None, trace: Trace | None = None) -> None:
         self.records.append(record)
         if session is not None:
             self._sessions[record.key] = session
+        if trace is not None:
+            self._traces[record.key] = trace
         for callback in list(self._subscribers):
             self._tell(callback, record)
 
@@ -151,28 +155,9 @@ class Evaluation:
     async def rerun(self, *, failed: bool = True, errors: bool = True) -> Evaluation:
         """A new evaluation with the ``fail`` (``failed``) and ``error`` (``errors``) runs run
         again with the same seeds, and every other record kept. Needs the variants' agents."""
-        from .evaluate import start
+        from .evaluate import rerun
 
-        again = {o for o, on in (("fail", failed), ("error", errors)) if on}
-        keep = [r for r in self.records if r.outcome not in again]
-        if len(keep) < len(self.records) and not self.agents:
-            raise ConfigurationError(
-                "this evaluation has no agents (it was loaded from a file); evaluate again "
-                "with an.evaluate(variants, ev.tasks, ...)"
-            )
-        new = start(
-            self.agents or self.variants,
-            self.tasks,
-            self.repeats,
-            seed=self.seed,
-            errors=self.errors,
-            concurrency=self.concurrency,
-            timeout=self.timeout,
-            cache=self.cache,
-            keep=[(r, self._sessions.get(r.key)) for r in keep],
-            progress=False,
-        )
-        return await new.wait()
+        return await rerun(self, failed=failed, errors=errors)
 
     @staticmethod
     def start(*args: Any, **kwargs: Any) -> Evaluation:
@@ -193,16 +178,9 @@ class Evaluation:
         """A finished evaluation of these records (no agents, no sessions): for results made
         elsewhere, and for checking the statistics on hand-built outcomes. Variants, tasks
         and repeats are read from the records unless ``tasks`` is given."""
-        rows = [r if isinstance(r, EvalRecord) else EvalRecord.from_dict(r) for r in records]
-        variants = list(dict.fromkeys(r.variant for r in rows))
-        if tasks is None:
-            tasks = [Task(name, "") for name in dict.fromkeys(r.task for r in rows)]
-        repeats = max((r.repeat for r in rows), default=0) + 1
-        ev = cls(variants, tasks, repeats, errors=errors, seed=seed)
-        for r in rows:
-            ev._add(r, None)
-        ev._end()
-        return ev
+        from .saving import from_records
+
+        return from_records(records, tasks=tasks, errors=errors, seed=seed)
 
     # -- reading ----------------------------------------------------------------------------
     def record(self, variant: str, task: Task | str, repeat: int = 0) -> EvalRecord:
@@ -220,6 +198,14 @@ class Evaluation:
         if session is None:
             raise KeyError(f"run {key} kept no session (it failed before starting)")
         return session
+
+    def trace(self, variant: str, task: Task | str, repeat: int = 0) -> Trace:
+        """The events of one run's last turn: ``.save(path)`` keeps it, and
+        ``an.testing.replay(trace, agent)`` replays it as a regression test."""
+        key = self.record(variant, task, repeat).key
+        if key not in self._traces:
+            raise KeyError(f"run {key} kept no trace (it failed before starting)")
+        return self._traces[key]
 
     @property
     def runs(self) -> pd.DataFrame:
@@ -248,11 +234,11 @@ class Evaluation:
         return compare(self, baseline, other)
 
     # -- files, pictures, views -----------------------------------------------------------------
-    def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write records, checks, tasks and every run's messages to one JSONL file."""
+    def save(self, path: str | os.PathLike[str], *, traces: bool = True) -> Path:
+        """Write records, checks, tasks, every run's messages (and trace) to one JSONL file."""
         from .saving import save
 
-        return save(self, Path(path))
+        return save(self, Path(path), traces=traces)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, judge: Any = None) -> Evaluation:

@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..session import Session
+from ..storage.trace import Trace
 from .batches import batches
 from .cache import CachedModel, ResponseCache
 from .checks.base import CheckResult, Evidence, run_check
@@ -66,7 +67,7 @@ async def run_task(
     *,
     timeout: float | None,
     cache: ResponseCache | None,
-) -> tuple[EvalRecord, Session | None]:
+) -> tuple[EvalRecord, Session | None, Trace | None]:
     """Run ``task`` once with ``agent`` (the variant ``name``) and check it."""
     run_seed = derive_seed(seed, task.name, repeat)
     record = EvalRecord(name, task.name, repeat, "error", seed=run_seed)
@@ -100,7 +101,7 @@ async def run_task(
     record.latency = time.perf_counter() - started
     result = runs[-1].result if runs else None
     if result is None:
-        return record, session
+        return record, session, None
     _measure(record, result, agent)
     evidence = Evidence(result, state, task)
     for check in task.checks:
@@ -111,7 +112,7 @@ async def run_task(
             record.error = record.error or f"check {check.name} raised {type(exc).__name__}: {exc}"
     if not record.error:
         record.outcome = "pass" if all(c.passed for c in record.checks) else "fail"
-    return record, session
+    return record, session, Trace(result.events)
 
 
 def _measure(record: EvalRecord, result: RunResult, agent: Agent) -> None:

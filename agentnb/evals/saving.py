@@ -1,9 +1,11 @@
 """Saving an evaluation to one JSONL file, and loading it back without any model.
 
 Line 1 is the header (format, settings, variants and what they were, the tasks with their
-check records); then one line per run: its record (checks with reasons) and its session's
-messages in OpenAI shape. A loaded evaluation has every record, check and session, shows
-its matrix, compares and builds tool recordings; only ``rerun`` needs the agents again.
+check records); then one line per run: its record (checks with reasons), its session's
+messages in OpenAI shape and the trace of its last turn (the events, each message once:
+``save(path, traces=False)`` leaves them out for a smaller file). A loaded evaluation has
+every record, check, session and trace: it shows its matrix, compares, builds tool
+recordings and replays runs as regression tests; only ``rerun`` needs the agents again.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
 from ..session import Session
+from ..storage.trace import Trace
 from .record import EvalRecord
 from .tasks import Task, TaskSet
 
@@ -43,7 +47,7 @@ def _task_record(task: Task) -> dict[str, Any]:
         }
 
 
-def save(ev: Evaluation, path: Path) -> Path:
+def save(ev: Evaluation, path: Path, *, traces: bool = True) -> Path:
     header = {
         "format": FORMAT,
         "variants": ev.variants,
@@ -57,8 +61,13 @@ def save(ev: Evaluation, path: Path) -> Path:
     lines = [json.dumps(header, ensure_ascii=False)]
     for r in ev.records:
         session = ev._sessions.get(r.key)
-        messages = session.to_openai() if session is not None else None
-        lines.append(json.dumps({"record": r.to_dict(), "messages": messages}, ensure_ascii=False))
+        trace = ev._traces.get(r.key) if traces else None
+        entry = {
+            "record": r.to_dict(),
+            "messages": session.to_openai() if session is not None else None,
+            "trace": trace.to_jsonl() if trace is not None else None,
+        }
+        lines.append(json.dumps(entry, ensure_ascii=False))
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
@@ -93,7 +102,32 @@ def load(path: Path, *, judge: Any = None) -> Evaluation:
             record = EvalRecord.from_dict(entry["record"])
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigurationError(f"{path}:{number}: not a run record ({exc})") from None
-        messages = entry.get("messages")
-        ev._add(record, Session(messages) if messages is not None else None)
+        messages, trace = entry.get("messages"), entry.get("trace")
+        ev._add(
+            record,
+            Session(messages) if messages is not None else None,
+            Trace.from_jsonl(trace) if trace else None,
+        )
+    ev._end()
+    return ev
+
+
+def from_records(
+    records: Iterable[EvalRecord | dict[str, Any]],
+    *,
+    tasks: TaskSet | Iterable[Task] | None = None,
+    errors: Any = "fail",
+    seed: int = 0,
+) -> Evaluation:
+    from .evaluation import Evaluation
+
+    rows = [r if isinstance(r, EvalRecord) else EvalRecord.from_dict(r) for r in records]
+    variants = list(dict.fromkeys(r.variant for r in rows))
+    if tasks is None:
+        tasks = [Task(name, "") for name in dict.fromkeys(r.task for r in rows)]
+    repeats = max((r.repeat for r in rows), default=0) + 1
+    ev = Evaluation(variants, tasks, repeats, errors=errors, seed=seed)
+    for r in rows:
+        ev._add(r, None)
     ev._end()
     return ev

@@ -76,3 +76,19 @@ async def test_tools_recorded_replays_without_running_the_tools():
     assert not live.ok  # the live weather tool now fails upstream
     recorded = await an.testing.replay(result.session, broken, tools="recorded")
     assert recorded.ok, recorded
+
+
+async def test_a_saved_evaluation_keeps_traces_to_replay_after_loading(tmp_path):
+    tasks = an.travel.task_set(tags=["article"])
+    ev = await an.evaluate({"article": an.travel.travel_agent()}, tasks)
+    with_traces = ev.save(tmp_path / "ev.jsonl")
+    lean = ev.save(tmp_path / "lean.jsonl", traces=False)
+    assert lean.stat().st_size < with_traces.stat().st_size
+    back = an.Evaluation.load(with_traces)
+    trace = back.trace("article", "article-000")
+    assert len(trace) == len(ev.trace("article", "article-000"))
+    assert (await an.testing.replay(trace, an.travel.travel_agent())).ok
+    changed = await an.testing.replay(trace, an.travel.travel_agent(instructions="你是差旅助手。"))
+    assert {d.what for d in changed.differences} == {"instructions changed"}
+    with pytest.raises(KeyError, match="kept no trace"):
+        an.Evaluation.load(lean).trace("article", "article-000")
