@@ -34,13 +34,21 @@ if TYPE_CHECKING:
 __all__ = ["evaluate", "start"]
 
 
-def _variants(value: Any) -> dict[str, Agent]:
+def _variants(value: Any) -> dict[str, Agent | None]:
+    """Names -> agents; a name may map to None when all its runs are kept (a loaded
+    evaluation being extended or rerun)."""
     from ..agent import Agent
 
     if isinstance(value, Agent):
         value = {value.name: value}
-    if isinstance(value, dict) and value and all(isinstance(a, Agent) for a in value.values()):
-        missing = [name for name, agent in value.items() if agent.model is None]
+    elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        value = dict.fromkeys(value)
+    if (
+        isinstance(value, dict)
+        and value
+        and all(a is None or isinstance(a, Agent) for a in value.values())
+    ):
+        missing = [name for name, a in value.items() if a is not None and a.model is None]
         if missing:
             raise ConfigurationError(f"variants {missing} have no model; give each agent one")
         return dict(value)
@@ -68,7 +76,7 @@ def _cache(value: Any) -> ResponseCache | None:
 
 
 def start(
-    variants: dict[str, Agent] | Agent | Iterable[str],
+    variants: dict[str, Agent | None] | dict[str, Agent] | Agent | Iterable[str],
     tasks: TaskSet | Iterable[Task | str],
     repeats: int = 1,
     *,
@@ -87,7 +95,7 @@ def start(
     each finished run. Arguments as for :func:`evaluate`. ``keep`` holds records (and their
     sessions) already done, which are not run again (``Evaluation.rerun`` uses it).
     """
-    agents = _variants(variants) if not _names_only(variants) else {}
+    agents = _variants(variants)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -95,9 +103,8 @@ def start(
             "an.evals.start() runs the sweep in the background of a running event loop (a "
             "notebook, or inside async def); in a script use asyncio.run(an.evaluate(...))"
         ) from None
-    names: dict[str, Agent] | list[str] = agents or list(variants)  # type: ignore[arg-type]
     ev = Evaluation(
-        names,
+        agents,
         _tasks(tasks),
         repeats,
         seed=seed,
@@ -117,8 +124,12 @@ def start(
         for name in ev.variants
         if (name, task.name, repeat) not in done
     ]
-    if jobs and not agents:
-        raise ConfigurationError("there are runs to make but no agents: pass variants={...}")
+    lacking = sorted({name for name, _, _ in jobs if agents.get(name) is None})
+    if lacking:
+        raise ConfigurationError(
+            f"variants {lacking} have runs to make but no agent (a loaded evaluation keeps "
+            "no agents): pass them, e.g. an.evaluate({name: agent, ...}, ev.tasks)"
+        )
     if progress or (progress is None and not _in_kernel() and sys.stderr.isatty()):
         ev.subscribe(_Progress(ev))
     ev._task = asyncio.ensure_future(_sweep(ev, jobs))
@@ -130,20 +141,27 @@ async def rerun(ev: Evaluation, *, failed: bool, errors: bool) -> Evaluation:
     """``ev.rerun()``: the chosen outcomes again (same seeds), every other record kept."""
     again = {o for o, on in (("fail", failed), ("error", errors)) if on}
     keep = [r for r in ev.records if r.outcome not in again]
-    if len(keep) < len(ev.records) and not ev.agents:
-        raise ConfigurationError(
-            "this evaluation has no agents (it was loaded from a file); evaluate again "
-            "with an.evaluate(variants, ev.tasks, ...)"
-        )
     kept = [(r, ev._sessions.get(r.key), ev._traces.get(r.key)) for r in keep]
-    new = start(ev.agents or ev.variants, ev.tasks, ev.repeats, seed=ev.seed, errors=ev.errors,
+    agents: dict[str, Agent | None] = {name: ev.agents.get(name) for name in ev.variants}
+    new = start(agents, ev.tasks, ev.repeats, seed=ev.seed, errors=ev.errors,
                 concurrency=ev.concurrency, timeout=ev.timeout, cache=ev.cache, keep=kept,
                 progress=False)  # fmt: skip
     return await new.wait()
 
 
-def _names_only(variants: Any) -> bool:
-    return not isinstance(variants, dict) and isinstance(variants, list | tuple)
+def extend(ev: Evaluation, variants: dict[str, Agent]) -> Evaluation:
+    """``ev.extend(variants)``: ev's records kept, the new variants run in the background."""
+    new = _variants(variants)
+    taken = sorted(set(new) & set(ev.variants))
+    if taken:
+        raise ConfigurationError(f"variants {taken} are already in this evaluation")
+    agents: dict[str, Agent | None] = {name: ev.agents.get(name) for name in ev.variants}
+    kept = [(r, ev._sessions.get(r.key), ev._traces.get(r.key)) for r in ev.records]
+    started = start({**agents, **new}, ev.tasks, ev.repeats, seed=ev.seed, errors=ev.errors,
+                    concurrency=ev.concurrency, timeout=ev.timeout, cache=ev.cache, keep=kept,
+                    progress=False)  # fmt: skip
+    started.descriptions = {**ev.descriptions, **started.descriptions}
+    return started
 
 
 async def _sweep(ev: Evaluation, jobs: list[tuple[str, Task, int]]) -> None:

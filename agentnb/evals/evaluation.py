@@ -48,7 +48,7 @@ class Evaluation:
 
     def __init__(
         self,
-        variants: dict[str, Agent] | Iterable[str],
+        variants: dict[str, Agent | None] | dict[str, Agent] | Iterable[str],
         tasks: TaskSet | Iterable[Task],
         repeats: int = 1,
         *,
@@ -62,7 +62,9 @@ class Evaluation:
             raise ConfigurationError(f"errors must be 'fail' or 'drop', not {errors!r}")
         if repeats < 1 or concurrency < 1:
             raise ConfigurationError("repeats and concurrency must be at least 1")
-        self.agents: dict[str, Agent] = dict(variants) if isinstance(variants, dict) else {}
+        given = variants.items() if isinstance(variants, dict) else ()
+        #: The agent of each variant (none for a loaded evaluation).
+        self.agents: dict[str, Agent] = {k: a for k, a in given if a is not None}
         #: The variant names, in the order given.
         self.variants: list[str] = list(variants)
         self.tasks: TaskSet = tasks if isinstance(tasks, TaskSet) else TaskSet(tasks)
@@ -158,6 +160,14 @@ class Evaluation:
         from .evaluate import rerun
 
         return await rerun(self, failed=failed, errors=errors)
+
+    def extend(self, variants: dict[str, Agent]) -> Evaluation:
+        """A new evaluation, started in the background, holding this one's records and the
+        runs of ``variants`` (new names) on the same tasks, repeats and seeds: the next edit
+        of a prompt, compared with the earlier ones. ``await`` it, or show it."""
+        from .evaluate import extend
+
+        return extend(self, variants)
 
     @staticmethod
     def start(*args: Any, **kwargs: Any) -> Evaluation:

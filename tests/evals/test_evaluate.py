@@ -352,3 +352,23 @@ def test_the_cache_tells_function_models_apart():
     assert model_identity(a) == model_identity(an.models.FunctionModel(one))
     secret = an.models.OpenAIModel(base_url="http://127.0.0.1:9/v1", model="m", api_key="sk-secret")
     assert "sk-secret" not in repr(model_identity(secret))
+
+
+async def test_extend_runs_only_the_new_variant_and_keeps_the_rest(tmp_path):
+    log = []
+    first = await an.evaluate({"a": an.Agent(model=answering(log=log))}, TASKS, repeats=2)
+    assert len(log) == 12
+    log.clear()
+    second = await first.extend({"b": an.Agent("edited", model=answering("no", log=log))})
+    assert second.variants == ["a", "b"] and len(second.records) == 24 and len(log) == 12
+    assert all(m.messages[0]["content"] == "edited" for m in log)  # only b ran
+    assert second.session("a", "t0") is first.session("a", "t0")
+    cmp = second.compare("a", "b")
+    assert cmp.losses == 12 and cmp.pairs == 12
+    assert second.descriptions["b"]["instructions"] == "edited"
+    loaded = an.Evaluation.load(first.save(tmp_path / "first.jsonl"))
+    third = await loaded.extend({"c": an.Agent(model=answering())})  # no agents for "a": kept
+    assert third.variants == ["a", "c"] and len(third.records) == 24
+    assert third.descriptions["a"] == first.descriptions["a"]
+    with pytest.raises(an.ConfigurationError, match="already"):
+        first.extend({"a": an.Agent(model=answering())})
