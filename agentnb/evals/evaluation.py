@@ -95,8 +95,10 @@ class Evaluation:
         return len(self.variants) * len(self.tasks) * self.repeats
 
     def subscribe(self, callback: Callable[[EvalRecord | None], Any]) -> Callable[[], None]:
-        """Call ``callback(record)`` for each finished run, then ``callback(None)`` once the
-        sweep ends or is cancelled (at once, if it already has). Returns an unsubscribe."""
+        """Call ``callback(record)`` for each run that finishes from now on, then
+        ``callback(None)`` once the sweep ends or is cancelled (at once, if it already has).
+        Records already there (kept by ``extend``/``rerun``) are in ``records``. Returns a
+        function that unsubscribes."""
         self._subscribers.append(callback)
         if self.done:
             self._tell(callback, None)

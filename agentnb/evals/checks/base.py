@@ -139,7 +139,7 @@ class FunctionCheck(Check):
             getattr(self.fn, "__module__", None),
             getattr(self.fn, "__qualname__", ""),
         )
-        if not module or "<" in qualname:
+        if not module or not qualname or "<" in qualname:
             return None
         return f"{module}:{qualname}"
 
