@@ -221,8 +221,9 @@ async def evaluate(
             an OpenAI-compatible model gets the ``seed`` request parameter.
         cache: a :class:`ResponseCache` (or a JSONL path, or True for a fresh one) that
             answers repeated requests; keyed by model, request and repeat index.
-        progress: ``None``: the live matrix in a notebook, a progress line on a terminal's
-            stderr; ``True``: the progress line; ``False``: nothing.
+        progress: ``None``: the live matrix in a notebook (a progress line there when the
+            widgets are not installed), a progress line on a terminal's stderr; ``True``: the
+            progress line; ``False``: nothing.
     """
     ev = start(
         variants,
@@ -236,13 +237,24 @@ async def evaluate(
         progress=progress,
     )
     if progress is None and _in_kernel():
-        display = importlib.import_module("IPython.display")
-        display.display(ev)  # the live matrix, filling in while we wait
+        if _has_matrix():
+            display = importlib.import_module("IPython.display")
+            display.display(ev)  # the live matrix, filling in while we wait
+        else:  # a static table would not fill in: a progress line instead
+            ev.subscribe(_Progress(ev))
     try:
         return await ev.wait()
     except asyncio.CancelledError:
         ev.cancel()
         raise
+
+
+def _has_matrix() -> bool:
+    try:
+        widgets = importlib.import_module("agentnb.widgets")
+    except ImportError:
+        return False
+    return hasattr(widgets, "EvalMatrix")
 
 
 def _in_kernel() -> bool:

@@ -67,7 +67,7 @@ async def test_diff_hands_the_task_s_sessions_to_the_trajectory_diff(monkeypatch
     assert ev.diff("t", ["b"]) == ("diff", 1)
 
 
-async def test_in_a_notebook_evaluate_shows_the_evaluation_while_it_runs(monkeypatch):
+async def test_in_a_notebook_evaluate_shows_the_live_matrix_or_a_progress_line(monkeypatch, capsys):
     import IPython.display
 
     module = sys.modules["agentnb.evals.evaluate"]
@@ -76,12 +76,17 @@ async def test_in_a_notebook_evaluate_shows_the_evaluation_while_it_runs(monkeyp
     monkeypatch.setattr(
         IPython.display, "display", lambda obj, **k: shown.append((obj, obj.done, len(obj.records)))
     )
-    ev = await an.evaluate(
-        an.Agent(model=an.models.ScriptedModel(["ok"])),
-        [an.Task("t", "q", checks=[checks.answer_contains("ok")])],
-    )
+    agent = an.Agent(model=an.models.ScriptedModel(["ok", "ok"]))
+    task = an.Task("t", "q", checks=[checks.answer_contains("ok")])
+    fake = types.ModuleType("agentnb.widgets")
+    fake.EvalMatrix = object
+    monkeypatch.setitem(sys.modules, "agentnb.widgets", fake)
+    ev = await an.evaluate(agent, [task])
     assert shown == [(ev, False, 0)]  # shown once, before any run finished: it fills in live
-    assert ev.done and ev.records[0].outcome == "pass"
+    assert ev.done and ev.records[0].outcome == "pass" and capsys.readouterr().err == ""
+    monkeypatch.delattr(fake, "EvalMatrix")  # no matrix: a static table would not fill in
+    ev = await an.evaluate(agent, [task])
+    assert len(shown) == 1 and "evaluate: 1/1 runs — 1 pass" in capsys.readouterr().err
 
 
 def test_start_needs_a_running_loop_and_agents_need_models():
