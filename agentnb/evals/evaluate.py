@@ -18,6 +18,7 @@ import contextlib
 import importlib
 import sys
 import threading
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -262,12 +263,17 @@ def _in_kernel() -> bool:
 
 
 class _Progress:
-    """A one-line progress report on stderr, rewritten after each run."""
+    """A one-line progress report on stderr, rewritten at most every 0.2 s and at the end."""
 
     def __init__(self, ev: Evaluation) -> None:
         self.ev = ev
+        self.shown = 0.0
 
     def __call__(self, record: EvalRecord | None) -> None:
+        now = time.monotonic()
+        if record is not None and now - self.shown < 0.2:
+            return
+        self.shown = now
         ev = self.ev
         counts = {o: sum(r.outcome == o for r in ev.records) for o in ("pass", "fail", "error")}
         line = (
