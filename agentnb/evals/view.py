@@ -60,7 +60,7 @@ def static_bundle(ev: Evaluation) -> dict[str, str]:
     matrix = "<tr><th>task</th>" + "".join(f"<th>{escape(v)}</th>" for v in ev.variants)
     matrix += "</tr>"
     for task in ev.tasks.names:
-        matrix += f"<tr><td>{escape(task)}</td>"
+        matrix += f"<tr><td style='text-align:left'>{escape(task)}</td>"
         for v in ev.variants:
             p, f, e = counts.get((task, v), (0, 0, 0))
             done = p + f + e
