@@ -31,8 +31,6 @@ from .tasks import Task, TaskSet
 
 if TYPE_CHECKING:
     from ..agent import Agent
-    from ..session import Session
-    from ..storage.trace import Trace
 
 __all__ = ["evaluate", "start"]
 
@@ -89,14 +87,15 @@ def start(
     timeout: float | None = 300.0,
     cache: ResponseCache | str | bool | None = None,
     progress: bool | None = False,
-    keep: Iterable[tuple[EvalRecord, Session | None, Trace | None]] = (),
+    keep: Iterable[tuple[Any, ...]] = (),
 ) -> Evaluation:
     """Start a sweep in the background and return its :class:`Evaluation` at once.
 
     Needs a running event loop (a notebook cell, or inside ``async def``). ``await ev`` (or
     ``await ev.wait()``) waits for it; ``ev.cancel()`` stops it; ``ev.subscribe(fn)`` hears
-    each finished run. Arguments as for :func:`evaluate`. ``keep`` holds records (and their
-    sessions) already done, which are not run again (``Evaluation.rerun`` uses it).
+    each finished run. Arguments as for :func:`evaluate`. ``keep`` holds runs already done,
+    as ``(record, session)`` or ``(record, session, trace)``: they are not run again
+    (``Evaluation.rerun`` and ``extend`` use it).
     """
     agents = _variants(variants)
     try:
@@ -117,8 +116,8 @@ def start(
         cache=_cache(cache),
     )
     done = set()
-    for record, session, trace in keep:
-        ev._add(record, session, trace)
+    for record, session, *trace in keep:  # (record, session) or (record, session, trace)
+        ev._add(record, session, trace[0] if trace else None)
         done.add(record.key)
     jobs = [
         (name, task, repeat)

@@ -372,3 +372,14 @@ async def test_extend_runs_only_the_new_variant_and_keeps_the_rest(tmp_path):
     assert third.descriptions["a"] == first.descriptions["a"]
     with pytest.raises(an.ConfigurationError, match="already"):
         first.extend({"a": an.Agent(model=answering())})
+
+
+async def test_start_keeps_runs_given_as_record_session_pairs_or_triples():
+    first = await an.evaluate({"a": an.Agent(model=answering())}, TASKS)
+    pairs = [(r, first.session(*r.key)) for r in first.records[:3]]
+    triples = [(r, first.session(*r.key), first.trace(*r.key)) for r in first.records[3:]]
+    again = await an.evals.start(
+        {"a": an.Agent(model=answering("no"))}, TASKS, keep=pairs + triples
+    )
+    assert [r.outcome for r in again.records] == ["pass"] * 6  # nothing ran again
+    assert again.trace(*first.records[5].key) is first.trace(*first.records[5].key)
