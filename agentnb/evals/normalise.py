@@ -1,8 +1,8 @@
 """Comparing tool arguments the way a reader would: case, spacing and punctuation aside.
 
 ``normalise(value)`` folds strings (case, whitespace, punctuation), numbers (``1 == 1.0``;
-booleans stay booleans) and containers recursively; ``canonical(args)`` is the one JSON text
-of an argument dict (keys sorted) that recordings and trajectory alignment key on.
+a boolean equals only a boolean) and containers recursively; ``canonical(args)`` is the one
+JSON text of an argument dict (keys sorted) that recordings and trajectory alignment key on.
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ def normalise(value: Any) -> Any:
     """``value`` with strings folded, numbers as floats and containers normalised inside."""
     if isinstance(value, str):
         return _fold(value)
-    if isinstance(value, bool) or value is None:
+    if isinstance(value, bool):
+        return ("bool", value)  # True is not 1.0 here, though Python says True == 1.0
+    if value is None:
         return value
     if isinstance(value, int | float):
         return float(value)

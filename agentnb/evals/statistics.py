@@ -4,7 +4,7 @@
 * :func:`cluster_bootstrap` — the interval of a pooled rate when runs repeat per task:
   tasks are resampled as clusters (``bootstrap(..., paired=True)`` over per-task counts);
 * :func:`pass_at_k` / :func:`pass_hat_k` — the unbiased estimators 1 − C(n−c,k)/C(n,k) and
-  C(c,k)/C(n,k), i.e. hypergeometric probabilities (``hypergeom.pmf``);
+  C(c,k)/C(n,k), i.e. hypergeometric probabilities (``hypergeom.sf`` and ``.pmf``);
 * :func:`mcnemar_p` — the exact two-sided McNemar test on discordant pairs (``binomtest``);
 * :func:`paired_bootstrap` — a 95% interval for a paired difference of rates.
 
@@ -48,7 +48,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
         return NAN
     from scipy.stats import hypergeom
 
-    return float(1.0 - hypergeom.pmf(0, n, c, k))
+    return float(hypergeom.sf(0, n, c, k))  # P(at least one pass) = 1 − C(n−c,k)/C(n,k)
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float:

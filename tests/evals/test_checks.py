@@ -212,3 +212,19 @@ async def test_judge_asks_a_model_and_keeps_its_reasoning():
 async def test_a_judge_without_a_model_raises_so_the_run_counts_as_an_error():
     with pytest.raises(an.ConfigurationError, match="has no model"):
         await run_check(checks.judge(None, "x"), await evidence(*TRIP))
+
+
+def test_normalised_comparison_keeps_booleans_apart_from_numbers():
+    from agentnb.evals.normalise import canonical, matches
+
+    assert (
+        matches(1, 1.0) and matches(" Bei-Jing! ", "bei jing") and matches("北京", ["上海", "北京"])
+    )
+    assert not matches(True, 1) and not matches(1.0, True) and matches(False, False)
+    assert matches({"city": "北京", "n": 2}, {"n": 2.0})  # a subset of the keys
+    assert (
+        canonical('{"b": 1, "a": "北京"}')
+        == canonical({"a": "北京", "b": 1})
+        == '{"a":"北京","b":1}'
+    )
+    assert canonical("not json") == "not json"

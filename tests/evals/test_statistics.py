@@ -9,6 +9,8 @@ import math
 import numpy as np
 import pytest
 import scipy.stats
+from hypothesis import given
+from hypothesis import strategies as hs
 
 import agentnb as an
 from agentnb.evals import EvalRecord
@@ -189,3 +191,38 @@ def test_errors_drop_leaves_a_pair_out_of_the_comparison():
         {"a": {"t0": "p", "t1": "e", "t2": "f"}, "b": {"t0": "f", "t1": "p", "t2": "p"}}
     )
     assert ev_fail.compare("a", "b").pairs == 3 and ev_fail.compare("a", "b").wins == 2
+
+
+@given(
+    hs.integers(1, 30).flatmap(
+        lambda n: hs.tuples(hs.just(n), hs.integers(0, n), hs.integers(1, n))
+    )
+)
+def test_pass_at_k_and_pass_hat_k_bound_each_other(case):
+    from agentnb.evals import statistics as st
+
+    n, c, k = case
+    at, hat = st.pass_at_k(n, c, k), st.pass_hat_k(n, c, k)
+    assert 0.0 <= hat <= c / n + 1e-12 and c / n <= at + 1e-12 and at <= 1.0 + 1e-12
+    if c < n:  # one more pass never lowers either
+        assert st.pass_at_k(n, c + 1, k) >= at - 1e-12 and st.pass_hat_k(n, c + 1, k) >= hat - 1e-12
+
+
+@given(hs.integers(1, 200).flatmap(lambda n: hs.tuples(hs.just(n), hs.integers(0, n))))
+def test_wilson_holds_the_observed_rate_and_stays_in_zero_one(case):
+    from agentnb.evals import statistics as st
+
+    n, k = case
+    low, high = st.wilson(k, n)
+    assert 0.0 <= low <= k / n <= high <= 1.0
+
+
+@given(hs.integers(0, 40), hs.integers(0, 40))
+def test_mcnemar_is_symmetric_and_a_probability(wins, losses):
+    from agentnb.evals import statistics as st
+
+    p = st.mcnemar_p(wins, losses)
+    assert 0.0 < p <= 1.0 and p == st.mcnemar_p(losses, wins)
+    if wins == losses:
+        assert p == 1.0
+    assert mcnemar_by_hand(wins, losses) == pytest.approx(p)
