@@ -51,10 +51,13 @@ async def test_a_runtime_change_in_tool_results_is_reported(monkeypatch):
     _, result = await saved_run()
     from agentnb.runtime import execute_tools
 
-    original = execute_tools.to_content
-    monkeypatch.setattr(
-        execute_tools, "to_content", lambda value: original(value).replace("880", "990")
-    )
+    original = execute_tools.serialise  # how a tool's value becomes the model's text
+
+    def changed(value):
+        content, note = original(value)
+        return content.replace("880", "990"), note
+
+    monkeypatch.setattr(execute_tools, "serialise", changed)
     report = await an.testing.replay(result.session, an.travel.travel_agent())
     contents = [d for d in report.differences if d.what == "tool content changed"]
     assert contents and contents[0].where == "message 2" and "990" in contents[0].actual
