@@ -78,6 +78,7 @@ __all__ = [
     "ContextPolicy",
     "DeterministicSummariser",
     "DropOldest",
+    "Evaluation",
     "HeuristicTokenizer",
     "InvalidConversation",
     "InvalidMessage",
@@ -107,20 +108,26 @@ __all__ = [
     "StoreError",
     "SummariseOldest",
     "SystemMessage",
+    "Task",
     "TaskInfo",
     "TaskNotFound",
+    "TaskSet",
     "Tokenizer",
     "Tool",
     "ToolCall",
     "ToolDefinitionError",
     "ToolError",
     "ToolMessage",
+    "ToolRecording",
     "Toolset",
     "Trace",
     "TraceFormatError",
     "UnexpectedModelCall",
     "UserMessage",
     "__version__",
+    "checks",
+    "evals",
+    "evaluate",
     "events",
     "log",
     "models",
@@ -138,12 +145,22 @@ for _name in __all__:
         _obj.__module__ = "agentnb"
 
 
+#: Prompt tuning (agentnb.evals) loads on first use too: ``an.evaluate``, ``an.Task``, ...
+_EVALS = ("Evaluation", "Task", "TaskSet", "ToolRecording", "checks", "evaluate")
+
+
 def __getattr__(name: str) -> Any:
     # `an.travel` pulls in pandas and the dataset, `an.widgets` ipywidgets: load on first use.
-    if name in ("travel", "testing", "observe"):
+    if name in ("travel", "testing", "observe", "evals"):
         return importlib.import_module(f".{name}", __name__)
     if name == "log":  # an.log(level=...): agentnb.observe.logs.log
         return importlib.import_module(".observe", __name__).log
+    if name in _EVALS:
+        value = getattr(importlib.import_module(".evals", __name__), name)
+        if isinstance(value, type):
+            value.__module__ = "agentnb"  # the public path in reprs, as for the names above
+        globals()[name] = value
+        return value
     if name == "widgets":
         try:
             return importlib.import_module(".widgets", __name__)

@@ -288,6 +288,21 @@ class Agent:
             "one); write `result = await agent.run(...)` instead"
         )
 
+    # -- variants ---------------------------------------------------------------------------
+    def copy(self, **changes: Any) -> Agent:
+        """A new agent with ``changes`` (constructor arguments; ``descriptions={tool: text}``
+        rewrites tool descriptions): a variant to evaluate. See :mod:`agentnb.evals.variants`."""
+        from .evals.variants import variant
+
+        return variant(self, **changes)
+
+    def replaying(self, recording: Any, missing: str = "not_recorded") -> Agent:
+        """A copy whose tools answer from an :class:`~agentnb.ToolRecording` (never running);
+        an unrecorded call gets a ``not_recorded`` error, or runs if ``missing="live"``."""
+        from .evals.recording import replaying
+
+        return replaying(self, recording, missing)  # type: ignore[arg-type]
+
     def __repr__(self) -> str:
         model = getattr(self.model, "name", None)
         return (

@@ -402,7 +402,7 @@ class ToolFinished(Event):
     """execute_tools: a call's outcome; ``kind`` names the failure when not ``ok``.
 
     Kinds (:data:`agentnb.tools.ERROR_KINDS`): invalid_json, unknown_tool, invalid_arguments,
-    tool_error, timeout, cancelled, not_executed, uncertain.
+    tool_error, timeout, cancelled, not_executed, uncertain, not_recorded.
     """
 
     call_id: str

@@ -2,6 +2,8 @@
 
     from agentnb.testing import assert_valid_conversation
     assert_valid_conversation(session)          # a Session, or a list of OpenAI dicts
+    report = await replay(saved, agent)         # a saved run as a regression test
+    await assert_replays(saved, agent)          # AssertionError naming every difference
 
 Install the ``openai`` package to also check every message against the SDK's own request
 types (``ChatCompletionMessageParam``); without it the pairing check still runs.
@@ -18,7 +20,7 @@ from typing import Any
 from .messages import parse_message
 from .session.pairing import conversation_problems
 
-__all__ = ["assert_valid_conversation", "ungrounded_figures"]
+__all__ = ["assert_replays", "assert_valid_conversation", "replay", "ungrounded_figures"]
 
 
 def _sdk_check(messages: Sequence[dict[str, Any]]) -> None:
@@ -135,3 +137,22 @@ def ungrounded_figures(conversation: Any) -> list[str]:
             continue
         out[figure] = None
     return list(out)
+
+
+async def replay(recorded: Any, agent: Any, *, tools: str = "live") -> Any:
+    """Feed a recorded run's model replies (a Session, Trace or RunResult) back through
+    ``agent``'s current runtime and tools; returns a report with ``.ok`` and ``.differences``
+    (see :mod:`agentnb.evals.replay`). ``tools="recorded"`` answers tools from the recording."""
+    from .evals.replay import replay as _replay
+
+    return await _replay(recorded, agent, tools=tools)  # type: ignore[arg-type]
+
+
+async def assert_replays(recorded: Any, agent: Any, *, tools: str = "live") -> None:
+    """Raise ``AssertionError`` listing every difference unless ``recorded`` replays exactly."""
+    report = await replay(recorded, agent, tools=tools)
+    if not report.ok:
+        raise AssertionError(
+            f"the recorded run no longer replays: {len(report.differences)} differences\n"
+            + "\n".join(f"  {d}" for d in report.differences)
+        )

@@ -378,6 +378,48 @@ def proxy_overhead(quick: bool) -> None:
     measure(quick)
 
 
+def evaluation_sweep(quick: bool) -> None:
+    """an.evaluate: 30 travel tasks x 4 TravelModel variants x 5 repeats = 600 runs, checks
+    included (target: under 10 s wall on 2 cores)."""
+    from agentnb.travel import INSTRUCTIONS, TravelModel
+
+    tasks = an.TaskSet(list(an.travel.task_set())[:30])
+    base = an.travel.travel_agent()
+    rule = next(line for line in INSTRUCTIONS.splitlines(True) if "必须使用工具" in line)
+    variants = {
+        "article": base,
+        "no_tools_rule": base.copy(instructions=INSTRUCTIONS.replace(rule, ""),
+                                   model=TravelModel("fabricate")),
+        "loop": base.copy(model=TravelModel("loop")),
+        "article_schemas": an.travel.travel_agent(schemas="article"),
+    }  # fmt: skip
+    repeats = 1 if quick else 5
+    imported = time.perf_counter()
+    import scipy.stats  # noqa: F401  (once per process; an.evaluate warms it up in a thread)
+
+    imported = time.perf_counter() - imported
+    gc.collect()
+    wall, cpu = time.perf_counter(), time.process_time()
+    ev = asyncio.run(an.evaluate(variants, tasks, repeats=repeats, progress=False))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    runs = len(ev.records)
+    summary = time.perf_counter()
+    rates = ev.summary["success_rate"].round(2).to_dict()
+    summary = time.perf_counter() - summary
+    print(
+        f"\nan.evaluate: {len(tasks)} tasks x {len(variants)} variants x {repeats} repeats "
+        f"= {runs} runs on TravelModel (concurrency 8)"
+    )
+    print(
+        f"  wall {wall:6.2f} s   cpu {cpu:6.2f} s   {wall / runs * 1e3:.1f} ms per run   "
+        "target wall < 10 s"
+    )
+    print(
+        f"  summary {summary:.2f} s (import scipy.stats, once per process: {imported:.2f} s); "
+        f"success rates {rates}"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=400, help="runs per CPU sample")
@@ -452,6 +494,7 @@ def main() -> int:
 
     records(500 if args.quick else 2_000, 150 if args.quick else 600)
     sessions_over_time(args.quick)
+    evaluation_sweep(args.quick)
 
     n = args.concurrent
     slow_agent = make_agent(delay=0.01)

@@ -198,8 +198,9 @@ async def _execute(
         content, note = await running
         return Outcome(content, note=note)
     except ToolError as exc:
-        return _failed("tool_error", error_content(
-            exc.message, exc.hint, kind="tool_error", retryable=exc.retryable, **exc.data
+        kind = getattr(exc, "kind", "tool_error")
+        return _failed(kind, error_content(
+            exc.message, exc.hint, kind=kind, retryable=exc.retryable, **exc.data
         ))  # fmt: skip
     except TimeoutError:
         return _failed("timeout", error_content(

@@ -139,8 +139,23 @@ class Session(Editing):
                 problems,
             )
 
-    def fork(self, at: int | None = None, *, id: str | None = None) -> Session:
-        """A new session (with its own store) holding the first ``at`` messages (all by default)."""
+    def fork(
+        self, at: int | None = None, *, call: int | None = None, id: str | None = None
+    ) -> Session:
+        """A new session (with its own store) holding the first ``at`` messages (all by default).
+
+        ``call=k`` forks *at model call k* instead (0-based, counting the assistant replies):
+        the fork holds what that call was asked with and not its reply, so you can edit a
+        message (a tool result, the user's words) and continue with
+        ``agent.run(None, session=fork)``, tools live or replayed (``agent.replaying``).
+        """
+        if call is not None:
+            if at is not None:
+                raise ValueError("give at= (a message count) or call= (a model call), not both")
+            replies = [i for i, m in enumerate(self.transcript.messages) if m.role == "assistant"]
+            if not 0 <= call < len(replies):
+                raise IndexError(f"model call {call} is not in this session ({len(replies)} made)")
+            at = replies[call]
         new = Session(self.transcript.messages[:at], id=id, lock_policy=self.lock_policy)
         new.forked_from = self.id
         return new

@@ -34,6 +34,7 @@ class ToolError(Exception):
 
     The model receives ``{"ok": false, "error": message, "hint": hint, ...}`` and the run
     goes on. Use it for expected failures: unknown city, no seats, upstream timeout.
+    ``kind`` (one of :data:`ERROR_KINDS`, ``tool_error`` by default) is what code reads.
     """
 
     def __init__(
@@ -43,8 +44,12 @@ class ToolError(Exception):
         hint: str | None = None,
         retryable: bool | None = None,
         data: dict[str, Any] | None = None,
+        kind: str = "tool_error",
     ) -> None:
         super().__init__(message)
+        if kind not in ERROR_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(ERROR_KINDS)}, not {kind!r}")
+        self.kind = kind
         self.message = message
         self.hint = hint
         self.retryable = retryable
@@ -175,6 +180,8 @@ ERROR_KINDS = (
     "cancelled",
     "not_executed",
     "uncertain",
+    # a replaying tool was asked a call its recording does not hold (never executed)
+    "not_recorded",
 )
 
 #: What the model reads for a side-effecting call that was in flight when its worker died.

@@ -22,6 +22,7 @@ from .data import TravelData, data_dir, load, phrasings
 from .dates import DEFAULT_TODAY, resolve_date
 from .grounding import ungrounded_claims
 from .model import MISBEHAVIOURS, TravelModel
+from .tasks import task_set
 from .tools import FAULTS, CostItem, TravelTools, UpstreamError
 
 #: The requests of the source articles, ready to paste into a run.
@@ -48,6 +49,7 @@ __all__ = [
     "load",
     "phrasings",
     "resolve_date",
+    "task_set",
     "travel_agent",
     "ungrounded_claims",
 ]

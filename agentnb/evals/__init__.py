@@ -1,0 +1,44 @@
+"""Exploratory prompt tuning: task sets, evaluations, paired comparisons, tool replay.
+
+    tasks = an.travel.task_set()                              # or an.TaskSet([...])
+    ev = await an.evaluate({"article": agent, "vague": agent.copy(instructions=...)},
+                           tasks, repeats=5, seed=0)
+    ev.summary; ev.runs; ev.compare("article", "vague"); ev.session("vague", "weather-fri")
+    ev = an.evals.start(...)      # the same sweep in the background: await ev / ev.cancel()
+    offline = agent.replaying(an.ToolRecording.from_evaluation(ev))   # no side effects
+
+Modules, one concept each: ``tasks`` (Task, TaskSet), ``checks`` (an.checks), ``runner``
+(one run), ``evaluate`` (the sweep), ``evaluation`` (its results), ``tables`` and
+``statistics`` (the numbers, from scipy.stats), ``comparison`` (paired), ``cache``
+(model replies), ``recording`` (tool results), ``replay`` (a saved run as a regression test),
+``saving``, ``view`` and ``plot``; ``batches`` reads trajectories as reply batches.
+"""
+
+from . import checks
+from .batches import Call, batches
+from .cache import CachedModel, ResponseCache
+from .comparison import Comparison
+from .evaluate import evaluate, start
+from .evaluation import Evaluation
+from .record import OUTCOMES, EvalRecord
+from .recording import ToolRecording
+from .runner import derive_seed
+from .tasks import Task, TaskSet
+
+__all__ = [
+    "OUTCOMES",
+    "CachedModel",
+    "Call",
+    "Comparison",
+    "EvalRecord",
+    "Evaluation",
+    "ResponseCache",
+    "Task",
+    "TaskSet",
+    "ToolRecording",
+    "batches",
+    "checks",
+    "derive_seed",
+    "evaluate",
+    "start",
+]

@@ -1,0 +1,37 @@
+"""Checks for evaluation tasks: declarative, serialisable, each with its reason.
+
+    an.checks.calls("search_weather", city=["北京", "Beijing"])
+    an.checks.sequence(["search_flights", "search_weather"], order="in_order")
+    an.checks.same_batch("search_weather", "search_hotels")   # called in one reply
+    an.checks.grounded()                                     # no invented numbers
+
+A plain function ``fn(result) -> bool | str`` is a check too (a string is the reason it
+failed). Every check's outcome is recorded per run as ``(name, passed, reason)``.
+"""
+
+from .answers import answer_contains, answer_matches, grounded
+from .base import Check, CheckResult, Evidence, FunctionCheck, as_check, check_from_record
+from .calls import calls, no_call, same_batch, sequence
+from .judge import judge
+from .outcome import end_state, max_steps, no_tool_errors, stops_with
+
+__all__ = [
+    "Check",
+    "CheckResult",
+    "Evidence",
+    "FunctionCheck",
+    "answer_contains",
+    "answer_matches",
+    "as_check",
+    "calls",
+    "check_from_record",
+    "end_state",
+    "grounded",
+    "judge",
+    "max_steps",
+    "no_call",
+    "no_tool_errors",
+    "same_batch",
+    "sequence",
+    "stops_with",
+]

@@ -1,0 +1,147 @@
+"""Checks over the final answer: what it says, and whether its numbers came from the tools."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from ..normalise import normalise
+from .base import Check, Evidence
+
+__all__ = [
+    "AnswerContains",
+    "AnswerMatches",
+    "Grounded",
+    "answer_contains",
+    "answer_matches",
+    "grounded",
+    "numbers_in",
+]
+
+
+@dataclass(frozen=True, repr=False)
+class AnswerContains(Check):
+    """The answer contains the texts (see :func:`answer_contains`)."""
+
+    kind: ClassVar[str] = "answer_contains"
+    texts: tuple[str, ...]
+    mode: str = "all"
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> Check:
+        return cls(tuple(fields["texts"]), fields.get("mode", "all"))
+
+    @property
+    def name(self) -> str:
+        mode = ", mode='any'" if self.mode == "any" else ""
+        return f"answer_contains({', '.join(map(repr, self.texts))}{mode})"
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        answer = normalise(evidence.output)
+        missing = [t for t in self.texts if normalise(t) not in answer]
+        ok = not missing if self.mode == "all" else len(missing) < len(self.texts)
+        if ok:
+            return True, ""
+        head = evidence.output[:120].replace("\n", " ")
+        return False, f"the answer lacks {', '.join(map(repr, missing))}: {head!r}"
+
+
+def answer_contains(*texts: str, mode: Literal["all", "any"] = "all") -> AnswerContains:
+    """The final answer contains every one of ``texts`` (``mode="any"``: at least one),
+    compared without case, extra whitespace or punctuation."""
+    if not texts:
+        raise ValueError("answer_contains needs at least one text")
+    return AnswerContains(tuple(texts), mode)
+
+
+@dataclass(frozen=True, repr=False)
+class AnswerMatches(Check):
+    """The answer matches a regular expression (see :func:`answer_matches`)."""
+
+    kind: ClassVar[str] = "answer_matches"
+    pattern: str
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        if re.search(self.pattern, evidence.output):
+            return True, ""
+        return False, f"no match for /{self.pattern}/ in {evidence.output[:120]!r}"
+
+
+def answer_matches(pattern: str) -> AnswerMatches:
+    """The final answer matches ``pattern`` (``re.search``)."""
+    re.compile(pattern)  # a bad pattern fails here, not in every run
+    return AnswerMatches(pattern)
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_CLAIM = re.compile(r"(\d+(?:[.,]\d+)*)\s*(%?)")
+
+
+def numbers_in(text: str) -> set[float]:
+    """Every number written in ``text`` (``1,400`` and ``1400.0`` are both 1400)."""
+    found = set()
+    for raw in _NUMBER.findall(text):
+        cleaned = raw.replace(",", "")
+        try:
+            found.add(float(cleaned))
+        except ValueError:
+            continue
+    return found
+
+
+def _json_numbers(text: str, out: set[float]) -> None:
+    try:
+        stack = [json.loads(text)]
+    except ValueError:
+        return
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            out.add(abs(float(value)))
+
+
+@dataclass(frozen=True, repr=False)
+class Grounded(Check):
+    """Every number in the answer appears in a tool result or the user's words."""
+
+    kind: ClassVar[str] = "grounded"
+    min_digits: int = 2
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        known: set[float] = set()
+        for m in evidence.result.session.transcript.wires:
+            content = m.get("content")
+            if m.get("role") not in ("tool", "user") or not isinstance(content, str):
+                continue
+            known |= numbers_in(content)
+            if m.get("role") == "tool":
+                _json_numbers(content, known)
+        known = {round(k, 6) for k in known}
+        loose = []
+        for match in dict.fromkeys(_CLAIM.findall(evidence.output)):
+            raw, percent = match
+            if len(raw.replace(",", "").split(".")[0]) < self.min_digits:
+                continue
+            value = float(raw.replace(",", ""))
+            if round(value, 6) in known or (percent and round(value / 100, 6) in known):
+                continue
+            loose.append(raw + percent)
+        if not loose:
+            return True, ""
+        return False, f"{', '.join(loose)} appear in no tool result or user message"
+
+
+def grounded(min_digits: int = 2) -> Grounded:
+    """Every number in the final answer appears in some tool result (or what the user said).
+
+    Numbers with fewer than ``min_digits`` digits before the point (counts such as "6 个航班",
+    "1 晚") are not checked; "66%" is grounded by a tool's 0.66. A fabricated answer
+    ("CA1234 ... 650 元") fails.
+    """
+    return Grounded(min_digits)

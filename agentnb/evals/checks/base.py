@@ -1,0 +1,216 @@
+"""What a check is: a named question about one run, answered with a reason.
+
+A check is a declarative object (``an.checks.calls("search_weather", city="北京")``) or a
+plain callable ``fn(result) -> bool | str``. Declarative checks write themselves to JSONL
+as ``{"check": name, **arguments}``; a callable is written as its import path
+(``"module:function"``), so a lambda cannot be saved (define a module-level function).
+Each check gives a :class:`CheckResult` ``(name, passed, reason)``, recorded per run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+
+from ...errors import ConfigurationError
+from ..batches import Call, batches
+
+if TYPE_CHECKING:
+    from ...runtime.result import RunResult
+
+__all__ = [
+    "Check",
+    "CheckResult",
+    "Evidence",
+    "FunctionCheck",
+    "as_check",
+    "check_from_record",
+    "run_check",
+]
+
+
+class CheckResult(NamedTuple):
+    """One check's outcome for one run: its name, whether it passed, and why."""
+
+    name: str
+    passed: bool
+    reason: str = ""
+
+
+@dataclass
+class Evidence:
+    """What a check reads: the run's result, its trajectory, the tools' state after the run.
+
+    ``state`` is what the task's ``setup(agent)`` returned (the run's agent when it returned
+    None or there is no setup); ``task`` is the :class:`~agentnb.evals.Task`.
+    """
+
+    result: RunResult
+    state: Any = None
+    task: Any = None
+
+    @cached_property
+    def batches(self) -> list[list[Call]]:
+        """The run's tool calls, one list per reply (see :mod:`agentnb.evals.batches`)."""
+        return batches(self.result.messages)
+
+    @property
+    def calls(self) -> list[Call]:
+        return [c for batch in self.batches for c in batch]
+
+    @property
+    def output(self) -> str:
+        return self.result.output or ""
+
+
+class Check:
+    """Base of the declarative checks: a frozen dataclass with a ``kind`` and ``judge()``."""
+
+    kind: ClassVar[str] = ""
+    registry: ClassVar[dict[str, type[Check]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.kind:
+            Check.registry[cls.kind] = cls
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str] | Any:
+        """``(passed, reason)`` for one run (a coroutine for checks that call a model)."""
+        raise NotImplementedError
+
+    def fields(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+
+    @property
+    def name(self) -> str:
+        """How results name this check: ``calls(search_weather, city='北京')``."""
+        defaults = {f.name: f.default for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        shown = [
+            _show(v)
+            for k, v in self.fields().items()
+            if v not in (None, {}, (), "") and v != defaults.get(k)
+        ]
+        return f"{self.kind}({', '.join(shown)})"
+
+    def to_record(self) -> dict[str, Any]:
+        """``{"check": kind, **arguments}``: a JSON object :func:`check_from_record` reads."""
+        return {"check": self.kind, **self.fields()}
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> Check:
+        return cls(**fields)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v!r}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_show(v) if isinstance(v, Check) else repr(v) for v in value) + "]"
+    return value.name if isinstance(value, Check) else repr(value)
+
+
+@dataclass(frozen=True, repr=False)
+class FunctionCheck(Check):
+    """A plain callable ``fn(result) -> bool | str`` used as a check.
+
+    ``True`` passes, ``False`` fails; a string is the reason it failed (``""`` passes); a
+    ``(bool, reason)`` pair is taken as it is. Coroutine functions are awaited.
+    """
+
+    kind: ClassVar[str] = "function"
+    fn: Callable[..., Any]
+
+    @property
+    def name(self) -> str:
+        return str(getattr(self.fn, "__name__", None) or type(self.fn).__name__)
+
+    @property
+    def ref(self) -> str | None:
+        """``module:qualname`` when the function can be imported back, else None."""
+        module, qualname = (
+            getattr(self.fn, "__module__", None),
+            getattr(self.fn, "__qualname__", ""),
+        )
+        if not module or not qualname or "<" in qualname:
+            return None
+        return f"{module}:{qualname}"
+
+    def to_record(self) -> dict[str, Any]:
+        if self.ref is None:
+            raise ConfigurationError(
+                f"check {self.name!r} cannot be written to JSONL: it is a lambda or a nested "
+                "function; define it at module level (it is saved as 'module:function')"
+            )
+        return {"check": self.kind, "ref": self.ref}
+
+    async def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        value = self.fn(evidence.result)
+        if inspect.isawaitable(value):
+            value = await value
+        return verdict(value)
+
+
+def verdict(value: Any) -> tuple[bool, str]:
+    """A callable's return value as ``(passed, reason)``."""
+    if isinstance(value, tuple) and len(value) == 2:
+        return bool(value[0]), str(value[1])
+    if isinstance(value, str):
+        return (not value), value
+    if isinstance(value, bool):
+        return value, "" if value else "returned False"
+    return False, f"returned {value!r} (a check returns True, False or a reason string)"
+
+
+def as_check(value: Any) -> Check:
+    """A :class:`Check` from a check, a callable or a JSONL record."""
+    if isinstance(value, Check):
+        return value
+    if isinstance(value, dict):
+        return check_from_record(value)
+    if callable(value):
+        return FunctionCheck(value)
+    raise ConfigurationError(
+        f"{value!r} is not a check: use one of an.checks (calls, answer_contains, ...) or a "
+        "function fn(result) -> bool | str"
+    )
+
+
+def check_from_record(record: dict[str, Any], *, judge_model: Any = None) -> Check:
+    """Rebuild a check written by :meth:`Check.to_record` (a judge gets ``judge_model``)."""
+    kind = record.get("check")
+    if kind == "function":
+        module, _, qualname = str(record.get("ref", "")).partition(":")
+        try:
+            target: Any = importlib.import_module(module)
+            for part in qualname.split("."):
+                target = getattr(target, part)
+        except (ImportError, AttributeError, ValueError) as exc:
+            why = f"check {record.get('ref')!r} cannot be imported: {exc}"
+            raise ConfigurationError(why) from None
+        return FunctionCheck(target)
+    cls = Check.registry.get(str(kind))
+    if cls is None:
+        known = ", ".join(sorted(Check.registry))
+        raise ConfigurationError(f"unknown check {kind!r} in {record!r}; known: {known}")
+    args = {k: v for k, v in record.items() if k != "check"}
+    if kind == "judge":
+        args["model"] = judge_model
+    return cls.from_fields(args)
+
+
+async def run_check(check: Check, evidence: Evidence) -> CheckResult:
+    """Ask ``check`` about one run. A check that raises is not a failure: the exception
+    propagates, and the evaluation counts the run as an ``error``."""
+    value = check.judge(evidence)
+    if inspect.isawaitable(value):
+        value = await value
+    passed, reason = value
+    return CheckResult(check.name, bool(passed), str(reason))

@@ -1,0 +1,125 @@
+"""Checks over how the run went: why it stopped, how long it took, tool errors, end state."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from .base import Check, Evidence, FunctionCheck, verdict
+
+__all__ = [
+    "EndState",
+    "MaxSteps",
+    "NoToolErrors",
+    "StopsWith",
+    "end_state",
+    "max_steps",
+    "no_tool_errors",
+    "stops_with",
+]
+
+
+@dataclass(frozen=True, repr=False)
+class StopsWith(Check):
+    """The run stopped for one of ``reasons`` (see :func:`stops_with`)."""
+
+    kind: ClassVar[str] = "stops_with"
+    reasons: tuple[str, ...]
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> Check:
+        return cls(tuple(fields["reasons"]))
+
+    @property
+    def name(self) -> str:
+        return f"stops_with({', '.join(map(repr, self.reasons))})"
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        got = evidence.result.stop_reason
+        if got in self.reasons:
+            return True, ""
+        return False, f"stopped with {got!r} ({evidence.result.stop_detail})"
+
+
+def stops_with(*reasons: str) -> StopsWith:
+    """The run's ``stop_reason`` is one of ``reasons`` (``"final_answer"``, ...)."""
+    if not reasons:
+        raise ValueError("stops_with needs at least one stop reason")
+    return StopsWith(tuple(reasons))
+
+
+def steps_of(evidence: Evidence) -> int:
+    """Steps of a run: its replies that called tools (reply batches)."""
+    return len(evidence.batches)
+
+
+@dataclass(frozen=True, repr=False)
+class MaxSteps(Check):
+    """At most ``n`` steps (replies that called tools)."""
+
+    kind: ClassVar[str] = "max_steps"
+    n: int
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        steps = steps_of(evidence)
+        return steps <= self.n, "" if steps <= self.n else f"{steps} steps (at most {self.n})"
+
+
+def max_steps(n: int) -> MaxSteps:
+    """The run took at most ``n`` steps: replies that called tools (one batch is one step)."""
+    return MaxSteps(n)
+
+
+@dataclass(frozen=True, repr=False)
+class NoToolErrors(Check):
+    """No tool result was an error (any kind: timeout, invalid_arguments, not_recorded ...)."""
+
+    kind: ClassVar[str] = "no_tool_errors"
+
+    def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        bad = [f"{c.name}: {c.kind}" for c in evidence.calls if c.kind is not None]
+        return not bad, "" if not bad else "tool errors: " + "; ".join(bad)
+
+
+def no_tool_errors() -> NoToolErrors:
+    """No tool call of the run got an error result."""
+    return NoToolErrors()
+
+
+@dataclass(frozen=True, repr=False)
+class EndState(Check):
+    """A check over the tools' state after the run (see :func:`end_state`)."""
+
+    kind: ClassVar[str] = "end_state"
+    fn: Callable[[Any], Any]
+
+    @property
+    def name(self) -> str:
+        return f"end_state({FunctionCheck(self.fn).name})"
+
+    def to_record(self) -> dict[str, Any]:
+        return {"check": self.kind, "ref": FunctionCheck(self.fn).to_record()["ref"]}
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> Check:
+        from .base import check_from_record
+
+        inner = check_from_record({"check": "function", "ref": fields["ref"]})
+        return cls(inner.fn)  # type: ignore[attr-defined]
+
+    async def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        value = self.fn(evidence.state)
+        if inspect.isawaitable(value):
+            value = await value
+        return verdict(value)
+
+
+def end_state(fn: Callable[[Any], Any]) -> EndState:
+    """``fn(state) -> bool | str`` over the state after the run, as τ-bench checks bookings.
+
+    ``state`` is what the task's ``setup(agent)`` returned (for example the tools' desk it
+    built), or the run's agent when there is no setup or it returned None.
+    """
+    return EndState(fn)

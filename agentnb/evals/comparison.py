@@ -1,0 +1,149 @@
+"""Paired comparison of two variants: the same tasks, the same seeds, run by run.
+
+Runs pair by (task, repeat), and they share their seed, so a difference between the pair is
+the variants' doing. ``wins`` are pairs only ``other`` passed, ``losses`` pairs only
+``baseline`` passed, ``ties`` the rest; the exact two-sided McNemar test asks whether wins
+and losses differ more than chance would make them (the concordant pairs carry no
+information about that). The 95% interval of the difference in success rate is a paired
+bootstrap: over pairs when each task ran once, over tasks (each task's paired repeats
+averaged, resampled whole) when tasks repeat. Unpaired tests are the wrong tool here: they
+ignore that both variants ran on the same tasks.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+from . import statistics as st
+from .tables import counted
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .evaluation import Evaluation
+
+__all__ = ["Comparison", "compare"]
+
+
+@dataclass
+class Comparison:
+    """What ``ev.compare(baseline, other)`` found (see the module docstring)."""
+
+    baseline: str
+    other: str
+    pairs: int
+    wins: int
+    losses: int
+    ties: int
+    baseline_rate: float
+    other_rate: float
+    mcnemar_p: float
+    ci_low: float
+    ci_high: float
+    ci_method: str
+    #: Tasks where ``other`` passed more of the paired repeats than ``baseline``, and fewer.
+    improved: list[str] = field(default_factory=list)
+    regressed: list[str] = field(default_factory=list)
+    #: Every discordant pair: (task, repeat, baseline outcome, other outcome).
+    flips: list[tuple[str, int, str, str]] = field(default_factory=list)
+
+    @property
+    def difference(self) -> float:
+        """other's success rate minus baseline's, over the paired runs."""
+        return self.other_rate - self.baseline_rate
+
+    def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        row = {
+            k: getattr(self, k)
+            for k in (
+                "baseline",
+                "other",
+                "pairs",
+                "wins",
+                "losses",
+                "ties",
+                "baseline_rate",
+                "other_rate",
+                "mcnemar_p",
+                "ci_low",
+                "ci_high",
+                "ci_method",
+            )
+        }
+        row["difference"] = self.difference
+        return pd.DataFrame([row])
+
+    def __repr__(self) -> str:
+        return (
+            f"<Comparison {self.other} vs {self.baseline}: {self.pairs} pairs, "
+            f"{self.wins} wins / {self.losses} losses / {self.ties} ties; difference "
+            f"{self.difference:+.3f} [{self.ci_low:+.3f}, {self.ci_high:+.3f}], "
+            f"McNemar p = {self.mcnemar_p:.4g}>"
+        )
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        e = escape
+        flips = "".join(
+            f"<tr><td>{e(t)}</td><td>{r}</td><td>{e(a)}</td><td>{e(b)}</td></tr>"
+            for t, r, a, b in self.flips
+        )
+        html = (
+            f"<div class='agentnb-compare'><p><b>{e(self.other)}</b> vs <b>{e(self.baseline)}"
+            f"</b>: {self.pairs} pairs — {self.wins} wins, {self.losses} losses, {self.ties} "
+            f"ties. Difference in success rate {self.difference:+.1%} (95% CI "
+            f"{self.ci_low:+.1%} to {self.ci_high:+.1%}, {e(self.ci_method)}); exact McNemar "
+            f"p = {self.mcnemar_p:.4g}.</p><table><tr><th>task</th><th>repeat</th>"
+            f"<th>{e(self.baseline)}</th><th>{e(self.other)}</th></tr>{flips}</table></div>"
+        )
+        return {"text/plain": repr(self), "text/html": html}
+
+
+def compare(ev: Evaluation, baseline: str, other: str) -> Comparison:
+    for name in (baseline, other):
+        if name not in ev.variants:
+            raise KeyError(f"no variant {name!r}; variants: {ev.variants}")
+    by_key = {r.key: r for r in ev.records}
+    pairs = []
+    for (variant, task, repeat), a in by_key.items():
+        b = by_key.get((other, task, repeat))
+        if variant == baseline and b is not None and counted(ev, a) and counted(ev, b):
+            pairs.append((a, b))
+    order = {t: i for i, t in enumerate(ev.tasks.names)}
+    pairs.sort(key=lambda p: (order.get(p[0].task, 0), p[0].repeat))
+    wins = sum(b.passed and not a.passed for a, b in pairs)
+    losses = sum(a.passed and not b.passed for a, b in pairs)
+    per_task: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for a, b in pairs:
+        per_task[a.task].append((float(a.passed), float(b.passed)))
+    if ev.repeats > 1:
+        xs = [sum(x for x, _ in v) / len(v) for v in per_task.values()]
+        ys = [sum(y for _, y in v) / len(v) for v in per_task.values()]
+        method = "paired bootstrap over tasks (repeats averaged per task)"
+    else:
+        xs = [float(a.passed) for a, _ in pairs]
+        ys = [float(b.passed) for _, b in pairs]
+        method = "paired bootstrap over pairs"
+    low, high = st.paired_bootstrap(xs, ys, seed=ev.seed)
+    n = len(pairs)
+    return Comparison(
+        baseline,
+        other,
+        n,
+        wins,
+        losses,
+        n - wins - losses,
+        sum(a.passed for a, _ in pairs) / n if n else st.NAN,
+        sum(b.passed for _, b in pairs) / n if n else st.NAN,
+        st.mcnemar_p(wins, losses),
+        low,
+        high,
+        method,
+        improved=[t for t, v in per_task.items() if sum(y - x for x, y in v) > 0],
+        regressed=[t for t, v in per_task.items() if sum(y - x for x, y in v) < 0],
+        flips=[(a.task, a.repeat, a.outcome, b.outcome) for a, b in pairs if a.passed != b.passed],
+    )

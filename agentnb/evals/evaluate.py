@@ -1,0 +1,283 @@
+"""evaluate(): every variant on every task, repeated, concurrently, each run bounded.
+
+    ev = await an.evaluate({"article": agent, "vague": vague}, an.travel.task_set(), repeats=5)
+    ev = an.evals.start(...)        # returns at once; the sweep runs in the background
+    await ev.wait(); ev.cancel(); ev.done
+
+Runs go in the order (repeat, task, variant), so a live matrix fills task by task with every
+variant side by side. At most ``concurrency`` run at once, each within ``timeout`` seconds;
+one failing run never stops the sweep. Each (task, repeat) gets its own seed, derived from
+``seed`` and the same for every variant, so paired runs share their randomness and the
+whole evaluation reproduces exactly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigurationError, RunStateError
+from .cache import ResponseCache
+from .evaluation import Errors, Evaluation
+from .record import EvalRecord
+from .runner import run_task
+from .tasks import Task, TaskSet
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+
+__all__ = ["evaluate", "start"]
+
+
+def _variants(value: Any) -> dict[str, Agent | None]:
+    """Names -> agents; a name may map to None when all its runs are kept (a loaded
+    evaluation being extended or rerun)."""
+    from ..agent import Agent
+
+    if isinstance(value, Agent):
+        value = {value.name: value}
+    elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        value = dict.fromkeys(value)
+    if (
+        isinstance(value, dict)
+        and value
+        and all(a is None or isinstance(a, Agent) for a in value.values())
+    ):
+        missing = [name for name, a in value.items() if a is not None and a.model is None]
+        if missing:
+            raise ConfigurationError(f"variants {missing} have no model; give each agent one")
+        return dict(value)
+    raise ConfigurationError(
+        "variants must map names to agents, e.g. {'baseline': agent, 'terse': "
+        "agent.copy(instructions=...)}"
+    )
+
+
+def _tasks(value: Any) -> TaskSet:
+    if isinstance(value, TaskSet):
+        return value
+    items = list(value)
+    return TaskSet(
+        t if isinstance(t, Task) else Task(f"task-{i}", str(t)) for i, t in enumerate(items)
+    )
+
+
+def _cache(value: Any) -> ResponseCache | None:
+    if value is None or value is False:
+        return None
+    if value is True:
+        return ResponseCache()
+    return value if isinstance(value, ResponseCache) else ResponseCache(value)
+
+
+def start(
+    variants: dict[str, Agent | None] | dict[str, Agent] | Agent | Iterable[str],
+    tasks: TaskSet | Iterable[Task | str],
+    repeats: int = 1,
+    *,
+    concurrency: int = 8,
+    errors: Errors = "fail",
+    seed: int = 0,
+    timeout: float | None = 300.0,
+    cache: ResponseCache | str | bool | None = None,
+    progress: bool | None = False,
+    keep: Iterable[tuple[Any, ...]] = (),
+) -> Evaluation:
+    """Start a sweep in the background and return its :class:`Evaluation` at once.
+
+    Needs a running event loop (a notebook cell, or inside ``async def``). ``await ev`` (or
+    ``await ev.wait()``) waits for it; ``ev.cancel()`` stops it; ``ev.subscribe(fn)`` hears
+    each finished run. Arguments as for :func:`evaluate`. ``keep`` holds runs already done,
+    as ``(record, session)`` or ``(record, session, trace)``: they are not run again
+    (``Evaluation.rerun`` and ``extend`` use it).
+    """
+    agents = _variants(variants)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        raise RunStateError(
+            "an.evals.start() runs the sweep in the background of a running event loop (a "
+            "notebook, or inside async def); in a script use asyncio.run(an.evaluate(...))"
+        ) from None
+    ev = Evaluation(
+        agents,
+        _tasks(tasks),
+        repeats,
+        seed=seed,
+        errors=errors,
+        concurrency=concurrency,
+        timeout=timeout,
+        cache=_cache(cache),
+    )
+    done = set()
+    for record, session, *trace in keep:  # (record, session) or (record, session, trace)
+        ev._add(record, session, trace[0] if trace else None)
+        done.add(record.key)
+    jobs = [
+        (name, task, repeat)
+        for repeat in range(repeats)
+        for task in ev.tasks
+        for name in ev.variants
+        if (name, task.name, repeat) not in done
+    ]
+    lacking = sorted({name for name, _, _ in jobs if agents.get(name) is None})
+    if lacking:
+        raise ConfigurationError(
+            f"variants {lacking} have runs to make but no agent (a loaded evaluation keeps "
+            "no agents): pass them, e.g. an.evaluate({name: agent, ...}, ev.tasks)"
+        )
+    if progress or (progress is None and not _in_kernel() and sys.stderr.isatty()):
+        ev.subscribe(_Progress(ev))
+    _warm_up_statistics()
+    ev._task = asyncio.ensure_future(_sweep(ev, jobs))
+    ev._task.add_done_callback(lambda _: ev._end())  # also when cancelled before it began
+    return ev
+
+
+async def rerun(ev: Evaluation, *, failed: bool, errors: bool) -> Evaluation:
+    """``ev.rerun()``: the chosen outcomes again (same seeds), every other record kept."""
+    again = {o for o, on in (("fail", failed), ("error", errors)) if on}
+    keep = [r for r in ev.records if r.outcome not in again]
+    kept = [(r, ev._sessions.get(r.key), ev._traces.get(r.key)) for r in keep]
+    agents: dict[str, Agent | None] = {name: ev.agents.get(name) for name in ev.variants}
+    new = start(agents, ev.tasks, ev.repeats, seed=ev.seed, errors=ev.errors,
+                concurrency=ev.concurrency, timeout=ev.timeout, cache=ev.cache, keep=kept,
+                progress=False)  # fmt: skip
+    return await new.wait()
+
+
+def extend(ev: Evaluation, variants: dict[str, Agent]) -> Evaluation:
+    """``ev.extend(variants)``: ev's records kept, the new variants run in the background."""
+    new = _variants(variants)
+    taken = sorted(set(new) & set(ev.variants))
+    if taken:
+        raise ConfigurationError(f"variants {taken} are already in this evaluation")
+    agents: dict[str, Agent | None] = {name: ev.agents.get(name) for name in ev.variants}
+    kept = [(r, ev._sessions.get(r.key), ev._traces.get(r.key)) for r in ev.records]
+    started = start({**agents, **new}, ev.tasks, ev.repeats, seed=ev.seed, errors=ev.errors,
+                    concurrency=ev.concurrency, timeout=ev.timeout, cache=ev.cache, keep=kept,
+                    progress=False)  # fmt: skip
+    started.descriptions = {**ev.descriptions, **started.descriptions}
+    return started
+
+
+def _warm_up_statistics() -> None:
+    """Import scipy.stats (~2 s of CPU) in a thread while the sweep runs, so the first
+    ``summary`` does not stall the event loop (and a live view) for that long."""
+    if "scipy.stats" in sys.modules:
+        return
+
+    def load() -> None:
+        with contextlib.suppress(Exception):
+            importlib.import_module("scipy.stats")
+
+    threading.Thread(target=load, name="agentnb-scipy-import", daemon=True).start()
+
+
+async def _sweep(ev: Evaluation, jobs: list[tuple[str, Task, int]]) -> None:
+    pending = iter(jobs)
+
+    async def worker() -> None:
+        for name, task, repeat in pending:  # one shared iterator: each job is taken once
+            record, session, trace = await run_task(
+                name, ev.agents[name], task, repeat, ev.seed, timeout=ev.timeout, cache=ev.cache
+            )
+            ev._add(record, session, trace)
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(min(ev.concurrency, len(jobs)) or 1)))
+    finally:
+        ev._end()
+
+
+async def evaluate(
+    variants: dict[str, Agent] | Agent,
+    tasks: TaskSet | Iterable[Task | str],
+    repeats: int = 1,
+    *,
+    concurrency: int = 8,
+    errors: Errors = "fail",
+    seed: int = 0,
+    timeout: float | None = 300.0,
+    cache: ResponseCache | str | bool | None = None,
+    progress: bool | None = None,
+) -> Evaluation:
+    """Run every variant on every task ``repeats`` times and return the :class:`Evaluation`.
+
+    Args:
+        variants: names → agents (``agent.copy(...)`` makes a variant); one agent is fine.
+        tasks: a :class:`TaskSet`, tasks, or plain request strings (no checks).
+        repeats: runs per (variant, task); each repeat has its own derived seed.
+        concurrency: runs at once. timeout: seconds per run (None: no limit).
+        errors: ``"fail"`` (an error run counts as not passed) or ``"drop"`` (left out of
+            rates and pairs).
+        seed: the evaluation's seed; a model with ``with_seed(seed)`` is reseeded per run,
+            an OpenAI-compatible model gets the ``seed`` request parameter.
+        cache: a :class:`ResponseCache` (or a JSONL path, or True for a fresh one) that
+            answers repeated requests; keyed by model, request and repeat index.
+        progress: ``None``: the live matrix in a notebook (a progress line there when the
+            widgets are not installed), a progress line on a terminal's stderr; ``True``: the
+            progress line; ``False``: nothing.
+    """
+    ev = start(
+        variants,
+        tasks,
+        repeats,
+        concurrency=concurrency,
+        errors=errors,
+        seed=seed,
+        timeout=timeout,
+        cache=cache,
+        progress=progress,
+    )
+    if progress is None and _in_kernel():
+        if _has_matrix():
+            display = importlib.import_module("IPython.display")
+            display.display(ev)  # the live matrix, filling in while we wait
+        else:  # a static table would not fill in: a progress line instead
+            ev.subscribe(_Progress(ev))
+    try:
+        return await ev.wait()
+    except asyncio.CancelledError:
+        ev.cancel()
+        raise
+
+
+def _has_matrix() -> bool:
+    try:
+        widgets = importlib.import_module("agentnb.widgets")
+    except ImportError:
+        return False
+    return hasattr(widgets, "EvalMatrix")
+
+
+def _in_kernel() -> bool:
+    return "ipykernel" in sys.modules
+
+
+class _Progress:
+    """A one-line progress report on stderr, rewritten at most every 0.2 s and at the end."""
+
+    def __init__(self, ev: Evaluation) -> None:
+        self.ev = ev
+        self.shown = 0.0
+
+    def __call__(self, record: EvalRecord | None) -> None:
+        now = time.monotonic()
+        if record is not None and now - self.shown < 0.2:
+            return
+        self.shown = now
+        ev = self.ev
+        counts = {o: sum(r.outcome == o for r in ev.records) for o in ("pass", "fail", "error")}
+        line = (
+            f"\revaluate: {len(ev.records)}/{ev.total} runs — {counts['pass']} pass, "
+            f"{counts['fail']} fail, {counts['error']} error"
+        )
+        sys.stderr.write(line + ("\n" if record is None else ""))
+        sys.stderr.flush()

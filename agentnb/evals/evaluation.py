@@ -1,0 +1,297 @@
+"""Evaluation: the runs of every variant on every task, repeated, and what they mean.
+
+It fills in while the sweep runs (``records`` grows, subscribers hear each finished run)
+and answers questions afterwards: ``runs`` and ``summary`` (DataFrames), ``flakiness``,
+``compare(a, b)`` (paired statistics), ``session(variant, task, repeat)``, ``save``/``load``
+(no model needed to reload), ``rerun``, ``plot`` and ``diff``. Evaluating it in a notebook
+cell shows the live matrix (``agentnb.widgets.EvalMatrix``) when the widgets are installed,
+else a static table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import os
+import warnings
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..errors import ConfigurationError
+from . import tables
+from .record import EvalRecord
+from .tasks import Task, TaskSet
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..agent import Agent
+    from ..session import Session
+    from ..storage.trace import Trace
+    from .cache import ResponseCache
+    from .comparison import Comparison
+
+__all__ = ["Evaluation"]
+
+Errors = Literal["fail", "drop"]
+
+
+class Evaluation:
+    """The records of one sweep (see the module docstring); made by :func:`agentnb.evaluate`.
+
+    ``errors="fail"`` counts an ``error`` run as not passed (it stays in every denominator);
+    ``errors="drop"`` leaves error runs out of rates, intervals and pairs (they are still
+    counted in the ``errors`` column). The summary's caption says which.
+    """
+
+    def __init__(
+        self,
+        variants: dict[str, Agent | None] | dict[str, Agent] | Iterable[str],
+        tasks: TaskSet | Iterable[Task],
+        repeats: int = 1,
+        *,
+        seed: int = 0,
+        errors: Errors = "fail",
+        concurrency: int = 8,
+        timeout: float | None = 300.0,
+        cache: ResponseCache | None = None,
+    ) -> None:
+        if errors not in ("fail", "drop"):
+            raise ConfigurationError(f"errors must be 'fail' or 'drop', not {errors!r}")
+        if repeats < 1 or concurrency < 1:
+            raise ConfigurationError("repeats and concurrency must be at least 1")
+        given = variants.items() if isinstance(variants, dict) else ()
+        #: The agent of each variant (none for a loaded evaluation).
+        self.agents: dict[str, Agent] = {k: a for k, a in given if a is not None}
+        #: The variant names, in the order given.
+        self.variants: list[str] = list(variants)
+        self.tasks: TaskSet = tasks if isinstance(tasks, TaskSet) else TaskSet(tasks)
+        self.repeats = repeats
+        self.seed = seed
+        self.errors: Errors = errors
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self.cache = cache
+        #: One record per finished run, in the order they finished.
+        self.records: list[EvalRecord] = []
+        #: What each variant was (instructions, model, tool descriptions), also after load.
+        self.descriptions: dict[str, dict[str, Any]] = {
+            name: tables.describe(agent) for name, agent in self.agents.items()
+        }
+        self._sessions: dict[tuple[str, str, int], Session] = {}
+        self._traces: dict[tuple[str, str, int], Trace] = {}
+        self._subscribers: list[Callable[[EvalRecord | None], Any]] = []
+        self._task: asyncio.Task[Any] | None = None
+        #: True once the sweep ended (finished or cancelled); a loaded evaluation is done.
+        self.done = False
+        self.cancelled = False
+
+    # -- the sweep ------------------------------------------------------------------------
+    @property
+    def total(self) -> int:
+        """How many runs the sweep makes: variants × tasks × repeats."""
+        return len(self.variants) * len(self.tasks) * self.repeats
+
+    def subscribe(self, callback: Callable[[EvalRecord | None], Any]) -> Callable[[], None]:
+        """Call ``callback(record)`` for each run that finishes from now on, then
+        ``callback(None)`` once the sweep ends or is cancelled (at once, if it already has).
+        Records already there (kept by ``extend``/``rerun``) are in ``records``. Returns a
+        function that unsubscribes."""
+        self._subscribers.append(callback)
+        if self.done:
+            self._tell(callback, None)
+
+        def unsubscribe() -> None:
+            if callback in self._subscribers:
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def _tell(
+        self, callback: Callable[[EvalRecord | None], Any], record: EvalRecord | None
+    ) -> None:
+        try:
+            callback(record)
+        except Exception as exc:  # a broken view never stops the sweep
+            warnings.warn(
+                f"evaluation subscriber {callback!r} raised {exc!r}", RuntimeWarning, stacklevel=2
+            )
+
+    def _add(self, record: EvalRecord, session: Session | None, trace: Trace | None = None) -> None:
+        self.records.append(record)
+        if session is not None:
+            self._sessions[record.key] = session
+        if trace is not None:
+            self._traces[record.key] = trace
+        for callback in list(self._subscribers):
+            self._tell(callback, record)
+
+    def _end(self) -> None:
+        if self.done:
+            return
+        self.done = True
+        for callback in list(self._subscribers):
+            self._tell(callback, None)
+
+    async def wait(self) -> Evaluation:
+        """Wait for the sweep to end (a cancelled sweep ends too); returns ``self``."""
+        if self._task is not None and not self.done:
+            try:
+                await asyncio.shield(self._task)
+            except asyncio.CancelledError:
+                if not self.cancelled:
+                    raise
+        return self
+
+    def __await__(self) -> Any:
+        return self.wait().__await__()
+
+    def cancel(self) -> None:
+        """Stop the sweep: runs in flight are cancelled and not recorded; records stay."""
+        self.cancelled = True
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        else:
+            self._end()
+
+    async def rerun(self, *, failed: bool = True, errors: bool = True) -> Evaluation:
+        """A new evaluation with the ``fail`` (``failed``) and ``error`` (``errors``) runs run
+        again with the same seeds, and every other record kept. Needs the variants' agents."""
+        from .evaluate import rerun
+
+        return await rerun(self, failed=failed, errors=errors)
+
+    def extend(self, variants: dict[str, Agent]) -> Evaluation:
+        """A new evaluation, started in the background, holding this one's records and the
+        runs of ``variants`` (new names) on the same tasks, repeats and seeds: the next edit
+        of a prompt, compared with the earlier ones. ``await`` it, or show it."""
+        from .evaluate import extend
+
+        return extend(self, variants)
+
+    @staticmethod
+    def start(*args: Any, **kwargs: Any) -> Evaluation:
+        """The same as :func:`agentnb.evals.start`: the sweep in the background."""
+        from .evaluate import start
+
+        return start(*args, **kwargs)
+
+    @classmethod
+    def from_records(
+        cls,
+        records: Iterable[EvalRecord | dict[str, Any]],
+        *,
+        tasks: TaskSet | Iterable[Task] | None = None,
+        errors: Errors = "fail",
+        seed: int = 0,
+    ) -> Evaluation:
+        """A finished evaluation of these records (no agents, no sessions): for results made
+        elsewhere, and for checking the statistics on hand-built outcomes. Variants, tasks
+        and repeats are read from the records unless ``tasks`` is given."""
+        from .saving import from_records
+
+        return from_records(records, tasks=tasks, errors=errors, seed=seed)
+
+    # -- reading ----------------------------------------------------------------------------
+    def record(self, variant: str, task: Task | str, repeat: int = 0) -> EvalRecord:
+        """The record of one run (``KeyError`` when it has not finished)."""
+        key = (variant, task.name if isinstance(task, Task) else task, repeat)
+        for r in self.records:
+            if r.key == key:
+                return r
+        raise KeyError(f"no finished run {key}; variants: {self.variants}")
+
+    def session(self, variant: str, task: Task | str, repeat: int = 0) -> Session:
+        """The session of one run (evaluating it shows its live view)."""
+        key = self.record(variant, task, repeat).key
+        session = self._sessions.get(key)
+        if session is None:
+            raise KeyError(f"run {key} kept no session (it failed before starting)")
+        return session
+
+    def trace(self, variant: str, task: Task | str, repeat: int = 0) -> Trace:
+        """The events of one run's last turn: ``.save(path)`` keeps it, and
+        ``an.testing.replay(trace, agent)`` replays it as a regression test."""
+        key = self.record(variant, task, repeat).key
+        if key not in self._traces:
+            raise KeyError(f"run {key} kept no trace (it failed before starting)")
+        return self._traces[key]
+
+    @property
+    def runs(self) -> pd.DataFrame:
+        """One row per finished run: outcome, failed checks, stop reason and metrics."""
+        return tables.runs_frame(self)
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """One row per variant: rates with 95% intervals, pass@k, pass^k, flakiness, costs.
+
+        Wilson intervals over runs when ``repeats == 1``; a task-clustered bootstrap when
+        ``repeats > 1`` (the ``ci_method`` column and ``.attrs["caption"]`` say which, and
+        how errors count)."""
+        return tables.summary_frame(self)
+
+    @property
+    def flakiness(self) -> pd.DataFrame:
+        """One row per (variant, task): passes of k repeats, ``k/k``·``j/k``·``0/k``, the
+        number of distinct answers."""
+        return tables.flakiness_frame(self)
+
+    def compare(self, baseline: str, other: str) -> Comparison:
+        """Paired comparison of two variants by (task, repeat): see :class:`Comparison`."""
+        from .comparison import compare
+
+        return compare(self, baseline, other)
+
+    # -- files, pictures, views -----------------------------------------------------------------
+    def save(self, path: str | os.PathLike[str], *, traces: bool = True) -> Path:
+        """Write records, checks, tasks, every run's messages (and trace) to one JSONL file."""
+        from .saving import save
+
+        return save(self, Path(path), traces=traces)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, judge: Any = None) -> Evaluation:
+        """Read a file written by :meth:`save`; no model is needed (``rerun`` is not possible)."""
+        from .saving import load
+
+        return load(Path(path), judge=judge)
+
+    def plot(self, **options: Any) -> Any:
+        """Success rate with its interval per variant, and the task × variant grid
+        (matplotlib, imported here only); returns the figure."""
+        from .plot import plot
+
+        return plot(self, **options)
+
+    def diff(self, task: Task | str, variants: Iterable[str] | None = None, repeat: int = 0) -> Any:
+        """``agentnb.widgets.TrajectoryDiff`` of this task's runs (all variants by default)."""
+        widgets = importlib.import_module("agentnb.widgets")
+        if not hasattr(widgets, "TrajectoryDiff"):
+            raise ImportError("this agentnb.widgets has no TrajectoryDiff yet")
+        chosen = list(variants) if variants is not None else self.variants
+        sessions = [self.session(v, task, repeat) for v in chosen]
+        if "labels" in inspect.signature(widgets.TrajectoryDiff).parameters:
+            return widgets.TrajectoryDiff(sessions, labels=chosen)
+        return widgets.TrajectoryDiff(sessions)
+
+    def __repr__(self) -> str:
+        state = "done" if self.done else "running"
+        counts = {o: sum(r.outcome == o for r in self.records) for o in ("pass", "fail", "error")}
+        return (
+            f"<Evaluation {len(self.variants)} variants × {len(self.tasks)} tasks × "
+            f"{self.repeats} repeats: {len(self.records)}/{self.total} runs {state} "
+            f"({counts['pass']} pass, {counts['fail']} fail, {counts['error']} error)>"
+        )
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        from .view import static_bundle
+
+        return static_bundle(self)
+
+    def _ipython_display_(self) -> None:
+        from .view import show
+
+        show(self)

@@ -1,0 +1,96 @@
+"""How an evaluation shows: static HTML, the notebook hooks, plot() and diff()."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+import agentnb as an
+from agentnb import checks
+from agentnb.evals import EvalRecord
+
+
+def small() -> an.Evaluation:
+    records = [EvalRecord(v, t, r, o) for v, t, r, o in [
+        ("a", "t<0>", 0, "pass"), ("a", "t<0>", 1, "fail"), ("a", "t1", 0, "error"),
+        ("a", "t1", 1, "error"), ("b", "t<0>", 0, "pass"), ("b", "t<0>", 1, "pass"),
+        ("b", "t1", 0, "fail"), ("b", "t1", 1, "fail"),
+    ]]  # fmt: skip
+    return an.Evaluation.from_records(records)
+
+
+def test_the_static_html_shows_the_summary_caption_and_an_escaped_grid():
+    bundle = small()._repr_mimebundle_()
+    html = bundle["text/html"]
+    assert "t&lt;0&gt;" in html and "t<0>" not in html  # task names are data, not markup
+    assert "1/2" in html and "2/2" in html and "0/2" in html  # k/k per cell with repeats
+    assert "task-clustered bootstrap" in html and 'errors="fail"' in html.replace("&quot;", '"')
+    assert "pass@2" in bundle["text/plain"]
+
+
+def test_plot_draws_rates_with_intervals_and_the_grid():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    fig = small().plot()
+    left, right = fig.axes[:2]
+    assert [t.get_text() for t in left.get_yticklabels()] == ["a", "b"]
+    assert [t.get_text() for t in right.get_xticklabels()] == ["a", "b"]
+    grid = right.get_images()[0].get_array()
+    assert grid[0][0] == 0.5 and grid[0][1] == 1.0 and grid[1][1] == 0.0
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
+async def test_diff_hands_the_task_s_sessions_to_the_trajectory_diff(monkeypatch):
+    ev = await an.evaluate(
+        {
+            "a": an.Agent(model=an.models.ScriptedModel(["x"])),
+            "b": an.Agent(model=an.models.ScriptedModel(["y"])),
+        },
+        [an.Task("t", "q")],
+    )
+    seen = {}
+
+    class TrajectoryDiff:
+        def __init__(self, sessions, labels=None):
+            seen["sessions"], seen["labels"] = sessions, labels
+
+    fake = types.ModuleType("agentnb.widgets")
+    fake.TrajectoryDiff = TrajectoryDiff
+    monkeypatch.setitem(sys.modules, "agentnb.widgets", fake)
+    assert isinstance(ev.diff("t"), TrajectoryDiff)
+    assert seen["labels"] == ["a", "b"] and seen["sessions"][1] is ev.session("b", "t")
+    monkeypatch.setattr(fake, "TrajectoryDiff", lambda sessions: ("diff", len(sessions)))
+    assert ev.diff("t", ["b"]) == ("diff", 1)
+
+
+async def test_in_a_notebook_evaluate_shows_the_live_matrix_or_a_progress_line(monkeypatch, capsys):
+    import IPython.display
+
+    module = sys.modules["agentnb.evals.evaluate"]
+    shown = []
+    monkeypatch.setattr(module, "_in_kernel", lambda: True)
+    monkeypatch.setattr(
+        IPython.display, "display", lambda obj, **k: shown.append((obj, obj.done, len(obj.records)))
+    )
+    agent = an.Agent(model=an.models.ScriptedModel(["ok", "ok"]))
+    task = an.Task("t", "q", checks=[checks.answer_contains("ok")])
+    fake = types.ModuleType("agentnb.widgets")
+    fake.EvalMatrix = object
+    monkeypatch.setitem(sys.modules, "agentnb.widgets", fake)
+    ev = await an.evaluate(agent, [task])
+    assert shown == [(ev, False, 0)]  # shown once, before any run finished: it fills in live
+    assert ev.done and ev.records[0].outcome == "pass" and capsys.readouterr().err == ""
+    monkeypatch.delattr(fake, "EvalMatrix")  # no matrix: a static table would not fill in
+    ev = await an.evaluate(agent, [task])
+    assert len(shown) == 1 and "evaluate: 1/1 runs — 1 pass" in capsys.readouterr().err
+
+
+def test_start_needs_a_running_loop_and_agents_need_models():
+    with pytest.raises(an.RunStateError, match=r"asyncio\.run"):
+        an.evals.start(an.Agent(model=an.models.ScriptedModel(["x"])), ["q"])
+    with pytest.raises(an.ConfigurationError, match="have no model"):
+        an.evals.start({"a": an.Agent()}, ["q"])

@@ -1,0 +1,128 @@
+"""Tasks and task sets: construction, lookup, JSONL and DataFrame round trips."""
+
+from __future__ import annotations
+
+import pytest
+
+import agentnb as an
+from agentnb import checks
+from agentnb.errors import ConfigurationError
+
+
+def budget_named(result) -> bool | str:
+    """A module-level check function: it can be written to JSONL by its import path."""
+    return "预算" in (result.output or "") or "no budget in the answer"
+
+
+def fresh_desk(agent):
+    return {"agent": agent.name}
+
+
+def every_check() -> list:
+    return [
+        checks.calls("search_weather", city=["北京", "Beijing"], date="周日"),
+        checks.sequence(
+            ["search_flights", ["search_weather", checks.calls("search_hotels", city="北京")]],
+            order="exact",
+        ),
+        checks.same_batch("search_weather", checks.calls("search_hotels")),
+        checks.no_call("book_flight"),
+        checks.stops_with("final_answer", "max_iterations"),
+        checks.answer_contains("880", "MU5101", mode="any"),
+        checks.answer_matches(r"\d+ 元"),
+        checks.max_steps(4),
+        checks.no_tool_errors(),
+        checks.grounded(min_digits=3),
+        checks.end_state(budget_named),
+        budget_named,
+    ]
+
+
+def task_set() -> an.TaskSet:
+    return an.TaskSet(
+        [
+            an.Task(
+                "trip",
+                "我周五从上海去北京出差",
+                checks=every_check(),
+                tags=["zh", "article"],
+                metadata={"source": "000"},
+                setup=fresh_desk,
+            ),
+            an.Task(
+                "follow",
+                "那天北京天气呢",
+                checks=[checks.calls("search_weather")],
+                history=["周五从上海飞北京", {"role": "system", "content": "今天是 2025-01-06"}],
+            ),
+            an.Task(
+                "judge", "Weather in Beijing?", checks=[checks.judge(None, "Says the weather")]
+            ),
+        ],
+        name="mine",
+    )
+
+
+def test_a_task_set_is_iterable_sized_and_indexed_by_name():
+    tasks = task_set()
+    assert len(tasks) == 3 and [t.name for t in tasks] == ["trip", "follow", "judge"]
+    assert tasks["follow"].history[0] == "周五从上海飞北京" and tasks[0].name == "trip"
+    assert "trip" in tasks and "nope" not in tasks
+    with pytest.raises(KeyError, match="nope"):
+        tasks["nope"]
+    assert tasks.select(tags=["article"]).names == ["trip"]
+    assert tasks["trip"].checks[-1].name == "budget_named"
+
+
+def test_task_names_are_unique():
+    with pytest.raises(ValueError, match="unique"):
+        an.TaskSet([an.Task("a", "x"), an.Task("a", "y")])
+
+
+def test_a_task_set_round_trips_through_jsonl(tmp_path):
+    tasks = task_set()
+    path = tasks.to_jsonl(tmp_path / "tasks.jsonl")
+    text = path.read_text(encoding="utf-8")
+    assert "我周五从上海去北京出差" in text and '"check": "calls"' in text  # readable Chinese
+    model = an.models.ScriptedModel(["PASS"])
+    back = an.TaskSet.from_jsonl(path, judge=model)
+    assert back.to_records() == tasks.to_records()
+    assert back["trip"].checks == tasks["trip"].checks  # declarative checks compare equal
+    assert back["trip"].setup is fresh_desk and back["judge"].checks[0].model is model
+    assert [c.name for c in back["trip"].checks] == [c.name for c in tasks["trip"].checks]
+
+
+def test_a_task_set_round_trips_through_a_dataframe():
+    tasks = task_set()
+    frame = tasks.to_frame()
+    assert list(frame["name"]) == ["trip", "follow", "judge"]
+    assert TaskSetEqual(an.TaskSet.from_frame(frame), tasks)
+    # list cells written as JSON text (a CSV, a spreadsheet) are read too
+    import json
+
+    as_text = frame.assign(
+        checks=frame["checks"].map(lambda c: json.dumps(c, ensure_ascii=False)),
+        tags=frame["tags"].map(json.dumps),
+    )
+    assert TaskSetEqual(an.TaskSet.from_frame(as_text), tasks)
+
+
+def TaskSetEqual(a: an.TaskSet, b: an.TaskSet) -> bool:
+    return a.to_records() == b.to_records()
+
+
+def test_a_lambda_check_cannot_be_written_and_says_why(tmp_path):
+    tasks = an.TaskSet([an.Task("a", "x", checks=[lambda r: True])])
+    with pytest.raises(ConfigurationError, match="module level"):
+        tasks.to_jsonl(tmp_path / "t.jsonl")
+
+
+def test_unknown_checks_and_broken_refs_are_readable_errors():
+    with pytest.raises(ConfigurationError, match="unknown check 'nope'"):
+        an.TaskSet.from_records([{"name": "a", "input": "x", "checks": [{"check": "nope"}]}])
+    with pytest.raises(ConfigurationError, match="cannot be imported"):
+        an.TaskSet.from_records(
+            [{"name": "a", "input": "x", "checks": [{"check": "function", "ref": "nowhere:fn"}]}]
+        )
+    with pytest.raises(ConfigurationError, match="not a check"):
+        an.Task("a", "x", checks=[42])
