@@ -79,7 +79,7 @@ function renderMatrix(model, el) {
       h("b", { text: `Evaluation: ${data.variants.length} variants × ${data.tasks.length} tasks × ${data.repeats} repeats` }),
       h("progress", { class: "anb-progress", max: data.total || 1, value: data.finished }),
       h("span", { class: "anb-m-count", text: `${data.finished}/${data.total} runs${data.done ? " · done" : " · running"}` }),
-      data.done ? null : stop);
+      ...(data.done ? [] : [stop]));
   };
   const drawSummary = () => summary.replaceChildren(summaryTable(data.summary, data.caption));
   const drawGrid = () => {
@@ -183,8 +183,22 @@ function renderTrajectory(d, el, askStep) {
 }
 
 function drawStep(s, el, labels) {
-  el.replaceChildren(h("div", { class: "anb-sub", text: `Step ${s.row + 1}: what ${labels[1]} was sent, against ${labels[0]}` }));
-  renderDiff({ j: labels[0], k: labels[1], rows: s.request, params_changed: {} }, el);
+  el.replaceChildren(h("div", { class: "anb-sub", text: `Step ${s.row + 1}: the request ${labels[1]} sent here, against ${labels[0]}'s` }));
+  if (!s.request.some((r) => r.op !== "kept")) el.append(h("div", { class: "anb-muted", text: "the same messages" }));
+  for (const row of s.request) {
+    if (row.op === "kept") {
+      el.append(h("div", { class: "anb-diff anb-diff-kept", text: `${row.count} unchanged message${row.count === 1 ? "" : "s"}` }));
+      continue;
+    }
+    const w = row.w || {};
+    const item = h("div", { class: `anb-diff anb-diff-${row.op}` },
+      h("span", { class: "anb-diff-op", text: row.op === "added" ? `only in ${labels[1]}` : row.op === "dropped" ? `only in ${labels[0]}` : "differs" }),
+      h("span", { class: "anb-role " + roleClass(w.role), text: String(w.role) }));
+    if (row.op === "edited") item.append(h("div", { class: "anb-muted", text: `${labels[0]}:` }), fold(asText(row.old.content) || JSON.stringify(row.old), "anb-old"), h("div", { class: "anb-muted", text: `${labels[1]}:` }));
+    item.append(fold(asText(w.content) || JSON.stringify(w), ""));
+    for (const c of row.changes || []) item.append(h("div", { class: "anb-name", text: `${c.path}: ${JSON.stringify(c.old)} → ${JSON.stringify(c.new)}` }));
+    el.append(item);
+  }
   for (const r of s.results) {
     el.append(h("div", { class: "anb-sub", text: `tool result of ${r.name}: ${r.changes.length ? r.changes.length + " keys differ" : "the same"}` }));
     for (const c of r.changes)

@@ -106,7 +106,10 @@ class Playground(Widget):
         try:
             await ev.wait()
         finally:
-            self.variants[name] = variant
+            if ev.cancelled:  # Stop discards the variant: the next Run takes its name
+                self.evaluation = _previous(ev, self.variants)
+            else:
+                self.variants[name] = variant
             self._finish(ev, name)
         return ev
 
@@ -127,17 +130,18 @@ class Playground(Widget):
 
     def _finish(self, ev: Any, name: str) -> None:
         names = list(self.variants)
+        ev = self.evaluation if ev.cancelled and self.evaluation is not None else ev
         msg: dict[str, Any] = {
             "op": "result",
             "variant": name,
             "variants": names,
-            "cancelled": ev.cancelled,
+            "cancelled": name not in self.variants,
             "summary": summary_rows(ev) if ev.records else [],
             "caption": ev.summary.attrs.get("caption", "") if ev.records else "",
         }
         self.comparison = None
         self._trajectories = {}
-        if len(names) >= 2 and not ev.cancelled:
+        if len(names) >= 2 and name in self.variants:
             previous = names[-2]
             c = self.comparison = ev.compare(previous, name)
             msg["comparison"] = {
@@ -199,6 +203,20 @@ class Playground(Widget):
 
     def __repr__(self) -> str:
         return f"<Playground: {len(self.variants)} variants over {len(self.tasks)} tasks>"
+
+
+def _previous(ev: Any, variants: dict[str, Any]) -> Any:
+    """The evaluation of the variants before a cancelled Run (None if there were none)."""
+    if not variants:
+        return None
+    from ..evals.evaluation import Evaluation
+
+    keep = [r for r in ev.records if r.variant in variants]
+    previous = Evaluation(dict(variants), ev.tasks, ev.repeats, seed=ev.seed, errors=ev.errors)
+    for r in keep:
+        previous._add(r, ev._sessions.get(r.key))
+    previous._end()
+    return previous
 
 
 def _rules(agent: Any) -> list[dict[str, Any]]:

@@ -43,7 +43,11 @@ async def test_same_runs_never_part_and_every_step_is_same():
 
 async def test_a_skipped_step_is_partial_and_marks_the_first_divergence():
     both = {"role": "assistant", "content": None, "tool_calls": [call("1", "weather", city="北京")]}
-    extra = {"role": "assistant", "content": None, "tool_calls": [call("2", "weather", city="上海")]}
+    extra = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [call("2", "weather", city="上海")],
+    }
     a = await scripted(both, "done")
     b = await scripted(both, extra, "done")
     t = align([a, b], ["short", "long"])
@@ -67,7 +71,11 @@ async def test_parallel_calls_stay_one_unit_and_other_arguments_are_changed():
 
 async def test_three_runs_align_against_the_first():
     both = {"role": "assistant", "content": None, "tool_calls": [call("1", "weather", city="北京")]}
-    extra = {"role": "assistant", "content": None, "tool_calls": [call("2", "weather", city="上海")]}
+    extra = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [call("2", "weather", city="上海")],
+    }
     runs = [await scripted(both, "done"), await scripted(extra, both, "done"), await scripted("no")]
     t = align(runs, ["a", "b", "c"])
     assert [r.status for r in t.rows] == ["partial", "partial"]
@@ -100,8 +108,15 @@ async def test_the_request_diff_shows_what_the_fabricating_variant_never_sent():
 
 
 def test_messages_and_json_diffs():
-    a = [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "1", "content": '{"price": 650, "ok": true}'}]
-    b = [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "1", "content": '{"price": 1050, "ok": true}'}, {"role": "user", "content": "more"}]
+    a = [
+        {"role": "user", "content": "hi"},
+        {"role": "tool", "tool_call_id": "1", "content": '{"price": 650, "ok": true}'},
+    ]
+    b = [
+        {"role": "user", "content": "hi"},
+        {"role": "tool", "tool_call_id": "1", "content": '{"price": 1050, "ok": true}'},
+        {"role": "user", "content": "more"},
+    ]
     rows = messages_diff(a, b)
     assert [r["op"] for r in rows] == ["kept", "edited", "added"]
     assert rows[1]["changes"] == [{"path": "price", "old": 650, "new": 1050}]

@@ -54,7 +54,7 @@ async def test_the_matrix_fills_in_with_batched_cell_updates(comms):
 async def test_a_click_opens_the_run_and_the_diff_and_stop_cancels(comms):
     ts = tasks(3)
     ev = await an.evaluate(variants(), ts, progress=False)
-    matrix = EvalMatrix(ev)
+    EvalMatrix(ev)
     comm = comms[-1]
     task = ts.names[0]
     comm.deliver({"op": "open", "task": task, "variant": "no_tools_rule", "repeat": 0, "id": "1"})
@@ -130,7 +130,9 @@ async def test_the_playground_runs_from_the_browser_in_the_background(comms):
     comm.deliver({"op": "stop"})
     await pg._task
     result = [m for m in comm.custom() if m.get("op") == "result"][-1]
-    assert result["cancelled"] and not pg.errors
+    assert result["cancelled"] and not pg.errors and pg.variants == {}
+    comm.deliver({"op": "run", "instructions": agent.instructions, "tools": {}})
+    await pg._task
     edited = {"search_hotels": "推荐最便宜的酒店。Search hotels; recommend the cheapest first."}
     comm.deliver({"op": "run", "instructions": agent.instructions, "tools": edited})
     await pg._task
