@@ -17,8 +17,8 @@ from ..display import static_session_bundle as static_bundle
 from .controls import Driver
 from .evals import EvalMatrix, TrajectoryDiff
 from .inspectors import RequestInspector, SnapshotDiff, Timeline
-from .queue_view import QueueView
 from .playground import Playground
+from .queue_view import QueueView
 from .session_view import SessionView
 
 __all__ = [
