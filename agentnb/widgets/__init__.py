@@ -15,17 +15,22 @@ from typing import Any
 
 from ..display import static_session_bundle as static_bundle
 from .controls import Driver
+from .evals import EvalMatrix, TrajectoryDiff
 from .inspectors import RequestInspector, SnapshotDiff, Timeline
+from .playground import Playground
 from .queue_view import QueueView
 from .session_view import SessionView
 
 __all__ = [
     "Driver",
+    "EvalMatrix",
+    "Playground",
     "QueueView",
     "RequestInspector",
     "SessionView",
     "SnapshotDiff",
     "Timeline",
+    "TrajectoryDiff",
     "session_mimebundle",
     "static_bundle",
 ]

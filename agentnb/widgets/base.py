@@ -20,7 +20,16 @@ __all__ = ["ESM", "Widget"]
 
 _HERE = Path(__file__).parent
 #: The front end, in dependency order: helpers, cards, the windowed list, the store, views.
-JS_FILES = ("dom.js", "cards.js", "list.js", "store.js", "session.js", "inspect.js", "main.js")
+JS_FILES = (
+    "dom.js",
+    "cards.js",
+    "list.js",
+    "store.js",
+    "session.js",
+    "inspect.js",
+    "evals.js",
+    "main.js",
+)
 ESM = "\n".join((_HERE / name).read_text(encoding="utf-8") for name in JS_FILES)
 CSS = (_HERE / "view.css").read_text(encoding="utf-8")
 

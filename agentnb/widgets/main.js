@@ -34,6 +34,13 @@ export default {
     const kind = model.get("kind");
     return guarded(el, () => {
       if (kind === "session") return renderSession(model, el, storeFor(model));
+      if (kind === "matrix") return renderMatrix(model, el);
+      if (kind === "playground") return renderPlayground(model, el);
+      if (kind === "trajectory") {
+        const ask = asker(model);
+        renderTrajectory(model.get("data"), el, (row, a, b) => ask({ op: "step", row, a, b }));
+        return () => ask.close();
+      }
       const box = h("div", { class: `anb anb-${kind}` });
       el.append(box);
       const draw = () => {

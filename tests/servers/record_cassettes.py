@@ -2,6 +2,7 @@
 
     .venv/bin/python tests/servers/record_cassettes.py            # every scenario
     .venv/bin/python tests/servers/record_cassettes.py format     # only format_smollm2.jsonl
+    .venv/bin/python tests/servers/record_cassettes.py sweep      # only sweep_smollm2.jsonl
 
 Each scenario starts from an empty file. The runs are what the tiny model did on that day:
 re-recording changes them (llama.cpp output varies with its prompt cache, even at T=0).
@@ -16,6 +17,7 @@ from pathlib import Path
 import agentnb as an
 from agentnb.models import Cassette
 from agentnb.models.local import LocalServer
+from agentnb.travel.sweeps import SWEEP_PARAMS, smollm2_sweep
 
 ROOT = Path(__file__).resolve().parents[2] / "data" / "cassettes"
 QUESTION = "What is the weather in Beijing on Friday, and is there a flight from Shanghai?"
@@ -84,10 +86,24 @@ async def record_format(server: LocalServer) -> None:
     print(f"{path.name}: {len(Cassette(path).entries)} exchanges")
 
 
+async def record_sweep(server: LocalServer) -> None:
+    """Notebook 12's two-prompt sweep: agentnb.travel.sweeps holds its settings."""
+    path = ROOT / "sweep_smollm2.jsonl"
+    path.unlink(missing_ok=True)
+    model = Cassette(path).record(server.model("smollm2", text_actions=True, params=SWEEP_PARAMS))
+    variants, tasks = smollm2_sweep(model)
+    ev = await an.evaluate(variants, tasks, concurrency=1, timeout=600, progress=False)
+    print(f"{path.name}: {ev!r}")
+
+
 def main(argv: list[str]) -> int:
     with LocalServer() as server:
+        if argv[1:] == ["sweep"]:
+            asyncio.run(record_sweep(server))
+            return 0
         if argv[1:] != ["format"]:
             asyncio.run(record(server))
+            asyncio.run(record_sweep(server))
         asyncio.run(record_format(server))
     return 0
 

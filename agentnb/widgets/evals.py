@@ -1,0 +1,246 @@
+"""Views of evaluations: the live variant × task matrix, and the trajectory diff of runs.
+
+- :class:`EvalMatrix` - a cell per (task, variant), coloured by outcome (``k/k`` with
+  repeats), filling in while the sweep runs; the summary row per variant with its interval;
+  Stop; a click on a cell opens that run (its messages as cards, its failed checks).
+- :class:`TrajectoryDiff` - 2 to N runs of one task aligned step by step (reply batches as
+  units, by longest common subsequence), the first divergence marked; a click on a step
+  shows what each run had sent the model there and how the tool results differed.
+
+Updates are batched: one small message per ``every`` seconds carries only the cells that
+changed, so a 600-run sweep costs a few hundred bytes per finished run (``sent_bytes``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any
+
+from ..evals.trajectory import Trajectory, align
+from . import payload
+from .base import Widget
+
+__all__ = ["EvalMatrix", "TrajectoryDiff", "run_payload", "step_payload"]
+
+#: Summary columns the matrix shows per variant (k is the evaluation's repeats).
+SUMMARY = ("n", "passed", "failed", "errors", "success_rate", "ci_low", "ci_high")
+
+
+def _clean(value: Any) -> Any:
+    """JSON-ready: NaN becomes None, numpy scalars plain numbers."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def summary_rows(ev: Any) -> list[dict[str, Any]]:
+    """The summary table as rows (variant first), with pass@k / pass^k when k > 1."""
+    frame = ev.summary
+    k = ev.repeats
+    columns = [*SUMMARY, f"pass@{k}", f"pass^{k}"] if k > 1 else list(SUMMARY)
+    rows = []
+    for variant, row in frame.iterrows():
+        rows.append({"variant": str(variant), **{c: _clean(row.get(c)) for c in columns}})
+    return rows
+
+
+def run_payload(ev: Any, variant: str, task: str, repeat: int) -> dict[str, Any]:
+    """One run as the matrix opens it: its record, failed checks and messages (as cards)."""
+    record = ev.record(variant, task, repeat)
+    try:
+        session = ev.session(variant, task, repeat)
+    except KeyError:
+        wires: list[Any] = []
+    else:
+        wires = session.wire()
+    return {
+        "variant": variant,
+        "task": task,
+        "repeat": repeat,
+        "outcome": record.outcome,
+        "stop_reason": record.stop_reason,
+        "error": record.error,
+        "checks": [{"name": c.name, "passed": c.passed, "reason": c.reason} for c in record.checks],
+        "messages": [{"w": w} for w in wires],
+    }
+
+
+def step_payload(trajectory: Trajectory, content: dict[str, Any]) -> dict[str, Any]:
+    """One aligned step compared: the request diff and the tool-result diffs of runs a, b."""
+    row, a, b = int(content["row"]), int(content.get("a", 0)), int(content.get("b", 1))
+    out: dict[str, Any] = payload.displayable(
+        {
+            "row": row,
+            "request": trajectory.request_diff(row, a, b),
+            "results": trajectory.result_diffs(row, a, b),
+        }
+    )
+    return out
+
+
+class EvalMatrix(Widget):
+    """The live matrix of ``evaluation`` (see the module docstring).
+
+    Args:
+        evaluation: an :class:`~agentnb.Evaluation`, running or done.
+        every: seconds between two batched updates while the sweep runs.
+    """
+
+    def __init__(self, evaluation: Any, *, every: float = 0.25) -> None:
+        self.evaluation = evaluation
+        self.every = every
+        self.sent_bytes = 0
+        self.updates = 0
+        self._pending: dict[tuple[str, str], list[int]] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._trajectories: dict[tuple[str, int], Trajectory] = {}
+        super().__init__(kind="matrix", data=self.state())
+        self._unsubscribe = evaluation.subscribe(self._on_record)
+
+    # -- state ----------------------------------------------------------------------------
+    def cells(self) -> dict[str, dict[str, list[int]]]:
+        """task -> variant -> [passed, failed, errors] over the finished repeats."""
+        out: dict[str, dict[str, list[int]]] = {}
+        for r in self.evaluation.records:
+            cell = out.setdefault(r.task, {}).setdefault(r.variant, [0, 0, 0])
+            cell[("pass", "fail", "error").index(r.outcome)] += 1
+        return out
+
+    def state(self) -> dict[str, Any]:
+        ev = self.evaluation
+        return {
+            "variants": list(ev.variants),
+            "tasks": list(ev.tasks.names),
+            "repeats": ev.repeats,
+            "total": ev.total,
+            "finished": len(ev.records),
+            "done": ev.done,
+            "cells": self.cells(),
+            "summary": summary_rows(ev) if ev.records else [],
+            "caption": ev.summary.attrs.get("caption", "") if ev.records else "",
+        }
+
+    # -- live updates ---------------------------------------------------------------------
+    def _on_record(self, record: Any) -> None:
+        if record is not None:
+            cell = self._pending.setdefault((record.task, record.variant), [0, 0, 0])
+            cell[("pass", "fail", "error").index(record.outcome)] += 1
+        if record is None or self.every <= 0:
+            self.flush()
+            return
+        if self._timer is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self.flush()
+                return
+            self._timer = loop.call_later(self.every, self.flush)
+
+    def flush(self) -> None:
+        """Send what changed since the last update (the cells, the counts; the summary at
+        the end and at most once a second meanwhile)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        ev = self.evaluation
+        totals = self.cells()
+        changed = {f"{t}\u0000{v}": totals[t][v] for t, v in self._pending}
+        self._pending = {}
+        msg: dict[str, Any] = {
+            "op": "cells",
+            "cells": changed,
+            "finished": len(ev.records),
+            "done": ev.done,
+        }
+        if ev.done or self.updates % 4 == 0:
+            msg["summary"] = summary_rows(ev) if ev.records else []
+            msg["caption"] = ev.summary.attrs.get("caption", "") if ev.records else ""
+        self._post(msg)
+        if ev.done:
+            self.data = self.state()  # the saved notebook shows the finished matrix
+
+    def _post(self, msg: dict[str, Any]) -> None:
+        self.updates += 1
+        msg, n = payload.sendable(msg)
+        self.sent_bytes += n
+        self.send(msg)
+
+    # -- the browser ----------------------------------------------------------------------
+    def _on_msg(self, content: dict[str, Any]) -> Any:
+        op = content.get("op")
+        if op == "hello":
+            self._post({"op": "state", "data": self.state()})
+            return None
+        if op == "stop":
+            self.evaluation.cancel()
+            return None
+        if op == "open":
+            return run_payload(
+                self.evaluation,
+                str(content["variant"]),
+                str(content["task"]),
+                int(content.get("repeat", 0)),
+            )
+        if op in ("diff", "step"):
+            trajectory = self._trajectory(str(content["task"]), int(content.get("repeat", 0)))
+            if op == "diff":
+                return payload.displayable(trajectory.payload())
+            return step_payload(trajectory, content)
+        raise ValueError(f"unknown message from the matrix: {content!r}")
+
+    def _trajectory(self, task: str, repeat: int) -> Trajectory:
+        key = (task, repeat)
+        found = self._trajectories.get(key)
+        if found is None:
+            ev = self.evaluation
+            names = [v for v in ev.variants if (v, task, repeat) in {r.key for r in ev.records}]
+            sessions = [ev.session(v, task, repeat) for v in names]
+            found = self._trajectories[key] = align(sessions, names)
+        return found
+
+    def close(self) -> None:
+        unsubscribe = getattr(self, "_unsubscribe", None)
+        if unsubscribe is not None:
+            unsubscribe()
+        if getattr(self, "_timer", None) is not None:
+            self._timer.cancel()  # type: ignore[union-attr]
+        super().close()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        from ..evals.view import static_bundle
+
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data, meta = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
+        data.update(static_bundle(self.evaluation))
+        return data, meta
+
+    def __repr__(self) -> str:
+        return f"<EvalMatrix of {self.evaluation!r}>"
+
+
+class TrajectoryDiff(Widget):
+    """``sessions`` (2 or more runs of one task) aligned step by step.
+
+    Args:
+        sessions: the runs' sessions (``ev.session(variant, task)``, or any sessions).
+        labels: a name per run (the variant names; session ids by default).
+    """
+
+    def __init__(self, sessions: Any, *, labels: Any = None) -> None:
+        self.trajectory: Trajectory = align(list(sessions), labels)
+        super().__init__(kind="trajectory", data=payload.displayable(self.trajectory.payload()))
+
+    @property
+    def first_divergence(self) -> int | None:
+        return self.trajectory.first_divergence
+
+    def _on_msg(self, content: dict[str, Any]) -> Any:
+        if content.get("op") == "step":
+            return step_payload(self.trajectory, content)
+        raise ValueError(f"unknown message from the trajectory diff: {content!r}")
+
+    def __repr__(self) -> str:
+        return f"<TrajectoryDiff {self.trajectory!r}>"

@@ -1,0 +1,231 @@
+"""Playground: edit the instructions and tool descriptions, Run, and see whether it helped.
+
+    pg = an.widgets.Playground(agent, an.travel.task_set(), repeats=3)
+    pg                       # text areas, Run, Stop; the summary and the paired comparison
+
+Each Run evaluates the current text as a new variant (``v0``, ``v1``, ...) against the task
+set in the background (the view stays responsive, Stop cancels the sweep), reusing every run
+already done, so only the new variant runs. The result: the summary of every variant so far,
+the paired comparison of the new variant with the previous one (flips each way, McNemar p, a
+bootstrap interval), and a trajectory diff for each task that flipped. Against TravelModel
+the stand-in's rule table (and what it understood of the text, where it can say) is shown
+beside. From code, ``await pg.run(instructions=..., descriptions={...})`` does the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ..evals.evaluate import start
+from ..evals.trajectory import Trajectory, align
+from . import payload
+from .base import Widget
+from .evals import step_payload, summary_rows
+
+__all__ = ["Playground"]
+
+
+class Playground(Widget):
+    """Exploratory prompt tuning in one widget (see the module docstring).
+
+    Args:
+        agent: the starting point; its instructions and tool descriptions fill the text areas.
+        tasks: an :class:`~agentnb.TaskSet` (or tasks) to evaluate each variant on.
+        repeats, seed, concurrency, errors: as for :func:`agentnb.evaluate`.
+    """
+
+    def __init__(
+        self,
+        agent: Any,
+        tasks: Any,
+        *,
+        repeats: int = 1,
+        seed: int = 0,
+        concurrency: int = 8,
+        errors: str = "fail",
+    ) -> None:
+        self.agent = agent
+        self.tasks = tasks
+        self.options: dict[str, Any] = {
+            "repeats": repeats,
+            "seed": seed,
+            "concurrency": concurrency,
+            "errors": errors,
+        }
+        #: Every variant run so far, in order (name -> agent).
+        self.variants: dict[str, Any] = {}
+        #: The latest evaluation (it holds every variant so far).
+        self.evaluation: Any = None
+        self.comparison: Any = None
+        self._trajectories: dict[str, Trajectory] = {}
+        self._task: asyncio.Future[Any] | None = None
+        super().__init__(kind="playground", data=self.state())
+
+    # -- state ----------------------------------------------------------------------------
+    def texts(self, agent: Any = None) -> dict[str, Any]:
+        agent = agent or self.agent
+        return {
+            "instructions": agent.instructions,
+            "tools": [{"name": t.name, "description": t.description} for t in agent.tools],
+        }
+
+    def state(self) -> dict[str, Any]:
+        return {
+            **self.texts(),
+            "variants": list(self.variants),
+            "tasks": len(self.tasks),
+            "repeats": self.options["repeats"],
+            "rules": _rules(self.agent),
+        }
+
+    # -- running --------------------------------------------------------------------------
+    async def run(
+        self, *, instructions: str | None = None, descriptions: dict[str, str] | None = None
+    ) -> Any:
+        """Evaluate the text as a new variant and compare it with the previous one."""
+        base = list(self.variants.values())[-1] if self.variants else self.agent
+        changed = {
+            name: text
+            for name, text in (descriptions or {}).items()
+            if text != next((t.description for t in base.tools if t.name == name), text)
+        }
+        variant = base.copy(
+            instructions=base.instructions if instructions is None else instructions,
+            descriptions=changed or None,
+        )
+        name = f"v{len(self.variants)}"
+        keep = [] if self.evaluation is None else self._kept(self.evaluation)
+        variants = {**self.variants, name: variant}
+        ev = start(variants, self.tasks, keep=keep, **self.options)
+        self.evaluation = ev
+        self._post(
+            {"op": "running", "variant": name, "total": ev.total, "texts": self.texts(variant)}
+        )
+        ev.subscribe(self._on_record)
+        try:
+            await ev.wait()
+        finally:
+            if ev.cancelled:  # Stop discards the variant: the next Run takes its name
+                self.evaluation = _previous(ev, self.variants)
+            else:
+                self.variants[name] = variant
+            self._finish(ev, name)
+        return ev
+
+    @staticmethod
+    def _kept(ev: Any) -> list[tuple[Any, Any]]:
+        out = []
+        for r in ev.records:
+            try:
+                out.append((r, ev.session(*r.key)))
+            except KeyError:
+                out.append((r, None))
+        return out
+
+    def _on_record(self, record: Any) -> None:
+        ev = self.evaluation
+        if record is not None and ev is not None:
+            self._post({"op": "progress", "finished": len(ev.records), "total": ev.total})
+
+    def _finish(self, ev: Any, name: str) -> None:
+        names = list(self.variants)
+        ev = self.evaluation if ev.cancelled and self.evaluation is not None else ev
+        msg: dict[str, Any] = {
+            "op": "result",
+            "variant": name,
+            "variants": names,
+            "cancelled": name not in self.variants,
+            "summary": summary_rows(ev) if ev.records else [],
+            "caption": ev.summary.attrs.get("caption", "") if ev.records else "",
+        }
+        self.comparison = None
+        self._trajectories = {}
+        if len(names) >= 2 and name in self.variants:
+            previous = names[-2]
+            c = self.comparison = ev.compare(previous, name)
+            msg["comparison"] = {
+                "baseline": previous,
+                "other": name,
+                "pairs": c.pairs,
+                "wins": c.wins,
+                "losses": c.losses,
+                "ties": c.ties,
+                "difference": c.difference,
+                "mcnemar_p": c.mcnemar_p,
+                "ci_low": c.ci_low,
+                "ci_high": c.ci_high,
+                "ci_method": c.ci_method,
+                "improved": c.improved,
+                "regressed": c.regressed,
+            }
+        self.data = {**self.state(), "last": msg}
+        self._post(msg)
+
+    def flipped_diff(self, task: str) -> Trajectory:
+        """The trajectory diff of ``task`` between the previous variant and the latest."""
+        found = self._trajectories.get(task)
+        if found is None:
+            names = list(self.variants)[-2:]
+            sessions = [self.evaluation.session(n, task, 0) for n in names]
+            found = self._trajectories[task] = align(sessions, names)
+        return found
+
+    def _post(self, msg: dict[str, Any]) -> None:
+        self.send(payload.displayable(msg))
+
+    # -- the browser ----------------------------------------------------------------------
+    def _on_msg(self, content: dict[str, Any]) -> Any:
+        op = content.get("op")
+        if op == "run":
+            if self._task is not None and not self._task.done():
+                raise RuntimeError("a sweep is running: Stop it, or wait for it to finish")
+            descriptions = {str(k): str(v) for k, v in (content.get("tools") or {}).items()}
+            self._task = asyncio.ensure_future(
+                self._guarded(str(content.get("instructions", "")), descriptions)
+            )
+            return None
+        if op == "stop":
+            if self.evaluation is not None:
+                self.evaluation.cancel()
+            return None
+        if op == "diff":
+            return payload.displayable(self.flipped_diff(str(content["task"])).payload())
+        if op == "step":
+            return step_payload(self.flipped_diff(str(content["task"])), content)
+        raise ValueError(f"unknown message from the playground: {content!r}")
+
+    async def _guarded(self, instructions: str, descriptions: dict[str, str]) -> None:
+        try:
+            await self.run(instructions=instructions, descriptions=descriptions)
+        except Exception as exc:  # shown in the view, kept in .errors
+            self.report(exc)
+
+    def __repr__(self) -> str:
+        return f"<Playground: {len(self.variants)} variants over {len(self.tasks)} tasks>"
+
+
+def _previous(ev: Any, variants: dict[str, Any]) -> Any:
+    """The evaluation of the variants before a cancelled Run (None if there were none)."""
+    if not variants:
+        return None
+    from ..evals.evaluation import Evaluation
+
+    keep = [r for r in ev.records if r.variant in variants]
+    previous = Evaluation(dict(variants), ev.tasks, ev.repeats, seed=ev.seed, errors=ev.errors)
+    for r in keep:
+        previous._add(r, ev._sessions.get(r.key))
+    previous._end()
+    return previous
+
+
+def _rules(agent: Any) -> list[dict[str, Any]]:
+    """The stand-in model's rule table as rows (empty for any other model)."""
+    rules = getattr(agent.model, "rules", None)
+    if rules is None:
+        return []
+    try:
+        frame = rules().frame
+    except Exception:  # a model whose rules() is not the stand-in's table
+        return []
+    return [{str(k): str(v) for k, v in row.items()} for row in frame.to_dict("records")]
