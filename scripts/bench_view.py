@@ -148,6 +148,45 @@ def browser(n: int) -> None:
     print(f"  search over all messages: {m['search_ms']:.0f} ms ({m['search_shown']})")
 
 
+def matrix(tasks: int = 30, repeats: int = 5) -> None:
+    """The live matrix of a 600-run sweep: bytes sent per finished run (batched updates)."""
+    import asyncio
+
+    from agentnb.travel import INSTRUCTIONS, TravelModel
+    from agentnb.widgets import EvalMatrix
+
+    recorders: list[Recorder] = []
+    comm.create_comm = lambda **kw: recorders.append(Recorder(**kw)) or recorders[-1]  # type: ignore[assignment]
+    base = an.travel.travel_agent()
+    rule = next(line for line in INSTRUCTIONS.splitlines(True) if "必须使用工具" in line)
+    variants = {
+        "article": base,
+        "no_tools_rule": base.copy(instructions=INSTRUCTIONS.replace(rule, ""),
+                                   model=TravelModel("fabricate")),
+        "loop": base.copy(model=TravelModel("loop")),
+        "hot": base.copy(model=TravelModel(temperature=0.8)),
+    }  # fmt: skip
+    task_set = an.TaskSet(list(an.travel.task_set())[:tasks])
+
+    async def sweep() -> tuple[Any, Any]:
+        ev = an.evals.start(variants, task_set, repeats=repeats)
+        view = EvalMatrix(ev)
+        await ev.wait()
+        return ev, view
+
+    t0 = time.perf_counter()
+    ev, view = asyncio.run(sweep())
+    elapsed = time.perf_counter() - t0
+    rec = recorders[-1]
+    custom, update = rec.bytes("custom"), rec.bytes("update")
+    runs = len(ev.records)
+    print(f"The live matrix of a {runs}-run sweep ({tasks} tasks x 4 variants x {repeats} "
+          f"repeats, {elapsed:.1f} s):")  # fmt: skip
+    print(f"  {view.updates} batched updates, {custom / 1e3:.1f} KB of custom messages, "
+          f"{custom / runs:.0f} B per finished run; the saved copy "
+          f"{update / 1e3:.1f} KB")  # fmt: skip
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--appends", type=int, default=3000)
@@ -155,6 +194,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--no-browser", action="store_true")
     args = parser.parse_args(argv)
     appends(args.appends)
+    matrix()
     if not args.no_browser:
         browser(args.messages)
     return 0

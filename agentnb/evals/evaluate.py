@@ -189,6 +189,9 @@ async def _sweep(ev: Evaluation, jobs: list[tuple[str, Task, int]]) -> None:
                 name, ev.agents[name], task, repeat, ev.seed, timeout=ev.timeout, cache=ev.cache
             )
             ev._add(record, session, trace)
+            # A run that never suspends (the stand-in, instant tools) would otherwise hold the
+            # loop for the whole sweep: let timers (the live matrix) and clicks (Stop) in.
+            await asyncio.sleep(0)
 
     try:
         await asyncio.gather(*(worker() for _ in range(min(ev.concurrency, len(jobs)) or 1)))

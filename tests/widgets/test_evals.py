@@ -139,3 +139,21 @@ async def test_the_playground_runs_from_the_browser_in_the_background(comms):
     assert list(pg.variants) == ["v0", "v1"]
     hotels = next(t for t in pg.variants["v1"].tools if t.name == "search_hotels")
     assert hotels.description == edited["search_hotels"]
+
+
+async def test_a_sweep_of_runs_that_never_suspend_still_lets_the_loop_in(comms):
+    """Bug: with the stand-in and instant tools no run suspends, so one worker ran the whole
+    sweep without giving the loop a turn: the matrix got no update until the end and a Stop
+    click could not be handled. Each finished run now yields."""
+    ev = an.evals.start(variants(), tasks(20), repeats=3)
+    EvalMatrix(ev, every=0.01)
+    loop = asyncio.get_running_loop()
+    clicks: list[object] = []
+
+    def first_run_done(record):
+        if record is not None and not clicks:
+            clicks.append(loop.call_soon(ev.cancel))  # Stop, handled when the loop gets a turn
+
+    ev.subscribe(first_run_done)
+    await ev.wait()
+    assert ev.cancelled and len(ev.records) < ev.total / 2, len(ev.records)
