@@ -203,3 +203,17 @@ class Notebook:
         path = SCREENSHOTS / f"{name}.png"
         (locator or self.page).screenshot(path=str(path))
         return path
+
+
+@contextlib.contextmanager
+def opened(lab: Lab, context: Any, name: str, cells: list[str]) -> Iterator[Notebook]:
+    """A notebook of ``cells`` written into ``lab`` and open in a new page of ``context``;
+    its first cell (the set-up) has run and printed ``ready``. The page closes afterwards."""
+    page = context.new_page()
+    try:
+        notebook = Notebook(page, lab, lab.write_notebook(name, cells))
+        notebook.run(0)
+        assert "ready" in notebook.stdout(0), notebook.stdout(0)
+        yield notebook
+    finally:
+        page.close()

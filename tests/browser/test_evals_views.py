@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from lab import Notebook
+from lab import opened
 
 SETUP = """
 import asyncio
@@ -43,13 +43,8 @@ CELLS = [SETUP, MATRIX, WAIT, PLAYGROUND, PG_CHECK]
 
 @pytest.fixture(scope="module")
 def nb(lab, context):
-    name = lab.write_notebook("evals.ipynb", CELLS)
-    page = context.new_page()
-    notebook = Notebook(page, lab, name)
-    notebook.run(0)
-    assert "ready" in notebook.stdout(0)
-    yield notebook
-    page.close()
+    with opened(lab, context, "evals.ipynb", CELLS) as notebook:
+        yield notebook
 
 
 def _painted(out):

@@ -9,7 +9,7 @@ import re
 import time
 
 import pytest
-from lab import Notebook
+from lab import opened
 
 SETUP = """
 import asyncio, json
@@ -131,13 +131,8 @@ CELLS = [
 
 @pytest.fixture(scope="module")
 def nb(lab, context):
-    name = lab.write_notebook("glass.ipynb", CELLS)
-    page = context.new_page()
-    notebook = Notebook(page, lab, name)
-    notebook.run(0)
-    assert "ready" in notebook.stdout(0)
-    yield notebook
-    page.close()
+    with opened(lab, context, "glass.ipynb", CELLS) as notebook:
+        yield notebook
 
 
 def view_of(nb, i):

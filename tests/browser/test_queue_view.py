@@ -7,7 +7,7 @@ import re
 import time
 
 import pytest
-from lab import Notebook
+from lab import Notebook, opened
 
 SETUP = '''
 import asyncio, json
@@ -51,13 +51,8 @@ CELLS = [SETUP, VIEW, SUBMIT, CHECK, UNCERTAIN]
 
 @pytest.fixture(scope="module")
 def nb(lab, context):
-    name = lab.write_notebook("queue.ipynb", CELLS)
-    page = context.new_page()
-    notebook = Notebook(page, lab, name)
-    notebook.run(0)
-    assert "ready" in notebook.stdout(0)
-    yield notebook
-    page.close()
+    with opened(lab, context, "queue.ipynb", CELLS) as notebook:
+        yield notebook
 
 
 def _done(head: str) -> int:

@@ -11,7 +11,7 @@ import re
 import time
 
 import pytest
-from lab import Notebook
+from lab import Notebook, opened
 
 SETUP = '''
 import asyncio, json
@@ -58,13 +58,8 @@ CELLS = [SETUP, LIVE, START, FINISH, HOSTILE, CONTROLS, CONTROLS_CHECK, AGAIN]
 
 @pytest.fixture(scope="module")
 def nb(lab, context):
-    name = lab.write_notebook("view.ipynb", CELLS)
-    page = context.new_page()
-    notebook = Notebook(page, lab, name)
-    notebook.run(0)
-    assert "ready" in notebook.stdout(0)
-    yield notebook
-    page.close()
+    with opened(lab, context, "view.ipynb", CELLS) as notebook:
+        yield notebook
 
 
 _COLLECT = """async (sc, sel) => {
