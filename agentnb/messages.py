@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
+from itertools import combinations
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
@@ -225,7 +226,7 @@ class ToolMessage(_Message):
         else:
             fields = {"role": "tool", "tool_call_id": tool_call_id, "content": content}
             fields["name"] = name
-            message = _built(cls, fields, {"tool_call_id", "content", "name"})
+            message = _built(cls, fields, _GIVEN_ANSWER)
         cache = message.__dict__
         cache["_wire_cache"] = {
             "role": "tool",
@@ -284,11 +285,17 @@ _BY_ROLE: dict[str, type[_Message]] = {
 
 def _built(cls: type[_M], fields: dict[str, Any], given: set[str]) -> _M:
     """A model object from fields known to be valid: what ``model_construct`` does, without
-    its per-field loop. ``fields`` holds every field; ``given`` names those set explicitly."""
+    its per-field loop. ``fields`` holds every field; ``given`` names those set explicitly.
+
+    Frozen models never change their field-name set or their extras in place (pydantic
+    refuses the assignment first, and ``model_copy`` copies both), so the messages built here
+    share them: ``given`` is one of the constant sets below and the extras one empty dict.
+    That is 280 bytes less per message a session keeps (``make bench``: memory per run).
+    """
     obj = object.__new__(cls)
     _set(obj, "__dict__", fields)
     _set(obj, "__pydantic_fields_set__", given)
-    _set(obj, "__pydantic_extra__", {})
+    _set(obj, "__pydantic_extra__", _EMPTY_EXTRA)
     _set(obj, "__pydantic_private__", None)
     return obj
 
@@ -298,6 +305,13 @@ _set = object.__setattr__
 _REPLY_KEYS = frozenset(("role", "content", "tool_calls"))
 _CALL_KEYS = frozenset(("id", "type", "function"))
 _FUNCTION_KEYS = frozenset(("name", "arguments"))
+# The shared field-name sets of built messages (read only, see ``_built``), and their extras.
+_EMPTY_EXTRA: dict[str, Any] = {}
+_GIVEN_CALL, _GIVEN_FUNCTION, _GIVEN_TEXT = set(_CALL_KEYS), set(_FUNCTION_KEYS), {"content"}
+_GIVEN_ANSWER = {"tool_call_id", "content", "name"}
+_GIVEN_REPLY = {  # one per set of keys a reply in the common shape can have
+    frozenset(keys): set(keys) for n in range(4) for keys in combinations(sorted(_REPLY_KEYS), n)
+}
 
 
 def reply_message(value: dict[str, Any]) -> AssistantMessage | None:
@@ -310,7 +324,7 @@ def reply_message(value: dict[str, Any]) -> AssistantMessage | None:
     content = value.get("content")
     if not value.keys() <= _REPLY_KEYS or (content is not None and type(content) is not str):
         return None
-    given = set(value)
+    given = _GIVEN_REPLY[frozenset(value)]
     raw = value.get("tool_calls")
     if raw is None:
         if "tool_calls" in given or content is None:
@@ -334,10 +348,8 @@ def reply_message(value: dict[str, Any]) -> AssistantMessage | None:
         cid, name, arguments = call["id"], function["name"], function["arguments"]
         if type(cid) is not str or type(name) is not str or type(arguments) is not str:
             return None
-        fn = _built(FunctionCall, {"name": name, "arguments": arguments}, set(_FUNCTION_KEYS))
-        calls.append(
-            _built(ToolCall, {"id": cid, "type": "function", "function": fn}, set(_CALL_KEYS))
-        )
+        fn = _built(FunctionCall, {"name": name, "arguments": arguments}, _GIVEN_FUNCTION)
+        calls.append(_built(ToolCall, {"id": cid, "type": "function", "function": fn}, _GIVEN_CALL))
         wires.append(
             {"id": cid, "type": "function", "function": {"name": name, "arguments": arguments}}
         )
@@ -352,6 +364,26 @@ def reply_message(value: dict[str, Any]) -> AssistantMessage | None:
 
 
 _NO_EXTRAS: dict[str, Any] = {"name": None, "refusal": None, "reasoning_content": None}
+
+
+_T = TypeVar("_T", "UserMessage", "AssistantMessage")
+
+
+def text_message(cls: type[_T], content: str) -> _T:
+    """What ``cls(content=content)`` builds for text ``content``, without validation: the
+    runtime's constructor of run inputs and text replies (``UserMessage``, ``AssistantMessage``)."""
+    if type(content) is not str:
+        return cls(content=content)
+    fields = {**_DEFAULTS[cls], "content": content}
+    message = _built(cls, fields, _GIVEN_TEXT)
+    message.__dict__["_wire_cache"] = {"role": fields["role"], "content": content}
+    return message
+
+
+_DEFAULTS: dict[type[_Message], dict[str, Any]] = {
+    cls: {name: field.default for name, field in cls.model_fields.items()}
+    for cls in (UserMessage, AssistantMessage)
+}
 
 
 def parse_message(value: Message | dict[str, Any], *, where: str = "message") -> Message:

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from .._sdk import normalise_assistant
 from ..errors import InvalidMessage, ModelResponseError
-from ..messages import AssistantMessage, parse_message, reply_message
+from ..messages import AssistantMessage, parse_message, reply_message, text_message
 
 __all__ = ["ModelResponse", "Usage", "coerce_response"]
 
@@ -88,7 +88,7 @@ def coerce_response(value: Any, model: str | None = None) -> ModelResponse:
         finish = "tool_calls" if value.tool_calls else "stop"
         return ModelResponse(value, None, finish, model)
     if isinstance(value, str):
-        return ModelResponse(AssistantMessage(content=value), None, "stop", model)
+        return ModelResponse(text_message(AssistantMessage, value), None, "stop", model)
     if isinstance(value, dict) and "error" in value and "choices" not in value:
         error = value["error"]
         detail = error.get("message", error) if isinstance(error, dict) else error

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, InvalidMessage, RunStateError
 from ..events import Event
-from ..messages import Message, UserMessage
+from ..messages import Message, UserMessage, text_message
 from ..models.base import Usage
 from ..session.session import Session
 from ..session.transcript import checked
@@ -36,7 +36,7 @@ __all__ = ["Run", "RunResult"]
 def input_message(value: str | Message | dict[str, Any] | None) -> Message | None:
     """The run's input as a user message, refused before the session is touched."""
     if value is None or isinstance(value, str):
-        return None if value is None else UserMessage(content=value)
+        return None if value is None else text_message(UserMessage, value)
     message = checked(value, "run input")
     if message.role != "user":
         raise InvalidMessage(

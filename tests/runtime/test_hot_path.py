@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 from helpers import call, calls
+from pydantic import ValidationError
 
 import agentnb as an
-from agentnb.messages import AssistantMessage, reply_message
+from agentnb.messages import AssistantMessage, UserMessage, reply_message, text_message
 from agentnb.models import FunctionModel, ScriptedModel
 
 BENCH = Path(__file__).parents[2] / "scripts" / "bench.py"
@@ -185,6 +186,34 @@ def test_well_formed_replies_are_built_exactly_as_validation_would():
         assert fast.wire() == slow.model_dump(mode="json", exclude_unset=True)
         assert fast.wire() is not shape and fast.to_openai() == slow.to_openai()
         assert fast.model_fields_set == slow.model_fields_set and fast.tokens == slow.tokens
+
+
+def test_text_inputs_and_replies_are_built_exactly_as_validation_would():
+    for cls in (UserMessage, AssistantMessage):
+        fast, slow = text_message(cls, "你好"), cls(content="你好")
+        assert fast == slow and fast.wire() == slow.wire() == {"role": fast.role, "content": "你好"}
+        assert fast.model_fields_set == slow.model_fields_set and fast.tokens == slow.tokens
+        assert fast.model_dump() == slow.model_dump() and fast.model_extra == slow.model_extra
+    parts = ({"type": "text", "text": "看图"},)
+    assert text_message(UserMessage, parts) == UserMessage(content=parts)  # type: ignore[arg-type]
+
+
+def test_built_messages_share_nothing_a_copy_can_change():
+    # Built messages share their field-name sets and empty extras (280 bytes less each):
+    # a copy, an update or an attempted assignment must leave the others as they were.
+    one, other = text_message(UserMessage, "一"), text_message(UserMessage, "二")
+    reply = reply_message({"role": "assistant", "content": "好"})
+    changed = one.model_copy(update={"name": "alice", "mood": "glad"})
+    assert changed.model_fields_set == {"content", "name", "mood"}
+    assert changed.model_extra == {"mood": "glad"} and changed.wire()["name"] == "alice"
+    with pytest.raises(ValidationError):
+        other.name = "bob"  # type: ignore[misc]
+    with pytest.raises(ValidationError):
+        other.mood = "sad"  # type: ignore[attr-defined]
+    assert one.model_fields_set == other.model_fields_set == {"content"}
+    assert one.model_extra == other.model_extra == {} and reply is not None
+    assert reply.model_fields_set == {"role", "content"} and reply.model_extra == {}
+    assert one.wire() == {"role": "user", "content": "一"}
 
 
 def test_replies_of_any_other_shape_take_the_validating_path():
