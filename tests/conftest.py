@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -8,7 +9,9 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-sys.path.insert(0, str(Path(__file__).parent))
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE / "servers"))  # the servers the tests start on 127.0.0.1
 
 # CI runs a fixed set of examples (reproducible from the log); locally they keep exploring.
 settings.register_profile("ci", derandomize=True, print_blob=True)
@@ -55,3 +58,35 @@ TRAVEL_TOOLS = [search_flights, search_weather, search_hotels, calculate_cost]
 @pytest.fixture
 def tools() -> list[an.Tool]:
     return list(TRAVEL_TOOLS)
+
+
+# -- real servers on 127.0.0.1, started by the tests (one owner: the servers and observe tiers
+# share them, so SmolLM2 loads once per test session) ------------------------------------------
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "local_model: needs the `local` extra (llama-cpp-python and the SmolLM2 GGUF)"
+    )
+
+
+@pytest.fixture
+def fault_server():
+    from fault_server import FaultServer
+
+    with FaultServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def llama_server():
+    """One llama.cpp server for the session; skipped only when the `local` extra is absent."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("the `local` extra (llama-cpp-python) is not installed: `make local`")
+    from agentnb.errors import ConfigurationError
+    from agentnb.models.local import LocalServer
+
+    try:
+        server = LocalServer()
+    except ConfigurationError as exc:
+        pytest.skip(f"the SmolLM2 model file is missing: {exc}")
+    with server:
+        yield server
