@@ -44,6 +44,8 @@ LONG_MODULES = {
     "deadline and the size bounds every phase shares, read as one",
     "models/openai/text_actions.py": "the written forms of an action and the rules for taking "
     "one (its docstring is the spec), read beside the parser that follows them",
+    "session/session.py": "the Session and its guarded edits (append, edit, replace, delete, "
+    "truncate, repair): every way to change a conversation, read beside the state it guards",
     "models/replay.py": "the cassette format, written by the recorder and read by the replayer, "
     "in one place so the two cannot drift",
 }

@@ -1,4 +1,4 @@
-"""A session: one conversation, the single source of truth (invariant 1).
+"""A session: one conversation, the single source of truth (invariant 1), and its edits.
 
 ``session.messages`` is a read-only sequence of message objects in OpenAI shape; change it
 through ``append``, ``edit``, ``replace``, ``delete``, ``truncate`` or ``repair`` so every
@@ -6,28 +6,35 @@ view hears about it. A session holds its :class:`~agentnb.session.transcript.Tra
 that lets one run at a time work on it (invariant 4), one event bus whose ``seq`` numbers run
 events and edits alike, the records of its runs, its store, and ``active_run``.
 
-While a run holds it, edits are allowed only between steps and only if the conversation
-stays valid; outside runs anything goes (a lesson may break it on purpose: runs refuse it).
+Every edit is atomic (validated before anything changes) and announced on the session's bus
+(``MessageAppended`` or ``SessionEdited``). While a run holds the session, an edit is allowed
+only between steps and only if the run can go on from it: the conversation must stay valid,
+except for the open calls of the last assistant message when the run's next stage executes
+them (so a learner may edit a tool call before it runs). Edits while a stage executes raise
+:class:`~agentnb.errors.SessionBusy`; edits that would break the run raise
+:class:`~agentnb.errors.InvalidConversation`; neither changes anything. Outside runs anything
+goes (a lesson may break the conversation on purpose: runs refuse it).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AgentnbError, InvalidConversation, StoreError
-from ..events import Event, Origin
+from ..errors import AgentnbError, InvalidConversation, InvalidMessage, SessionBusy, StoreError
+from ..events import Event, MessageAppended, Origin, SessionEdited
 from ..messages import MEMORY_NAME, Message, parse_message
 from ..models.base import ModelRequest
 from .bus import EventBus, SubscriberError
-from .edits import Editing
+from .edits import EditRecord, changed_paths
 from .lock import ActiveRun, LockPolicy, SessionLock
 from .pairing import Problem, conversation_problems
 from .records import RequestRecord, RunRecord
 from .store import MemoryStore, Store, validate_session_id
-from .transcript import MessageList, Transcript
+from .transcript import MessageList, Transcript, checked
 
 if TYPE_CHECKING:
     from ..context.memory import Memory
@@ -35,7 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["MessageList", "Session", "SubscriberError", "conversation_problems"]
 
 
-class Session(Editing):
+class Session:
     """A conversation: messages, the requests sent for it, the runs that touched it.
 
     Args:
@@ -74,6 +81,7 @@ class Session(Editing):
         #: Sessions sub-agents ran in for this one's tool calls (``Agent.as_tool``), by id.
         self.subsessions: dict[str, Session] = {}
         self.memory = memory
+        self._edits: list[EditRecord] = []
         self._origin: Origin | None = None
         for m in messages:
             self.transcript.append(m)
@@ -182,6 +190,166 @@ class Session(Editing):
         new.forked_from = self.id
         return new
 
+    # -- the edit record ---------------------------------------------------------------------
+    @property
+    def edits(self) -> list[EditRecord]:
+        """Every hand edit of this session, oldest first (see :class:`EditRecord`)."""
+        return self._edits
+
+    def edit_of(self, message: Message) -> EditRecord | None:
+        """The latest edit that put ``message`` in this session, or None (it is as produced)."""
+        for record in reversed(self.edits):
+            if record.message is message:
+                return record
+        return None
+
+    # -- changing ----------------------------------------------------------------------------
+    def _guard(self, action: str, problems: Callable[[], list[str]]) -> None:
+        """Refuse, before anything changes, an edit a run in progress could not survive."""
+        run = self.active_run
+        if run is None:
+            return
+        if run.driving:
+            raise SessionBusy(
+                f"cannot {action} session {self.id!r} while run {run.id!r} executes "
+                f"{run.stage!r}; edit between steps (`await run.step()`) or after the run",
+                self.id,
+                run.id,
+            )
+        found = problems()
+        if found:
+            raise InvalidConversation(
+                f"cannot {action} session {self.id!r} while run {run.id!r} is paused: it would "
+                f"break the conversation ({'; '.join(found)}); nothing was changed",
+                found,
+            )
+
+    def append(self, message: Message | dict[str, Any]) -> Message:
+        """Validate and append a message (dict or message object); returns the object.
+
+        Atomic: an invalid or unserialisable message raises ``InvalidMessage`` and nothing
+        changes.
+        """
+        msg = checked(message, f"message #{len(self.transcript)}")
+        self._guard(
+            "append to", lambda: _problems([*self.transcript.messages, msg], self.active_run)
+        )
+        index = self.transcript.add(msg)
+        self._edited(MessageAppended, index=index, message=msg)
+        return msg
+
+    def extend(self, messages: Sequence[Message | dict[str, Any]]) -> None:
+        for m in messages:
+            self.append(m)
+
+    def _rewrite(
+        self, action: str, new: list[Message], index: int, count: int, how: str = "",
+        call_id: str | None = None,
+    ) -> None:  # fmt: skip
+        self._guard(action, lambda: _problems(new, self.active_run))
+        old = self.transcript.messages
+        wire = old[index].wire() if action in ("replace", "delete") and index < len(old) else None
+        after = new[index] if action == "replace" else None
+        changed = tuple(changed_paths(wire, after.wire())) if wire and after is not None else ()
+        how = how or action
+        self.transcript.rewrite(new)
+        event = self._edited(SessionEdited, action=action, index=index, count=count, how=how,
+                             changed=changed, call_id=call_id, before=wire)  # fmt: skip
+        self.edits.append(EditRecord(event.seq, how, index, wire, after, changed, call_id))
+
+    def replace(self, index: int, message: Message | dict[str, Any]) -> Message:
+        """Put ``message`` at ``index`` (negative indexes count from the end)."""
+        return self._replace(index, message, "replace")
+
+    def _replace(self, index: int, message: Message | dict[str, Any], how: str,
+                 call_id: str | None = None) -> Message:  # fmt: skip
+        index = range(len(self.transcript))[index]
+        new = self.transcript.replaced(index, message)
+        self._rewrite("replace", new, index, 1, how, call_id)
+        return new[index]
+
+    def edit(self, index: int, **changes: Any) -> Message:
+        """Replace the message at ``index`` with a copy whose fields are changed.
+
+        ``session.edit(0, content="周六从上海去北京")``
+        """
+        current = self.transcript.messages[index]
+        return self._replace(index, {**current.wire(), **changes}, "edit")
+
+    def edit_call(
+        self, call_id: str, *, arguments: dict[str, Any] | str | None = None,
+        name: str | None = None,
+    ) -> Message:  # fmt: skip
+        """Change the arguments (a dict, or JSON text) or the tool name of one tool call.
+
+        ``session.edit_call("call_1", arguments={"city": "北京"})``: the assistant message that
+        made the call is replaced by a copy; between steps, before ``execute_tools``, the run
+        then executes the edited call.
+        """
+        for index, message in enumerate(self.transcript.messages):
+            calls = (
+                message.wire().get("tool_calls") if message.role == "assistant" else None
+            ) or []
+            for k, call in enumerate(calls):
+                if call.get("id") != call_id:
+                    continue
+                fn = dict(call.get("function") or {})
+                if arguments is not None:
+                    text = arguments if isinstance(arguments, str) else _dumps(arguments)
+                    fn["arguments"] = text
+                if name is not None:
+                    fn["name"] = name
+                new_calls = [dict(c) for c in calls]
+                new_calls[k] = {**call, "function": fn}
+                wire = {**message.wire(), "tool_calls": new_calls}
+                return self._replace(index, wire, "edit_call", call_id)
+        raise InvalidMessage(self._no_call(call_id, "no assistant message makes the tool call"))
+
+    def edit_result(self, call_id: str, content: Any) -> Message:
+        """Replace the result of tool call ``call_id`` by ``content`` (text, or a JSON value).
+
+        ``session.edit_result("call_1", {"ok": True, "price": 650})``: the view marks the
+        result as edited (and what changed); diffs attribute it to this edit, not the tool.
+        """
+        text = content if isinstance(content, str) else _dumps(content)
+        for index, message in enumerate(self.transcript.messages):
+            if message.role == "tool" and getattr(message, "tool_call_id", None) == call_id:
+                wire = {**message.wire(), "content": text}
+                return self._replace(index, wire, "edit_result", call_id)
+        raise InvalidMessage(self._no_call(call_id, "no tool message answers the call"))
+
+    def _no_call(self, call_id: str, why: str) -> str:
+        known = [
+            c.id for m in self.transcript.messages for c in (getattr(m, "tool_calls", None) or ())
+        ]
+        shown = ", ".join(repr(k) for k in known[-8:]) or "none"
+        return f"{why} {call_id!r} in session {self.id!r} (its latest call ids: {shown})"
+
+    def delete(self, index: int) -> Message:
+        """Remove and return the message at ``index``."""
+        index = range(len(self.transcript))[index]
+        new = list(self.transcript.messages)
+        removed = new.pop(index)
+        self._rewrite("delete", new, index, 1)
+        return removed
+
+    def truncate(self, length: int) -> list[Message]:
+        """Keep the first ``length`` messages; return the removed ones."""
+        old = self.transcript.messages
+        self._rewrite("truncate", old[:length], length, len(old[length:]))
+        return old[length:]
+
+    def repair(self, note: str = "not executed") -> int:
+        """Answer every unanswered tool call and drop results that answer nothing.
+
+        Returns how many messages were added or removed. Use after hand edits; the runtime
+        repairs its own runs.
+        """
+        fixed, changes = self.transcript.repaired(note)
+        if changes:
+            self._rewrite("repair", fixed, 0, changes)
+        return changes
+
     # -- the store ----------------------------------------------------------------------------
     def commit(self) -> int | None:
         """Write what changed since the last commit to the store; returns the new version."""
@@ -263,3 +431,19 @@ class Session(Editing):
         from .. import display  # the renderer sits above the session
 
         return display.static_session_bundle(self)
+
+
+def _dumps(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidMessage(f"the edit is not JSON-serialisable: {exc}") from None
+
+
+def _problems(messages: list[Message], run: ActiveRun | None) -> list[str]:
+    """What an edit during a paused run would break. Calls of the last assistant message may
+    stay open only when the run's next stage executes them."""
+    problems = conversation_problems(messages)
+    if run is not None and run.next_stage == "execute_tools":
+        problems = [p for p in problems if p.kind != "open"]
+    return [str(p) for p in problems]
