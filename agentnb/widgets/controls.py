@@ -39,16 +39,14 @@ class Driver:
         self.base = len(session)  # Reset returns the session to this length
         self.run: Any = None
         self.task: asyncio.Future[Any] | None = None
-        self.paused = False
-        self.driving = False
+        #: The user asked to pause: the view's task stops after the current stage. Whether a
+        #: run *is* paused is the session lock's hold (``run.driving``); this is only the wish.
+        self.pause_requested = False
+        #: True while this view's own task drives a run.
+        self.busy = False
         self.error: BaseException | None = None
 
     # -- state --------------------------------------------------------------------------
-    @property
-    def busy(self) -> bool:
-        """True while this view's own task drives a run."""
-        return self.driving
-
     def current(self) -> Any:
         """The run the buttons act on: the one holding the session (whoever started it), or
         the one this view made that has not taken the session yet."""
@@ -66,23 +64,23 @@ class Driver:
 
     def do_run(self, text: str = "") -> None:
         if self.busy:
-            self.paused = False  # a Step in progress becomes a run to the end
+            self.pause_requested = False  # a Step in progress becomes a run to the end
             self.view.recheck()
             return
         if self._adopt(text, "run"):
-            self.paused = False
+            self.pause_requested = False
             self._spawn(continuous=True)
 
     def do_step(self, text: str = "") -> None:
         if self.busy:
-            self.paused = True  # running: stop after this stage
+            self.pause_requested = True  # running: stop after this stage
             self.view.recheck()
             return
         if self._adopt(text, "step"):
             self._spawn(continuous=False)
 
     def do_pause(self, _text: str = "") -> None:
-        self.paused = True
+        self.pause_requested = True
         run = self.current()
         if not self.busy and run is not None and run.driving:
             self.view.set_status(note=self._elsewhere(run, "pause"))
@@ -101,7 +99,7 @@ class Driver:
         if run is not None:
             run.cancel()
         self.run = None
-        self.paused = False
+        self.pause_requested = False
         self.error = None
         if len(self.session) > self.base:
             self.session.truncate(self.base)
@@ -139,7 +137,7 @@ class Driver:
                 "the controls need a running event loop: use them in a Jupyter kernel, or "
                 "drive the run yourself with `await run.step()`"
             ) from None
-        self.driving = True
+        self.busy = True
         self.task = loop.create_task(self._drive(continuous))
 
     async def _drive(self, continuous: bool) -> None:
@@ -148,7 +146,7 @@ class Driver:
             while not run.done:
                 await run.step()
                 self._report()
-                if not continuous or self.paused:
+                if not continuous or self.pause_requested:
                     break
         except asyncio.CancelledError:
             raise
@@ -157,7 +155,7 @@ class Driver:
             text = self.view.report(exc)
             self.view.set_status(state="error", error=text)
         finally:
-            self.driving = False
+            self.busy = False
             self._report()
 
     def _report(self) -> None:

@@ -130,7 +130,8 @@ def live_status(session: Any, driver: Any = None) -> dict[str, Any]:
     if agent is not None:
         status["max_iterations"] = agent.max_iterations
     if run.driving:
-        pausing = driver is not None and driver.driving and driver.paused and driver.run is run
+        ours = driver is not None and driver.busy and driver.run is run
+        pausing = ours and driver.pause_requested
         status["state"] = "pausing" if pausing else "running"
     else:
         status["state"] = "paused"
