@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -16,6 +17,10 @@ class FunctionModel(Model):
 
     The reply takes any form :class:`~agentnb.models.ScriptedModel` accepts. Use it to see the
     loop in isolation, or to write a rule-based model a lesson can reason about.
+
+    ``requests`` holds the last ``keep_requests`` requests it was asked, newest last (``None``
+    keeps them all). Bounded by default: a request holds its session's messages by reference,
+    so a model kept for a long sweep would otherwise keep every session of it alive.
     """
 
     def __init__(
@@ -25,12 +30,13 @@ class FunctionModel(Model):
         stream: bool = False,
         name: str | None = None,
         chunk_size: int = 12,
+        keep_requests: int | None = 100,
     ) -> None:
         self.fn = fn
         self.name = name or str(getattr(fn, "__name__", "function"))
         self.streaming = stream
         self.chunk_size = chunk_size
-        self.requests: list[ModelRequest] = []
+        self.requests: deque[ModelRequest] = deque(maxlen=keep_requests)
         self._async = inspect.iscoroutinefunction(fn)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:

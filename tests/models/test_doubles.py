@@ -135,3 +135,29 @@ def test_request_body_and_usage_sum():
     body["messages"][0]["content"] = "changed"
     assert req.messages[0]["content"] == "x"  # a copy
     assert Usage(1, 2, 3) + Usage(1, 1, 2, True) == Usage(2, 3, 5, True)
+
+
+def test_a_function_model_keeps_its_latest_requests_not_every_session_it_served():
+    # A request holds its session's messages by reference: a model that kept every request
+    # of a long sweep kept every session's messages alive (and slowed every collection).
+    import gc
+
+    model = FunctionModel(lambda request: "好的", keep_requests=3)
+    agent = an.Agent("你是差旅助手。", model=model)
+
+    def objects_after(runs: int) -> int:
+        for i in range(runs):
+            agent.run_sync(f"第 {i} 次", session=an.Session())
+        gc.collect()
+        return len(gc.get_objects())
+
+    objects_after(20)
+    baseline = objects_after(20)
+    grown = objects_after(200) - baseline
+    assert grown < 100, grown  # keeping every request: about 640 more
+    assert [r.messages[-1]["content"] for r in model.requests] == ["第 197 次", "第 198 次",
+                                                                   "第 199 次"]  # fmt: skip
+    everything = FunctionModel(lambda request: "好的", keep_requests=None)
+    for i in range(150):
+        an.Agent("", model=everything).run_sync(str(i))
+    assert len(everything.requests) == 150 and len(FunctionModel(str).requests) == 0
