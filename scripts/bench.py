@@ -221,40 +221,43 @@ def event_cost() -> float:
     return timeit.timeit(make, number=n) / n
 
 
-def growth(task: str, runs: int) -> list[tuple[int, float, float]]:
+def growth(task: str, runs: int, passes: int = 5) -> list[tuple[int, float, float]]:
     """CPU per iteration with 0/100/1,000/5,000/20,000 messages already in the session.
 
-    The sessions are built before the clock starts: loading history is not loop work.
+    The sessions are built before the clock starts: loading history is not loop work. Every
+    size is sampled once per pass, in interleaved passes (medians), like the CPU figures: a
+    sample of a few milliseconds alone swings by half on this kind of machine.
     """
-    rows = []
-    for n in (0, 100, 1_000, 5_000, 20_000):
+    sizes = (0, 100, 1_000, 5_000, 20_000)
+    setups = {}
+    for n in sizes:
         past = history(n)
-        template = an.Session(past)  # parsed once; each run's session shares its messages
-        bare_model = BareModel(reply_texts())
-        agent = make_agent(past=n)
-        k = max(runs // max(n // 500, 1), 10)
+        # parsed once; each run's session shares its messages
+        setups[n] = (past, an.Session(past), BareModel(reply_texts()), make_agent(past=n))
 
-        async def bare_all(model: BareModel = bare_model, past: list = past, k: int = k) -> float:
-            gc.collect()
-            start = time.process_time()
-            for _ in range(k):
-                await bare_run(model, task, past)
-            return (time.process_time() - start) / (k * CALLS)
+    async def bare_all(model: BareModel, past: list, k: int) -> float:
+        gc.collect()
+        start = time.process_time()
+        for _ in range(k):
+            await bare_run(model, task, past)
+        return (time.process_time() - start) / (k * CALLS)
 
-        async def agentnb_all(
-            agent: an.Agent = agent, template: an.Session = template, k: int = k
-        ) -> float:
-            sessions = [an.Session(template.messages) for _ in range(k)]
-            gc.collect()  # the sessions are setup: do not bill their first collection to the loop
-            start = time.process_time()
-            for session in sessions:
-                await agent.run(task, session=session)
-            return (time.process_time() - start) / (k * CALLS)
+    async def agentnb_all(agent: an.Agent, template: an.Session, k: int) -> float:
+        sessions = [an.Session(template.messages) for _ in range(k)]
+        gc.collect()  # the sessions are setup: do not bill their first collection to the loop
+        start = time.process_time()
+        for session in sessions:
+            await agent.run(task, session=session)
+        return (time.process_time() - start) / (k * CALLS)
 
-        bare = statistics.median(asyncio.run(bare_all()) for _ in range(3))
-        ours = statistics.median(asyncio.run(agentnb_all()) for _ in range(3))
-        rows.append((n, bare, ours))
-    return rows
+    samples: dict[int, tuple[list[float], list[float]]] = {n: ([], []) for n in sizes}
+    for _ in range(passes):
+        for n, (past, template, bare_model, agent) in setups.items():
+            samples[n][0].append(asyncio.run(bare_all(bare_model, past, runs)))
+            samples[n][1].append(asyncio.run(agentnb_all(agent, template, runs)))
+    return [
+        (n, statistics.median(bare), statistics.median(ours)) for n, (bare, ours) in samples.items()
+    ]
 
 
 def import_time(repeats: int = 5) -> float:
@@ -484,10 +487,13 @@ def main() -> int:
     print(f"\nimport agentnb: {import_time():.3f} s (fresh interpreter, median of 5)   "
           "target <= 0.45 s")  # fmt: skip
 
-    print("\nGrowth: CPU per iteration with N messages already in the session")
+    print(
+        "\nGrowth: CPU per iteration with N messages already in the session (median of 5 "
+        "interleaved passes)"
+    )
     print(f"  {'N':>6} {'bare':>10} {'agentnb':>10} {'ratio':>7} {'vs N=0':>7}")
     empty = None
-    for n, bare, ours in growth(task, max(args.runs // 4, 20)):
+    for n, bare, ours in growth(task, max(args.runs // 10, 10)):
         empty = empty or ours
         print(f"  {n:>6} {bare * 1e6:>8.1f}us {ours * 1e6:>8.1f}us {ours / bare:>6.1f}x "
               f"{ours / empty:>6.2f}x" + ("   target <= 2x" if n == 20_000 else ""))  # fmt: skip
