@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -174,9 +175,10 @@ async def test_dbos_on_sqlite_in_one_process(tmp_path: Path) -> None:
 
 
 async def test_cancel_reaches_a_running_task_on_dbos(tmp_path: Path) -> None:
-    gate = asyncio.Event()
+    gate, asked = asyncio.Event(), threading.Event()
 
     async def reply(request: Any) -> dict[str, Any]:
+        asked.set()
         await gate.wait()
         return {"role": "assistant", "content": "too late"}
 
@@ -187,7 +189,9 @@ async def test_cancel_reaches_a_running_task_on_dbos(tmp_path: Path) -> None:
     )
     task_id = await rt.submit("s", "hold")
     deadline = time.monotonic() + 30
-    while rt.status(task_id).status != "running":
+    # "running" is written before the attempt's step starts; a cancel then stops the workflow
+    # before any run exists. This test is about a run in progress: wait for the model call.
+    while not (asked.is_set() and rt.status(task_id).status == "running"):
         assert time.monotonic() < deadline
         await asyncio.sleep(0.05)
     assert rt.cancel(task_id)
