@@ -7,7 +7,21 @@ from typing import Any
 
 from agentnb.testing import assert_valid_conversation  # one check: the public one
 
-__all__ = ["assert_valid_conversation", "call", "calls", "content"]
+__all__ = ["WEATHER", "assert_valid_conversation", "call", "calls", "content"]
+
+#: A tool schema as an OpenAI-compatible server is sent it (the SmolLM2 tests of two tiers).
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "search_weather",
+        "description": "Weather for a city on a date",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "date": {"type": "string"}},
+            "required": ["city", "date"],
+        },
+    },
+}
 
 
 def call(id: str, name: str, **arguments: Any) -> dict[str, Any]:

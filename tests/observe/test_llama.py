@@ -10,24 +10,12 @@ import json
 
 import openai
 import pytest
+from helpers import WEATHER
 from observe_helpers import KEY, canonical
 
 import agentnb as an
 
 pytestmark = pytest.mark.local_model
-
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "search_weather",
-        "description": "Weather for a city on a date",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}, "date": {"type": "string"}},
-            "required": ["city", "date"],
-        },
-    },
-}
 
 
 def search_weather(city: str = "", date: str = "", **_: object) -> dict:

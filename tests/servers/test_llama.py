@@ -10,24 +10,12 @@ import time
 
 import httpx
 import pytest
+from helpers import WEATHER
 
 import agentnb as an
 from agentnb.models import ModelRequest, ReplyAssembler
 
 pytestmark = pytest.mark.local_model
-
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "search_weather",
-        "description": "Weather for a city on a date",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}, "date": {"type": "string"}},
-            "required": ["city", "date"],
-        },
-    },
-}
 
 
 async def test_the_build_generates_a_whole_reply(llama_server):
