@@ -3,15 +3,12 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 HERE = Path(__file__).parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE / "servers"))  # the servers the tests start on 127.0.0.1
 
 # CI runs a fixed set of examples (reproducible from the log); locally they keep exploring.
 settings.register_profile("ci", derandomize=True, print_blob=True)
@@ -70,7 +67,7 @@ def pytest_configure(config):
 
 @pytest.fixture
 def fault_server():
-    from fault_server import FaultServer
+    from tests.servers.fault_server import FaultServer
 
     with FaultServer() as server:
         yield server

@@ -7,14 +7,10 @@ installs both (`make test-browser`), a plain `pytest tests` on a bare machine do
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # lab.py
-
-from lab import CHROMIUM, Lab, chromium, running_lab
+from tests.browser.lab import CHROMIUM, Lab, chromium, running_lab
 
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"{CHROMIUM} is missing: run `make test-browser`", allow_module_level=True)

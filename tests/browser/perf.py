@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lab import Lab, Notebook
+from tests.browser.lab import Lab, Notebook
 
 BUILD = """
 import json, time

@@ -7,7 +7,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from lab import opened
+
+from tests.browser.lab import opened
 
 SETUP = """
 import asyncio

@@ -6,7 +6,7 @@ table; with it, the matrix. Either way the task × variant grid must show in the
 
 from __future__ import annotations
 
-from lab import Notebook
+from tests.browser.lab import Notebook
 
 
 def test_a_reloaded_evaluation_shows_its_grid_with_no_model(lab, context, tmp_path):

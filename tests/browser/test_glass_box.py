@@ -9,7 +9,8 @@ import re
 import time
 
 import pytest
-from lab import opened
+
+from tests.browser.lab import opened
 
 SETUP = """
 import asyncio, json

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from lab import ROOT, SCREENSHOTS, running_lab
+from tests.browser.lab import ROOT, SCREENSHOTS, running_lab
 
 NEWS = "official Jupyter news"
 

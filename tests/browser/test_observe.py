@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-from lab import Notebook
+
+from tests.browser.lab import Notebook
 
 pytest.importorskip("starlette", reason="the `observe` extra is not installed: make dev")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from perf import measure
+from tests.browser.perf import measure
 
 
 def test_five_thousand_messages_open_and_scroll_with_a_bounded_dom(lab, context):

@@ -7,7 +7,8 @@ import re
 import time
 
 import pytest
-from lab import Notebook, opened
+
+from tests.browser.lab import Notebook, opened
 
 SETUP = '''
 import asyncio, json

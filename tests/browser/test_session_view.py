@@ -11,7 +11,8 @@ import re
 import time
 
 import pytest
-from lab import Notebook, opened
+
+from tests.browser.lab import Notebook, opened
 
 SETUP = '''
 import asyncio, json
@@ -297,7 +298,7 @@ def test_controls_step_run_stop_reset(nb):
 def test_the_quickstart_notebook_runs_in_lab_with_its_views(lab, context):
     import shutil
 
-    from lab import ROOT
+    from tests.browser.lab import ROOT
 
     shutil.copy(ROOT / "notebooks" / "00_quickstart.ipynb", lab.root / "quickstart.ipynb")
     page = context.new_page()

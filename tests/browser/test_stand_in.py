@@ -12,7 +12,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from lab import Notebook
+
+from tests.browser.lab import Notebook
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 

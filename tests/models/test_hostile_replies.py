@@ -10,12 +10,12 @@ from typing import Any
 
 import httpx
 import pytest
-from openai_helpers import KEY, Body, completion, model_for, sse
 
 import agentnb as an
 from agentnb.errors import ModelHTTPError, ModelResponseError, ModelStreamError
 from agentnb.models import ModelRequest, Usage
 from agentnb.models.openai.retry import RetryPolicy
+from tests.models.openai_helpers import KEY, Body, completion, model_for, sse
 
 REQ = ModelRequest([{"role": "user", "content": "hi"}])
 

@@ -6,12 +6,12 @@ import json
 
 import httpx
 import pytest
-from openai_helpers import KEY, completion, json_of, model_for, sse
 
 import agentnb as an
 from agentnb.errors import ConfigurationError, ModelResponseError
 from agentnb.models import ModelRequest, OpenAIModel, ReplyAssembler
 from agentnb.models.openai.profiles import PROFILES, Profile, detect_profile
+from tests.models.openai_helpers import KEY, completion, json_of, model_for, sse
 
 TOOLS = [
     {

@@ -10,10 +10,10 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from openai_helpers import Body, json_of, model_for, sse
 
 from agentnb.errors import ModelHTTPError, ModelStreamError
 from agentnb.models import ModelRequest, ReplyAssembler
+from tests.models.openai_helpers import Body, json_of, model_for, sse
 
 REQ = ModelRequest([{"role": "user", "content": "周五上海到北京"}])
 

@@ -7,12 +7,12 @@ import json
 
 import httpx
 import pytest
-from openai_helpers import KEY, completion, json_of, model_for, sse
 
 import agentnb as an
 from agentnb.errors import CassetteMiss, ConfigurationError
 from agentnb.models import Cassette, ModelRequest, ReplyAssembler
 from agentnb.models.replay import record, replay
+from tests.models.openai_helpers import KEY, completion, json_of, model_for, sse
 
 
 def travel_server():

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from openai_helpers import KEY, Recorder, completion, model_for
 
 from agentnb.errors import ModelHTTPError
 from agentnb.models import ModelRequest, RetryPolicy
 from agentnb.models.openai.retry import retry_after_seconds
+from tests.models.openai_helpers import KEY, Recorder, completion, model_for
 
 REQ = ModelRequest([{"role": "user", "content": "hi"}])
 OK = completion({"role": "assistant", "content": "ok"})

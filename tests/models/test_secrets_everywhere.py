@@ -10,7 +10,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from openai_helpers import Recorder, completion, sse
 
 import agentnb as an
 from agentnb.errors import ConfigurationError, ModelHTTPError
@@ -19,6 +18,7 @@ from agentnb.models.openai import OpenAIModel
 from agentnb.models.openai.retry import RetryPolicy
 from agentnb.models.replay import record
 from agentnb.widgets import payload
+from tests.models.openai_helpers import Recorder, completion, sse
 
 KEY = "sk-live-ABCDEF0123456789xyz"
 REQ = ModelRequest([{"role": "user", "content": "hi"}])

@@ -6,12 +6,12 @@ import json
 
 import httpx
 import pytest
-from openai_helpers import completion, json_of, model_for, sse
 
 import agentnb as an
 from agentnb.messages import AssistantMessage
 from agentnb.models import ModelRequest, ModelResponse, ReplyAssembler
 from agentnb.models.openai.text_actions import apply_text_actions, parse_text_actions
+from tests.models.openai_helpers import completion, json_of, model_for, sse
 
 
 def schema(name, props, required=None):

@@ -9,14 +9,11 @@ reinstall) plus nbmake to run the notebooks; uv makes a rebuild take seconds.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from labenv import lab_env
+from tests.notebooks.labenv import lab_env
 
 
 def pytest_configure(config: pytest.Config) -> None:

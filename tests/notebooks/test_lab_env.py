@@ -10,7 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from labenv import ROOT, ipython_dir, plain_env
+
+from tests.notebooks.labenv import ROOT, ipython_dir, plain_env
 
 NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
 

@@ -4,17 +4,12 @@ server is theirs)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
 
 pytest.importorskip("starlette", reason="the `observe` extra is not installed: make dev")
 pytest.importorskip("opentelemetry.sdk", reason="the `otel` extra is not installed: make dev")
 
-from echo_server import EchoServer
+from tests.observe.echo_server import EchoServer
 
 
 @pytest.fixture

@@ -10,10 +10,10 @@ import json
 
 import openai
 import pytest
-from helpers import WEATHER
-from observe_helpers import KEY, canonical
 
 import agentnb as an
+from tests.helpers import WEATHER
+from tests.observe.observe_helpers import KEY, canonical
 
 pytestmark = pytest.mark.local_model
 

@@ -7,10 +7,10 @@ import logging
 
 import openai
 import pytest
-from fault_server import Step
-from observe_helpers import KEY
 
 import agentnb as an
+from tests.observe.observe_helpers import KEY
+from tests.servers.fault_server import Step
 
 REQUEST = "我周五从上海去北京出差，帮我看看航班和天气"
 

@@ -9,8 +9,6 @@ from typing import ClassVar
 
 import openai
 import pytest
-from fault_server import Step, reply, text_chunks
-from observe_helpers import KEY
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -19,6 +17,8 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 import agentnb as an
 from agentnb.observe.genai import SCHEMA_URL
+from tests.observe.observe_helpers import KEY
+from tests.servers.fault_server import Step, reply, text_chunks
 
 #: Attribute types from open-telemetry/semantic-conventions-genai model/gen-ai/registry.yaml
 #: (and the core registry for error.type, server.*). Every gen_ai.* attribute agentnb writes

@@ -9,11 +9,11 @@ import time
 import httpx
 import openai
 import pytest
-from fault_server import Step, completion, reply, text_chunks
-from observe_helpers import KEY, canonical
 
 import agentnb as an
 from agentnb.observe.record import UpstreamFailed
+from tests.observe.observe_helpers import KEY, canonical
+from tests.servers.fault_server import Step, completion, reply, text_chunks
 
 WEATHER = {
     "type": "function",

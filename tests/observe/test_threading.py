@@ -9,11 +9,11 @@ from collections import Counter
 
 import openai
 import pytest
-from observe_helpers import KEY, canonical
 
 import agentnb as an
 from agentnb.observe.threading import Threads
 from agentnb.observe.threading import canonical as key
+from tests.observe.observe_helpers import KEY, canonical
 
 SYSTEM = {"role": "system", "content": "You are terse."}
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from helpers import assert_valid_conversation, call, calls
 
 import agentnb as an
 from agentnb.models import FunctionModel, ScriptedModel
+from tests.helpers import assert_valid_conversation, call, calls
 
 
 async def test_two_concurrent_runs_on_one_session_do_not_interleave(tools):

@@ -10,11 +10,11 @@ import time
 from fractions import Fraction
 
 import pytest
-from helpers import call, calls
 
 import agentnb as an
 from agentnb.events import ToolFinished
 from agentnb.models import ScriptedModel
+from tests.helpers import call, calls
 
 
 def finished(result: an.RunResult) -> dict[str, ToolFinished]:

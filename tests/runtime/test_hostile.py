@@ -8,10 +8,10 @@ import json
 import time
 
 import pytest
-from helpers import Holder, assert_valid_conversation, call, calls, content
 
 import agentnb as an
 from agentnb.models import FunctionModel, ScriptedModel
+from tests.helpers import Holder, assert_valid_conversation, call, calls, content
 
 
 def tool_results(session: an.Session) -> dict[str, list[dict]]:

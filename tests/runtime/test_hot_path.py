@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import call, calls
 from pydantic import ValidationError
 
 import agentnb as an
 from agentnb.messages import AssistantMessage, UserMessage, reply_message, text_message
 from agentnb.models import FunctionModel, ScriptedModel
+from tests.helpers import call, calls
 
 BENCH = Path(__file__).parents[2] / "scripts" / "bench.py"
 

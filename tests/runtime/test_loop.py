@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 
-from helpers import assert_valid_conversation, call, calls, content
-
 import agentnb as an
 from agentnb.models import ScriptedModel
+from tests.helpers import assert_valid_conversation, call, calls, content
 
 ASK = "我周五从上海去北京出差，帮我看看航班和天气，再帮我订个酒店，预算控制在3000以内。"
 FLIGHT = {"departure": "上海", "destination": "北京", "date": "2025-01-10"}

@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 
-from helpers import Holder, assert_valid_conversation
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentnb as an
 from agentnb.models import FunctionModel
+from tests.helpers import Holder, assert_valid_conversation
 
 _EXECUTED = {"n": 0}
 

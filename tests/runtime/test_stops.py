@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from helpers import assert_valid_conversation, call, calls
 
 import agentnb as an
 from agentnb.models import FunctionModel, ScriptedModel
+from tests.helpers import assert_valid_conversation, call, calls
 
 WEATHER = call("w", "search_weather", city="北京", date="2025-01-10")
 

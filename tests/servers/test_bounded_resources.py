@@ -11,12 +11,12 @@ import sys
 import time
 
 import pytest
-from hostile_server import HostileServer
 
 from agentnb.errors import ModelError
 from agentnb.models import ModelRequest
 from agentnb.models.openai import OpenAIModel
 from agentnb.models.openai.retry import RetryPolicy
+from tests.servers.hostile_server import HostileServer
 
 REQ = ModelRequest([{"role": "user", "content": "hi"}])
 

@@ -7,11 +7,11 @@ import json
 import time
 
 import pytest
-from fault_server import Step, completion, reply, text_chunks
 
 import agentnb as an
 from agentnb.errors import ModelHTTPError, ModelResponseError, ModelStreamError
 from agentnb.models import ModelRequest, OpenAIModel, ReplyAssembler, RetryPolicy
+from tests.servers.fault_server import Step, completion, reply, text_chunks
 
 REQ = ModelRequest([{"role": "user", "content": "周五北京天气？"}])
 

@@ -10,10 +10,10 @@ import time
 
 import httpx
 import pytest
-from helpers import WEATHER
 
 import agentnb as an
 from agentnb.models import ModelRequest, ReplyAssembler
+from tests.helpers import WEATHER
 
 pytestmark = pytest.mark.local_model
 
@@ -108,9 +108,8 @@ def test_a_server_starts_answers_and_stops_cleanly():
 async def test_one_argument_switches_between_the_four_kinds_of_model(llama_server, fault_server):
     from pathlib import Path
 
-    from fault_server import reply
-
     from agentnb.models import Cassette, OpenAIModel
+    from tests.servers.fault_server import reply
 
     question = "What is the weather in Beijing on Friday, and is there a flight from Shanghai?"
     cassette = (

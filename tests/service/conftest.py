@@ -1,14 +1,11 @@
 from __future__ import annotations
 
 import itertools
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-import pgcluster as pg
+from tests.service import pgcluster as pg
 
 _names = itertools.count()
 

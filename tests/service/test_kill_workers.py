@@ -24,12 +24,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import pgcluster as pg
 import pytest
 
 import agentnb as an
 from agentnb.service import DBOS
 from agentnb.storage.postgres import PostgresStore
+from tests.service import pgcluster as pg
 
 HERE = Path(__file__).parent
 KILLS = 50

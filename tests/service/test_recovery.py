@@ -13,12 +13,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pgcluster as pg
-
 import agentnb as an
 from agentnb.models import FunctionModel
 from agentnb.service import DBOS, Retry
 from agentnb.storage.postgres import PostgresStore
+from tests.service import pgcluster as pg
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 import pytest
-from helpers import assert_valid_conversation, call, calls, content
 from pydantic import Field
 
 import agentnb as an
 from agentnb.tools import InvalidArguments
+from tests.helpers import assert_valid_conversation, call, calls, content
 
 #: The names a public benchmark's catalogue used and agentnb 0.1 refused (issue 14).
 REFUSED_BEFORE = [

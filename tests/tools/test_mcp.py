@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import assert_valid_conversation, call, calls
 
 import agentnb as an
 from agentnb.events import ToolFinished
+from tests.helpers import assert_valid_conversation, call, calls
 
 mcp = pytest.importorskip("mcp", reason="the `mcp` extra is not installed (make dev installs it)")
 

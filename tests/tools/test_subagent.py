@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from helpers import assert_valid_conversation, call, calls, content
 
 import agentnb as an
 from agentnb.events import ToolFinished
 from agentnb.tools.calls import current_call
+from tests.helpers import assert_valid_conversation, call, calls, content
 
 
 @an.tool

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 import re
 
-from helpers import assert_valid_conversation
-
 import agentnb as an
 from agentnb.travel import ARTICLE_REQUESTS, TravelModel, travel_agent, ungrounded_claims
+from tests.helpers import assert_valid_conversation
 
 
 def tool_sequence(result: an.RunResult) -> list[list[tuple[str, dict]]]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import assert_valid_conversation
 
 from agentnb.travel import (
     ARTICLE_REQUESTS,
@@ -17,6 +16,7 @@ from agentnb.travel import (
 from agentnb.travel.model.answer import compose_answer
 from agentnb.travel.model.intent import parse_request
 from agentnb.travel.model.observations import Observation
+from tests.helpers import assert_valid_conversation
 
 ASK, ASK_EN = ARTICLE_REQUESTS["000"], ARTICLE_REQUESTS["en"]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import assert_valid_conversation
 
 import agentnb as an
 from agentnb.travel import (
@@ -15,6 +14,7 @@ from agentnb.travel import (
     travel_agent,
     ungrounded_claims,
 )
+from tests.helpers import assert_valid_conversation
 
 ASK = ARTICLE_REQUESTS["000"]
 

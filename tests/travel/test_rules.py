@@ -7,7 +7,6 @@ import re
 
 import pandas as pd
 import pytest
-from helpers import assert_valid_conversation
 
 import agentnb as an
 from agentnb.travel import (
@@ -21,6 +20,7 @@ from agentnb.travel import (
 from agentnb.travel.model.knobs import KNOBS
 from agentnb.travel.model.lexicon import read_policy
 from agentnb.travel.model.slips import SLIPS
+from tests.helpers import assert_valid_conversation
 
 ASK = ARTICLE_REQUESTS["000"]
 LINES = INSTRUCTIONS.splitlines()

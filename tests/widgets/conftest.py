@@ -8,14 +8,10 @@ browser: it hands a custom message to the widget as the kernel would.
 from __future__ import annotations
 
 import json
-import sys
 import uuid
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))  # browser_model.py
 
 pytest.importorskip("anywidget")
 

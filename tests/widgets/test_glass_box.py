@@ -6,11 +6,10 @@ import asyncio
 import json
 from types import SimpleNamespace
 
-from browser_model import BrowserModel
-
 import agentnb as an
 from agentnb.widgets import SessionView, Timeline, payload
 from agentnb.widgets.inspectors import diff_payload
+from tests.widgets.browser_model import BrowserModel
 
 REQUEST = "我周五从上海去北京出差，预算3000以内"
 
@@ -211,7 +210,7 @@ async def test_a_sub_agent_session_is_nested_in_the_parents_view(comms):
         import pytest
 
         pytest.skip("agent.as_tool lands with the tools branch")
-    from helpers import call, calls
+    from tests.helpers import call, calls
 
     sub = an.Agent("你只查天气。", model=an.models.ScriptedModel(["示例城A 降雨概率 0.8，带伞"]),
                    name="weather")  # fmt: skip

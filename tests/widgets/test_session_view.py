@@ -8,10 +8,10 @@ import subprocess
 import sys
 
 import pytest
-from browser_model import BrowserModel
 
 import agentnb as an
 from agentnb.widgets import SessionView, payload, session_mimebundle
+from tests.widgets.browser_model import BrowserModel
 
 REQUEST = "我周五从上海去北京出差，预算3000以内"
 

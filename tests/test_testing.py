@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 
-from helpers import call, calls
-
 import agentnb as an
 from agentnb.testing import ungrounded_figures
+from tests.helpers import call, calls
 
 REQUEST = "我周五从上海去北京出差，帮我看看航班和天气，再帮我订个酒店，预算控制在3000以内。"
 

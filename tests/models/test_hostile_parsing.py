@@ -11,12 +11,12 @@ import time
 
 import httpx
 import pytest
-from openai_helpers import Body, completion, model_for, sse
 
 from agentnb.errors import ModelResponseError
 from agentnb.messages import AssistantMessage
 from agentnb.models import ModelRequest, ModelResponse, ReplyAssembler
 from agentnb.models.openai.text_actions import apply_text_actions, parse_text_actions
+from tests.models.openai_helpers import Body, completion, model_for, sse
 
 
 def schema(name, props):

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import pytest
-from helpers import call, calls
 
 import agentnb as an
+from tests.helpers import call, calls
 
 
 def test_append_validates_and_tracks_pairing():

@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import call, calls
 
 import agentnb as an
 from agentnb.models import FunctionModel, ScriptedModel
 from agentnb.testing import assert_valid_conversation
+from tests.helpers import call, calls
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -183,11 +183,17 @@ async def test_50_concurrent_runs_on_one_session_serialise():
 async def test_switching_the_lock_off_reproduces_interleaving(tools):
     """Article 000 §5.3: two runs on one unlocked thread mix their messages."""
 
+    both_asked = asyncio.Event()  # each run's first call waits for the other's: no timing luck
+    asked = []
+
     async def slow(request: an.models.ModelRequest) -> dict:
-        await asyncio.sleep(0.01)
         if request.messages[-1]["role"] == "tool":
             return {"role": "assistant", "content": "done"}
-        return calls(call(f"c{len(request.messages)}", "search_weather", city="北京", date="x"))
+        asked.append(request)
+        if len(asked) >= 2:
+            both_asked.set()
+        await asyncio.wait_for(both_asked.wait(), 5)
+        return calls(call(f"c{len(asked)}", "search_weather", city="北京", date="x"))
 
     session = an.Session(lock=False)
     agent = an.Agent("", tools, model=FunctionModel(slow))

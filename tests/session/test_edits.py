@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import call, calls
 
 import agentnb as an
 from agentnb.session.edits import changed_paths
+from tests.helpers import call, calls
 
 REQUEST = "我周五从上海去北京出差，预算3000以内"
 

@@ -1,9 +1,8 @@
 from __future__ import annotations
 
-from helpers import call, calls
-
 import agentnb as an
 from agentnb.models import ScriptedModel
+from tests.helpers import call, calls
 
 
 async def make_result(tools):

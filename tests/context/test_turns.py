@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from helpers import call, calls
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -11,6 +10,7 @@ from agentnb.context import turns
 from agentnb.messages import parse_message
 from agentnb.models import ScriptedModel
 from agentnb.testing import assert_valid_conversation
+from tests.helpers import call, calls
 
 
 def history_of(shape: list[tuple[int, int]]) -> list[dict]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import time
 
-from helpers import call, calls
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +12,7 @@ import agentnb as an
 from agentnb.context import Budget
 from agentnb.models import FunctionModel, ScriptedModel
 from agentnb.testing import assert_valid_conversation
+from tests.helpers import call, calls
 
 
 class FixedTokenizer:
