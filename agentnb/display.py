@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Mapping, Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from . import _html, _json
@@ -20,29 +21,54 @@ from .session.pairing import Problem
 if TYPE_CHECKING:
     from .session.session import Session
 
-__all__ = ["live_view", "session_bundle", "static_bundle", "static_session_bundle"]
+__all__ = [
+    "in_kernel",
+    "live_view",
+    "session_bundle",
+    "show",
+    "static_bundle",
+    "static_session_bundle",
+    "widgets",
+]
+
+
+def widgets(feature: str = "the live view") -> ModuleType:
+    """:mod:`agentnb.widgets`, looked up by name: the one place below ``widgets`` that reaches
+    Jupyter (invariant 5). Without ipywidgets/anywidget, an ImportError naming ``feature`` and
+    the extra that brings it."""
+    try:
+        return importlib.import_module("agentnb.widgets")
+    except ImportError as exc:
+        raise ImportError(
+            f"{feature} needs ipywidgets and anywidget ({exc}); pip install 'agentnb[widgets]'"
+        ) from None
+
+
+def in_kernel() -> bool:
+    """Whether this process is a Jupyter kernel (it has imported ipykernel)."""
+    return "ipykernel" in sys.modules
+
+
+def show(obj: Any, *, raw: bool = False) -> None:
+    """``IPython.display.display(obj)``, looked up by name (IPython is there whenever a
+    display hook calls this)."""
+    importlib.import_module("IPython.display").display(obj, raw=raw)
 
 
 def live_view(session: Session, **options: Any) -> Any:
     """``agentnb.widgets.SessionView(session, **options)``; needs ``agentnb[widgets]``."""
-    try:
-        widgets = importlib.import_module("agentnb.widgets")
-    except ImportError as exc:
-        raise ImportError(
-            f"the live view needs ipywidgets and anywidget ({exc}); pip install 'agentnb[widgets]'"
-        ) from None
-    return widgets.SessionView(session, **options)
+    return widgets("the live view").SessionView(session, **options)
 
 
 def session_bundle(session: Session) -> dict[str, Any]:
     """The live view's bundle inside a kernel that has it, else the static one."""
-    if "ipykernel" in sys.modules:
+    if in_kernel():
         try:
-            widgets = importlib.import_module("agentnb.widgets")
+            module = widgets()
         except ImportError:
             pass
         else:
-            bundle: dict[str, Any] = widgets.session_mimebundle(session)
+            bundle: dict[str, Any] = module.session_mimebundle(session)
             return bundle
     return static_session_bundle(session)
 

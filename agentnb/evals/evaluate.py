@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from .. import display
 from ..errors import ConfigurationError, RunStateError
 from .cache import ResponseCache
 from .evaluation import Errors, Evaluation
@@ -132,7 +133,7 @@ def start(
             f"variants {lacking} have runs to make but no agent (a loaded evaluation keeps "
             "no agents): pass them, e.g. an.evaluate({name: agent, ...}, ev.tasks)"
         )
-    if progress or (progress is None and not _in_kernel() and sys.stderr.isatty()):
+    if progress or (progress is None and not display.in_kernel() and sys.stderr.isatty()):
         ev.subscribe(_Progress(ev))
     _warm_up_statistics()
     ev._task = asyncio.ensure_future(_sweep(ev, jobs))
@@ -239,10 +240,9 @@ async def evaluate(
         cache=cache,
         progress=progress,
     )
-    if progress is None and _in_kernel():
+    if progress is None and display.in_kernel():
         if _has_matrix():
-            display = importlib.import_module("IPython.display")
-            display.display(ev)  # the live matrix, filling in while we wait
+            display.show(ev)  # the live matrix, filling in while we wait
         else:  # a static table would not fill in: a progress line instead
             ev.subscribe(_Progress(ev))
     try:
@@ -254,14 +254,9 @@ async def evaluate(
 
 def _has_matrix() -> bool:
     try:
-        widgets = importlib.import_module("agentnb.widgets")
+        return hasattr(display.widgets(), "EvalMatrix")
     except ImportError:
         return False
-    return hasattr(widgets, "EvalMatrix")
-
-
-def _in_kernel() -> bool:
-    return "ipykernel" in sys.modules
 
 
 class _Progress:

@@ -11,7 +11,6 @@ else a static table.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import os
 import warnings
@@ -19,6 +18,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .. import display
 from ..errors import ConfigurationError
 from . import tables
 from .record import EvalRecord
@@ -268,7 +268,7 @@ class Evaluation:
 
     def diff(self, task: Task | str, variants: Iterable[str] | None = None, repeat: int = 0) -> Any:
         """``agentnb.widgets.TrajectoryDiff`` of this task's runs (all variants by default)."""
-        widgets = importlib.import_module("agentnb.widgets")
+        widgets = display.widgets("the trajectory diff")
         if not hasattr(widgets, "TrajectoryDiff"):
             raise ImportError("this agentnb.widgets has no TrajectoryDiff yet")
         chosen = list(variants) if variants is not None else self.variants

@@ -6,11 +6,11 @@ the task × variant grid, k/k per cell with repeats) is what nbviewer and GitHub
 
 from __future__ import annotations
 
-import importlib
 import math
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from .. import display
 from . import tables
 
 if TYPE_CHECKING:
@@ -85,11 +85,9 @@ def static_bundle(ev: Evaluation) -> dict[str, str]:
 
 def show(ev: Evaluation) -> None:
     """Display ``ev``: ``agentnb.widgets.EvalMatrix(ev)`` when available, else static."""
-    display = importlib.import_module("IPython.display")
     try:
-        widgets = importlib.import_module("agentnb.widgets")
-        matrix = widgets.EvalMatrix
+        matrix = display.widgets().EvalMatrix
     except (ImportError, AttributeError):
-        display.display(static_bundle(ev), raw=True)
+        display.show(static_bundle(ev), raw=True)
         return
-    display.display(matrix(ev))
+    display.show(matrix(ev))

@@ -4,7 +4,7 @@ A cassette is a JSONL file, one request → response per line, keyed by a canoni
 the request (method, path, query and JSON body; never the host, never a header). Cassettes
 are meant to be committed, so nothing secret is written: credential query parameters (by
 the client's one case-insensitive rule) are left out, and the request *and* response bodies
-go through the recorded model's :class:`~agentnb.models.openai.secrets.Secrets` before a
+go through the recorded model's :class:`~agentnb._secrets.Secrets` before a
 line is written (a 401 that echoes the key, a reply that repeats it). Lines are written with
 the transcript's one character rule (:mod:`agentnb._json`: U+2028 and lone surrogates are
 escapes) and the file is replaced atomically; a line that is not a recorded exchange is a
@@ -38,10 +38,10 @@ from typing import Any
 import httpx
 
 from .. import _json
+from .._secrets import Secrets, is_secret_name
 from ..errors import CassetteMiss, ConfigurationError
 from .differ import where_differs
 from .openai.client import OpenAIModel
-from .openai.secrets import Secrets, is_secret_name
 
 __all__ = ["Cassette", "record", "recorded", "replay"]
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -36,6 +35,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from .. import display
 from ..session import Session
 from .background import BackgroundServer
 from .record import Call, Recorder
@@ -111,14 +111,7 @@ class Proxy:
 
     def view(self, **options: Any) -> Any:
         """The conversations in a cell (needs ``agentnb[widgets]``): pick one to see it live."""
-        try:  # by name, as agentnb.display does: only agentnb.widgets imports ipywidgets
-            views = importlib.import_module("agentnb.widgets.proxy_view")
-        except ImportError as exc:
-            raise ImportError(
-                f"the proxy view needs ipywidgets and anywidget ({exc}); "
-                "pip install 'agentnb[widgets]'"
-            ) from None
-        return views.ProxyView(self, **options)
+        return display.widgets("the proxy view").ProxyView(self, **options)
 
     def save_cassette(self, path: str | Path) -> Path:
         """Write what was seen as a cassette (``an.models.Cassette(path).replay()``)."""

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import importlib
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .. import display
 from ..errors import ConfigurationError, RunStateError, SessionNotFound
 from ..events import Event, ModelResponded, RunStarted, RunStopped, ToolFinished
 from ..session.session import Session
@@ -266,14 +266,7 @@ class Runtime:
 
     def view(self, **options: Any) -> Any:
         """The live :class:`~agentnb.widgets.QueueView` of this runtime (needs ipywidgets)."""
-        try:  # by name: the service never imports Jupyter (invariant 5)
-            widgets = importlib.import_module("agentnb.widgets")
-        except ImportError as exc:
-            raise ImportError(
-                f"the queue view needs ipywidgets and anywidget ({exc}); "
-                "pip install 'agentnb[widgets]'"
-            ) from None
-        return widgets.QueueView(self, **options)
+        return display.widgets("the queue view").QueueView(self, **options)
 
     # -- closing -----------------------------------------------------------------------------
     async def close(self) -> None:

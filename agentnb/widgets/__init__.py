@@ -18,6 +18,7 @@ from .controls import Driver
 from .evals import EvalMatrix, TrajectoryDiff
 from .inspectors import RequestInspector, SnapshotDiff, Timeline
 from .playground import Playground
+from .proxy_view import ProxyView
 from .queue_view import QueueView
 from .session_view import SessionView
 
@@ -25,6 +26,7 @@ __all__ = [
     "Driver",
     "EvalMatrix",
     "Playground",
+    "ProxyView",
     "QueueView",
     "RequestInspector",
     "SessionView",

@@ -70,9 +70,8 @@ async def test_diff_hands_the_task_s_sessions_to_the_trajectory_diff(monkeypatch
 async def test_in_a_notebook_evaluate_shows_the_live_matrix_or_a_progress_line(monkeypatch, capsys):
     import IPython.display
 
-    module = sys.modules["agentnb.evals.evaluate"]
     shown = []
-    monkeypatch.setattr(module, "_in_kernel", lambda: True)
+    monkeypatch.setattr(an.display, "in_kernel", lambda: True)
     monkeypatch.setattr(
         IPython.display, "display", lambda obj, **k: shown.append((obj, obj.done, len(obj.records)))
     )

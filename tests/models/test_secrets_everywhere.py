@@ -161,7 +161,7 @@ async def test_key_in_headers_argument_is_masked_in_errors_and_raw_replies():
 
 
 def test_key_cassette_query_spellings_are_one_case_insensitive_list(tmp_path: Path):
-    from agentnb.models.openai.secrets import is_secret_name, public_url
+    from agentnb._secrets import is_secret_name, public_url
 
     for name in ("apikey", "API_KEY", "Api-Key", "key", "access_token", "x-api-key", "token"):
         assert is_secret_name(name), name

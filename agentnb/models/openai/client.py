@@ -10,7 +10,7 @@ With ``text_actions=True`` a tool call written as text becomes a real one
 
 The API key is read once (argument, else the profile's environment variable), stripped and
 checked, and registered with every other credential of the client (``headers=``, query
-parameters, the URL's userinfo) in one :class:`~agentnb.models.openai.secrets.Secrets`:
+parameters, the URL's userinfo) in one :class:`~agentnb._secrets.Secrets`:
 every text the client passes on (errors, raw chunks, replies, URLs) is masked by it.
 
 Every network phase of a call (the ``profile="auto"`` probe, connecting, headers, the body,
@@ -31,11 +31,11 @@ from typing import Any
 import httpx
 
 from ... import _json
+from ..._secrets import Secrets, check_key, is_secret_name, public_url, url_secrets
 from ...errors import ConfigurationError, ModelHTTPError, ModelResponseError, ModelStreamError
 from ..base import Delta, Model, ModelRequest, ModelResponse, split_response
 from .profiles import Profile, detect_profile, get_profile, is_loopback
 from .retry import RetryPolicy, StatusError, call_with_retries
-from .secrets import Secrets, check_key, is_secret_name, public_url, url_secrets
 from .sse import SSEReader
 from .text_actions import StreamedText, apply_text_actions, echoed_texts
 from .wire import (

@@ -28,8 +28,8 @@ from tenacity import (
 )
 from tenacity.stop import stop_base
 
+from ..._secrets import Secrets
 from ...errors import ModelHTTPError
-from .secrets import Secrets
 
 __all__ = ["RetryPolicy", "StatusError", "call_with_retries", "redact"]
 

@@ -18,10 +18,10 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
+from ..._secrets import Secrets
 from ...errors import ModelResponseError, ModelStreamError
 from ..base import Delta, Usage
 from .retry import redact
-from .secrets import Secrets
 from .wire import load_json
 
 __all__ = ["SSEReader", "chunk_deltas"]

@@ -4,7 +4,7 @@ Every byte a server sends is counted after decompression (a gzip bomb is counted
 expands to): whole replies and streams stop at ``max_response_bytes`` with a
 :class:`~agentnb.errors.ModelResponseError`, error bodies are read only as far as a message
 shows them (:data:`MAX_ERROR_BYTES`), and a stream ends at its deadline (:func:`bounded`).
-Credentials are masked by :mod:`~agentnb.models.openai.secrets`.
+Credentials are masked by :mod:`~agentnb._secrets`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Any
 
 import httpx
 
+from ..._secrets import public_url, url_secrets
 from ...errors import ModelResponseError, ModelStreamError
 from ..base import Delta, ModelResponse, coerce_response
-from .secrets import public_url, url_secrets
 
 __all__ = [
     "MAX_ERROR_BYTES",

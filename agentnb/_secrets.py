@@ -1,4 +1,4 @@
-"""The one secrets policy of HTTP models: every credential registered once, masked everywhere.
+"""The one secrets rule (invariant 6): every credential registered once, masked everywhere.
 
 A client registers each credential it is given, however it came: the ``api_key`` argument
 or its environment variable, a header passed with ``headers=`` whose name says it holds a
@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlencode, urlsplit, urlunsplit
 
-from ...errors import ConfigurationError
+from .errors import ConfigurationError
 
 __all__ = ["MASK", "Secrets", "check_key", "is_secret_name", "public_url", "url_secrets"]
 
