@@ -259,16 +259,9 @@ class ToolMessage(_Message):
         cached = self.__dict__.get("_error_cache", False)
         if cached is not False:
             return cached  # type: ignore[no-any-return]
-        error = None
-        text = self.text
-        if text.startswith("{"):
-            try:
-                value = json.loads(text)
-            except ValueError:
-                value = None
-            if isinstance(value, dict) and value.get("ok") is False:
-                error = value
-        self.__dict__["_error_cache"] = error
+        from .tools.results import read_error  # the shape is written and read in tools/
+
+        error = self.__dict__["_error_cache"] = read_error(self.text)
         return error
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..tools.results import error_kind
 from .normalise import canonical
 
 __all__ = ["Call", "batches", "calls"]
@@ -58,7 +59,7 @@ def batches(messages: Iterable[Any]) -> list[list[Call]]:
         if m.get("role") == "tool":
             content = m.get("content")
             text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-            results[str(m.get("tool_call_id"))] = (text, _kind(text))
+            results[str(m.get("tool_call_id"))] = (text, error_kind(text))
     out: list[list[Call]] = []
     for m in wires:
         if m.get("role") != "assistant" or not m.get("tool_calls"):
@@ -77,15 +78,3 @@ def batches(messages: Iterable[Any]) -> list[list[Call]]:
 def calls(messages: Iterable[Any]) -> list[Call]:
     """Every tool call of ``messages``, flattened in order."""
     return [c for batch in batches(messages) for c in batch]
-
-
-def _kind(text: str) -> str | None:
-    if not text.startswith("{"):
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    if isinstance(value, dict) and value.get("ok") is False:
-        return str(value.get("kind") or "tool_error")
-    return None

@@ -24,6 +24,8 @@ __all__ = [
     "ToolError",
     "describe_validation_error",
     "error_content",
+    "error_kind",
+    "read_error",
     "serialise",
     "to_content",
 ]
@@ -206,6 +208,26 @@ def error_content(
         return _encode(body)
     except TypeError:  # a hint or data value JSON cannot hold: the model gets its repr
         return _encode(json.loads(json.dumps(body, ensure_ascii=False, default=repr)))
+
+
+def read_error(content: str) -> dict[str, Any] | None:
+    """The structured failure a tool message's ``content`` carries (what :func:`error_content`
+    wrote: a JSON object with ``"ok": false``), or None for a result. The one reader of that
+    shape: ``ToolMessage.error``, checks and recordings all ask it."""
+    if not content.startswith("{"):
+        return None
+    try:
+        value = json.loads(content)
+    except (ValueError, RecursionError):  # not JSON, or nested too deeply: not ours
+        return None
+    return value if isinstance(value, dict) and value.get("ok") is False else None
+
+
+def error_kind(content: str) -> str | None:
+    """The machine-readable ``kind`` of a failed result's ``content`` (``tool_error`` when it
+    names none), or None for a result."""
+    error = read_error(content)
+    return None if error is None else str(error.get("kind") or "tool_error")
 
 
 def describe_validation_error(exc: ValidationError) -> list[dict[str, str]]:
