@@ -36,16 +36,6 @@ if TYPE_CHECKING:
     from ..tools.tool import Tool
 
 
-def _signature_hint(tool: Tool) -> str:
-    props = tool.parameters.get("properties", {})
-    required = set(tool.parameters.get("required", []))
-    parts = []
-    for name, spec in props.items():
-        kind = spec.get("type") or "value"
-        parts.append(f"{name} ({kind}{', required' if name in required else ''})")
-    return f"call {tool.name} with a JSON object of: " + ", ".join(parts)
-
-
 def _parse(tool: Tool, raw: str) -> tuple[dict[str, Any] | None, str]:
     """The arguments as a dict, or None and the structured error the model sees."""
     try:
@@ -54,14 +44,14 @@ def _parse(tool: Tool, raw: str) -> tuple[dict[str, Any] | None, str]:
         why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         return None, error_content(
             f"the arguments of {tool.name} are not valid JSON ({why})",
-            "send the arguments as one JSON object; " + _signature_hint(tool),
+            "send the arguments as one JSON object; " + tool.hint,
             kind="invalid_json",
             arguments=raw[:500],
         )
     if not isinstance(args, dict):
         return None, error_content(
             f"the arguments of {tool.name} must be a JSON object, got {_json_type(args)}",
-            _signature_hint(tool),
+            tool.hint,
             kind="invalid_json",
             arguments=raw[:500],
         )
@@ -113,7 +103,7 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ou
             except InvalidArguments as exc:
                 outcome = _failed("invalid_arguments", error_content(
                     f"invalid arguments for {name}",
-                    _signature_hint(tool),
+                    tool.hint,
                     kind="invalid_arguments",
                     problems=exc.problems,
                 ))  # fmt: skip

@@ -9,16 +9,17 @@ timeouts, structured errors) is the ``execute_tools`` stage in :mod:`agentnb.run
 
 from __future__ import annotations
 
-import copy
 import inspect
+import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import cached_property
 from typing import Any
 
 from ..errors import ToolDefinitionError
 from .docstrings import parse_docstring, strip_titles
 from .results import ERROR_KINDS, ToolError, describe_validation_error, error_content, to_content
-from .schema import InvalidArguments, SchemaValidator
+from .schema import InvalidArguments, SchemaValidator, check_callable_with, json_text
 from .signature import Signature
 
 __all__ = [
@@ -43,9 +44,11 @@ class Tool:
     ``parameters=`` (a JSON schema of an object, e.g. from a catalogue or an MCP server): then
     it is advertised exactly as given, arguments are validated against it (``jsonschema``),
     and the function is called with them as keyword arguments (names Python cannot spell
-    reach a ``**kwargs``). ``strict=True`` turns off lax coercion for typed functions ("5" is
-    not 5); a given schema is always strict. Calling a ``Tool`` calls the function, so
-    decorated functions stay usable as before.
+    reach a ``**kwargs``). A ``$ref`` in it resolves inside the schema, or against the
+    documents given as ``references={uri: schema}``: agentnb never fetches one (a remote
+    reference is refused when the tool is made). ``strict=True`` turns off lax coercion for
+    typed functions ("5" is not 5); a given schema is always strict. Calling a ``Tool`` calls
+    the function, so decorated functions stay usable as before.
     """
 
     def __init__(
@@ -61,6 +64,7 @@ class Tool:
         side_effects: bool | None = None,
         parameters: dict[str, Any] | None = None,
         strict: bool = False,
+        references: Mapping[str, Any] | None = None,
     ) -> None:
         if not callable(fn):
             hint = (
@@ -106,9 +110,10 @@ class Tool:
             params = strip_titles(self._check.schema)
             params.setdefault("properties", {})
         else:
-            params = copy.deepcopy(parameters)  # the caller's dict may change; this one won't
-            self._check = SchemaValidator(params, self.name)
-            _check_callable_with(fn, params, self.name)
+            text = json_text(parameters, self.name)
+            params = json.loads(text)  # a private copy: the caller's dict may change
+            self._check = SchemaValidator(params, self.name, references, text=text)
+            check_callable_with(fn, params, self.name)
         #: Keyword arguments for the function, or InvalidArguments naming the fields (the
         #: checker's own method: one call less per tool call on the hot path).
         self.validate = self._check.validate  # type: ignore[method-assign]  # (above)
@@ -138,13 +143,38 @@ class Tool:
             parameters=parameters,
             **options,
         )
-        made.schema = {"type": "function", "function": copy.deepcopy(function)}
-        made.parameters = made.schema["function"].get("parameters", made.parameters)
+        rest = json.loads(
+            json_text({k: v for k, v in function.items() if k != "parameters"}, made.name)
+        )
+        if "parameters" in function:
+            rest["parameters"] = made.parameters  # a private copy already
+        made.schema = {"type": "function", "function": rest}
         return made
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Keyword arguments for the function, or :class:`InvalidArguments` naming the fields."""
         return self._check.validate(arguments)
+
+    @cached_property
+    def hint(self) -> str:
+        """How to call this tool, for a model whose arguments did not fit (once per tool):
+        ``call book(hotel (string, required), nights (integer))``."""
+        props = self.parameters.get("properties")
+        props = props if isinstance(props, dict) else {}
+        required = self.parameters.get("required")
+        required = set(required) if isinstance(required, list) else set()
+        parts = []
+        for name, spec in props.items():
+            kind = spec.get("type") if isinstance(spec, dict) else None
+            kind = (
+                kind
+                if isinstance(kind, str)
+                else "/".join(kind)
+                if isinstance(kind, list)
+                else "value"
+            )
+            parts.append(f"{name} ({kind}{', required' if name in required else ''})")
+        return f"call {self.name} with a JSON object of: " + ", ".join(parts)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -152,36 +182,6 @@ class Tool:
     def __repr__(self) -> str:
         params = ", ".join(self.parameters.get("properties", {}))
         return f"<Tool {self.name}({params})>"
-
-
-def _check_callable_with(fn: Callable[..., Any], schema: dict[str, Any], tool: str) -> None:
-    """A function given a schema must accept every property and need no other argument."""
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):  # builtins without a signature: trust the caller
-        return
-    params = sig.parameters
-    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        accepted = None
-    else:
-        accepted = {
-            n for n, p in params.items() if p.kind not in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)
-        }
-    props = set(schema.get("properties", {}))
-    if accepted is not None and (extra := sorted(props - accepted)):
-        raise ToolDefinitionError(
-            f"tool {tool!r}: the function takes no parameter {extra[0]!r} of its schema "
-            "(add it, or take **kwargs)"
-        )
-    needed = [
-        n
-        for n, p in params.items()
-        if p.default is p.empty and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
-    ]
-    if missing := [n for n in needed if n not in props]:
-        raise ToolDefinitionError(
-            f"tool {tool!r}: the function needs {missing[0]!r}, which its schema does not have"
-        )
 
 
 def tool(
@@ -196,6 +196,7 @@ def tool(
     side_effects: bool | None = None,
     parameters: dict[str, Any] | None = None,
     strict: bool = False,
+    references: Mapping[str, Any] | None = None,
 ) -> Any:
     """Turn a typed function into a :class:`Tool`. Use bare or with options::
 
@@ -220,6 +221,7 @@ def tool(
             side_effects=side_effects,
             parameters=parameters,
             strict=strict,
+            references=references,
         )
 
     return wrap(fn) if fn is not None else wrap
