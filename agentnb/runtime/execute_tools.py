@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 from ..events import ToolFinished, ToolsExecuted, ToolStarted
 from ..messages import ToolCall
 from ..tools.calls import CURRENT_CALL, ToolCallContext
-from ..tools.results import serialise
 from ..tools.tool import InvalidArguments, ToolError, error_content
 from .state import Outcome, RunState, ToolRound
 from .tool_work import Deadline, Finished, bounded, in_thread, isolated
@@ -170,14 +169,14 @@ async def _invoke(
     timeout = tool.timeout if tool.timeout is not None else state.agent.tool_timeout
     if tool.is_async:
         if tool.isolated:
-            return await isolated(tool.fn(**kwargs), timeout, serialise, started)
+            return await isolated(tool.fn(**kwargs), timeout, tool.serialise, started)
         if timeout is None:
-            return serialise(await tool.fn(**kwargs))
+            return tool.serialise(await tool.fn(**kwargs))
         async with Deadline(timeout):
-            return serialise(await tool.fn(**kwargs))
+            return tool.serialise(await tool.fn(**kwargs))
     if tool.threaded:
-        return await bounded(in_thread(partial(tool.fn, **kwargs), serialise), timeout)
-    return serialise(tool.fn(**kwargs))
+        return await bounded(in_thread(partial(tool.fn, **kwargs), tool.serialise), timeout)
+    return tool.serialise(tool.fn(**kwargs))
 
 
 async def _execute(

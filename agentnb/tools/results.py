@@ -4,6 +4,11 @@ A tool's return value becomes the ``content`` of a tool message (:func:`to_conte
 becomes ``{"ok": false, "kind": ..., "error": ..., "hint": ...}`` (:func:`error_content`),
 where ``kind`` is one of :data:`ERROR_KINDS` for code to read, and the words are for the model.
 A value JSON cannot hold is sent as its ``str()``, never reported as a failure: the call ran.
+
+A result the model reads is bounded: at most :data:`MAX_RESULT_CHARS` characters by default
+(``Tool(max_result_chars=...)`` per tool, ``None`` for no bound), the rest cut off with a line
+that says so to the model, and a note on the call's ``ToolFinished`` event for the developer.
+A 60 MB page would otherwise go into the transcript, every later request and every save.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 __all__ = [
     "ERROR_KINDS",
+    "MAX_RESULT_CHARS",
     "UNCERTAIN",
     "UNCERTAIN_HINT",
     "ToolError",
@@ -112,6 +118,21 @@ def _encode(value: Any) -> str:
         return _ENCODER.encode(_finite(json.loads(json.dumps(value, default=_jsonable))))
 
 
+#: At most this many characters of a tool's result reach the model (per tool:
+#: ``Tool(max_result_chars=...)``); about 25,000 tokens, a fifth of a 128k context.
+MAX_RESULT_CHARS = 100_000
+
+
+def _cut(content: str, note: str | None, limit: int) -> tuple[str, str | None]:
+    """``content`` cut to ``limit`` characters, with a line saying so, and the note."""
+    shown = (
+        f"{content[:limit]}\n[truncated by agentnb: the result had {len(content):,} "
+        f"characters; the first {limit:,} are shown]"
+    )
+    why = f"the result was cut from {len(content):,} to {limit:,} characters (max_result_chars)"
+    return shown, why if note is None else f"{note}; {why}"
+
+
 def to_content(value: Any) -> str:
     """Serialise a tool's return value into the ``content`` of a tool message.
 
@@ -123,19 +144,24 @@ def to_content(value: Any) -> str:
     return serialise(value)[0]
 
 
-def serialise(value: Any) -> tuple[str, str | None]:
-    """The content of a tool message for ``value``, and a note when part of it is not JSON.
+def serialise(value: Any, limit: int | None = MAX_RESULT_CHARS) -> tuple[str, str | None]:
+    """The content of a tool message for ``value``, and a note when part of it is not JSON
+    or when it was cut to ``limit`` characters (see the module docstring).
 
     A value JSON cannot hold (a ``Fraction``, an ``mpmath.mpf``, ``Ellipsis``) is sent as its
     ``str()``, alone (``Fraction(1, 3)`` -> ``1/3``) or inside the JSON around it; the note
     names its type, for the developer. The result is still the tool's: the call ran.
     """
     if isinstance(value, str):
-        return value, None
-    try:
-        return _dumps(value), None  # the common case: plain JSON
-    except (TypeError, ValueError, RecursionError):
-        return _careful(value)
+        content, note = value, None
+    else:
+        try:
+            content, note = _dumps(value), None  # the common case: plain JSON
+        except (TypeError, ValueError, RecursionError):
+            content, note = _careful(value)
+    if limit is not None and len(content) > limit:
+        return _cut(content, note, limit)
+    return content, note
 
 
 def _careful(value: Any) -> tuple[str, str | None]:
@@ -199,10 +225,15 @@ UNCERTAIN_HINT = (
 def error_content(
     error: str, hint: str | None = None, *, kind: str = "tool_error", **extra: Any
 ) -> str:
-    """The structured failure the model sees: ``{"ok": false, "kind", "error", "hint"}``."""
+    """The structured failure the model sees: ``{"ok": false, "kind", "error", "hint"}``
+    (the error and the hint each bounded by :data:`MAX_RESULT_CHARS`)."""
+    if len(error) > MAX_RESULT_CHARS:
+        error = _cut(error, None, MAX_RESULT_CHARS)[0]
     body: dict[str, Any] = {"ok": False, "kind": kind, "error": error}
     if hint:
-        body["hint"] = hint
+        body["hint"] = (
+            hint if len(hint) <= MAX_RESULT_CHARS else _cut(hint, None, MAX_RESULT_CHARS)[0]
+        )
     body.update({k: v for k, v in extra.items() if v is not None})
     try:
         return _encode(body)

@@ -13,12 +13,20 @@ import inspect
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 from ..errors import ToolDefinitionError
 from .docstrings import parse_docstring, strip_titles
-from .results import ERROR_KINDS, ToolError, describe_validation_error, error_content, to_content
+from .results import (
+    ERROR_KINDS,
+    MAX_RESULT_CHARS,
+    ToolError,
+    describe_validation_error,
+    error_content,
+    serialise,
+    to_content,
+)
 from .schema import InvalidArguments, SchemaValidator, check_callable_with, json_text
 from .signature import Signature
 
@@ -47,8 +55,10 @@ class Tool:
     reach a ``**kwargs``). A ``$ref`` in it resolves inside the schema, or against the
     documents given as ``references={uri: schema}``: agentnb never fetches one (a remote
     reference is refused when the tool is made). ``strict=True`` turns off lax coercion for
-    typed functions ("5" is not 5); a given schema is always strict. Calling a ``Tool`` calls
-    the function, so decorated functions stay usable as before.
+    typed functions ("5" is not 5); a given schema is always strict. The model reads at most
+    ``max_result_chars`` characters of a result (100,000 by default; ``None``: no bound), and
+    is told when the rest was cut. Calling a ``Tool`` calls the function, so decorated
+    functions stay usable as before.
     """
 
     def __init__(
@@ -65,6 +75,7 @@ class Tool:
         parameters: dict[str, Any] | None = None,
         strict: bool = False,
         references: Mapping[str, Any] | None = None,
+        max_result_chars: int | None = MAX_RESULT_CHARS,
     ) -> None:
         if not callable(fn):
             hint = (
@@ -103,6 +114,19 @@ class Tool:
         #: Give the function ``an.tools.current_call()`` (its call id, the run's session) while it
         #: runs; off by default, as it costs each call a context switch (``Agent.as_tool`` on).
         self.call_context = False
+        if max_result_chars is not None and (
+            isinstance(max_result_chars, bool)
+            or not isinstance(max_result_chars, int)
+            or max_result_chars < 1
+        ):
+            raise ToolDefinitionError(
+                f"max_result_chars of tool {self.name!r} is a whole number >= 1 or None, "
+                f"got {max_result_chars!r}"
+            )
+        #: At most this many characters of a result reach the model (None: no bound).
+        self.max_result_chars = max_result_chars
+        #: The content of a tool message for a value this tool returned, and a note.
+        self.serialise = partial(serialise, limit=max_result_chars)
         self.strict = strict or parameters is not None
         self._check: Signature | SchemaValidator
         if parameters is None:
@@ -197,6 +221,7 @@ def tool(
     parameters: dict[str, Any] | None = None,
     strict: bool = False,
     references: Mapping[str, Any] | None = None,
+    max_result_chars: int | None = MAX_RESULT_CHARS,
 ) -> Any:
     """Turn a typed function into a :class:`Tool`. Use bare or with options::
 
@@ -222,6 +247,7 @@ def tool(
             parameters=parameters,
             strict=strict,
             references=references,
+            max_result_chars=max_result_chars,
         )
 
     return wrap(fn) if fn is not None else wrap

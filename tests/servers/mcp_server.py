@@ -43,6 +43,12 @@ def broken(city: str) -> str:
     raise ToolError(f"no data for {city}")
 
 
+@server.tool()
+def big_page(size: int) -> str:
+    """A web page of ``size`` characters (the tests bound what the model reads)."""
+    return "<html>" + "x" * size
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "stdio":
         server.run("stdio")

@@ -77,7 +77,7 @@ async def test_the_servers_tools_are_advertised_as_the_server_gives_them(transpo
     async with connected(*transport) as client:
         listing = (await client.list_tools()).model_dump(by_alias=True, exclude_none=True)
         tools = await an.tools.from_mcp(client)
-    assert [t.name for t in tools] == ["get_weather", "convert", "record", "broken"]
+    assert [t.name for t in tools] == ["get_weather", "convert", "record", "broken", "big_page"]
     for tool, spec in zip(tools, listing["tools"], strict=True):
         assert tool.parameters == spec["inputSchema"]  # exactly, titles and all
         assert tool.description == spec["description"]
