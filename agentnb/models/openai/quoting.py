@@ -3,17 +3,30 @@
 A text action is taken only from the model's own words at the top level of its reply
 (:mod:`~agentnb.models.openai.text_actions`). This module finds what is *not* that: code
 and quotations the reply shows (:func:`shown` blanks them out, keeping positions), tool
-results the model may echo (:func:`echoed_texts`), and the top-level JSON objects of a text
-in one linear pass with a depth bound (:func:`objects`).
+results the model may echo (:func:`echoed_texts`) in every encoding they may have come in
+(:func:`decodings`), and the top-level JSON objects of a text in one linear pass with a depth
+bound (:func:`objects`).
 """
 
 from __future__ import annotations
 
+import html
+import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
+from urllib.parse import unquote
 
-__all__ = ["MAX_DEPTH", "MAX_TEXT", "TooDeep", "echoed", "echoed_texts", "objects", "shown"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_TEXT",
+    "TooDeep",
+    "decodings",
+    "echoed",
+    "echoed_texts",
+    "objects",
+    "shown",
+]
 
 #: What a reply only shows: fenced code, inline code, quoted (``>``) lines.
 _CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`|^[ \t]*>[^\n]*", re.S | re.M)
@@ -85,3 +98,58 @@ def echoed_texts(messages: Sequence[dict[str, Any]]) -> tuple[str, ...]:
 def echoed(block: str, echoes: Sequence[str]) -> bool:
     core = block.strip()
     return bool(core) and any(core in echo for echo in echoes)
+
+
+#: A JSON string escape inside text that is not JSON as a whole (a fragment, a log line).
+_ESCAPE = re.compile(r'\\(["\\/bfnrt]|u[0-9a-fA-F]{4})')
+_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _unescaped(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if code[0] == "u":
+        return chr(int(code[1:], 16))
+    return _ESCAPES.get(code, code)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(reversed([*item.keys(), *item.values()]))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+
+
+def _decoded_once(text: str) -> Iterator[str]:
+    if "&" in text:
+        yield html.unescape(text)  # &quot; &#34; &lt;tool_call&gt;
+    if "%" in text:
+        yield unquote(text)  # a call carried in a URL
+    if "\\" in text:
+        yield _ESCAPE.sub(_unescaped, text)  # \"name\": an escaped fragment
+    if text.lstrip()[:1] in ("{", "[", '"'):
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            return
+        strings = list(_strings(value))
+        yield "\n".join(strings)  # every string a JSON result holds, decoded
+        yield from (t for t in strings if t.lstrip()[:1] in ("{", "["))  # JSON in JSON
+
+
+def decodings(text: str, limit: int = 12) -> list[str]:
+    """``text`` and what it reads as once decoded - HTML entities, percent-encoding, JSON
+    string escapes, the strings of a JSON document - each decoded again, at most ``limit``
+    texts: a tool result in any of these encodings echoes the same actions."""
+    found = [text]
+    seen = {text}
+    for current in found:
+        for decoded in _decoded_once(current):
+            if decoded not in seen and len(found) < limit:
+                seen.add(decoded)
+                found.append(decoded)
+    return found

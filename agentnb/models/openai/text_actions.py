@@ -24,7 +24,9 @@ Only what is meant as an action is taken, at the top level of the model's own te
   ``>`` quoted lines, a tag inside a quotation ("I will NOT run `delete_booking(...)`" runs
   nothing);
 * never an action copied from a tool result of the request (``echoes``): a web page or an
-  e-mail carrying a ``<tool_call>`` is data, and an echo of it executes nothing;
+  e-mail carrying a ``<tool_call>`` is data, and an echo of it executes nothing - compared as
+  calls (tool and arguments), not as text, and in whatever encoding the result came: inside
+  a JSON result (quotes escaped), HTML-escaped, percent-encoded, re-spaced or re-ordered;
 * a ``name(key=value)`` call only when the whole reply is calls; JSON inside prose only when
   it names a known tool; JSON an answer quotes (``{"name": "全季酒店", …}``) is an answer;
 * one linear pass finds the JSON objects (:data:`MAX_TEXT` characters at most; deeper than
@@ -34,6 +36,7 @@ Only what is meant as an action is taken, at the top level of the model's own te
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import html
 import json
@@ -44,7 +47,7 @@ from typing import Any
 
 from ...messages import AssistantMessage, FunctionCall, ToolCall
 from ..base import Delta, ModelResponse
-from .quoting import MAX_DEPTH, MAX_TEXT, TooDeep, echoed, echoed_texts, objects, shown
+from .quoting import MAX_DEPTH, MAX_TEXT, TooDeep, decodings, echoed, echoed_texts, objects, shown
 
 __all__ = [
     "StreamedText",
@@ -208,6 +211,59 @@ def _looks_like_action(obj: Any, tools: _Tools, *, whole: bool) -> bool:
     return name is None and len(tools.fitting(obj)) == 1
 
 
+def _key(name: str, args: dict[str, Any]) -> tuple[str, str]:
+    return name, json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
+
+
+_CALL_IN_TEXT = re.compile(r"([A-Za-z_][\w.]*)\(([^()\n]*)\)")
+
+
+def _echoed_calls(echoes: Sequence[str], tools: _Tools, names: set[str]) -> set[tuple[str, str]]:
+    """Every call of a tool in ``names`` (tool, canonical arguments) written anywhere in the
+    tool results, in any form the parser reads and any encoding :func:`decodings` undoes.
+    Only objects that name a tool count: bare arguments in a result are data, never a call.
+    A text that does not mention one of ``names`` (as :meth:`_Tools.resolve` reads names)
+    is not scanned, so a long session of ordinary results costs a few C-speed passes."""
+    found: set[tuple[str, str]] = set()
+    scratch = TextAction()
+    wanted = {_norm(n) for n in names}
+    for echo in dict.fromkeys(echoes):
+        for text in decodings(echo):
+            flat = _norm(text)
+            if not any(w in flat for w in wanted):
+                continue
+            values: list[Any] = []
+            for start, end, deep in objects(text)[:1000]:
+                with contextlib.suppress(ValueError, RecursionError):
+                    values.append(None if deep else json.loads(text[start:end]))
+            for match in _TAG.finditer(text):
+                with contextlib.suppress(ValueError, TooDeep):
+                    values.append(_loads(match.group(1)))
+            for match in _FUNCTIONS.finditer(text):
+                with contextlib.suppress(ValueError, TooDeep):
+                    values.append({"name": match.group(1), "arguments": _loads(match.group(2))})
+            for match in _CALL_IN_TEXT.finditer(text):
+                with contextlib.suppress(SyntaxError, ValueError, RecursionError, MemoryError):
+                    node = ast.parse(f"f({match.group(2)})", mode="eval").body
+                    if isinstance(node, ast.Call) and not node.args:
+                        args = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+                        values.append({"name": match.group(1), "arguments": args})
+            stack = values
+            while stack:  # every object that names a tool, however deep in the result
+                value = stack.pop()
+                if isinstance(value, list):
+                    stack.extend(value)
+                elif isinstance(value, dict):
+                    stack.extend(value.values())
+                    named = isinstance(value.get("function"), dict) or any(
+                        isinstance(value.get(k), str) for k in _NAME_KEYS
+                    )
+                    if named:
+                        _call_from_object(value, tools, scratch)
+    found.update(_key(name, args) for name, args in scratch.calls if name in names)
+    return found
+
+
 def parse_text_actions(
     text: str, schemas: list[dict[str, Any]], echoes: Sequence[str] = ()
 ) -> TextAction:
@@ -217,6 +273,17 @@ def parse_text_actions(
     from one of them is ignored. See the module docstring for the forms and the rules.
     """
     tools = _Tools(schemas)
+    action = _parse(text, tools, echoes)
+    if action.calls and echoes:
+        echoed_calls = _echoed_calls(echoes, tools, {name for name, _ in action.calls})
+        own = [c for c in action.calls if _key(*c) not in echoed_calls]
+        if len(own) < len(action.calls):
+            action.notes.append("an action copied from a tool result was ignored (it is data)")
+            action.calls = own
+    return action
+
+
+def _parse(text: str, tools: _Tools, echoes: Sequence[str]) -> TextAction:
     action = TextAction()
     if len(text) > MAX_TEXT:
         action.notes.append(f"a reply over {MAX_TEXT:,} characters is not read for actions")
