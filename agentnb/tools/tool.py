@@ -96,7 +96,9 @@ class Tool:
                 f"tool {self.name!r} is a generator function; a tool must return its result "
                 "(collect the items into a list and return it)"
             )
-        doc_text, doc_params = parse_docstring(inspect.getdoc(fn) or "")
+        doc_text, doc_params = "", dict[str, str]()
+        if description is None or parameters is None:  # a schema and its words given: skip
+            doc_text, doc_params = parse_docstring(inspect.getdoc(fn) or "")
         self.description = description if description is not None else doc_text
         self.is_async = inspect.iscoroutinefunction(fn)
         #: Run a sync function in a worker thread (default) so the event loop stays free and

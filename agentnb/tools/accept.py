@@ -1,0 +1,308 @@
+"""A fast yes for arguments that fit a schema given as is: the common part of JSON Schema
+2020-12 compiled once per schema into small functions.
+
+jsonschema walks a schema anew on every call and builds a resolver per subschema on the way:
+about 20 us for a small tool and 460 us for one with two dozen fields, per call, on the
+event loop. Most calls fit, and fitting is cheap to confirm: the compiled check says "fits"
+only when jsonschema would (each keyword below is the specification's rule, the stricter
+side where Python differs), and anything it does not cover - ``oneOf``, ``not``,
+``patternProperties``, ``unevaluated*``, remote or dynamic references, a nested ``$id``, a
+draft other than 2020-12 - answers "ask jsonschema". A "no" is never trusted: jsonschema
+then checks the call and words its problems, so a call that does not fit costs what it did.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import unquote
+
+from .patterns import compile_pattern
+from .schema import DEADLINE
+
+__all__ = ["Check", "compile_check"]
+
+#: ``check(value) -> bool``: True only when ``value`` surely fits.
+Check = Callable[[Any], bool]
+
+
+def _yes(value: Any) -> bool:
+    return True
+
+
+def _no(value: Any) -> bool:  # not covered here: jsonschema decides
+    return False
+
+
+def _is_number(v: Any) -> bool:
+    return type(v) is int or type(v) is float
+
+
+def _whole(v: Any) -> bool:
+    return type(v) is int or (type(v) is float and v.is_integer())
+
+
+_TYPES: dict[str, Check] = {
+    "string": lambda v: type(v) is str,
+    "integer": _whole,
+    "number": _is_number,
+    "boolean": lambda v: type(v) is bool,
+    "null": lambda v: v is None,
+    "object": lambda v: type(v) is dict,
+    "array": lambda v: type(v) is list,
+}
+
+#: Keywords that never make a value invalid.
+_NOTES = frozenset(
+    {
+        "$schema", "$comment", "$defs", "definitions", "title", "description", "default",
+        "examples", "deprecated", "readOnly", "writeOnly", "contentMediaType",
+        "contentEncoding", "contentSchema",
+    }
+)  # fmt: skip
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """JSON equality: 1 == 1.0, but true is not 1; objects and arrays by their members."""
+    if type(a) is bool or type(b) is bool:
+        return type(a) is type(b) and a == b
+    if _is_number(a) and _is_number(b):
+        return bool(a == b)
+    if type(a) is not type(b):
+        return False
+    if type(a) is dict:
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if type(a) is list:
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _canonical(value: Any) -> Any:
+    """A hashable key equal for JSON-equal values (1 and 1.0 one key; true and 1 two)."""
+    if type(value) is bool or value is None or type(value) is str:
+        return (type(value).__name__, value)
+    if type(value) is float and value.is_integer():
+        return ("n", int(value))
+    if _is_number(value):
+        return ("n", value)
+    if type(value) is dict:
+        return ("d", frozenset((k, _canonical(v)) for k, v in value.items()))
+    if type(value) is list:
+        return ("l", tuple(_canonical(v) for v in value))
+    raise TypeError(type(value).__name__)  # not JSON: jsonschema decides
+
+
+def _unique(items: list[Any]) -> bool:
+    try:
+        return len({_canonical(item) for item in items}) == len(items)
+    except TypeError:
+        return False
+
+
+class _Compiler:
+    def __init__(self, root: dict[str, Any], cls: Any) -> None:
+        self.root = root
+        self.formats = cls.FORMAT_CHECKER
+        self.known = frozenset(cls.VALIDATORS)  # the dialect's keywords (others are notes)
+        self.refs: dict[str, list[Check]] = {}
+
+    def compile(self, schema: Any, top: bool = False) -> Check:
+        if schema is True:
+            return _yes
+        if not isinstance(schema, dict) or ("$id" in schema and not top):
+            return _no
+        checks: list[Check] = []
+        for key, value in schema.items():
+            if key in _NOTES or (key == "$id" and top):
+                continue
+            make = _KEYWORDS.get(key)
+            if make is None and key not in self.known and not key.startswith("$"):
+                continue  # a keyword of no dialect (x-order, nullable): jsonschema ignores it
+            made = _no if make is None else make(self, value, schema)
+            if made is _no:
+                return _no
+            if made is not _yes:
+                checks.append(made)
+        return _all(checks)
+
+    # -- one method per keyword: returns a check, _yes (nothing to check) or _no ------------
+
+    def k_type(self, value: Any, schema: dict[str, Any]) -> Check:
+        names = value if isinstance(value, list) else [value]
+        found = [_TYPES.get(n) for n in names if isinstance(n, str)]
+        if not found or None in found or len(found) != len(names):
+            return _no
+        checks = [c for c in found if c is not None]
+        return checks[0] if len(checks) == 1 else lambda v: any(c(v) for c in checks)
+
+    def k_properties(self, value: Any, schema: dict[str, Any]) -> Check:
+        props = [(name, self.compile(sub)) for name, sub in value.items()]
+        props = [(name, c) for name, c in props if c is not _yes]
+
+        def properties(v: Any) -> bool:
+            if type(v) is dict:
+                for name, check in props:
+                    if name in v and not check(v[name]):
+                        return False
+            return True
+
+        return properties
+
+    def k_required(self, value: Any, schema: dict[str, Any]) -> Check:
+        names = list(value)
+        return lambda v: type(v) is not dict or all(n in v for n in names)
+
+    def k_additionalProperties(self, value: Any, schema: dict[str, Any]) -> Check:
+        if "patternProperties" in schema:
+            return _no
+        known = frozenset(schema.get("properties", ()))
+        if value is False:
+            return lambda v: type(v) is not dict or known.issuperset(v)
+        extra = self.compile(value)
+        if extra is _yes:
+            return _yes
+        return lambda v: type(v) is not dict or all(extra(v[k]) for k in v if k not in known)
+
+    def k_enum(self, value: Any, schema: dict[str, Any]) -> Check:
+        options = list(value)
+        if all(type(o) is str for o in options):
+            strings = frozenset(options)
+            return lambda v: type(v) is str and v in strings
+        return lambda v: any(_equal(v, o) for o in options)
+
+    def k_const(self, value: Any, schema: dict[str, Any]) -> Check:
+        return lambda v: _equal(v, value)
+
+    def k_minLength(self, value: Any, schema: dict[str, Any]) -> Check:
+        return lambda v: type(v) is not str or len(v) >= value
+
+    def k_maxLength(self, value: Any, schema: dict[str, Any]) -> Check:
+        return lambda v: type(v) is not str or len(v) <= value
+
+    def k_minimum(self, value: Any, schema: dict[str, Any]) -> Check:
+        return lambda v: not _is_number(v) or v >= value
+
+    def k_maximum(self, value: Any, schema: dict[str, Any]) -> Check:
+        return lambda v: not _is_number(v) or v <= value
+
+    def k_exclusiveMinimum(self, value: Any, schema: dict[str, Any]) -> Check:
+        return lambda v: not _is_number(v) or v > value
+
+    def k_exclusiveMaximum(self, value: Any, schema: dict[str, Any]) -> Check:
+        return lambda v: not _is_number(v) or v < value
+
+    def k_multipleOf(self, value: Any, schema: dict[str, Any]) -> Check:
+        if type(value) is not int:
+            return _no  # a fractional step: jsonschema's own float rule decides
+        return lambda v: not _is_number(v) or (_whole(v) and int(v) % value == 0)
+
+    def k_items(self, value: Any, schema: dict[str, Any]) -> Check:
+        if "prefixItems" in schema:
+            return _no
+        each = self.compile(value)
+        return lambda v: type(v) is not list or all(each(item) for item in v)
+
+    def k_minItems(self, value: Any, schema: dict[str, Any]) -> Check:
+        return lambda v: type(v) is not list or len(v) >= value
+
+    def k_maxItems(self, value: Any, schema: dict[str, Any]) -> Check:
+        return lambda v: type(v) is not list or len(v) <= value
+
+    def k_uniqueItems(self, value: Any, schema: dict[str, Any]) -> Check:
+        return (lambda v: type(v) is not list or _unique(v)) if value else _yes
+
+    def k_minProperties(self, value: Any, schema: dict[str, Any]) -> Check:
+        return lambda v: type(v) is not dict or len(v) >= value
+
+    def k_maxProperties(self, value: Any, schema: dict[str, Any]) -> Check:
+        return lambda v: type(v) is not dict or len(v) <= value
+
+    def k_format(self, value: Any, schema: dict[str, Any]) -> Check:
+        formats = self.formats
+        return lambda v: formats.conforms(v, value)
+
+    def k_pattern(self, value: Any, schema: dict[str, Any]) -> Check:
+        compiled = compile_pattern(value)
+
+        def pattern(v: Any) -> bool:
+            if type(v) is not str:
+                return True
+            left = DEADLINE.get() - time.thread_time()
+            try:
+                return left > 0 and compiled.search(v, timeout=left) is not None
+            except TimeoutError:
+                return False  # jsonschema's turn, with what is left of the budget
+
+        return pattern
+
+    def k_allOf(self, value: Any, schema: dict[str, Any]) -> Check:
+        checks = [self.compile(s) for s in value]
+        return _no if _no in checks else _all([c for c in checks if c is not _yes])
+
+    def k_anyOf(self, value: Any, schema: dict[str, Any]) -> Check:
+        checks = [c for c in (self.compile(s) for s in value) if c is not _no]
+        if not checks:
+            return _no
+        return lambda v: any(c(v) for c in checks)  # one branch surely fits: so does anyOf
+
+    def k_ref(self, value: Any, schema: dict[str, Any]) -> Check:
+        if not isinstance(value, str) or not value.startswith("#"):
+            return _no
+        if value not in self.refs:
+            cell: list[Check] = [_no]
+            self.refs[value] = cell  # set before compiling: a recursive schema finds it
+            target = _pointer(self.root, value[1:])
+            cell[0] = _no if target is None else self.compile(target)
+        cell = self.refs[value]
+        return lambda v: cell[0](v)
+
+
+_KEYWORDS: dict[str, Callable[[_Compiler, Any, dict[str, Any]], Check]] = {
+    "$ref": _Compiler.k_ref,
+    **{
+        name[2:]: method
+        for name, method in vars(_Compiler).items()
+        if name.startswith("k_") and name != "k_ref"
+    },
+}
+
+
+def _all(checks: list[Check]) -> Check:
+    if not checks:
+        return _yes
+    if len(checks) == 1:
+        return checks[0]
+
+    def every(v: Any) -> bool:
+        for check in checks:  # noqa: SIM110 - a loop: no generator object per call
+            if not check(v):
+                return False
+        return True
+
+    return every
+
+
+def _pointer(root: Any, pointer: str) -> Any:
+    """The subschema a JSON pointer (``/$defs/a``) names, or None."""
+    node = root
+    for part in pointer.split("/")[1:] if pointer else []:
+        part = unquote(part).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
+def compile_check(schema: dict[str, Any], cls: Any) -> Check | None:
+    """The fast check of ``schema`` for the jsonschema class ``cls``, or None when there is
+    none (another draft than 2020-12, or nothing it covers at the top)."""
+    import jsonschema
+
+    if cls is not jsonschema.Draft202012Validator:
+        return None
+    check = _Compiler(schema, cls).compile(schema, top=True)
+    return None if check is _no else check
