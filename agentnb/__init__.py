@@ -62,7 +62,8 @@ from .session.store import MemoryStore, Store
 from .storage.sqlite import SQLiteStore
 from .storage.trace import Trace
 from .tokens import HeuristicTokenizer, Tokenizer
-from .tools.tool import ERROR_KINDS, Tool, ToolError, Toolset, tool
+from .tools.tool import ERROR_KINDS, Tool, ToolError, tool
+from .tools.toolset import Toolset
 
 __version__ = "0.1.0"
 

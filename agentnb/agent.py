@@ -23,7 +23,8 @@ from .models.base import ModelLike
 from .runtime.pending import Pending
 from .session.session import Session
 from .tokens import DEFAULT_TOKENIZER, Tokenizer
-from .tools.tool import Tool, Toolset
+from .tools.tool import Tool
+from .tools.toolset import Toolset
 
 if TYPE_CHECKING:
     from .runtime.check_stop import RunView

@@ -10,12 +10,12 @@ from .tool import (
     InvalidArguments,
     Tool,
     ToolError,
-    Toolset,
     describe_validation_error,
     error_content,
     to_content,
     tool,
 )
+from .toolset import Toolset
 
 __all__ = [
     "ERROR_KINDS",

@@ -13,6 +13,7 @@ then checks the call and words its problems, so a call that does not fit costs w
 
 from __future__ import annotations
 
+import operator
 import time
 from collections.abc import Callable
 from typing import Any
@@ -63,21 +64,6 @@ _NOTES = frozenset(
 )  # fmt: skip
 
 
-def _equal(a: Any, b: Any) -> bool:
-    """JSON equality: 1 == 1.0, but true is not 1; objects and arrays by their members."""
-    if type(a) is bool or type(b) is bool:
-        return type(a) is type(b) and a == b
-    if _is_number(a) and _is_number(b):
-        return bool(a == b)
-    if type(a) is not type(b):
-        return False
-    if type(a) is dict:
-        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
-    if type(a) is list:
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
-
-
 def _canonical(value: Any) -> Any:
     """A hashable key equal for JSON-equal values (1 and 1.0 one key; true and 1 two)."""
     if type(value) is bool or value is None or type(value) is str:
@@ -96,6 +82,14 @@ def _canonical(value: Any) -> Any:
 def _unique(items: list[Any]) -> bool:
     try:
         return len({_canonical(item) for item in items}) == len(items)
+    except TypeError:
+        return False
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """JSON equality: 1 == 1.0, but true is not 1; objects and arrays by their members."""
+    try:
+        return bool(_canonical(a) == _canonical(b))
     except TypeError:
         return False
 
@@ -174,24 +168,6 @@ class _Compiler:
     def k_const(self, value: Any, schema: dict[str, Any]) -> Check:
         return lambda v: _equal(v, value)
 
-    def k_minLength(self, value: Any, schema: dict[str, Any]) -> Check:
-        return lambda v: type(v) is not str or len(v) >= value
-
-    def k_maxLength(self, value: Any, schema: dict[str, Any]) -> Check:
-        return lambda v: type(v) is not str or len(v) <= value
-
-    def k_minimum(self, value: Any, schema: dict[str, Any]) -> Check:
-        return lambda v: not _is_number(v) or v >= value
-
-    def k_maximum(self, value: Any, schema: dict[str, Any]) -> Check:
-        return lambda v: not _is_number(v) or v <= value
-
-    def k_exclusiveMinimum(self, value: Any, schema: dict[str, Any]) -> Check:
-        return lambda v: not _is_number(v) or v > value
-
-    def k_exclusiveMaximum(self, value: Any, schema: dict[str, Any]) -> Check:
-        return lambda v: not _is_number(v) or v < value
-
     def k_multipleOf(self, value: Any, schema: dict[str, Any]) -> Check:
         if type(value) is not int:
             return _no  # a fractional step: jsonschema's own float rule decides
@@ -203,20 +179,8 @@ class _Compiler:
         each = self.compile(value)
         return lambda v: type(v) is not list or all(each(item) for item in v)
 
-    def k_minItems(self, value: Any, schema: dict[str, Any]) -> Check:
-        return lambda v: type(v) is not list or len(v) >= value
-
-    def k_maxItems(self, value: Any, schema: dict[str, Any]) -> Check:
-        return lambda v: type(v) is not list or len(v) <= value
-
     def k_uniqueItems(self, value: Any, schema: dict[str, Any]) -> Check:
         return (lambda v: type(v) is not list or _unique(v)) if value else _yes
-
-    def k_minProperties(self, value: Any, schema: dict[str, Any]) -> Check:
-        return lambda v: type(v) is not dict or len(v) >= value
-
-    def k_maxProperties(self, value: Any, schema: dict[str, Any]) -> Check:
-        return lambda v: type(v) is not dict or len(v) <= value
 
     def k_format(self, value: Any, schema: dict[str, Any]) -> Check:
         formats = self.formats
@@ -258,7 +222,32 @@ class _Compiler:
         return lambda v: cell[0](v)
 
 
+def _bound(kind: str, compare: Callable[[Any, Any], bool]) -> Any:
+    """A size or number bound: applies to values of one kind, passes every other value."""
+    measure: Callable[[Any], Any] = (lambda v: v) if kind == "number" else len
+    of_kind = _TYPES[kind]
+
+    def make(compiler: _Compiler, value: Any, schema: dict[str, Any]) -> Check:
+        return lambda v: not of_kind(v) or compare(measure(v), value)
+
+    return make
+
+
+_BOUNDS = {
+    "minLength": _bound("string", operator.ge),
+    "maxLength": _bound("string", operator.le),
+    "minItems": _bound("array", operator.ge),
+    "maxItems": _bound("array", operator.le),
+    "minProperties": _bound("object", operator.ge),
+    "maxProperties": _bound("object", operator.le),
+    "minimum": _bound("number", operator.ge),
+    "maximum": _bound("number", operator.le),
+    "exclusiveMinimum": _bound("number", operator.gt),
+    "exclusiveMaximum": _bound("number", operator.lt),
+}
+
 _KEYWORDS: dict[str, Callable[[_Compiler, Any, dict[str, Any]], Check]] = {
+    **_BOUNDS,
     "$ref": _Compiler.k_ref,
     **{
         name[2:]: method

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
 import agentnb as an
@@ -49,15 +51,15 @@ async def test_a_tool_schema_change_is_reported():
 
 async def test_a_runtime_change_in_tool_results_is_reported(monkeypatch):
     _, result = await saved_run()
-    from agentnb.runtime import execute_tools
+    tool = importlib.import_module("agentnb.tools.tool")  # the module, not the decorator
 
-    original = execute_tools.serialise  # how a tool's value becomes the model's text
+    original = tool.serialise  # how a tool's value becomes the model's text (tool.serialise)
 
-    def changed(value):
-        content, note = original(value)
+    def changed(value, limit=None):
+        content, note = original(value, limit)
         return content.replace("880", "990"), note
 
-    monkeypatch.setattr(execute_tools, "serialise", changed)
+    monkeypatch.setattr(tool, "serialise", changed)
     report = await an.testing.replay(result.session, an.travel.travel_agent())
     contents = [d for d in report.differences if d.what == "tool content changed"]
     assert contents and contents[0].where == "message 2" and "990" in contents[0].actual
