@@ -134,6 +134,25 @@ async def test_an_over_long_name_is_shortened_not_fatal_to_the_server():
     assert await tools[1]() == f"ran {long}"
 
 
+class Referring(Named):
+    """A server whose input schema points at a schema on the network."""
+
+    async def list_tools(self, cursor: str | None = None) -> dict[str, Any]:
+        city = {"$ref": "http://127.0.0.1:9/city.json"}
+        schema = {"type": "object", "properties": {"city": city}}
+        return {"tools": [{"name": "weather", "inputSchema": schema}]}
+
+
+async def test_an_input_schema_referring_to_the_network_is_refused_unless_given():
+    with pytest.raises(an.ToolDefinitionError, match="never fetches") as refused:
+        await an.tools.from_mcp(Referring())
+    assert "MCP tool 'weather'" in str(refused.value) and "include=" in str(refused.value)
+    given = {"http://127.0.0.1:9/city.json": {"type": "string", "minLength": 2}}
+    (tool,) = await an.tools.from_mcp(Referring(), references=given)
+    with pytest.raises(an.tools.InvalidArguments, match="city"):
+        tool.validate({"city": "x"})
+
+
 async def test_a_huge_mcp_result_is_bounded_before_it_reaches_the_transcript():
     """A large result from a real MCP server (the official SDK over stdio): what the model
     reads is cut to the tool's bound and says so; the event notes it for the developer."""
