@@ -25,7 +25,8 @@ from .writer import Outline, Writer
 
 __all__ = ["Observation", "Style", "compose_answer"]
 
-_BOOK = re.compile(r"订|预订|预定|book|reserve", re.I)
+#: The user wants to book: 订, 预订, book, booking, reserve (words, so "notebook" is not one).
+_BOOK = re.compile(r"订|预定|\bbook|\breserv", re.I)
 
 
 def compose_answer(
