@@ -71,7 +71,7 @@ async def test_ignored_results_are_caught_by_the_grounding_check():
     result = await run("ignore_results")
     assert len(result.tool_calls) == 4 and "CA1234" in result.output
     claims = ungrounded_claims(result.session)
-    assert "flight CA1234 appears in no tool result" in claims
+    assert claims[:2] == ["CA1234", "07:30"]  # the invented flight and its time, as written
 
 
 async def test_fabrication_happens_only_when_the_instructions_allow_it():

@@ -153,7 +153,9 @@ def read_policy(system: str, tools: list[dict[str, Any]]) -> Policy:
         if not read_sentence(policy, sentence, "instructions"):
             policy.not_understood.append((sentence, "instructions"))
     for t in tools:
-        function = t.get("function") or {}
+        function = t.get("function") if isinstance(t, dict) else None
+        if not isinstance(function, dict):
+            continue
         name, role = str(function.get("name", "?")), tool_role(function)
         narrowed = {"flights": "flight", "hotels": "hotel"}.get(role or "")
         for sentence in sentences(str(function.get("description") or "")):

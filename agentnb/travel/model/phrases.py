@@ -34,6 +34,7 @@ PHRASES: dict[str, tuple[str, str]] = {
     "which_city": ("请问您想查询其中哪个城市？", "Which of these cities would you like instead?"),
     "noted_origin": ("好的，记下了：从{origin}出发。请告诉我目的地和日期。", "Noted: leaving from {origin}. Where to, and on which day?"),
     "who_am_i": ("我是差旅助手（一个确定性的示例模型，不是大模型）：可以帮你查询航班、天气和酒店，并计算行程预算。请告诉我出发地、目的地、日期和预算，例如「我周五从上海去北京出差，预算3000以内」。", "I am a travel assistant (a deterministic example model, not an LLM): I look up flights, weather and hotels and check the budget. Tell me where from, where to, when, and your budget."),
+    "unused_result": ("另外，{name} 返回了结果，但我不知道它是做什么的，没有使用（结果中有：{seen}）。", "{name} also returned a result, but I do not know what it is for, so I did not use it (it says: {seen})."),
     "found_nothing": ("抱歉，我没能查到任何信息。", "Sorry, I could not find anything."),
     "not_looked_up": ("{what}：未查询。", "{what}: not looked up."),
     "not_looked_up_stopped": ("{what}：未查询（在调用次数上限前没有查到）。", "{what}: not looked up (the call limit was reached first)."),

@@ -74,20 +74,23 @@ def read(request: ModelRequest, data: TravelData, *, today: Date,
     mentioned_hotels = any("hotels" in p.wants for p in parsed[:-1])
     if ghost and mentioned_hotels and current.destination and "hotels" not in current.wants:
         current.wants.append("hotels")  # the history leaks into this turn
-    calls: dict[str, tuple[str, str]] = {}
+    instructions = [m for m in messages if m.get("role") in ("system", "developer")]
+    system = "\n".join(text_of(m) for m in instructions if m.get("name") != MEMORY_NAME)
+    tools = [t for t in request.tools or () if isinstance(t, dict)]
+    policy = read_policy(system, tools)
+    menu = read_menu(tools)
+    roles = {spec.name: role for role, spec in menu.specs.items()}
+    calls: dict[str, tuple[str, Any]] = {}
     observations: list[Observation] = []
     n_calls = sum(len(m.get("tool_calls") or ()) for m in messages)
     for m in messages[last + 1 :]:
         for c in m.get("tool_calls") or ():
-            calls[c["id"]] = (c["function"]["name"], c["function"]["arguments"])
+            function = (c.get("function") or {}) if isinstance(c, dict) else {}
+            calls[str(c.get("id"))] = (str(function.get("name") or "?"),
+                                       function.get("arguments"))  # fmt: skip
         if m.get("role") == "tool":
-            name, raw = calls.get(m.get("tool_call_id", ""), (m.get("name") or "?", ""))
-            observations.append(Observation.read(name, raw, text_of(m)))
-    instructions = [m for m in messages if m.get("role") in ("system", "developer")]
-    system = "\n".join(text_of(m) for m in instructions if m.get("name") != MEMORY_NAME)
-    tools = list(request.tools or ())
-    policy = read_policy(system, tools)
-    menu = read_menu(tools)
+            name, raw = calls.get(str(m.get("tool_call_id")), (m.get("name") or "?", ""))
+            observations.append(Observation.read(name, raw, text_of(m), roles.get(name)))
     if parallel is None:
         parallel = {"parallel": True, "serial": False}.get(
             policy.calls, bool(request.params.get("parallel_tool_calls"))

@@ -120,9 +120,17 @@ def _match(slot: str, params: dict[str, Any], taken: set[str]) -> str | None:
 
 
 def _spec(function: dict[str, Any], role: str) -> ToolSpec:
-    schema = function.get("parameters") or {}
-    params: dict[str, Any] = dict(schema.get("properties") or {})
-    spec = ToolSpec(str(function["name"]), role, required=tuple(schema.get("required") or ()))
+    """A tool's slots from its schema; a schema of any other shape leaves them empty."""
+    schema = function.get("parameters")
+    schema = schema if isinstance(schema, dict) else {}
+    properties = schema.get("properties")
+    params: dict[str, Any] = {
+        str(k): (v if isinstance(v, dict) else {})
+        for k, v in (properties.items() if isinstance(properties, dict) else ())
+    }
+    required = schema.get("required")
+    required = tuple(map(str, required)) if isinstance(required, list) else ()
+    spec = ToolSpec(str(function.get("name") or "?"), role, required=required)
     taken: set[str] = set()
     for slot in ROLE_SLOTS[role]:
         found = _match(slot, params, taken)
@@ -142,7 +150,9 @@ def read_menu(tools: list[dict[str, Any]]) -> Menu:
     """Read ``request.tools``: tools whose role cannot be told are ignored by the model."""
     menu = Menu()
     for t in tools:
-        function = t.get("function") or {}
+        function = t.get("function") if isinstance(t, dict) else None
+        if not isinstance(function, dict) or not function.get("name"):
+            continue  # not a function tool (a hosted tool, or a malformed entry)
         role = tool_role(function)
         if role and role not in menu.specs:
             menu.specs[role] = _spec(function, role)
