@@ -3,11 +3,14 @@
 
 Temperature: the documented slips TravelModel makes when ``temperature > 0``.
 
-Each model call rolls its own dice, seeded by ``(seed, a hash of the request's messages)`` —
-never by global random state — so the same seed gives the same run, call for call, and a
-different seed a different one. Each slip happens with probability ``RATE × temperature``
-(capped at 1) where it has something to act on (a budget to misread, a preference to ignore).
-At temperature 0 nothing is rolled: the model is deterministic.
+Each slip rolls its own die, seeded by ``(seed, task, step, slip)`` — the task is what the
+user said (every user turn), the step how many replies this turn already has — never by global
+random state and never by the instructions or the tool results. So the same seed gives the
+same run, call for call; a different seed a different one; and an instruction line that sets
+no knob (or any wording that leaves the run's steps as they were) changes no slip, which is
+what lets an evaluation pair two prompts run by run. Each slip happens with probability
+``RATE × temperature`` (capped at 1) where it has something to act on (a budget to misread, a
+preference to ignore). At temperature 0 nothing is rolled: the model is deterministic.
 """
 
 from __future__ import annotations
@@ -49,11 +52,17 @@ SLIPS: dict[str, str] = {
 
 
 def roll(temperature: float, seed: int, messages: list[dict[str, Any]]) -> frozenset[str]:
-    """The slips of one call: reproducible from ``seed`` and the messages alone."""
+    """The slips of one call: reproducible from ``seed``, the user's turns and the step."""
     if temperature <= 0:
         return frozenset()
-    text = json.dumps(messages, ensure_ascii=False, sort_keys=True, default=str)
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    dice = random.Random(f"{seed}:{digest}")
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"
+             and m.get("name") != "agentnb"]  # fmt: skip
+    task = json.dumps([messages[i].get("content") for i in users], ensure_ascii=False,
+                      sort_keys=True, default=str)  # fmt: skip
+    after = messages[users[-1] + 1 :] if users else messages
+    step = sum(m.get("role") == "assistant" for m in after)
+    digest = hashlib.sha256(task.encode("utf-8")).hexdigest()
     chance = min(1.0, RATE * temperature)
-    return frozenset(name for name in SLIPS if dice.random() < chance)
+    return frozenset(
+        name for name in SLIPS if random.Random(f"{seed}:{digest}:{step}:{name}").random() < chance
+    )
