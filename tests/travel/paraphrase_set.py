@@ -24,10 +24,18 @@ from typing import Any
 from agentnb.models.request import ModelRequest
 from agentnb.travel import TravelModel, resolve_date, travel_agent
 
-PATH = Path(__file__).resolve().parents[2] / "data" / "travel" / "paraphrases.jsonl"
-ROWS: list[dict[str, Any]] = [
-    json.loads(line) for line in PATH.read_text(encoding="utf-8").splitlines() if line
-]
+DATA = Path(__file__).resolve().parents[2] / "data" / "travel"
+PATH = DATA / "paraphrases.jsonl"
+HELDOUT = DATA / "paraphrases_heldout.jsonl"
+
+
+def _load(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+#: The set written before the reading was extended, and the one written after (held out).
+ROWS: list[dict[str, Any]] = _load(PATH)
+HELD_OUT: list[dict[str, Any]] = _load(HELDOUT)
 TODAY = date(2025, 1, 6)
 OUTCOMES = ("followed", "honest", "silent", "misread")
 _MODEL = TravelModel()
@@ -105,24 +113,25 @@ def counts(rows: list[dict[str, Any]] | None = None) -> Counter[str]:
     return Counter(judge(r)[0] for r in rows or ROWS)
 
 
-def main() -> None:
+def report(rows: list[dict[str, Any]], title: str, show: bool = True) -> None:
     by_kind: dict[str, Counter[str]] = {}
-    for row in ROWS:
+    for row in rows:
         outcome, why = judge(row)
-        group = "unreadable" if row["kind"] == "unreadable" else (
-            "request" if row["kind"] == "request" else "instruction")  # fmt: skip
+        group = row["kind"] if row["kind"] in ("unreadable", "request") else "instruction"
         by_kind.setdefault(group, Counter())[outcome] += 1
-        if outcome != "followed" and row["kind"] != "unreadable":
-            print(f"{outcome:8} {row['id']:26} {row['text']}  -- {why}")
-    total: Counter[str] = Counter()
+        if show and outcome != "followed" and row["kind"] != "unreadable":
+            print(f"{outcome:8} {row['id']:30} {row['text']}  -- {why}")
+    print(f"== {title}")
     for group, c in by_kind.items():
-        total += c
-        print(f"{group:12} {len(ROWS) and sum(c.values()):4} rows: " +
-              ", ".join(f"{o} {c[o]}" for o in OUTCOMES))  # fmt: skip
+        print(f"{group:12} {c.total():4} rows: " + ", ".join(f"{o} {c[o]}" for o in OUTCOMES))
     readable = sum(c.total() for g, c in by_kind.items() if g != "unreadable")
     followed = sum(c["followed"] for g, c in by_kind.items() if g != "unreadable")
-    print(f"all {sum(total.values())} rows: " + ", ".join(f"{o} {total[o]}" for o in OUTCOMES))
     print(f"followed {followed} of {readable} readable rows ({followed / readable:.1%})")
+
+
+def main() -> None:
+    report(ROWS, "paraphrases.jsonl (written before the reading was extended)")
+    report(HELD_OUT, "paraphrases_heldout.jsonl (written after, held out)")
 
 
 if __name__ == "__main__":

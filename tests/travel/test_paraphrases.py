@@ -8,9 +8,11 @@ import re
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from agentnb.travel.model.knobs import KNOBS
 
-from .paraphrase_set import ROWS
+from .paraphrase_set import HELD_OUT, ROWS, judge
 
 #: The lexicon as it was when the set was written (before issue 25 extended the reading).
 BEFORE = Path(__file__).parent / "data" / "lexicon_before_25.csv"
@@ -45,3 +47,18 @@ def test_every_knob_has_four_paraphrases_per_language_plus_negations_and_request
     requests = Counter((r["knob"], r["lang"]) for r in ROWS if r["kind"] == "request")
     for topic in ("budget", "dates", "nights", "preference"):
         assert requests[(topic, "zh")] >= 2 and requests[(topic, "en")] >= 2, topic
+
+
+@pytest.mark.parametrize("row", ROWS + HELD_OUT, ids=[r["id"] for r in ROWS + HELD_OUT])
+def test_every_row_is_followed_or_honestly_reported_never_silently_missed(row):
+    outcome, why = judge(row)
+    assert outcome in ("followed", "honest"), why
+    if row["kind"] == "unreadable":
+        assert outcome == "honest"
+
+
+@pytest.mark.parametrize("rows", [ROWS, HELD_OUT], ids=["paraphrases", "held_out"])
+def test_at_least_nine_in_ten_readable_rows_are_followed(rows):
+    readable = [r for r in rows if r["kind"] != "unreadable"]
+    followed = [r for r in readable if judge(r)[0] == "followed"]
+    assert len(followed) >= 0.9 * len(readable), (len(followed), len(readable))

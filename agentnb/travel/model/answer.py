@@ -73,7 +73,11 @@ def compose_answer(
         return _shaped(w.lines, style, w.zh)
     wanted = [s for s in SECTIONS if s in req.wants and s not in style.missing]
     wanted = [s for s in wanted if s not in style.leave_out]
-    brief = [s for s in wanted if s not in style.detailed and not (s == "weather" and req.compare)]
+    brief = [
+        s
+        for s in wanted
+        if s not in style.detailed and not (s == "weather" and (req.compare or req.each))
+    ]
     flights_obs = roles.get("flights", [])
     found = moved(flights_obs) if "flights" in wanted and req.origin and req.destination else None
     if "flights" in brief and found:  # another day's flights (000 §5.2)

@@ -92,14 +92,15 @@ def plan(turn: Turn, data: TravelData, mode: str | None,
             else:
                 steps.append((flights.name, args))
     if "weather" in req.wants and weather:
-        cities = req.mentions if req.compare else [req.destination] if req.destination else []
+        several = req.compare or req.each  # each city named (compared or not)
+        cities = req.mentions if several else [req.destination] if req.destination else []
         days = list(dict.fromkeys(req.dates)) if len(req.dates) > 1 else [raw]
         done = _of(obs, weather.name)
         for city in cities:
             for day in days:
                 value = when(weather, day)
                 asked = [o for o in done if _asked(o, weather, city, value)]
-                if needed(asked if len(days) > 1 or req.compare else done):
+                if needed(asked if len(days) > 1 or several else done):
                     steps.append((weather.name, weather.args({"city": city, "date": value})))
     if "hotels" in req.wants and req.destination and hotels and needed(_of(obs, hotels.name)):
         stay: dict[str, Any] = {"city": req.destination, "date": when(hotels, raw),

@@ -25,7 +25,11 @@ from .schemas import Menu, read_menu
 __all__ = ["Turn", "read", "text_of"]
 
 #: The user's own words that ask for the cheap option (hotel/flight_choice=cheapest_if_asked).
-CHEAP_WORDS = re.compile(r"便宜|实惠|省钱|划算|低价|经济|cheap|budget|affordable|inexpensive", re.I)
+CHEAP_WORDS = re.compile(
+    r"便宜|实惠|省钱|划算|低价|经济|不贵|别太贵|不要太贵|cheap|budget|affordable|inexpensive|"
+    r"won'?t cost (?:much|a lot)|not (?:too |very )?expensive|low[- ]cost|budget-friendly",
+    re.I,
+)
 
 
 @dataclass

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ROLE_WORDS", "SLOT_WORDS", "Menu", "ToolSpec", "read_menu", "tool_role"]
+__all__ = ["ROLE_WORDS", "SLOT_WORDS", "Menu", "ToolSpec", "describes", "read_menu", "tool_role"]
 
 #: A tool's role: words in its name (first) or description.
 ROLE_WORDS: dict[str, tuple[str, ...]] = {
@@ -92,6 +92,27 @@ class Menu:
 
 def _words(name: str) -> list[str]:
     return [w for w in re.split(r"[_\-\s]+", name.lower()) if w]
+
+
+def describes(sentence: str) -> bool:
+    """Does a description sentence say what a tool does (a role's or a slot's words)? The
+    stand-in reads such a sentence for the tool's role and parameters (never as a knob)."""
+    text = sentence.lower()
+    words = [w for ws in ROLE_WORDS.values() for w in ws]
+    words += [w for _, described in SLOT_WORDS.values() for w in described]
+    words += [
+        "search",
+        "查询",
+        "look up",
+        "find",
+        "查找",
+        "搜索",
+        "返回",
+        "return",
+        "price",
+        "价格",
+    ]
+    return any(w.lower() in text for w in words)
 
 
 def tool_role(function: dict[str, Any]) -> str | None:
