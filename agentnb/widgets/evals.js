@@ -241,10 +241,25 @@ function renderPlayground(model, el) {
       h("table", { class: "anb-m-summary" }, h("tr", {}, cols.map((c) => h("th", { text: c }))),
         d.rules.map((r) => h("tr", {}, cols.map((c) => h("td", { text: r[c] })))))));
   }
+  // What the model understands of the text being typed (a model that can say): debounced, and
+  // only the latest answer is drawn.
+  const understood = h("div", { class: "anb-pg-understood" });
+  if (d.understands) {
+    let timer = null, asked = 0;
+    const refresh = async () => {
+      const n = ++asked, descriptions = {};
+      for (const [name, area] of tools) descriptions[name] = area.value;
+      const u = await ask({ op: "understood", instructions: instructions.value, tools: descriptions });
+      if (n === asked && u) understood.replaceChildren(understoodTable(u));
+    };
+    const later = () => { clearTimeout(timer); timer = setTimeout(refresh, 300); };
+    for (const area of [instructions, ...tools.values()]) area.addEventListener("input", later);
+    refresh();
+  }
   el.append(h("div", { class: "anb-toolbar" }, h("b", { text: `Playground: ${d.tasks} tasks × ${d.repeats} repeats` }), run, stop),
     status,
     h("div", { class: "anb-pg" },
-      h("div", {}, h("div", { class: "anb-sub", text: "instructions" }), instructions, toolBox),
+      h("div", {}, h("div", { class: "anb-sub", text: "instructions" }), instructions, toolBox, understood),
       side));
   const showResult = (m) => {
     results.replaceChildren(summaryTable(m.summary, m.caption));

@@ -71,7 +71,7 @@ def compose_answer(
         cost(w, req, roles["cost"])
         w.put("budget_stop")
         return _shaped(w.lines, style, w.zh)
-    wanted = [s for s in SECTIONS if s in req.wants and s not in style.missing]
+    wanted = [s for s in SECTIONS if s in req.wants and s not in (*style.missing, *style.skipped)]
     wanted = [s for s in wanted if s not in style.leave_out]
     brief = [
         s
@@ -100,6 +100,10 @@ def compose_answer(
             seen = leaves(obs[-1].raw if obs[-1].raw is not None else obs[-1].data)
             quoted = w.phrase("list_join").join(f"{k}={v}" for k, v in seen) or "—"
             w.put("unused_result", name=name, seen=quoted)
+    for section in style.skipped:  # the instructions said not to look it up: said, not invented
+        w.put("skipped", what=w.phrase("section_" + section))
+    for slot, words in req.unread.items():  # the user's words it could not read: said
+        w.put("unread_slot", what=w.phrase("slot_" + slot), words=words)
     if style.missing:
         w.add(*[missing_tools(replace(req, language=lang), style.missing) for lang in ("zh", "en")])
     if style.booking != "none" and _BOOK.search(req.text):

@@ -75,14 +75,15 @@ def read(request: ModelRequest, data: TravelData, *, today: Date,
     noted = [replace(parse_request(t, data), wants=[], compare=False)
              for t in _memory_notes(messages)]  # fmt: skip
     current = parsed[-1].filled_from(noted + parsed[:-1])
-    mentioned_hotels = any("hotels" in p.wants for p in parsed[:-1])
-    if ghost and mentioned_hotels and current.destination and "hotels" not in current.wants:
-        current.wants.append("hotels")  # the history leaks into this turn
     instructions = [m for m in messages if m.get("role") in ("system", "developer")]
     system = "\n".join(text_of(m) for m in instructions if m.get("name") != MEMORY_NAME)
     tools = [t for t in request.tools or () if isinstance(t, dict)]
     policy = read_policy(system, tools)
     menu = read_menu(tools)
+    mentioned_hotels = any("hotels" in p.wants for p in parsed[:-1])
+    leak = ghost and policy.focus != "latest"  # the current-task line stops it (000 §5.4)
+    if leak and mentioned_hotels and current.destination and "hotels" not in current.wants:
+        current.wants.append("hotels")  # the history leaks into this turn
     roles = {spec.name: role for role, spec in menu.specs.items()}
     calls: dict[str, tuple[str, Any]] = {}
     observations: list[Observation] = []
@@ -102,7 +103,8 @@ def read(request: ModelRequest, data: TravelData, *, today: Date,
     day = Date.fromisoformat(policy.today) if policy.today != "model" else today
     turn = Turn(current, observations, policy, menu, parallel, n_calls, day)
     wrap_up = not menu and observations  # tools switched off after max_iterations
-    turn.missing = [] if wrap_up else [w for w in current.wants if menu.get(w) is None]
+    turn.missing = [] if wrap_up else [w for w in current.wants
+                                       if menu.get(w) is None and w not in policy.skip]  # fmt: skip
     user_text = texts[-1] if texts else ""
     turn.asks_cheap = bool(CHEAP_WORDS.search(user_text)) or current.budget is not None
     return turn
