@@ -233,7 +233,8 @@ function renderPlayground(model, el) {
   const stop = h("button", { class: "anb-btn anb-ctl", type: "button", text: "■ Stop", onclick: () => model.send({ op: "stop" }) });
   const results = h("div", {});
   const detail = h("div", {});
-  const side = h("div", { class: "anb-pg-side" }, results, detail);
+  const understood = h("div", { class: "anb-pg-understood" });
+  const side = h("div", { class: "anb-pg-side" }, understood, results, detail);
   if ((d.rules || []).length) {
     const cols = Object.keys(d.rules[0]);
     side.append(h("details", { class: "anb-pg-rules" },
@@ -243,7 +244,6 @@ function renderPlayground(model, el) {
   }
   // What the model understands of the text being typed (a model that can say): debounced, and
   // only the latest answer is drawn.
-  const understood = h("div", { class: "anb-pg-understood" });
   if (d.understands) {
     let timer = null, asked = 0;
     const refresh = async () => {
@@ -259,7 +259,7 @@ function renderPlayground(model, el) {
   el.append(h("div", { class: "anb-toolbar" }, h("b", { text: `Playground: ${d.tasks} tasks × ${d.repeats} repeats` }), run, stop),
     status,
     h("div", { class: "anb-pg" },
-      h("div", {}, h("div", { class: "anb-sub", text: "instructions" }), instructions, toolBox, understood),
+      h("div", {}, h("div", { class: "anb-sub", text: "instructions" }), instructions, toolBox),
       side));
   const showResult = (m) => {
     results.replaceChildren(summaryTable(m.summary, m.caption));
