@@ -38,7 +38,9 @@ def test_the_understood_table_follows_the_typing_and_marks_a_line_it_cannot_read
     row.locator("td", has_text="brief").wait_for(timeout=10_000)
     assert "回答要简短。" in row.inner_text()
     area.type("\n对 VIP 用户要热情一些。")  # a line it cannot read
-    missed = out.locator(".anb-pg-understood .anb-not-understood", has_text="对 VIP 用户要热情一些。")
+    missed = out.locator(
+        ".anb-pg-understood .anb-not-understood", has_text="对 VIP 用户要热情一些。"
+    )
     missed.wait_for(timeout=10_000)
     assert "not understood (1)" in table.inner_text()
     missed.scroll_into_view_if_needed()
