@@ -268,3 +268,33 @@ def test_every_synonym_set_named_by_a_cue_exists_and_every_set_is_used():
     sets = synonyms()
     used = {name for c in cues() for name in re.findall(r"\{([A-Z]+)\}", c.source)}
     assert used <= set(sets) and set(sets) - used <= {"NEG"}, set(sets) - used
+
+
+def test_a_conflict_it_cannot_resolve_is_reported_and_not_applied():
+    policy = read_policy("航班选最早的，航班选最晚的。", [])
+    assert "flight_choice" not in policy.set_by
+    assert policy.not_understood == [
+        ("航班选最早的，航班选最晚的。 — conflict: flight_choice is read two ways", "instructions")
+    ]
+
+
+def test_the_most_specific_reading_wins_and_a_concession_is_no_instruction():
+    policy = read_policy("无论用户用什么语言提问，都请用英文回答。", [])
+    assert policy.language == "en" and policy.not_understood == []
+    policy = read_policy("不要继续调用工具。", [])  # stop, not "do not call tools"
+    assert policy.set_by.keys() == {"stop"} and policy.stop == "when_enough"
+
+
+def test_a_condition_it_cannot_evaluate_is_reported_beside_what_it_read():
+    line = "Always answer in English unless the user writes in Chinese."
+    policy = read_policy(line, [])
+    assert policy.language == "en"
+    assert policy.not_understood == [
+        (f"{line} — condition not read: unless the user writes in Chinese", "instructions")
+    ]
+
+
+def test_traditional_characters_and_full_width_text_read_the_same():
+    assert read_policy("回答要簡短。", []).length == "brief"
+    assert read_policy("請用英文回答。", []).language == "en"
+    assert read_policy("Don’t use English.", []).language == "zh"
