@@ -244,6 +244,9 @@ function renderPlayground(model, el) {
   }
   // What the model understands of the text being typed (a model that can say): debounced, and
   // only the latest answer is drawn.
+  // JupyterLab takes Enter (and other keys) pressed in an output for its own shortcuts: keep
+  // the keys typed into the text areas for the text areas.
+  for (const area of [instructions, ...tools.values()]) area.addEventListener("keydown", (e) => e.stopPropagation());
   if (d.understands) {
     let timer = null, asked = 0;
     const refresh = async () => {

@@ -37,6 +37,7 @@ def test_the_understood_table_follows_the_typing_and_marks_a_line_it_cannot_read
     row = table.locator("tr", has_text="length")
     row.locator("td", has_text="brief").wait_for(timeout=10_000)
     assert "回答要简短。" in row.inner_text()
+    assert area.input_value().endswith("结论。\n回答要简短。")  # Enter reached the text area
     area.type("\n对 VIP 用户要热情一些。")  # a line it cannot read
     missed = out.locator(
         ".anb-pg-understood .anb-not-understood", has_text="对 VIP 用户要热情一些。"
