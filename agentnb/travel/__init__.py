@@ -17,10 +17,10 @@ schemas (ISO dates, no ``nights``: "住两晚" gives the article's 880 + 520 × 
 faults (timeout, upstream_error, rate_limit, empty) into any tool, on every day or one.
 """
 
+from ..testing import ungrounded_figures as ungrounded_claims
 from .agent import INSTRUCTIONS, INSTRUCTIONS_EN, travel_agent
 from .data import TravelData, data_dir, load, phrasings
 from .dates import DEFAULT_TODAY, resolve_date
-from .grounding import ungrounded_claims
 from .model import MISBEHAVIOURS, TravelModel
 from .tasks import task_set
 from .tools import FAULTS, CostItem, TravelTools, UpstreamError

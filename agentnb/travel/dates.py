@@ -29,12 +29,13 @@ _EN_DAYS = {
     "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5,
     "sunday": 6, "weekend": 5,
 }  # fmt: skip
-_ZH_OFFSET = {"今天": 0, "今日": 0, "明天": 1, "明日": 1, "后天": 2, "大后天": 3}
+_ZH_OFFSET = {"今天": 0, "今日": 0, "今早": 0, "今晚": 0, "明天": 1, "明日": 1, "明早": 1,
+              "明晚": 1, "后天": 2, "大后天": 3}  # fmt: skip
 _EN_OFFSET = {"today": 0, "tomorrow": 1, "the day after tomorrow": 2, "day after tomorrow": 2}
 
 _MONTHS = {m: i + 1 for i, m in enumerate(
     "jan feb mar apr may jun jul aug sep oct nov dec".split())}  # noqa: SIM905  # fmt: skip
-_ISO = r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}"
+_ISO = r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{4}年\d{1,2}月\d{1,2}[日号]"
 _MD = r"\d{1,2}月\d{1,2}[日号]|(?:(?:下个?月|本月|这个月)|(?<![\d月]))\d{1,2}号"
 _EN_MD = (
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?(?![\da-z])|"
@@ -43,10 +44,11 @@ _EN_MD = (
 )
 # "一下周六" is "一下" + "周六" (have a look at Saturday), not "下周六" (next Saturday).
 _ZH_WEEK = r"(?:下下|(?<!一)下个?|这个?|本)?(?:周|星期|礼拜)[一二三四五六日天末]"
-_ZH_REL = r"大后天|后天|明天|明日|今天|今日"
+_ZH_REL = r"大后天|后天|明天|明日|明早|明晚|今天|今日|今早|今晚"
 _EN = (
     r"(?:the\s+)?day\s+after\s+tomorrow|today|tomorrow|"
-    r"(?:this\s+|next\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)"
+    r"(?:this\s+(?:coming\s+)?|next\s+)?"
+    r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)"
 )
 #: Finds a date expression inside free text (used by the example model).
 DATE_PATTERN = re.compile(rf"{_ISO}|{_MD}|{_EN_MD}|{_ZH_WEEK}|{_ZH_REL}|{_EN}", re.IGNORECASE)
@@ -70,7 +72,7 @@ def resolve_date(text: str, today: date = DEFAULT_TODAY) -> date:
     """Turn a date expression into a date, or raise ValueError saying what is accepted."""
     raw = text.strip()
     t = raw.lower()
-    m = re.fullmatch(r"(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})", t)
+    m = re.fullmatch(r"(\d{4})[-/.年](\d{1,2})[-/.月](\d{1,2})[日号]?", t)
     if m:
         return date(int(m[1]), int(m[2]), int(m[3]))
     m = re.fullmatch(r"(\d{1,2})月(\d{1,2})[日号]", t)
@@ -98,7 +100,7 @@ def resolve_date(text: str, today: date = DEFAULT_TODAY) -> date:
     if m:
         weeks = {"下下": 2, "下": 1, "下个": 1}.get(m[1] or "", 0)
         return _weekday(today, _ZH_DAYS[m[2]], weeks)
-    m = re.fullmatch(r"(this\s+|next\s+)?(\w+)", t)
+    m = re.fullmatch(r"(this\s+(?:coming\s+)?|next\s+)?(\w+)", t)
     if m and m[2] in _EN_DAYS:
         return _weekday(today, _EN_DAYS[m[2]], 1 if (m[1] or "").startswith("next") else 0)
     raise ValueError(

@@ -15,9 +15,12 @@ __all__ = ["FAULTS", "HINT", "Fault", "FaultInjection", "UpstreamError"]
 #: What ``TravelTools(hints=True)`` adds to each search result (000 §5.1, the third fix).
 HINT = "结果已完整：若用户预算允许，可直接推荐本列表第一个；无需重复查询。"
 
-Fault = Literal["timeout", "upstream_error", "rate_limit", "empty"]
-#: The faults a tool can be made to show: what each one teaches is in the README.
-FAULTS: tuple[str, ...] = ("timeout", "upstream_error", "rate_limit", "empty")
+Fault = Literal["timeout", "upstream_error", "rate_limit", "empty", "noisy"]
+#: The faults a tool can be made to show: what each one teaches is in the README. ``noisy`` is
+#: no failure: a good result that also carries an irrelevant error text (002 §2.1).
+FAULTS: tuple[str, ...] = ("timeout", "upstream_error", "rate_limit", "empty", "noisy")
+#: What ``noisy`` adds to a good result: an error that does not concern it.
+NOISE = {"warnings": ["error: the price cache refreshed late; these results are current"]}
 
 
 class UpstreamError(RuntimeError):
@@ -55,7 +58,11 @@ class FaultInjection:
         self.faults.clear()
         self.fault_days.clear()
 
-    def _hinted(self, result: dict[str, Any]) -> dict[str, Any]:
+    def _hinted(self, result: dict[str, Any], tool: str = "") -> dict[str, Any]:
+        """The result with the hint (``hints=True``) and the noise (fault ``noisy``)."""
+        if self.faults.get(tool) == "noisy" and self.fault_days.get(tool) in (None, result.get(
+                "date", result.get("check_in"))):  # fmt: skip
+            result = {**result, **NOISE}
         return {**result, "hint": HINT} if self.hints else result
 
     async def _fault(self, tool: str, day: Date | None = None) -> bool:

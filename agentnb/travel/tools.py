@@ -6,12 +6,13 @@ is a ``ToolError`` listing the known cities: never invented data. Faults can be 
 on per tool for lessons (article 000 §5.2)::
 
     desk = TravelTools()
-    desk.inject("search_weather", "timeout")   # or upstream_error, rate_limit, empty
+    desk.inject("search_weather", "timeout")   # or upstream_error, rate_limit, empty, noisy
     desk.inject("search_flights", "upstream_error", date="周五")   # that day only
     desk.clear()
 
-``hints=True`` adds a hint to each search result ("无需重复查询", 000 §5.1). Failures carry
-a ``code`` (unknown_city, bad_date, …) and empty results a ``reason``: see failures.py.
+``hints=True`` adds a hint to each search result ("无需重复查询", 000 §5.1). Failures carry a
+``code`` (unknown_city, bad_date, …) and empty results a ``reason``: see failures.py. ``noisy``
+is no failure: a good result with an irrelevant error text in it (002 §2.1).
 """
 
 from __future__ import annotations
@@ -158,7 +159,7 @@ class TravelTools(FaultInjection):
                 else f"there are no direct flights between {origin} and {dest} (high-speed rail)"
             )
             result["reason"] = "no_flights_that_day" if any_day else "no_direct_flights"
-        return self._hinted(result)
+        return self._hinted(result, "search_flights")
 
     async def search_weather(self, city: str, date: str) -> dict[str, Any]:
         """查询城市在某天的天气（天气状况、最低/最高气温、降水概率）。
@@ -177,17 +178,10 @@ class TravelTools(FaultInjection):
             return {"city": name, **self._day(day), "weather": None, "note": "no weather data",
                     "reason": "no_weather_data"}  # fmt: skip
         r = row.iloc[0]
-        return self._hinted(
-            {
-                "city": name,
-                **self._day(day),
-                "condition": r["condition"],
-                "condition_en": r["condition_en"],
-                "temp_min_c": int(r["temp_min_c"]),
-                "temp_max_c": int(r["temp_max_c"]),
-                "precip_prob": float(r["precip_prob"]),
-            }
-        )
+        temps = {k: int(r[k]) for k in ("temp_min_c", "temp_max_c")}
+        found = {"condition": r["condition"], "condition_en": r["condition_en"], **temps}
+        result = {"city": name, **self._day(day), **found, "precip_prob": float(r["precip_prob"])}
+        return self._hinted(result, "search_weather")
 
     async def search_hotels(
         self,
@@ -272,7 +266,7 @@ class TravelTools(FaultInjection):
         if not result["hotels"] and not note:
             result["note"] = "no hotel has rooms for these nights"
             result["reason"] = "no_rooms"
-        return self._hinted(result)
+        return self._hinted(result, "search_hotels")
 
     async def calculate_cost(
         self, items: list[CostItem], budget: float | None = None

@@ -233,13 +233,31 @@ function renderPlayground(model, el) {
   const stop = h("button", { class: "anb-btn anb-ctl", type: "button", text: "■ Stop", onclick: () => model.send({ op: "stop" }) });
   const results = h("div", {});
   const detail = h("div", {});
-  const side = h("div", { class: "anb-pg-side" }, results, detail);
+  const understood = h("div", { class: "anb-pg-understood" });
+  const side = h("div", { class: "anb-pg-side" }, understood, results, detail);
   if ((d.rules || []).length) {
     const cols = Object.keys(d.rules[0]);
     side.append(h("details", { class: "anb-pg-rules" },
       h("summary", { text: `the stand-in's rules (${d.rules.length})` }),
       h("table", { class: "anb-m-summary" }, h("tr", {}, cols.map((c) => h("th", { text: c }))),
         d.rules.map((r) => h("tr", {}, cols.map((c) => h("td", { text: r[c] })))))));
+  }
+  // What the model understands of the text being typed (a model that can say): debounced, and
+  // only the latest answer is drawn.
+  // JupyterLab takes Enter (and other keys) pressed in an output for its own shortcuts: keep
+  // the keys typed into the text areas for the text areas.
+  for (const area of [instructions, ...tools.values()]) area.addEventListener("keydown", (e) => e.stopPropagation());
+  if (d.understands) {
+    let timer = null, asked = 0;
+    const refresh = async () => {
+      const n = ++asked, descriptions = {};
+      for (const [name, area] of tools) descriptions[name] = area.value;
+      const u = await ask({ op: "understood", instructions: instructions.value, tools: descriptions });
+      if (n === asked && u) understood.replaceChildren(understoodTable(u));
+    };
+    const later = () => { clearTimeout(timer); timer = setTimeout(refresh, 300); };
+    for (const area of [instructions, ...tools.values()]) area.addEventListener("input", later);
+    refresh();
   }
   el.append(h("div", { class: "anb-toolbar" }, h("b", { text: `Playground: ${d.tasks} tasks × ${d.repeats} repeats` }), run, stop),
     status,

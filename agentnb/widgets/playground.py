@@ -9,7 +9,8 @@ already done, so only the new variant runs. The result: the summary of every var
 the paired comparison of the new variant with the previous one (flips each way, McNemar p, a
 bootstrap interval), and a trajectory diff for each task that flipped. Against TravelModel
 the stand-in's rule table (and what it understood of the text, where it can say) is shown
-beside. From code, ``await pg.run(instructions=..., descriptions={...})`` does the same.
+beside, and what it understood of the text being edited, updated as you type. From code,
+``await pg.run(instructions=..., descriptions={...})`` does the same.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class Playground(Widget):
             "tasks": len(self.tasks),
             "repeats": self.options["repeats"],
             "rules": _rules(self.agent),
+            "understands": callable(getattr(self.agent.model, "understood", None)),
         }
 
     # -- running --------------------------------------------------------------------------
@@ -189,6 +191,12 @@ class Playground(Widget):
             if self.evaluation is not None:
                 self.evaluation.cancel()
             return None
+        if op == "understood":  # what the model reads in the text being typed (debounced)
+            descriptions = {str(k): str(v) for k, v in (content.get("tools") or {}).items()}
+            table = self.agent.model.understood(
+                self.agent, instructions=str(content.get("instructions", "")),
+                descriptions=descriptions)  # fmt: skip
+            return payload.displayable(table.payload())
         if op == "diff":
             return payload.displayable(self.flipped_diff(str(content["task"])).payload())
         if op == "step":

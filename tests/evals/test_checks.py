@@ -158,8 +158,8 @@ async def test_grounded_flags_numbers_no_tool_result_holds():
     assert not ok and why.startswith("1040")  # 520 x 2 was never returned by a tool
     ok, why = await verdict(checks.grounded(), await evidence("CA1234 07:30 起飞，650 元"))
     assert not ok and "1234" in why and "650" in why
-    ok, _ = await verdict(checks.grounded(min_digits=5), await evidence("CA1234 07:30，650 元"))
-    assert ok  # nothing that long to check
+    ok, why = await verdict(checks.grounded(min_digits=5), await evidence("CA1234 07:30，650 元"))
+    assert not ok and why.startswith("CA1234, 07:30 appear")  # 650 is below min_digits: a count
 
 
 async def test_end_state_reads_the_state_setup_returned():

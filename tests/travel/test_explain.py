@@ -70,6 +70,11 @@ async def test_every_pitfall_is_named_in_the_reasoning(mode):
         instructions = "\n".join(line for line in instructions.splitlines() if "必须" not in line)
         agent = travel_agent(model=TravelModel(misbehave=mode), instructions=instructions)
         await agent.run(an.travel.ARTICLE_REQUESTS["000"], session=session)
+    elif mode == "guess_args":  # it guesses only what the user left out
+        await travel_agent(model=TravelModel(misbehave=mode)).run("帮我查航班", session=session)
+    elif mode == "error_loop":  # it loops only on a result with an error text in it
+        agent = travel_agent(model=TravelModel(misbehave=mode), faults={"search_flights": "noisy"})
+        await agent.run(an.travel.ARTICLE_REQUESTS["000"], session=session)
     else:
         agent = travel_agent(model=TravelModel(misbehave=mode), max_iterations=4)
         await agent.run(an.travel.ARTICLE_REQUESTS["000"], session=session)

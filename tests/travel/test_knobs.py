@@ -3,6 +3,8 @@ paraphrases and one negation each (issue #16), and lines it must report as not u
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import agentnb as an
@@ -134,6 +136,27 @@ LINES: dict[str, list[tuple[str, object]]] = {
         ("Double-check every search.", "confirm"), ("Do not stop calling tools early.",
                                                    "confirm"),
     ],
+    "focus": [
+        ("只处理用户最新的这条请求。", "latest"), ("专注当前这条请求，历史只作参考。", "latest"),
+        ("别把以前的需求带进这一轮。", "latest"),
+        ("Only handle what the latest message asks for.", "latest"),
+        ("Treat each new message as its own task.", "latest"),
+        ("Don't carry old asks into this turn.", "latest"),
+    ],
+    "skip": [
+        ("不要调用天气工具。", ("weather",)), ("酒店不用搜了。", ("hotels",)),
+        ("天气这一步省掉。", ("weather",)), ("只查航班。", ("weather", "hotels", "cost")),
+        ("只用航班和酒店两个工具。", ("weather", "cost")), ("不要跳过天气查询。", ()),
+        ("Don't look up the weather.", ("weather",)), ("Skip the hotel search.", ("hotels",)),
+        ("Use only the flight and hotel tools.", ("weather", "cost")),
+        ("Do not skip the weather lookup.", ()),
+    ],
+    "call_first": [
+        ("先查天气，再查航班。", "weather"), ("酒店要放在最前面查。", "hotels"),
+        ("不要先查航班，先查天气。", "weather"),
+        ("Check the weather before anything else.", "weather"), ("Search hotels first.", "hotels"),
+        ("Don't search flights first, start with the weather.", "weather"),
+    ],
     "today": [
         ("今天是 2025-01-13。", "2025-01-13"), ("当前日期：2025-01-20", "2025-01-20"),
         ("Today is 2025-01-13.", "2025-01-13"), ("The date today is 2025-01-08.", "2025-01-08"),
@@ -228,3 +251,50 @@ class TravelModelRef:
     """The model under test (a class attribute so the tests above read as prose)."""
 
     understood = an.travel.TravelModel().understood
+
+
+@pytest.mark.parametrize(
+    "cue", cues(), ids=[f"{c.knob}={c.value}:{c.example[:20]}" for c in cues()]
+)
+def test_every_lexicon_example_is_read_by_its_own_row(cue):
+    """A row's example (both languages) matches the row's cue (issue 25: four did not)."""
+    for example in cue.example.split(" / "):
+        assert cue.pattern.search(example), (cue.knob, cue.value, example)
+
+
+def test_every_synonym_set_named_by_a_cue_exists_and_every_set_is_used():
+    from agentnb.travel.model.lexicon import synonyms
+
+    sets = synonyms()
+    used = {name for c in cues() for name in re.findall(r"\{([A-Z]+)\}", c.source)}
+    assert used <= set(sets) and set(sets) - used <= {"NEG"}, set(sets) - used
+
+
+def test_a_conflict_it_cannot_resolve_is_reported_and_not_applied():
+    policy = read_policy("航班选最早的，航班选最晚的。", [])
+    assert "flight_choice" not in policy.set_by
+    assert policy.not_understood == [
+        ("航班选最早的，航班选最晚的。 — conflict: flight_choice is read two ways", "instructions")
+    ]
+
+
+def test_the_most_specific_reading_wins_and_a_concession_is_no_instruction():
+    policy = read_policy("无论用户用什么语言提问，都请用英文回答。", [])
+    assert policy.language == "en" and policy.not_understood == []
+    policy = read_policy("不要继续调用工具。", [])  # stop, not "do not call tools"
+    assert policy.set_by.keys() == {"stop"} and policy.stop == "when_enough"
+
+
+def test_a_condition_it_cannot_evaluate_is_reported_beside_what_it_read():
+    line = "Always answer in English unless the user writes in Chinese."
+    policy = read_policy(line, [])
+    assert policy.language == "en"
+    assert policy.not_understood == [
+        (f"{line} — condition not read: unless the user writes in Chinese", "instructions")
+    ]
+
+
+def test_traditional_characters_and_full_width_text_read_the_same():
+    assert read_policy("回答要簡短。", []).length == "brief"
+    assert read_policy("請用英文回答。", []).language == "en"
+    assert read_policy("Don’t use English.", []).language == "zh"

@@ -71,7 +71,7 @@ async def test_ignored_results_are_caught_by_the_grounding_check():
     result = await run("ignore_results")
     assert len(result.tool_calls) == 4 and "CA1234" in result.output
     claims = ungrounded_claims(result.session)
-    assert "flight CA1234 appears in no tool result" in claims
+    assert claims[:2] == ["CA1234", "07:30"]  # the invented flight and its time, as written
 
 
 async def test_fabrication_happens_only_when_the_instructions_allow_it():
@@ -113,6 +113,8 @@ def test_every_mode_is_tested_here():
         "fabricate",
         "ghost_call",
         "mismatched_id",
+        "guess_args",
+        "error_loop",
     }
     assert tested == set(MISBEHAVIOURS)
 
@@ -120,3 +122,19 @@ def test_every_mode_is_tested_here():
 def test_unknown_mode_is_a_clear_error():
     with pytest.raises(ValueError, match="choose one of loop"):
         TravelModel("chaos")
+
+
+async def test_guess_args_calls_with_what_it_guessed_instead_of_asking():
+    """001 §6.1: wrong arguments from too little context (the default model asks instead)."""
+    result = await travel_agent(model=TravelModel(misbehave="guess_args")).run("帮我查航班")
+    made = [json.loads(c.function.arguments) for c in result.tool_calls]
+    assert made and made[0]["departure"] == "上海" and made[0]["date"] == "今天"
+
+
+async def test_error_loop_repeats_a_good_call_whose_result_mentions_an_error():
+    """002 §2.1: an irrelevant error inside a good result drives a loop (fault ``noisy``)."""
+    agent = travel_agent(model=TravelModel(misbehave="error_loop"),
+                         faults={"search_flights": "noisy"})  # fmt: skip
+    result = await agent.run(ARTICLE_REQUESTS["000"])
+    assert result.stop_reason == "repeated_action"
+    assert {c.function.name for c in result.tool_calls} == {"search_flights"}

@@ -103,3 +103,30 @@ def test_every_slip_is_in_the_rule_table():
     table = TravelModel.rules()
     for slip, what in SLIPS.items():
         assert table[slip]["kind"] == "slip" and table[slip]["with it"] == what
+
+
+async def test_a_no_op_instruction_line_flips_no_pair_at_temperature_one():
+    """Slips are keyed by (seed, task, step, slip): a line that sets no knob changes no die
+    (issue 25; keyed by the whole request before, 'be polite' re-rolled every slip)."""
+    tasks = an.travel.task_set()
+
+    def agent(extra: str = "") -> an.Agent:
+        return travel_agent(model=TravelModel(temperature=1.0), instructions=INSTRUCTIONS + extra)
+
+    ev = await an.evaluate({"base": agent(), "polite": agent("\n对用户要礼貌。")}, tasks,
+                           repeats=5, seed=11)  # fmt: skip
+    c = ev.compare("base", "polite")
+    assert c.pairs == len(tasks) * 5 and c.wins == c.losses == 0
+    runs = ev.runs
+    assert 0 < (runs["outcome"] != "pass").sum() < len(runs)  # slips happened, not everywhere
+    for task in tasks:
+        for repeat in range(5):
+            base, polite = ([{k: v for k, v in m.items() if k != "reasoning_content"}
+                             for m in ev.session(name, task, repeat).to_openai()[1:]]
+                            for name in ("base", "polite"))  # fmt: skip
+            assert base == polite  # but the instructions and the reasoning ("not understood")
+    again = await an.evaluate({"base": agent()}, tasks, repeats=5, seed=11)
+    for task in tasks:
+        for repeat in range(5):
+            assert (again.session("base", task, repeat).to_openai()
+                    == ev.session("base", task, repeat).to_openai())  # fmt: skip

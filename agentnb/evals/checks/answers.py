@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from ...testing import ungrounded_answer
 from ..normalise import normalise
 from .base import Check, Evidence
 
@@ -17,7 +18,6 @@ __all__ = [
     "answer_contains",
     "answer_matches",
     "grounded",
-    "numbers_in",
 ]
 
 
@@ -75,73 +75,31 @@ def answer_matches(pattern: str) -> AnswerMatches:
     return AnswerMatches(pattern)
 
 
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_CLAIM = re.compile(r"(\d+(?:[.,]\d+)*)\s*(%?)")
-
-
-def numbers_in(text: str) -> set[float]:
-    """Every number written in ``text`` (``1,400`` and ``1400.0`` are both 1400)."""
-    found = set()
-    for raw in _NUMBER.findall(text):
-        cleaned = raw.replace(",", "")
-        try:
-            found.add(float(cleaned))
-        except ValueError:
-            continue
-    return found
-
-
-def _json_numbers(text: str, out: set[float]) -> None:
-    try:
-        stack = [json.loads(text)]
-    except ValueError:
-        return
-    while stack:
-        value = stack.pop()
-        if isinstance(value, dict):
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
-        elif isinstance(value, int | float) and not isinstance(value, bool):
-            out.add(abs(float(value)))
-
-
 @dataclass(frozen=True, repr=False)
 class Grounded(Check):
-    """Every number in the answer appears in a tool result or the user's words."""
+    """Every figure of the answer appears in a tool result, or in what the user or the
+    instructions said (:func:`agentnb.testing.ungrounded_answer`, the one grounding check)."""
 
     kind: ClassVar[str] = "grounded"
     min_digits: int = 2
 
     def judge(self, evidence: Evidence) -> tuple[bool, str]:
-        known: set[float] = set()
-        for m in evidence.result.session.transcript.wires:
-            content = m.get("content")
-            if m.get("role") not in ("tool", "user") or not isinstance(content, str):
-                continue
-            known |= numbers_in(content)
-            if m.get("role") == "tool":
-                _json_numbers(content, known)
-        known = {round(k, 6) for k in known}
-        loose = []
-        for match in dict.fromkeys(_CLAIM.findall(evidence.output)):
-            raw, percent = match
-            if len(raw.replace(",", "").split(".")[0]) < self.min_digits:
-                continue
-            value = float(raw.replace(",", ""))
-            if round(value, 6) in known or (percent and round(value / 100, 6) in known):
-                continue
-            loose.append(raw + percent)
+        sources = [m.get("content") for m in evidence.result.session.transcript.wires
+                   if m.get("role") != "assistant"]  # fmt: skip
+        texts = [c if isinstance(c, str) else json.dumps(c, ensure_ascii=False)
+                 for c in sources if c is not None]  # fmt: skip
+        loose = ungrounded_answer(evidence.output, texts, self.min_digits)
         if not loose:
             return True, ""
         return False, f"{', '.join(loose)} appear in no tool result or user message"
 
 
 def grounded(min_digits: int = 2) -> Grounded:
-    """Every number in the final answer appears in some tool result (or what the user said).
+    """Every figure in the final answer appears in some tool result (or what the user or the
+    instructions said): dates, times, codes such as flight numbers, and amounts.
 
     Numbers with fewer than ``min_digits`` digits before the point (counts such as "6 个航班",
-    "1 晚") are not checked; "66%" is grounded by a tool's 0.66. A fabricated answer
-    ("CA1234 ... 650 元") fails.
+    "1 晚") are not checked; "66%" is grounded by a tool's 0.66; a figure given as an example
+    (例如 1月10日) claims nothing. A fabricated answer ("CA1234 ... 650 元") fails.
     """
     return Grounded(min_digits)

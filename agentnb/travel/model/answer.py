@@ -20,12 +20,14 @@ from .intent import TripRequest
 from .observations import Observation, fabricated_answer, rooms
 from .phrases import say
 from .sections import cost, flights, hotels, unread_fare, weather
+from .shapes import leaves
 from .summary import SECTIONS, Style, missing_tools, no_tools, summary_line
 from .writer import Outline, Writer
 
 __all__ = ["Observation", "Style", "compose_answer"]
 
-_BOOK = re.compile(r"订|预订|预定|book|reserve", re.I)
+#: The user wants to book: 订, 预订, book, booking, reserve (words, so "notebook" is not one).
+_BOOK = re.compile(r"订|预定|\bbook|\breserv", re.I)
 
 
 def compose_answer(
@@ -69,9 +71,13 @@ def compose_answer(
         cost(w, req, roles["cost"])
         w.put("budget_stop")
         return _shaped(w.lines, style, w.zh)
-    wanted = [s for s in SECTIONS if s in req.wants and s not in style.missing]
+    wanted = [s for s in SECTIONS if s in req.wants and s not in (*style.missing, *style.skipped)]
     wanted = [s for s in wanted if s not in style.leave_out]
-    brief = [s for s in wanted if s not in style.detailed and not (s == "weather" and req.compare)]
+    brief = [
+        s
+        for s in wanted
+        if s not in style.detailed and not (s == "weather" and (req.compare or req.each))
+    ]
     flights_obs = roles.get("flights", [])
     found = moved(flights_obs) if "flights" in wanted and req.origin and req.destination else None
     if "flights" in brief and found:  # another day's flights (000 §5.2)
@@ -86,9 +92,18 @@ def compose_answer(
         latest = {s: _latest_data(roles.get(s, [])) for s in SECTIONS}
         w.add(*[summary_line(replace(req, language=lang), latest, brief, style)
                 for lang in ("zh", "en")])  # fmt: skip
-        for section in brief:
-            if not any(o.ok for o in roles.get(section, [])):
+        for section in brief:  # nothing it could read: say why (a failure, prose, a shape)
+            if not any(o.ok and o.data for o in roles.get(section, [])):
                 writers[section](w, req, roles.get(section, []))
+    for name, obs in roles.items():  # results of tools it cannot place: said, not used
+        if name not in SECTIONS:
+            seen = leaves(obs[-1].raw if obs[-1].raw is not None else obs[-1].data)
+            quoted = w.phrase("list_join").join(f"{k}={v}" for k, v in seen) or "—"
+            w.put("unused_result", name=name, seen=quoted)
+    for section in style.skipped:  # the instructions said not to look it up: said, not invented
+        w.put("skipped", what=w.phrase("section_" + section))
+    for slot, words in req.unread.items():  # the user's words it could not read: said
+        w.put("unread_slot", what=w.phrase("slot_" + slot), words=words)
     if style.missing:
         w.add(*[missing_tools(replace(req, language=lang), style.missing) for lang in ("zh", "en")])
     if style.booking != "none" and _BOOK.search(req.text):
@@ -131,6 +146,9 @@ def _rooms(style: Style, req: TripRequest, roles: dict[str, list[Any]]) -> None:
 def _role(name: str, obs: list[Any]) -> str:
     """A result's section when the request no longer lists its tool (the wrap-up call has no
     tools): by the tool's name, else by the shape of its result."""
+    shaped = {str(o.shape) for o in obs if o.shape}
+    if len(shaped) == 1:
+        return shaped.pop()
     for section, word in (("flights", "flight"), ("weather", "weather"),
                           ("hotels", "hotel"), ("cost", "cost")):  # fmt: skip
         if word in name.lower():

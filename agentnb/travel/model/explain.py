@@ -178,8 +178,8 @@ def explain_calls(turn: Turn, steps: list[Step], why: Reasoning, slips: frozense
     if any(o.ok for o in same) and "slip_repeat_call" in slips:
         why.slip("slip_repeat_call", t, tool=name)
         return
-    if any(o.ok for o in same) and mode == "loop":
-        why.add("misbehave_loop", "r_misbehave", mode=mode, what=MISBEHAVIOURS[mode])
+    if any(o.ok for o in same) and mode in ("loop", "error_loop"):
+        why.add(f"misbehave_{mode}", "r_misbehave", mode=mode, what=MISBEHAVIOURS[mode])
     elif any(o.ok for o in same):
         why.add("stop", "r_confirm", tool=name)
     elif same:

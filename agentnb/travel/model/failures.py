@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .shapes import leaves
+
 __all__ = ["REASONS", "describe_failure", "when"]
 
 #: kind or code -> (zh, en) reason shown to the user.
@@ -27,6 +29,8 @@ REASONS: dict[str, tuple[str, str]] = {
     "stay_out_of_range": ("入住晚数超出数据范围", "the stay runs past the end of the data"),
     # not a failure: the result came back, but as prose, not data (000 §4.3)
     "not_data": ("结果不是结构化数据，无法读取", "the result was not structured data"),
+    # not a failure: data, but in a shape the stand-in does not know (issue 30)
+    "foreign": ("结果的格式无法识别", "the result came in a shape I do not know"),
 }
 
 #: What a section's unreadable result hides, by the section's English name.
@@ -64,6 +68,17 @@ def describe_failure(what: tuple[str, str], last: Any) -> tuple[str, str]:
             f"{what[1]}: the lookup returned a result, but not as structured data, so I "
             f"cannot read {en_what}.",
         )
+    if last.kind == "foreign":  # data it cannot interpret: quote what it sees, use nothing
+        zh_what, en_what = _UNREAD.get(what[1], ("内容", "it"))
+        seen = leaves(last.raw)
+        quoted = "、".join(f"{k}={v}" for k, v in seen)
+        return (
+            f"{what[0]}：查到了结果，但格式不是我认识的，无法读取{zh_what}"
+            + (f"；结果中有：{quoted}。" if seen else "。"),
+            f"{what[1]}: the lookup returned a result in a shape I do not know, so I cannot "
+            f"read {en_what}" + (f"; it says: {', '.join(f'{k}={v}' for k, v in seen)}." if seen
+                                 else "."),
+        )  # fmt: skip
     if last.kind == "bad_date":
         raw = data.get("date", "")
         return (

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field, replace
 
 from ..data import TravelData
 from ..dates import DATE_PATTERN, find_date, vague_date
+from .budgets import BUDGET_WORDS, read_budget
+from .normal import normalise, numerals
 
 __all__ = ["TripRequest", "parse_request"]
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-_NUM_ZH = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7}
 _WANTS = {
     "flights": r"航班|机票|飞|flight|fly|plane|air ?ticket",
     "weather": r"天气|下雨|下雪|带伞|气温|冷不冷|穿衣|穿什么|"
@@ -64,6 +65,9 @@ class TripRequest:
     compare: bool = False  # "哪个更冷": the weather of each city mentioned
     guessed: bool = False  # no need named ("去广州"): the needs were read from the route
     follow_up: bool = False  # "那周六呢？", "what about Saturday?"
+    each: bool = False  # "1月20日成都重庆天气": the weather of each city named, not compared
+    #: slot -> the words that meant it but could not be read ("budget": "预算不多"): reported
+    unread: dict[str, str] = field(default_factory=dict)
 
     def filled_from(self, earlier: list[TripRequest]) -> TripRequest:
         """Fill unknown slots from earlier requests of the same conversation (latest first).
@@ -78,7 +82,8 @@ class TripRequest:
         if past_wants is not None and again and changed:
             out.wants = list(past_wants.wants)
             out.compare = past_wants.compare and not out.destination
-            if out.compare:
+            out.each = past_wants.each and not out.destination
+            if out.compare or out.each:
                 out.mentions = list(past_wants.mentions)
         for past in reversed(earlier):
             if out.origin is None and past.origin and past.origin != out.destination:
@@ -160,33 +165,11 @@ def _direction(text: str, mentions: list[tuple[int, str, str]]) -> tuple[str | N
     return origin, destination
 
 
-def _budget(text: str) -> float | None:
-    t = text.lower().replace(",", "")
-    patterns = [
-        r"(?:预算|budget)[^\d]{0,10}(\d+(?:\.\d+)?)\s*(k|千|万)?",
-        r"(\d+(?:\.\d+)?)\s*(k|千|万)?\s*(?:元|块|rmb|cny|yuan)?\s*(?:以内|之内|以下|内)",
-        r"(?:under|within|below|less than|up to|at most|max)"
-        r"\s*(?:¥|cny|rmb)?\s*(\d+(?:\.\d+)?)\s*(k)?",
-        r"不超过\s*(\d+(?:\.\d+)?)\s*(k|千|万)?",
-        r"(\d+(?:\.\d+)?)\s*(k|千|万)?\s*(?:元|块|rmb|cny|yuan)?\s*够",  # 3000块够吗
-        r"(\d+(?:\.\d+)?)\s*(k)?\s*(?:cny|rmb|yuan)\b",  # I have 3000 CNY
-    ]
-    for p in patterns:
-        m = re.search(p, t)
-        if m:
-            scale = {"k": 1000, "千": 1000, "万": 10000}.get(m.group(2) or "", 1)
-            return float(m.group(1)) * scale
-    return None
-
-
 def _nights(text: str) -> int:
-    m = re.search(r"住?(\d+|[一两二三四五六七])\s*晚", text) or re.search(
+    m = re.search(r"(\d+)\s*(?:个)?\s*(?:晚|夜)", text) or re.search(
         r"(\d+)\s*nights?", text, re.IGNORECASE
     )
-    if not m:
-        return 1
-    value = m.group(1)
-    return int(value) if value.isdigit() else _NUM_ZH[value]
+    return int(m.group(1)) if m else 1
 
 
 def _near(text: str, data: TravelData) -> str | None:
@@ -203,9 +186,18 @@ def _near(text: str, data: TravelData) -> str | None:
     return m.group(1) if m else None
 
 
-def _joined_dates(text: str) -> list[str]:
+def _date_matches(text: str, data: TravelData) -> list[re.Match[str]]:
+    """The date expressions of ``text`` that are not inside a city's name (昆明天气 holds 明天,
+    and is no date): the gazetteer wins."""
+    names = [k for c in data.city_list for k in (c.name, *[a for a in c.aliases if len(a) > 1])
+             if not k.isascii()]  # fmt: skip
+    cities = [range(m.start(), m.end()) for n in names for m in re.finditer(re.escape(n), text)]
+    return [d for d in DATE_PATTERN.finditer(text)
+            if not any(d.start() < c.stop and c.start < d.end() for c in cities)]  # fmt: skip
+
+
+def _joined_dates(matches: list[re.Match[str]], text: str) -> list[str]:
     """Dates asked for together: "今天和明天", "Saturday and Sunday" (else just the first)."""
-    matches = list(DATE_PATTERN.finditer(text))
     group = matches[:1]
     for prev, nxt in itertools.pairwise(matches):
         if prev is not group[-1]:
@@ -225,50 +217,64 @@ def _joined_dates(text: str) -> list[str]:
 
 
 def parse_request(text: str, data: TravelData) -> TripRequest:
-    """Read one user message."""
+    """Read one user message: normalised (:mod:`.normal`: full width, traditional characters,
+    numbers in words), its dates masked before any place is looked for (so 1月18号昆明 is 昆明)."""
+    raw, text = text, numerals(normalise(text))
     language = "zh" if _CJK.search(text) else "en"
-    mentions = _cities(text, data)
-    origin, destination = _direction(text, mentions)
+    days = _date_matches(text, data)
+    masked = text
+    for d in days:  # no place is looked for inside a date (1月18号昆明 is 昆明)
+        masked = masked[: d.start()] + " " * len(d.group(0)) + masked[d.end() :]
+    mentions = _cities(masked, data)
+    origin, destination = _direction(masked, mentions)
     wants = [w for w, p in _WANTS.items() if re.search(p, text, re.IGNORECASE)]
-    budget = _budget(text)
+    budget = read_budget(text)
     if budget is not None and "cost" not in wants:
         wants.append("cost")
     compare = bool(re.search(_COMPARE, text, re.I))
     if compare:  # "北京和哈尔滨哪个冷": both sides, known to the data or not
         named = [name for _, name, _ in mentions]
         m = re.search(
-            r"([\u4e00-\u9fff]{2,4}?)(?:和|跟|与|还是)([\u4e00-\u9fff]{2,4}?)(?=哪|谁|比)", text
+            r"([\u4e00-\u9fff]{2,4}?)(?:和|跟|与|还是)([\u4e00-\u9fff]{2,4}?)(?=哪|谁|比)", masked
         )
         for side in m.groups() if m else ():
-            side = DATE_PATTERN.sub("", side)
             if len(side) >= 2 and data.resolve_city(side) not in named and side not in named:
                 mentions.append((m.start(), side, side) if m else (0, side, side))
         compare = len(mentions) >= 2
+    known = [name for _, name, _ in mentions if data.resolve_city(name)]
+    routed = re.search(r"从|去|到|飞|\bfrom\b|\bto\b|→|->", masked, re.I)
+    each = (not compare and "weather" in wants and not {"flights", "hotels"} & set(wants)
+            and len(set(known)) >= 2 and not routed)  # fmt: skip
+    unread = {}
+    if budget is None and (said := BUDGET_WORDS.search(text)):
+        unread["budget"] = text[said.start() : said.start() + 12].split("，")[0].strip()
     # No need named (read from the route), or only the stay changed ("住两晚呢？").
     stay_only = wants == ["hotels"] and not re.search(_HOTEL_WORDS, text, re.I)
     guessed = stay_only or not [w for w in wants if w != "cost"]
-    if compare:
+    if compare or each:
         wants = ["weather"]
     elif not [w for w in wants if w != "cost"] and destination and re.search(_TRIP, text, re.I):
         wants = (["flights"] if origin else []) + ["weather", "hotels"] + wants
     elif not [w for w in wants if w != "cost"] and destination:
         wants = (["flights"] if origin else ["weather"]) + wants  # a route: its flights
-    date = find_date(text)
+    date = days[0].group(0) if days else None
     return TripRequest(
-        text=text,
+        text=raw,
         language=language,
         origin=origin,
         destination=destination,
         date=date,
-        dates=_joined_dates(text),
+        dates=_joined_dates(days, text),
         budget=budget,
         nights=_nights(text),
         near=_near(text, data) if "hotels" in wants else None,
         wants=wants,
-        mentions=list(dict.fromkeys(name for _, name, _ in mentions)),
+        mentions=list(dict.fromkeys(known if each else [name for _, name, _ in mentions])),
         vague=None if date else vague_date(text),
         nights_stated=_nights(text) != 1 or bool(re.search(r"[1一]\s*晚|1\s*night", text, re.I)),
         compare=compare,
         guessed=guessed,
         follow_up=bool(re.search(_FOLLOW_UP, text.strip(), re.I)),
+        each=each,
+        unread=unread,
     )

@@ -108,6 +108,21 @@ KNOBS: tuple[Knob, ...] = (
         "confirm": "repeats each successful search once 'to confirm' (4 tools take 7 calls)",
         "when_enough": "each search once, then answers",
     }, "000 §3.1, §5.1"),
+    Knob("focus", "conversation", {
+        "conversation": "earlier turns fill what this one leaves out (route, date, budget); "
+        "misbehave='ghost_call' also repeats their needs",
+        "latest": "acts on the latest message's needs only: earlier turns fill slots, never "
+        "add lookups (ghost calls stop)",
+    }, "000 §5.4"),
+    Knob("skip", "none", {
+        "none": "calls every tool the request needs",
+        "<sections>": "does not call the named tools (天气不用查 / don't look up the weather); the "
+        "answer says that part was not looked up, as instructed",
+    }, "000 §2.2"),
+    Knob("call_first", "none", {
+        "none": "flights, weather, hotels, then the cost",
+        "<section>": "calls that tool before the others (先查天气 / check the weather first)",
+    }, "000 §2.3"),
     Knob("today", "model", {
         "model": "the reference date is TravelModel(today=...), 2025-01-06 by default",
         "<date>": "that date is today: 周五 counts from it",
@@ -138,6 +153,9 @@ class Policy:
     calls: str = "params"
     on_failure: str = "retry"
     stop: str = "confirm"
+    focus: str = "conversation"
+    skip: tuple[str, ...] = ()
+    call_first: str = "none"
     today: str = "model"
     role: str = "none"
     assumed_day: str = ""  # missing="assume": the day a line names ("默认明天"), else tomorrow

@@ -102,15 +102,31 @@ class TravelModel(Model):
         return read(request, self.data, today=self.today, parallel=self.parallel,
                     ghost=self.misbehave == "ghost_call")  # fmt: skip
 
-    def understood(self, request: Any) -> Understood:
+    def understood(self, request: Any, *, instructions: str | None = None,
+                   descriptions: dict[str, str] | None = None) -> Understood:  # fmt: skip
         """The knobs ``request`` sets (a ``ModelRequest``, an ``Agent`` — its instructions and
         tool schemas — or an instructions string), each with the line that set it, and the
-        lines not understood. Shows as a table in a notebook."""
+        lines not understood. Shows as a table in a notebook.
+
+        ``instructions`` and ``descriptions`` (tool name -> text) read a draft instead of what
+        the agent has: ``model.understood(agent, instructions=text)`` is what the Playground
+        shows as you type."""
         if isinstance(request, str):
             request = ModelRequest([{"role": "system", "content": request}])
         elif not isinstance(request, ModelRequest):  # an Agent
             prompt = request.prompt()
             request = ModelRequest([prompt.system] if prompt.system else [], prompt.tools)
+        if instructions is not None or descriptions:
+            system = [m for m in request.messages if m.get("role") not in ("system", "developer")]
+            text = instructions if instructions is not None else "\n".join(
+                str(m.get("content") or "") for m in request.messages
+                if m.get("role") in ("system", "developer"))  # fmt: skip
+            tools = [copy.deepcopy(t) for t in request.tools or ()]
+            for t in tools:
+                function = t.get("function") or {}
+                if function.get("name") in (descriptions or {}):
+                    function["description"] = (descriptions or {})[function["name"]]
+            request = ModelRequest([{"role": "system", "content": text}, *system], tools)
         return Understood(self.read(request).policy)
 
     # -- plan and write -------------------------------------------------------------------
@@ -133,6 +149,27 @@ class TravelModel(Model):
         if "slip_misread_budget" in slips and req.budget is not None:
             turn.misread_budget, req.budget = req.budget, req.budget / 10  # said if it is used
 
+    def _guess(self, turn: Turn, why: Reasoning) -> None:
+        """misbehave='guess_args': fill what the user left out with a guess and say nothing to
+        the user (001 §6.1): the first city of the data, the other one, today."""
+        req, cities = turn.request, [c.name for c in self.data.city_list]
+        if not {"flights", "hotels", "weather"} & set(req.wants):
+            return
+        guessed = []
+        if "flights" in req.wants and not req.origin:
+            req.origin = next(c for c in cities if c != req.destination)
+            guessed.append(req.origin)
+        if not req.destination:
+            req.destination = next(c for c in cities if c != req.origin)
+            guessed.append(req.destination)
+        if not req.date:
+            req.date = "今天" if req.language == "zh" else "today"
+            guessed.append(req.date)
+        req.vague = None
+        if guessed:
+            why.add("misbehave_guess_args", "r_misbehave", mode="guess_args",
+                    what=MISBEHAVIOURS["guess_args"] + f": {', '.join(guessed)}")  # fmt: skip
+
     def _ignore_preference(self, turn: Turn, why: Reasoning) -> None:
         for knob, default in (("flight_choice", "earliest"), ("hotel_choice", "value")):
             how = getattr(turn.policy, knob)
@@ -147,7 +184,13 @@ class TravelModel(Model):
         if policy.not_understood and not obs and not turn.calls_so_far:
             line, _ = policy.not_understood[0]
             why.add("not_understood", "r_not_understood", n=len(policy.not_understood), first=line)
+        if mode == "guess_args":  # on every reply: the same guesses
+            self._guess(turn, why)
         why.date(turn, req.date)
+        for role in policy.skip if not obs else ():
+            spec = turn.menu.get(role)
+            if spec is not None and role in req.wants:
+                why.add("skip", "r_skip", what=why.section(role), tool=spec.name)
         shown = replace(req, language=language)
         if req.wants and not obs and (policy.tools == "memory" or (
                 mode == "fabricate" and policy.tools != "first")):  # fmt: skip

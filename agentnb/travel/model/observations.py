@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .intent import TripRequest
+from .shapes import shape_of
 
 __all__ = [
     "AIRLINES_EN",
@@ -24,7 +25,11 @@ __all__ = [
 
 @dataclass
 class Observation:
-    """One tool result of the current turn, as the model understands it."""
+    """One tool result of the current turn, as the model understands it.
+
+    ``kind`` is empty for a result it can read, the runtime's error kind (or the tool's
+    ``code``) for a failure, ``not_data`` for prose, and ``foreign`` for data whose shape is not
+    its role's (:mod:`.shapes`): then ``data`` is None and ``raw`` keeps what came back."""
 
     name: str
     arguments: dict[str, Any] | None
@@ -34,21 +39,31 @@ class Observation:
     kind: str = ""
     retryable: bool = False
     city: str = ""  # the unknown city, for unknown_city errors
+    shape: str = ""  # the role whose result shape ``data`` has (flights, weather, hotels, cost)
+    raw: Any = None  # a foreign result, as it came back (parsed)
 
     @classmethod
-    def read(cls, name: str, raw_arguments: str, content: str) -> Observation:
+    def read(cls, name: str, raw_arguments: Any, content: str,
+             role: str | None = None) -> Observation:  # fmt: skip
+        """Read a result of tool ``name``; ``role`` is the tool's role when the request's tool
+        schemas tell it (its result must have that role's shape), else any shape will do."""
         try:
             args = json.loads(raw_arguments) if raw_arguments else {}
-        except ValueError:
+        except (TypeError, ValueError):
+            args = raw_arguments if isinstance(raw_arguments, dict) else None
+        if not isinstance(args, dict):
             args = None
         try:
             data = json.loads(content)
         except ValueError:
             data = None
         if not isinstance(data, dict):  # it came back (ok), but as prose: nothing to read
-            return cls(name, args, True, None, kind="not_data")
+            return cls(name, args, True, None, kind="not_data", raw=data)
         if data.get("ok") is not False:
-            return cls(name, args, True, data)
+            shape = shape_of(data, role)
+            if not shape:  # data, but not in a shape it knows: quoted, never interpreted
+                return cls(name, args, True, None, kind="foreign", raw=data)
+            return cls(name, args, True, data, shape=shape)
         error = str(data.get("error", ""))
         # The runtime's kinds (agentnb.ERROR_KINDS); a ToolError from our tools is refined by
         # its own `code` field, never by reading the English text.

@@ -26,6 +26,7 @@ __all__ = ["Step", "iso_date", "plan"]
 _FIXABLE = {"invalid_json", "invalid_arguments"}  # agentnb.ERROR_KINDS a retry can fix
 _ENOUGH = re.compile(r"无需重复|不必重复|不用再查|直接推荐|no need to (?:search|repeat)", re.I)
 Step = tuple[str, dict[str, Any] | str]
+ROLES = ("flights", "weather", "hotels", "cost")
 
 
 def iso_date(spec: ToolSpec, policy_dates: str) -> bool:
@@ -60,6 +61,8 @@ def plan(turn: Turn, data: TravelData, mode: str | None,
         return text
 
     def needed(done: list[Observation]) -> bool:
+        if mode == "error_loop" and done and done[-1].ok and _mentions_error(done[-1]):
+            return True  # 002 §2.1: an irrelevant "error" inside a good result, taken as failure
         return _needed(done, confirm, retry)
 
     if "slip_repeat_call" in slips:
@@ -68,7 +71,8 @@ def plan(turn: Turn, data: TravelData, mode: str | None,
             return [(last.name, dict(last.arguments or {}))]
 
     steps: list[Step] = []
-    flights, weather, hotels = menu.get("flights"), menu.get("weather"), menu.get("hotels")
+    offered = {r: menu.get(r) if r not in policy.skip else None for r in ROLES}  # skip knob
+    flights, weather, hotels = offered["flights"], offered["weather"], offered["hotels"]
     hallucinating = mode == "hallucinate_tool" and "book_flight" not in {o.name for o in obs}
     if hallucinating and ("flights" in req.wants or "hotels" in req.wants):
         return [("book_flight", {"destination": req.destination or "", "date": raw})]
@@ -92,14 +96,15 @@ def plan(turn: Turn, data: TravelData, mode: str | None,
             else:
                 steps.append((flights.name, args))
     if "weather" in req.wants and weather:
-        cities = req.mentions if req.compare else [req.destination] if req.destination else []
+        several = req.compare or req.each  # each city named (compared or not)
+        cities = req.mentions if several else [req.destination] if req.destination else []
         days = list(dict.fromkeys(req.dates)) if len(req.dates) > 1 else [raw]
         done = _of(obs, weather.name)
         for city in cities:
             for day in days:
                 value = when(weather, day)
                 asked = [o for o in done if _asked(o, weather, city, value)]
-                if needed(asked if len(days) > 1 or req.compare else done):
+                if needed(asked if len(days) > 1 or several else done):
                     steps.append((weather.name, weather.args({"city": city, "date": value})))
     if "hotels" in req.wants and req.destination and hotels and needed(_of(obs, hotels.name)):
         stay: dict[str, Any] = {"city": req.destination, "date": when(hotels, raw),
@@ -107,9 +112,17 @@ def plan(turn: Turn, data: TravelData, mode: str | None,
         if req.nights != 1:
             stay["nights"] = req.nights
         steps.append((hotels.name, hotels.args(stay)))
-    if steps or "cost" not in req.wants or not menu.get("cost"):
+    if steps and policy.call_first in offered and offered[policy.call_first]:
+        first = offered[policy.call_first]
+        steps.sort(key=lambda step: step[0] != (first.name if first else ""))  # call_first knob
+    if steps or "cost" not in req.wants or not offered["cost"]:
         return steps
     return _cost_step(turn, req, obs)
+
+
+def _mentions_error(o: Observation) -> bool:
+    """Does a good result carry the word "error" anywhere (a field, a note)?"""
+    return "error" in json.dumps(o.data, ensure_ascii=False).lower()
 
 
 def _wrong_names(args: dict[str, Any], spec: ToolSpec) -> dict[str, Any]:

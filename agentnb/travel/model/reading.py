@@ -25,7 +25,11 @@ from .schemas import Menu, read_menu
 __all__ = ["Turn", "read", "text_of"]
 
 #: The user's own words that ask for the cheap option (hotel/flight_choice=cheapest_if_asked).
-CHEAP_WORDS = re.compile(r"便宜|实惠|省钱|划算|低价|经济|cheap|budget|affordable|inexpensive", re.I)
+CHEAP_WORDS = re.compile(
+    r"便宜|实惠|省钱|划算|低价|经济|不贵|别太贵|不要太贵|cheap|budget|affordable|inexpensive|"
+    r"won'?t cost (?:much|a lot)|not (?:too |very )?expensive|low[- ]cost|budget-friendly",
+    re.I,
+)
 
 
 @dataclass
@@ -71,23 +75,27 @@ def read(request: ModelRequest, data: TravelData, *, today: Date,
     noted = [replace(parse_request(t, data), wants=[], compare=False)
              for t in _memory_notes(messages)]  # fmt: skip
     current = parsed[-1].filled_from(noted + parsed[:-1])
+    instructions = [m for m in messages if m.get("role") in ("system", "developer")]
+    system = "\n".join(text_of(m) for m in instructions if m.get("name") != MEMORY_NAME)
+    tools = [t for t in request.tools or () if isinstance(t, dict)]
+    policy = read_policy(system, tools)
+    menu = read_menu(tools)
     mentioned_hotels = any("hotels" in p.wants for p in parsed[:-1])
-    if ghost and mentioned_hotels and current.destination and "hotels" not in current.wants:
+    leak = ghost and policy.focus != "latest"  # the current-task line stops it (000 §5.4)
+    if leak and mentioned_hotels and current.destination and "hotels" not in current.wants:
         current.wants.append("hotels")  # the history leaks into this turn
-    calls: dict[str, tuple[str, str]] = {}
+    roles = {spec.name: role for role, spec in menu.specs.items()}
+    calls: dict[str, tuple[str, Any]] = {}
     observations: list[Observation] = []
     n_calls = sum(len(m.get("tool_calls") or ()) for m in messages)
     for m in messages[last + 1 :]:
         for c in m.get("tool_calls") or ():
-            calls[c["id"]] = (c["function"]["name"], c["function"]["arguments"])
+            function = (c.get("function") or {}) if isinstance(c, dict) else {}
+            calls[str(c.get("id"))] = (str(function.get("name") or "?"),
+                                       function.get("arguments"))  # fmt: skip
         if m.get("role") == "tool":
-            name, raw = calls.get(m.get("tool_call_id", ""), (m.get("name") or "?", ""))
-            observations.append(Observation.read(name, raw, text_of(m)))
-    instructions = [m for m in messages if m.get("role") in ("system", "developer")]
-    system = "\n".join(text_of(m) for m in instructions if m.get("name") != MEMORY_NAME)
-    tools = list(request.tools or ())
-    policy = read_policy(system, tools)
-    menu = read_menu(tools)
+            name, raw = calls.get(str(m.get("tool_call_id")), (m.get("name") or "?", ""))
+            observations.append(Observation.read(name, raw, text_of(m), roles.get(name)))
     if parallel is None:
         parallel = {"parallel": True, "serial": False}.get(
             policy.calls, bool(request.params.get("parallel_tool_calls"))
@@ -95,7 +103,8 @@ def read(request: ModelRequest, data: TravelData, *, today: Date,
     day = Date.fromisoformat(policy.today) if policy.today != "model" else today
     turn = Turn(current, observations, policy, menu, parallel, n_calls, day)
     wrap_up = not menu and observations  # tools switched off after max_iterations
-    turn.missing = [] if wrap_up else [w for w in current.wants if menu.get(w) is None]
+    turn.missing = [] if wrap_up else [w for w in current.wants
+                                       if menu.get(w) is None and w not in policy.skip]  # fmt: skip
     user_text = texts[-1] if texts else ""
     turn.asks_cheap = bool(CHEAP_WORDS.search(user_text)) or current.budget is not None
     return turn

@@ -106,6 +106,15 @@ _READING_RULES = [
      "a day it can read (周五, 后天, 下个月15号, 1月20日, Jan 20) goes to the tool as written; "
      "a weather question with no date means today",
      "000 §2.3"),
+    ("reading_by_meaning", "reading", "any wording of a knob's line: synonym sets "
+     "(data/travel/synonyms.csv), normalised text, negations, 无论…都…, unless…",
+     "the most specific reading sets the knob; a condition it cannot evaluate and two equally "
+     "specific readings that disagree are reported", "—", "—"),
+    ("foreign_result", "reading", "a tool result not shaped like its role's (the travel tools')",
+     "quotes what it sees (key=value) and says it could not read it; never interprets it",
+     "—", "—"),
+    ("unread_slot", "reading", "a budget word with no amount it can read (预算不多)",
+     "says so in the answer (我没读懂预算「预算不多」) and prices nothing against it", "—", "—"),
     ("unknown_city", "reading", "the tool's error code unknown_city",
      "says there is no data for that city, lists the known ones, asks which", "—", "002 §4.4"),
     ("error_language", "reading", "a failed result's kind / code (never its English text)",

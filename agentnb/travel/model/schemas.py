@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ROLE_WORDS", "SLOT_WORDS", "Menu", "ToolSpec", "read_menu", "tool_role"]
+__all__ = ["ROLE_WORDS", "SLOT_WORDS", "Menu", "ToolSpec", "describes", "read_menu", "tool_role"]
 
 #: A tool's role: words in its name (first) or description.
 ROLE_WORDS: dict[str, tuple[str, ...]] = {
@@ -94,6 +94,27 @@ def _words(name: str) -> list[str]:
     return [w for w in re.split(r"[_\-\s]+", name.lower()) if w]
 
 
+def describes(sentence: str) -> bool:
+    """Does a description sentence say what a tool does (a role's or a slot's words)? The
+    stand-in reads such a sentence for the tool's role and parameters (never as a knob)."""
+    text = sentence.lower()
+    words = [w for ws in ROLE_WORDS.values() for w in ws]
+    words += [w for _, described in SLOT_WORDS.values() for w in described]
+    words += [
+        "search",
+        "查询",
+        "look up",
+        "find",
+        "查找",
+        "搜索",
+        "返回",
+        "return",
+        "price",
+        "价格",
+    ]
+    return any(w.lower() in text for w in words)
+
+
 def tool_role(function: dict[str, Any]) -> str | None:
     """flights / weather / hotels / cost: by the tool's name first, else its description."""
     name, text = str(function.get("name", "")).lower(), str(function.get("description") or "")
@@ -120,9 +141,17 @@ def _match(slot: str, params: dict[str, Any], taken: set[str]) -> str | None:
 
 
 def _spec(function: dict[str, Any], role: str) -> ToolSpec:
-    schema = function.get("parameters") or {}
-    params: dict[str, Any] = dict(schema.get("properties") or {})
-    spec = ToolSpec(str(function["name"]), role, required=tuple(schema.get("required") or ()))
+    """A tool's slots from its schema; a schema of any other shape leaves them empty."""
+    schema = function.get("parameters")
+    schema = schema if isinstance(schema, dict) else {}
+    properties = schema.get("properties")
+    params: dict[str, Any] = {
+        str(k): (v if isinstance(v, dict) else {})
+        for k, v in (properties.items() if isinstance(properties, dict) else ())
+    }
+    required = schema.get("required")
+    required = tuple(map(str, required)) if isinstance(required, list) else ()
+    spec = ToolSpec(str(function.get("name") or "?"), role, required=required)
     taken: set[str] = set()
     for slot in ROLE_SLOTS[role]:
         found = _match(slot, params, taken)
@@ -142,7 +171,9 @@ def read_menu(tools: list[dict[str, Any]]) -> Menu:
     """Read ``request.tools``: tools whose role cannot be told are ignored by the model."""
     menu = Menu()
     for t in tools:
-        function = t.get("function") or {}
+        function = t.get("function") if isinstance(t, dict) else None
+        if not isinstance(function, dict) or not function.get("name"):
+            continue  # not a function tool (a hosted tool, or a malformed entry)
         role = tool_role(function)
         if role and role not in menu.specs:
             menu.specs[role] = _spec(function, role)

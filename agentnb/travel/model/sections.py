@@ -113,15 +113,17 @@ def _landmark_en(w: Writer, hotel: dict[str, Any]) -> str:
 
 
 def weather(w: Writer, req: TripRequest, obs: list[Any]) -> None:
-    if "weather" in req.wants and not req.destination and not req.compare:
+    if "weather" in req.wants and not req.destination and not (req.compare or req.each):
         w.put("ask_weather_city")
         return
-    if req.compare:
+    if req.compare or req.each:  # each city named; compared when the user asked which
         found = [o.data for o in obs if o.ok and o.data and o.data.get("condition")]
         for d in found:
             _weather_line(w, d)
         if len(found) < len(obs):
             failure(w, "天气", "Weather", [o for o in obs if not o.ok] or obs)
+        if not req.compare:
+            return
         w.add(
             *[compare_weather(replace(req, language=lang), found, w.city) for lang in ("zh", "en")]
         )

@@ -3,11 +3,14 @@
 
 Temperature: the documented slips TravelModel makes when ``temperature > 0``.
 
-Each model call rolls its own dice, seeded by ``(seed, a hash of the request's messages)`` —
-never by global random state — so the same seed gives the same run, call for call, and a
-different seed a different one. Each slip happens with probability ``RATE × temperature``
-(capped at 1) where it has something to act on (a budget to misread, a preference to ignore).
-At temperature 0 nothing is rolled: the model is deterministic.
+Each slip rolls its own die, seeded by ``(seed, task, step, slip)`` — the task is what the
+user said (every user turn), the step how many replies this turn already has — never by global
+random state and never by the instructions or the tool results. So the same seed gives the
+same run, call for call; a different seed a different one; and an instruction line that sets
+no knob (or any wording that leaves the run's steps as they were) changes no slip, which is
+what lets an evaluation pair two prompts run by run. Each slip happens with probability
+``RATE × temperature`` (capped at 1) where it has something to act on (a budget to misread, a
+preference to ignore). At temperature 0 nothing is rolled: the model is deterministic.
 """
 
 from __future__ import annotations
@@ -31,6 +34,10 @@ MISBEHAVIOURS = {
     "first (000 §2.3)",
     "ghost_call": "also calls search_hotels because earlier history mentioned hotels (000 §5.4)",
     "mismatched_id": "gives two calls in one reply the same id (001 §6.1)",
+    "guess_args": "guesses what the user left out (the origin, the destination, the day) and "
+    "calls with it instead of asking: wrong arguments from too little context (001 §6.1)",
+    "error_loop": "takes any 'error' text inside a good result as a failure and calls again, "
+    "until the run stops on the repeated action (002 §2.1; see the fault 'noisy')",
 }
 #: The chance of each slip per model call at temperature 1.
 RATE = 0.2
@@ -49,11 +56,17 @@ SLIPS: dict[str, str] = {
 
 
 def roll(temperature: float, seed: int, messages: list[dict[str, Any]]) -> frozenset[str]:
-    """The slips of one call: reproducible from ``seed`` and the messages alone."""
+    """The slips of one call: reproducible from ``seed``, the user's turns and the step."""
     if temperature <= 0:
         return frozenset()
-    text = json.dumps(messages, ensure_ascii=False, sort_keys=True, default=str)
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    dice = random.Random(f"{seed}:{digest}")
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"
+             and m.get("name") != "agentnb"]  # fmt: skip
+    task = json.dumps([messages[i].get("content") for i in users], ensure_ascii=False,
+                      sort_keys=True, default=str)  # fmt: skip
+    after = messages[users[-1] + 1 :] if users else messages
+    step = sum(m.get("role") == "assistant" for m in after)
+    digest = hashlib.sha256(task.encode("utf-8")).hexdigest()
     chance = min(1.0, RATE * temperature)
-    return frozenset(name for name in SLIPS if dice.random() < chance)
+    return frozenset(
+        name for name in SLIPS if random.Random(f"{seed}:{digest}:{step}:{name}").random() < chance
+    )

@@ -38,6 +38,7 @@ class Style:
     budget_stop: bool = False  # over budget: the verdict only, then a question
     booking: str = "none"  # confirm_booking: none / ask / direct
     assumed: str = ""  # missing=assume: the day assumed, said at the top of the answer
+    skipped: tuple[str, ...] = ()  # sections the instructions said not to look up (skip knob)
 
 
 def summary_line(

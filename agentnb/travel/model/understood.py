@@ -26,6 +26,9 @@ def _effect(knob: str, value: Any) -> str:
     return effects.get(key) or next((v for k, v in effects.items() if k.startswith("<")), "")
 
 
+_DEFAULT = {k.name: k.default for k in KNOBS}
+
+
 class Understood:
     """What the stand-in read from a request: ``.frame`` (a DataFrame, one row per knob, the
     knobs a line set first), ``.not_understood`` (the lines that set nothing, with where they
@@ -39,7 +42,12 @@ class Understood:
         rows = []
         for knob in sorted(values, key=lambda k: k not in policy.set_by):
             line, where = policy.set_by.get(knob, ("(default)", ""))
-            rows.append([knob, _shown(values[knob]), line, where, _effect(knob, values[knob])])
+            if knob in policy.set_by:
+                value = _shown(values[knob])
+                rows.append([knob, value, line, where, _effect(knob, values[knob])])
+            else:  # a default shows as the default, with the effect it really has
+                default = _DEFAULT[knob]
+                rows.append([knob, default, line, where, _effect(knob, default)])
         self.frame = pd.DataFrame(rows, columns=COLUMNS).set_index("knob")
         self.not_understood: list[tuple[str, str]] = list(policy.not_understood)
         self.title = "What TravelModel understood"
