@@ -16,7 +16,6 @@ replayed as it was; failures the runtime made (a timeout, invalid arguments) are
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import os
 from collections import defaultdict
@@ -31,10 +30,9 @@ from .batches import batches
 from .normalise import canonical
 
 if TYPE_CHECKING:
-    from ..agent import Agent
     from ..tools import Tool
 
-__all__ = ["Miss", "ToolRecording", "replaying"]
+__all__ = ["Miss", "ToolRecording"]
 
 Missing = Literal["not_recorded", "live"]
 
@@ -87,6 +85,13 @@ class ToolRecording:
             for r in evaluation.records
             if chosen is None or r.variant in chosen
         )
+
+    def source(self, missing: Missing = "not_recorded") -> _Pool:
+        """What answers a replaying agent's tool calls (``agent.replaying(recording, ...)``):
+        an unrecorded call gets a ``not_recorded`` error, or runs if ``missing="live"``."""
+        if missing not in ("not_recorded", "live"):
+            raise ConfigurationError(f"missing must be 'not_recorded' or 'live', not {missing!r}")
+        return _Pool(self, missing)
 
     def results(self, tool: Tool | str, key: str) -> list[str]:
         name = tool if isinstance(tool, str) else tool.name
@@ -149,42 +154,36 @@ def _recorded(content: str) -> str:
                     retryable=error.get("retryable"), data=data, kind="tool_error")  # fmt: skip
 
 
-def _replayed(tool: Tool, recording: ToolRecording, missing: Missing) -> Tool:
-    served: dict[str, int] = defaultdict(int)
-    index: dict[str, list[str]] = defaultdict(list)
-    for name, key, result in recording.entries:
-        if name == tool.name:
-            index[_validated_key(tool, key)].append(result)
-    live = tool
+class _Pool:
+    """Answers a replaying tool's calls from the recording by ``(tool, canonical arguments)``."""
 
-    async def replay(**kwargs: Any) -> Any:
-        key = canonical(kwargs)
-        results = index.get(key)
+    def __init__(self, recording: ToolRecording, missing: Missing) -> None:
+        self.recording = recording
+        self.missing = missing
+        self.live = missing == "live"
+        self.served: dict[tuple[str, str], int] = defaultdict(int)
+        self.index: dict[str, dict[str, list[str]]] = {}
+
+    def _results(self, tool: Tool) -> dict[str, list[str]]:
+        found = self.index.get(tool.name)
+        if found is None:
+            found = self.index[tool.name] = defaultdict(list)
+            for name, key, result in self.recording.entries:
+                if name == tool.name:
+                    found[_validated_key(tool, key)].append(result)
+        return found
+
+    async def answer(self, tool: Tool, arguments: dict[str, Any], call: Any) -> Any:
+        key = canonical(arguments)
+        results = self._results(tool).get(key)
         if results:
-            n = served[key]
-            served[key] = n + 1
-            recording.hits += 1
+            n = self.served[tool.name, key]
+            self.served[tool.name, key] = n + 1
+            self.recording.hits += 1
             return _recorded(results[min(n, len(results) - 1)])
-        recording.misses.append(Miss(tool=tool.name, arguments=key, served=missing))
-        if missing == "live":
-            if live.is_async:
-                return await live.fn(**kwargs)
-            return await asyncio.to_thread(live.fn, **kwargs)
+        self.recording.misses.append(Miss(tool=tool.name, arguments=key, served=self.missing))
+        if self.missing == "live":
+            if tool.is_async:
+                return await tool.fn(**arguments)
+            return await asyncio.to_thread(tool.fn, **arguments)
         raise NotRecorded(tool.name, key)
-
-    new = copy.copy(tool)
-    new.fn = replay
-    new.is_async, new.threaded, new.isolated = True, False, missing == "live"
-    return new
-
-
-def replaying(agent: Agent, recording: ToolRecording, missing: Missing = "not_recorded") -> Agent:
-    """A copy of ``agent`` whose tools answer from ``recording`` (see the module docstring)."""
-    if missing not in ("not_recorded", "live"):
-        raise ConfigurationError(f"missing must be 'not_recorded' or 'live', not {missing!r}")
-    if not isinstance(recording, ToolRecording):
-        raise ConfigurationError(f"replaying() needs a ToolRecording, got {recording!r}")
-    from .variants import variant
-
-    tools = [_replayed(t, recording, missing) for t in agent.tools]
-    return variant(agent, tools=tools, name=f"{agent.name} (replaying)")

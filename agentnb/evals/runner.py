@@ -18,7 +18,6 @@ from .batches import batches
 from .cache import CachedModel, ResponseCache
 from .checks.base import CheckResult, Evidence, run_check
 from .record import EvalRecord
-from .variants import variant
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -47,7 +46,7 @@ def run_agent(agent: Agent, seed: int, repeat: int, cache: ResponseCache | None)
         changes["model_params"] = {**agent.model_params, "seed": seed}
     if cache is not None and model is not None:
         changes["model"] = CachedModel(model, cache, repeat)
-    return variant(agent, **changes)
+    return agent.copy(**changes)
 
 
 def _divergence(result: RunResult) -> str:
