@@ -118,7 +118,7 @@ def start(
     )
     done = set()
     for record, session, *trace in keep:  # (record, session) or (record, session, trace)
-        ev._add(record, session, trace[0] if trace else None)
+        ev.add(record, session, trace[0] if trace else None)
         done.add(record.key)
     jobs = [
         (name, task, repeat)
@@ -137,7 +137,7 @@ def start(
         ev.subscribe(_Progress(ev))
     _warm_up_statistics()
     ev._task = asyncio.ensure_future(_sweep(ev, jobs))
-    ev._task.add_done_callback(lambda _: ev._end())  # also when cancelled before it began
+    ev._task.add_done_callback(lambda _: ev.finish())  # also when cancelled before it began
     return ev
 
 
@@ -145,7 +145,7 @@ async def rerun(ev: Evaluation, *, failed: bool, errors: bool) -> Evaluation:
     """``ev.rerun()``: the chosen outcomes again (same seeds), every other record kept."""
     again = {o for o, on in (("fail", failed), ("error", errors)) if on}
     keep = [r for r in ev.records if r.outcome not in again]
-    kept = [(r, ev._sessions.get(r.key), ev._traces.get(r.key)) for r in keep]
+    kept = [(r, *ev.kept(r)) for r in keep]
     agents: dict[str, Agent | None] = {name: ev.agents.get(name) for name in ev.variants}
     new = start(agents, ev.tasks, ev.repeats, seed=ev.seed, errors=ev.errors,
                 concurrency=ev.concurrency, timeout=ev.timeout, cache=ev.cache, keep=kept,
@@ -160,7 +160,7 @@ def extend(ev: Evaluation, variants: dict[str, Agent]) -> Evaluation:
     if taken:
         raise ConfigurationError(f"variants {taken} are already in this evaluation")
     agents: dict[str, Agent | None] = {name: ev.agents.get(name) for name in ev.variants}
-    kept = [(r, ev._sessions.get(r.key), ev._traces.get(r.key)) for r in ev.records]
+    kept = [(r, *ev.kept(r)) for r in ev.records]
     started = start({**agents, **new}, ev.tasks, ev.repeats, seed=ev.seed, errors=ev.errors,
                     concurrency=ev.concurrency, timeout=ev.timeout, cache=ev.cache, keep=kept,
                     progress=False)  # fmt: skip
@@ -189,7 +189,7 @@ async def _sweep(ev: Evaluation, jobs: list[tuple[str, Task, int]]) -> None:
             record, session, trace = await run_task(
                 name, ev.agents[name], task, repeat, ev.seed, timeout=ev.timeout, cache=ev.cache
             )
-            ev._add(record, session, trace)
+            ev.add(record, session, trace)
             # A run that never suspends (the stand-in, instant tools) would otherwise hold the
             # loop for the whole sweep: let timers (the live matrix) and clicks (Stop) in.
             await asyncio.sleep(0)
@@ -197,7 +197,7 @@ async def _sweep(ev: Evaluation, jobs: list[tuple[str, Task, int]]) -> None:
     try:
         await asyncio.gather(*(worker() for _ in range(min(ev.concurrency, len(jobs)) or 1)))
     finally:
-        ev._end()
+        ev.finish()
 
 
 async def evaluate(

@@ -119,7 +119,11 @@ class Evaluation:
                 f"evaluation subscriber {callback!r} raised {exc!r}", RuntimeWarning, stacklevel=2
             )
 
-    def _add(self, record: EvalRecord, session: Session | None, trace: Trace | None = None) -> None:
+    def add(
+        self, record: EvalRecord, session: Session | None = None, trace: Trace | None = None
+    ) -> None:
+        """Add a finished run (its record, session and trace) and tell the subscribers: the
+        sweep does, and so do ``load``, ``rerun`` and ``extend`` for the runs they keep."""
         self.records.append(record)
         if session is not None:
             self._sessions[record.key] = session
@@ -128,7 +132,8 @@ class Evaluation:
         for callback in list(self._subscribers):
             self._tell(callback, record)
 
-    def _end(self) -> None:
+    def finish(self) -> None:
+        """Mark the sweep ended (done, or cancelled) and tell the subscribers; once only."""
         if self.done:
             return
         self.done = True
@@ -154,7 +159,33 @@ class Evaluation:
         if self._task is not None and not self._task.done():
             self._task.cancel()
         else:
-            self._end()
+            self.finish()
+
+    def kept(self, record: EvalRecord) -> tuple[Session | None, Trace | None]:
+        """The session and trace kept for the run of ``record`` (None where there is none)."""
+        return self._sessions.get(record.key), self._traces.get(record.key)
+
+    def subset(self, variants: Iterable[str]) -> Evaluation:
+        """A finished evaluation of these variants only: their records, sessions, traces and
+        agents, the same tasks, repeats, seed and error rule."""
+        names = [v for v in self.variants if v in set(variants)]
+        agents: dict[str, Agent | None] = {v: self.agents.get(v) for v in names}
+        part = Evaluation(
+            agents,
+            self.tasks,
+            self.repeats,
+            seed=self.seed,
+            errors=self.errors,
+            concurrency=self.concurrency,
+            timeout=self.timeout,
+            cache=self.cache,
+        )
+        part.descriptions = {v: d for v, d in self.descriptions.items() if v in names}
+        for r in self.records:
+            if r.variant in names:
+                part.add(r, *self.kept(r))
+        part.finish()
+        return part
 
     async def rerun(self, *, failed: bool = True, errors: bool = True) -> Evaluation:
         """A new evaluation with the ``fail`` (``failed``) and ``error`` (``errors``) runs run

@@ -60,8 +60,8 @@ def save(ev: Evaluation, path: Path, *, traces: bool = True) -> Path:
     }
     lines = [json.dumps(header, ensure_ascii=False)]
     for r in ev.records:
-        session = ev._sessions.get(r.key)
-        trace = ev._traces.get(r.key) if traces else None
+        session, trace = ev.kept(r)
+        trace = trace if traces else None
         entry = {
             "record": r.to_dict(),
             "messages": session.to_openai() if session is not None else None,
@@ -103,12 +103,12 @@ def load(path: Path, *, judge: Any = None) -> Evaluation:
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigurationError(f"{path}:{number}: not a run record ({exc})") from None
         messages, trace = entry.get("messages"), entry.get("trace")
-        ev._add(
+        ev.add(
             record,
             Session(messages) if messages is not None else None,
             Trace.from_jsonl(trace) if trace else None,
         )
-    ev._end()
+    ev.finish()
     return ev
 
 
@@ -128,6 +128,6 @@ def from_records(
     repeats = max((r.repeat for r in rows), default=0) + 1
     ev = Evaluation(variants, tasks, repeats, errors=errors, seed=seed)
     for r in rows:
-        ev._add(r, None)
-    ev._end()
+        ev.add(r)
+    ev.finish()
     return ev

@@ -114,14 +114,8 @@ class Playground(Widget):
         return ev
 
     @staticmethod
-    def _kept(ev: Any) -> list[tuple[Any, Any]]:
-        out = []
-        for r in ev.records:
-            try:
-                out.append((r, ev.session(*r.key)))
-            except KeyError:
-                out.append((r, None))
-        return out
+    def _kept(ev: Any) -> list[tuple[Any, ...]]:
+        return [(r, *ev.kept(r)) for r in ev.records]
 
     def _on_record(self, record: Any) -> None:
         ev = self.evaluation
@@ -209,14 +203,7 @@ def _previous(ev: Any, variants: dict[str, Any]) -> Any:
     """The evaluation of the variants before a cancelled Run (None if there were none)."""
     if not variants:
         return None
-    from ..evals.evaluation import Evaluation
-
-    keep = [r for r in ev.records if r.variant in variants]
-    previous = Evaluation(dict(variants), ev.tasks, ev.repeats, seed=ev.seed, errors=ev.errors)
-    for r in keep:
-        previous._add(r, ev._sessions.get(r.key))
-    previous._end()
-    return previous
+    return ev.subset(variants)
 
 
 def _rules(agent: Any) -> list[dict[str, Any]]:
