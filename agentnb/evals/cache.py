@@ -17,12 +17,11 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from .._secrets import is_secret_name
 from ..messages import parse_message
 from ..models.base import Delta, ModelLike, ModelRequest, ModelResponse, Usage, stream_response
 
 __all__ = ["CachedModel", "ResponseCache", "model_identity"]
-
-_SECRET = ("key", "token", "secret", "password", "auth", "header")
 
 
 def model_identity(model: Any) -> dict[str, Any]:
@@ -30,14 +29,15 @@ def model_identity(model: Any) -> dict[str, Any]:
 
     Functions count by their qualified name. A model whose replies depend on state its
     settings do not show (a script of replies) should define ``cache_identity()``. Attributes
-    whose names look secret (key, token, secret, password, auth, headers) are never part of it.
+    whose names say they hold a credential (the one secrets rule,
+    :func:`agentnb._secrets.is_secret_name`) are never part of it.
     """
     own = getattr(model, "cache_identity", None)
     if callable(own):
         return {"class": type(model).__qualname__, "identity": own()}
     settings: dict[str, Any] = {}
     for name, value in sorted(vars(model).items()):
-        if name.startswith("_") or any(s in name.lower() for s in _SECRET):
+        if name.startswith("_") or is_secret_name(name):
             continue
         if isinstance(value, str | int | float | bool) or value is None:
             settings[name] = value

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from html import escape
+from .._html import escape
 from typing import TYPE_CHECKING, Any
 
 from . import statistics as st

@@ -22,10 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..models.differ import json_changes, messages_diff
 from ..session.session import Session
 from .batches import Call, batches
 
-__all__ = ["Row", "Step", "Trajectory", "align", "json_diff", "messages_diff"]
+__all__ = ["Row", "Step", "Trajectory", "align"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +85,7 @@ class Trajectory:
             return []
         out = []
         for ca, cb in zip(sa.calls, sb.calls, strict=False):
-            out.append({"name": ca.name, "changes": json_diff(ca.result, cb.result)})
+            out.append({"name": ca.name, "changes": json_changes(ca.result, cb.result)})
         return out
 
     def call_at(self, row: int, run: int) -> int:
@@ -205,64 +206,6 @@ def _metrics(session: Session, steps: list[Step]) -> dict[str, Any]:
         "stop_reason": record.stop_reason if record is not None else None,
         "output": output,
     }
-
-
-def _key(wire: Any) -> str:
-    return json.dumps(wire, sort_keys=True, ensure_ascii=False)
-
-
-def messages_diff(a: Sequence[Any], b: Sequence[Any]) -> list[dict[str, Any]]:
-    """Two requests' messages aligned: rows ``kept`` (a count), ``added``, ``dropped`` and
-    ``edited`` (with the old message; a JSON tool result also with its changed keys)."""
-    matcher = difflib.SequenceMatcher(None, [_key(w) for w in a], [_key(w) for w in b], False)
-    rows: list[dict[str, Any]] = []
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            rows.append({"op": "kept", "count": i2 - i1, "from": i1})
-            continue
-        pairs = min(i2 - i1, j2 - j1) if op == "replace" else 0
-        for d in range(pairs):
-            old, new = a[i1 + d], b[j1 + d]
-            row = {"op": "edited", "w": new, "old": old}
-            if old.get("role") == new.get("role") == "tool":
-                row["changes"] = json_diff(old.get("content"), new.get("content"))
-            rows.append(row)
-        rows += [{"op": "dropped", "w": w} for w in a[i1 + pairs : i2]]
-        rows += [{"op": "added", "w": w} for w in b[j1 + pairs : j2]]
-    return rows
-
-
-def json_diff(a: Any, b: Any, path: str = "") -> list[dict[str, Any]]:
-    """The keys that differ between two JSON values (text parsed when it is JSON):
-    ``{"path": "flights[0].price", "old": 650, "new": 1050}``; a missing side is absent."""
-    a, b = _parsed(a), _parsed(b)
-    if isinstance(a, dict) and isinstance(b, dict):
-        out: list[dict[str, Any]] = []
-        for key in sorted(set(a) | set(b), key=str):
-            sub = f"{path}.{key}" if path else str(key)
-            if key not in a:
-                out.append({"path": sub, "new": b[key]})
-            elif key not in b:
-                out.append({"path": sub, "old": a[key]})
-            else:
-                out += json_diff(a[key], b[key], sub)
-        return out
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        return [
-            c
-            for i, (x, y) in enumerate(zip(a, b, strict=True))
-            for c in json_diff(x, y, f"{path}[{i}]")
-        ]
-    return [] if a == b else [{"path": path or "(value)", "old": a, "new": b}]
-
-
-def _parsed(value: Any) -> Any:
-    if isinstance(value, str) and value[:1] in "{[":
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
 
 
 def _compact(arguments: str) -> str:

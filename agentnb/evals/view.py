@@ -7,7 +7,7 @@ the task × variant grid, k/k per cell with repeats) is what nbviewer and GitHub
 from __future__ import annotations
 
 import math
-from html import escape
+from .._html import escape
 from typing import TYPE_CHECKING, Any
 
 from .. import display

@@ -93,3 +93,15 @@ def test_start_needs_a_running_loop_and_agents_need_models():
         an.evals.start(an.Agent(model=an.models.ScriptedModel(["x"])), ["q"])
     with pytest.raises(an.ConfigurationError, match="have no model"):
         an.evals.start({"a": an.Agent()}, ["q"])
+
+
+def test_the_evaluation_html_follows_the_one_character_rule():
+    """A lone surrogate in a task or variant name (bytes decoded with surrogateescape) is
+    shown as U+FFFD: the bundle is valid UTF-8, as every other static renderer's."""
+    records = [EvalRecord("v\udcff", "t\ud800", 0, "pass"), EvalRecord("b", "t\ud800", 0, "fail")]
+    ev = an.Evaluation.from_records(records)
+    html = ev._repr_mimebundle_()["text/html"]
+    html.encode("utf-8")  # raised UnicodeEncodeError before
+    assert "v\ufffd" in html and "t\ufffd" in html
+    comparison = ev.compare("v\udcff", "b")._repr_mimebundle_()["text/html"]
+    comparison.encode("utf-8")
