@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from .._html import escape
 from typing import TYPE_CHECKING, Any
 
+from .._html import escape
 from . import statistics as st
 from .tables import counted
 

@@ -7,10 +7,10 @@ the task × variant grid, k/k per cell with repeats) is what nbviewer and GitHub
 from __future__ import annotations
 
 import math
-from .._html import escape
 from typing import TYPE_CHECKING, Any
 
 from .. import display
+from .._html import escape
 from . import tables
 
 if TYPE_CHECKING:
