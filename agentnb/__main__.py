@@ -124,8 +124,12 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument(
         "--misbehave", choices=sorted(__import__("agentnb.travel", fromlist=["x"]).MISBEHAVIOURS)
     )
-    t.add_argument("--fault", action="append", metavar="TOOL=KIND",
-                   help="inject a fault, e.g. search_weather=timeout (repeatable)")  # fmt: skip
+    t.add_argument(
+        "--fault",
+        action="append",
+        metavar="TOOL=KIND",
+        help="inject a fault, e.g. search_weather=timeout (repeatable)",
+    )
     t.add_argument("--tool-timeout", type=float, default=5.0, help="seconds per tool call")
     t.add_argument("--max-iterations", type=int, default=6)
     t.add_argument("--json", action="store_true", help="print the final transcript as JSON")

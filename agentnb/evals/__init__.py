@@ -15,7 +15,7 @@ Modules, one concept each: ``tasks`` (Task, TaskSet), ``checks`` (an.checks), ``
 """
 
 from . import checks
-from .batches import Call, batches
+from .batches import PairedCall, batches
 from .cache import CachedModel, ResponseCache
 from .comparison import Comparison
 from .evaluate import evaluate, start
@@ -28,10 +28,10 @@ from .tasks import Task, TaskSet
 __all__ = [
     "OUTCOMES",
     "CachedModel",
-    "Call",
     "Comparison",
     "EvalRecord",
     "Evaluation",
+    "PairedCall",
     "ResponseCache",
     "Task",
     "TaskSet",

@@ -14,11 +14,11 @@ from typing import Any
 
 from .normalise import canonical
 
-__all__ = ["Call", "batches", "calls"]
+__all__ = ["PairedCall", "batches", "calls"]
 
 
 @dataclass(frozen=True, slots=True)
-class Call:
+class PairedCall:
     """One tool call of a trajectory, with the result it got (``None`` if unanswered)."""
 
     name: str
@@ -50,7 +50,7 @@ def _wire(message: Any) -> dict[str, Any]:
     return message if isinstance(message, dict) else message.wire()
 
 
-def batches(messages: Iterable[Any]) -> list[list[Call]]:
+def batches(messages: Iterable[Any]) -> list[list[PairedCall]]:
     """The tool calls of ``messages``, one list per assistant reply that made any."""
     wires = [_wire(m) for m in messages]
     results: dict[str, tuple[str, str | None]] = {}
@@ -59,7 +59,7 @@ def batches(messages: Iterable[Any]) -> list[list[Call]]:
             content = m.get("content")
             text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
             results[str(m.get("tool_call_id"))] = (text, _kind(text))
-    out: list[list[Call]] = []
+    out: list[list[PairedCall]] = []
     for m in wires:
         if m.get("role") != "assistant" or not m.get("tool_calls"):
             continue
@@ -69,12 +69,14 @@ def batches(messages: Iterable[Any]) -> list[list[Call]]:
             result, kind = results.get(str(c.get("id")), (None, None))
             args = fn.get("arguments")
             raw = args if isinstance(args, str) else json.dumps(args or {}, ensure_ascii=False)
-            batch.append(Call(str(fn.get("name")), raw, str(c.get("id")), len(out), result, kind))
+            batch.append(
+                PairedCall(str(fn.get("name")), raw, str(c.get("id")), len(out), result, kind)
+            )
         out.append(batch)
     return out
 
 
-def calls(messages: Iterable[Any]) -> list[Call]:
+def calls(messages: Iterable[Any]) -> list[PairedCall]:
     """Every tool call of ``messages``, flattened in order."""
     return [c for batch in batches(messages) for c in batch]
 

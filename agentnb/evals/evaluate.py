@@ -147,9 +147,18 @@ async def rerun(ev: Evaluation, *, failed: bool, errors: bool) -> Evaluation:
     keep = [r for r in ev.records if r.outcome not in again]
     kept = [(r, *ev.kept(r)) for r in keep]
     agents: dict[str, Agent | None] = {name: ev.agents.get(name) for name in ev.variants}
-    new = start(agents, ev.tasks, ev.repeats, seed=ev.seed, errors=ev.errors,
-                concurrency=ev.concurrency, timeout=ev.timeout, cache=ev.cache, keep=kept,
-                progress=False)  # fmt: skip
+    new = start(
+        agents,
+        ev.tasks,
+        ev.repeats,
+        seed=ev.seed,
+        errors=ev.errors,
+        concurrency=ev.concurrency,
+        timeout=ev.timeout,
+        cache=ev.cache,
+        keep=kept,
+        progress=False,
+    )
     return await new.wait()
 
 
@@ -161,9 +170,18 @@ def extend(ev: Evaluation, variants: dict[str, Agent]) -> Evaluation:
         raise ConfigurationError(f"variants {taken} are already in this evaluation")
     agents: dict[str, Agent | None] = {name: ev.agents.get(name) for name in ev.variants}
     kept = [(r, *ev.kept(r)) for r in ev.records]
-    started = start({**agents, **new}, ev.tasks, ev.repeats, seed=ev.seed, errors=ev.errors,
-                    concurrency=ev.concurrency, timeout=ev.timeout, cache=ev.cache, keep=kept,
-                    progress=False)  # fmt: skip
+    started = start(
+        {**agents, **new},
+        ev.tasks,
+        ev.repeats,
+        seed=ev.seed,
+        errors=ev.errors,
+        concurrency=ev.concurrency,
+        timeout=ev.timeout,
+        cache=ev.cache,
+        keep=kept,
+        progress=False,
+    )
     started.descriptions = {**ev.descriptions, **started.descriptions}
     return started
 

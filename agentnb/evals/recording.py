@@ -150,8 +150,13 @@ def _recorded(content: str) -> str:
     if error is None:
         return content
     data = {k: v for k, v in error.items() if k not in ("ok", "kind", "error", "hint", "retryable")}
-    raise ToolError(str(error.get("error", "")), hint=error.get("hint"),
-                    retryable=error.get("retryable"), data=data, kind="tool_error")  # fmt: skip
+    raise ToolError(
+        str(error.get("error", "")),
+        hint=error.get("hint"),
+        retryable=error.get("retryable"),
+        data=data,
+        kind="tool_error",
+    )
 
 
 class _Pool:

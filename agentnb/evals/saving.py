@@ -32,9 +32,9 @@ __all__ = ["FORMAT", "load", "save"]
 FORMAT = "agentnb.evaluation/1"
 
 
-def _task_record(task: Task) -> dict[str, Any]:
+def _task_dict(task: Task) -> dict[str, Any]:
     try:
-        return task.to_record()
+        return task.to_dict()
     except ConfigurationError:  # a lambda check or setup: keep the names, not the code
         return {
             "name": task.name,
@@ -56,7 +56,7 @@ def save(ev: Evaluation, path: Path, *, traces: bool = True) -> Path:
         "seed": ev.seed,
         "errors": ev.errors,
         "tasks_name": ev.tasks.name,
-        "tasks": [_task_record(t) for t in ev.tasks],
+        "tasks": [_task_dict(t) for t in ev.tasks],
     }
     lines = [json.dumps(header, ensure_ascii=False)]
     for r in ev.records:
@@ -91,7 +91,7 @@ def load(path: Path, *, judge: Any = None) -> Evaluation:
     if header.get("format") != FORMAT:
         raise ConfigurationError(f"{path} is not a saved evaluation ({header.get('format')!r})")
     records = [{k: v for k, v in t.items() if k != "unsaved_checks"} for t in header["tasks"]]
-    tasks = TaskSet.from_records(records, name=header.get("tasks_name", "tasks"), judge=judge)
+    tasks = TaskSet.from_dicts(records, name=header.get("tasks_name", "tasks"), judge=judge)
     ev = Evaluation(
         header["variants"], tasks, header["repeats"], seed=header["seed"], errors=header["errors"]
     )

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..errors import ConfigurationError
-from .checks.base import Check, FunctionCheck, as_check, check_from_record
+from .checks.base import Check, FunctionCheck, as_check, check_from_dict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,33 +60,33 @@ class Task(BaseModel):
     def _none_is_empty(cls, value: Any) -> Any:
         return () if value is None else value
 
-    def to_record(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (checks as ``{"check": ...}`` records; ``setup`` as its path)."""
         record: dict[str, Any] = {
             "name": self.name,
             "input": self.input,
-            "checks": [c.to_record() for c in self.checks],
+            "checks": [c.to_dict() for c in self.checks],
             "tags": list(self.tags),
             "metadata": self.metadata,
             "history": list(self.history),
         }
         if self.setup is not None:
-            record["setup"] = FunctionCheck(self.setup).to_record()["ref"]
+            record["setup"] = FunctionCheck(self.setup).to_dict()["ref"]
         return record
 
     @classmethod
-    def from_record(cls, record: dict[str, Any], *, judge: Any = None) -> Task:
-        """The task a :meth:`to_record` dict describes (``judge``: the model of judge checks)."""
+    def from_dict(cls, record: dict[str, Any], *, judge: Any = None) -> Task:
+        """The task a :meth:`to_dict` dict describes (``judge``: the model of judge checks)."""
         fields = dict(record)
         checks = fields.pop("checks", None) or []
         if isinstance(checks, str):  # a DataFrame cell written as JSON text
             checks = json.loads(checks)
-        fields["checks"] = [check_from_record(c, judge_model=judge) for c in checks]
+        fields["checks"] = [check_from_dict(c, judge_model=judge) for c in checks]
         for key in ("tags", "history", "metadata"):
             if isinstance(fields.get(key), str):
                 fields[key] = json.loads(fields[key])
         if fields.get("setup"):
-            ref = check_from_record({"check": "function", "ref": fields["setup"]})
+            ref = check_from_dict({"check": "function", "ref": fields["setup"]})
             fields["setup"] = ref.fn  # type: ignore[attr-defined]
         else:
             fields.pop("setup", None)
@@ -146,19 +146,19 @@ class TaskSet(BaseModel):
         return TaskSet(chosen, name=self.name)
 
     # -- records, JSONL, DataFrames ---------------------------------------------------------
-    def to_records(self) -> list[dict[str, Any]]:
-        return [t.to_record() for t in self.tasks]
+    def to_dicts(self) -> list[dict[str, Any]]:
+        return [t.to_dict() for t in self.tasks]
 
     @classmethod
-    def from_records(
+    def from_dicts(
         cls, records: Iterable[dict[str, Any]], *, name: str = "tasks", judge: Any = None
     ) -> TaskSet:
-        return cls([Task.from_record(r, judge=judge) for r in records], name=name)
+        return cls([Task.from_dict(r, judge=judge) for r in records], name=name)
 
     def to_jsonl(self, path: str | os.PathLike[str]) -> Path:
         """Write one task per line (UTF-8, Chinese kept readable)."""
         path = Path(path)
-        lines = [json.dumps(r, ensure_ascii=False) for r in self.to_records()]
+        lines = [json.dumps(r, ensure_ascii=False) for r in self.to_dicts()]
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         return path
 
@@ -173,13 +173,13 @@ class TaskSet(BaseModel):
                     records.append(json.loads(line))
                 except ValueError as exc:
                     raise ConfigurationError(f"{path}:{number}: not JSON ({exc})") from None
-        return cls.from_records(records, name=path.stem, judge=judge)
+        return cls.from_dicts(records, name=path.stem, judge=judge)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per task; ``checks`` holds the check records (lists of dicts)."""
         import pandas as pd
 
-        return pd.DataFrame.from_records(self.to_records())
+        return pd.DataFrame.from_records(self.to_dicts())
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, *, judge: Any = None) -> TaskSet:
@@ -187,7 +187,7 @@ class TaskSet(BaseModel):
         records = []
         for row in frame.to_dict(orient="records"):
             records.append({str(k): _cell(v) for k, v in row.items()})
-        return cls.from_records(records, judge=judge)
+        return cls.from_dicts(records, judge=judge)
 
     def __repr__(self) -> str:
         return f"<TaskSet {self.name!r}: {len(self.tasks)} tasks>"

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..models.differ import json_changes, messages_diff
 from ..session.session import Session
-from .batches import Call, batches
+from .batches import PairedCall, batches
 
 __all__ = ["Row", "Step", "Trajectory", "align"]
 
@@ -33,7 +33,7 @@ __all__ = ["Row", "Step", "Trajectory", "align"]
 class Step:
     """One reply batch of one run: its calls, and the model call (from 1) that made them."""
 
-    calls: tuple[Call, ...]
+    calls: tuple[PairedCall, ...]
     call_number: int
 
     @property

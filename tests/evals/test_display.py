@@ -13,11 +13,19 @@ from agentnb.evals import EvalRecord
 
 
 def small() -> an.Evaluation:
-    records = [EvalRecord(v, t, r, o) for v, t, r, o in [
-        ("a", "t<0>", 0, "pass"), ("a", "t<0>", 1, "fail"), ("a", "t1", 0, "error"),
-        ("a", "t1", 1, "error"), ("b", "t<0>", 0, "pass"), ("b", "t<0>", 1, "pass"),
-        ("b", "t1", 0, "fail"), ("b", "t1", 1, "fail"),
-    ]]  # fmt: skip
+    records = [
+        EvalRecord(v, t, r, o)
+        for v, t, r, o in [
+            ("a", "t<0>", 0, "pass"),
+            ("a", "t<0>", 1, "fail"),
+            ("a", "t1", 0, "error"),
+            ("a", "t1", 1, "error"),
+            ("b", "t<0>", 0, "pass"),
+            ("b", "t<0>", 1, "pass"),
+            ("b", "t1", 0, "fail"),
+            ("b", "t1", 1, "fail"),
+        ]
+    ]
     return an.Evaluation.from_records(records)
 
 

@@ -202,7 +202,7 @@ async def test_save_and_load_round_trip_with_no_model(tmp_path):
     path = ev.save(tmp_path / "ev.jsonl")
     back = an.Evaluation.load(path)
     assert back.done and back.variants == ev.variants and back.repeats == 2
-    assert back.tasks.to_records() == ev.tasks.to_records()
+    assert back.tasks.to_dicts() == ev.tasks.to_dicts()
     assert back.runs.drop(columns="latency").equals(ev.runs.drop(columns="latency"))
     assert back.summary.drop(columns="mean_latency").equals(ev.summary.drop(columns="mean_latency"))
     assert back.record("b", "t1").checks == ev.record("b", "t1").checks

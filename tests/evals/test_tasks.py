@@ -86,7 +86,7 @@ def test_a_task_set_round_trips_through_jsonl(tmp_path):
     assert "我周五从上海去北京出差" in text and '"check": "calls"' in text  # readable Chinese
     model = an.models.ScriptedModel(["PASS"])
     back = an.TaskSet.from_jsonl(path, judge=model)
-    assert back.to_records() == tasks.to_records()
+    assert back.to_dicts() == tasks.to_dicts()
     assert back["trip"].checks == tasks["trip"].checks  # declarative checks compare equal
     assert back["trip"].setup is fresh_desk and back["judge"].checks[0].model is model
     assert [c.name for c in back["trip"].checks] == [c.name for c in tasks["trip"].checks]
@@ -108,7 +108,7 @@ def test_a_task_set_round_trips_through_a_dataframe():
 
 
 def TaskSetEqual(a: an.TaskSet, b: an.TaskSet) -> bool:
-    return a.to_records() == b.to_records()
+    return a.to_dicts() == b.to_dicts()
 
 
 def test_a_lambda_check_cannot_be_written_and_says_why(tmp_path):
@@ -119,9 +119,9 @@ def test_a_lambda_check_cannot_be_written_and_says_why(tmp_path):
 
 def test_unknown_checks_and_broken_refs_are_readable_errors():
     with pytest.raises(ConfigurationError, match="unknown check 'nope'"):
-        an.TaskSet.from_records([{"name": "a", "input": "x", "checks": [{"check": "nope"}]}])
+        an.TaskSet.from_dicts([{"name": "a", "input": "x", "checks": [{"check": "nope"}]}])
     with pytest.raises(ConfigurationError, match="cannot be imported"):
-        an.TaskSet.from_records(
+        an.TaskSet.from_dicts(
             [{"name": "a", "input": "x", "checks": [{"check": "function", "ref": "nowhere:fn"}]}]
         )
     with pytest.raises(ConfigurationError, match="not a check"):

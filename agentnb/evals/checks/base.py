@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from ...errors import ConfigurationError
-from ..batches import Call, batches
+from ..batches import PairedCall, batches
 
 if TYPE_CHECKING:
     from ...runtime.result import RunResult
@@ -29,7 +29,7 @@ __all__ = [
     "Evidence",
     "FunctionCheck",
     "as_check",
-    "check_from_record",
+    "check_from_dict",
     "run_check",
 ]
 
@@ -55,12 +55,12 @@ class Evidence:
     task: Any = None
 
     @cached_property
-    def batches(self) -> list[list[Call]]:
+    def batches(self) -> list[list[PairedCall]]:
         """The run's tool calls, one list per reply (see :mod:`agentnb.evals.batches`)."""
         return batches(self.result.messages)
 
     @property
-    def calls(self) -> list[Call]:
+    def calls(self) -> list[PairedCall]:
         return [c for batch in self.batches for c in batch]
 
     @property
@@ -97,8 +97,8 @@ class Check:
         ]
         return f"{self.kind}({', '.join(shown)})"
 
-    def to_record(self) -> dict[str, Any]:
-        """``{"check": kind, **arguments}``: a JSON object :func:`check_from_record` reads."""
+    def to_dict(self) -> dict[str, Any]:
+        """``{"check": kind, **arguments}``: a JSON object :func:`check_from_dict` reads."""
         return {"check": self.kind, **self.fields()}
 
     @classmethod
@@ -143,7 +143,7 @@ class FunctionCheck(Check):
             return None
         return f"{module}:{qualname}"
 
-    def to_record(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         if self.ref is None:
             raise ConfigurationError(
                 f"check {self.name!r} cannot be written to JSONL: it is a lambda or a nested "
@@ -174,7 +174,7 @@ def as_check(value: Any) -> Check:
     if isinstance(value, Check):
         return value
     if isinstance(value, dict):
-        return check_from_record(value)
+        return check_from_dict(value)
     if callable(value):
         return FunctionCheck(value)
     raise ConfigurationError(
@@ -183,8 +183,8 @@ def as_check(value: Any) -> Check:
     )
 
 
-def check_from_record(record: dict[str, Any], *, judge_model: Any = None) -> Check:
-    """Rebuild a check written by :meth:`Check.to_record` (a judge gets ``judge_model``)."""
+def check_from_dict(record: dict[str, Any], *, judge_model: Any = None) -> Check:
+    """Rebuild a check written by :meth:`Check.to_dict` (a judge gets ``judge_model``)."""
     kind = record.get("check")
     if kind == "function":
         module, _, qualname = str(record.get("ref", "")).partition(":")

@@ -40,7 +40,7 @@ class Judge(Check):
     def name(self) -> str:
         return f"judge({self.rubric[:40]!r})"
 
-    def to_record(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         # The model is not written (it may hold a key); from_jsonl(..., judge=model) gives one.
         return {"check": self.kind, "rubric": self.rubric}
 

@@ -99,14 +99,14 @@ class EndState(Check):
     def name(self) -> str:
         return f"end_state({FunctionCheck(self.fn).name})"
 
-    def to_record(self) -> dict[str, Any]:
-        return {"check": self.kind, "ref": FunctionCheck(self.fn).to_record()["ref"]}
+    def to_dict(self) -> dict[str, Any]:
+        return {"check": self.kind, "ref": FunctionCheck(self.fn).to_dict()["ref"]}
 
     @classmethod
     def from_fields(cls, fields: dict[str, Any]) -> Check:
-        from .base import check_from_record
+        from .base import check_from_dict
 
-        inner = check_from_record({"check": "function", "ref": fields["ref"]})
+        inner = check_from_dict({"check": "function", "ref": fields["ref"]})
         return cls(inner.fn)  # type: ignore[attr-defined]
 
     async def judge(self, evidence: Evidence) -> tuple[bool, str]:
