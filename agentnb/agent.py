@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .runtime.check_stop import RunView
     from .runtime.run import Run, RunResult
     from .session.lock import LockPolicy
+    from .tools.replaying import ReplaySource
 
 __all__ = ["Agent"]
 
@@ -70,6 +71,8 @@ class Agent:
         context: the :class:`~agentnb.context.ContextPolicy` choosing the history sent; by
             default everything, or :class:`~agentnb.context.DropOldest` once a window is set.
         tokenizer: counts tokens for budgets; the model's own, else the heuristic.
+        replay: what answers this agent's tool calls instead of its tools (set by
+            :meth:`replaying`; an evaluation wraps a task's own tools with it too).
     """
 
     name: str
@@ -86,6 +89,7 @@ class Agent:
     model_params: dict[str, Any]
     context_window: int | None
     reply_reserve: int
+    replay: ReplaySource | None
 
     def __init__(
         self,
@@ -106,6 +110,7 @@ class Agent:
         reply_reserve: int = 1000,
         context: ContextPolicy | None = None,
         tokenizer: Tokenizer | None = None,
+        replay: ReplaySource | None = None,
     ) -> None:
         super().__setattr__("_prompt_key", ())
         self.name = name
@@ -124,6 +129,7 @@ class Agent:
         self.reply_reserve = reply_reserve
         self.context = context
         self.tokenizer = tokenizer
+        self.replay = replay
 
     def __setattr__(self, field: str, value: Any) -> None:
         check = CHECKS.get(field)
@@ -337,7 +343,7 @@ class Agent:
 
         source = recording.source(**options)
         tools = [replaying(t, source) for t in self.tools]
-        return self.copy(tools=tools, name=f"{self.name} (replaying)")
+        return self.copy(tools=tools, name=f"{self.name} (replaying)", replay=source)
 
     def __repr__(self) -> str:
         model = getattr(self.model, "name", None)

@@ -95,7 +95,7 @@ def start(
     Needs a running event loop (a notebook cell, or inside ``async def``). ``await ev`` (or
     ``await ev.wait()``) waits for it; ``ev.cancel()`` stops it; ``ev.subscribe(fn)`` hears
     each finished run. Arguments as for :func:`evaluate`. ``keep`` holds runs already done,
-    as ``(record, session)`` or ``(record, session, trace)``: they are not run again
+    as ``(record, session[, trace[, state]])``: they are not run again
     (``Evaluation.rerun`` and ``extend`` use it).
     """
     agents = _variants(variants)
@@ -117,8 +117,8 @@ def start(
         cache=_cache(cache),
     )
     done = set()
-    for record, session, *trace in keep:  # (record, session) or (record, session, trace)
-        ev.add(record, session, trace[0] if trace else None)
+    for record, session, *more in keep:  # (record, session[, trace[, state]])
+        ev.add(record, session, *more)
         done.add(record.key)
     jobs = [
         (name, task, repeat)
@@ -204,10 +204,10 @@ async def _sweep(ev: Evaluation, jobs: list[tuple[str, Task, int]]) -> None:
 
     async def worker() -> None:
         for name, task, repeat in pending:  # one shared iterator: each job is taken once
-            record, session, trace = await run_task(
+            record, session, trace, state = await run_task(
                 name, ev.agents[name], task, repeat, ev.seed, timeout=ev.timeout, cache=ev.cache
             )
-            ev.add(record, session, trace)
+            ev.add(record, session, trace, state)
             # A run that never suspends (the stand-in, instant tools) would otherwise hold the
             # loop for the whole sweep: let timers (the live matrix) and clicks (Stop) in.
             await asyncio.sleep(0)

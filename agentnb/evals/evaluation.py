@@ -16,7 +16,7 @@ import os
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from .. import display
 from ..errors import ConfigurationError
@@ -36,6 +36,14 @@ if TYPE_CHECKING:
 __all__ = ["Evaluation"]
 
 Errors = Literal["fail", "drop"]
+
+
+class Kept(NamedTuple):
+    """What an evaluation keeps of one run besides its record."""
+
+    session: Session | None
+    trace: Trace | None
+    state: Any
 
 
 class Evaluation:
@@ -82,6 +90,7 @@ class Evaluation:
         }
         self._sessions: dict[tuple[str, str, int], Session] = {}
         self._traces: dict[tuple[str, str, int], Trace] = {}
+        self._states: dict[tuple[str, str, int], Any] = {}
         self._subscribers: list[Callable[[EvalRecord | None], Any]] = []
         self._task: asyncio.Task[Any] | None = None
         #: True once the sweep ended (finished or cancelled); a loaded evaluation is done.
@@ -120,11 +129,18 @@ class Evaluation:
             )
 
     def add(
-        self, record: EvalRecord, session: Session | None = None, trace: Trace | None = None
+        self,
+        record: EvalRecord,
+        session: Session | None = None,
+        trace: Trace | None = None,
+        state: Any = None,
     ) -> None:
-        """Add a finished run (its record, session and trace) and tell the subscribers: the
-        sweep does, and so do ``load``, ``rerun`` and ``extend`` for the runs they keep."""
+        """Add a finished run (its record, session, trace and the end state its checks read)
+        and tell the subscribers: the sweep does, and so do ``load``, ``rerun`` and
+        ``extend`` for the runs they keep."""
         self.records.append(record)
+        if state is not None:
+            self._states[record.key] = state
         if session is not None:
             self._sessions[record.key] = session
         if trace is not None:
@@ -161,9 +177,11 @@ class Evaluation:
         else:
             self.finish()
 
-    def kept(self, record: EvalRecord) -> tuple[Session | None, Trace | None]:
-        """The session and trace kept for the run of ``record`` (None where there is none)."""
-        return self._sessions.get(record.key), self._traces.get(record.key)
+    def kept(self, record: EvalRecord) -> Kept:
+        """The session, trace and end state kept for the run of ``record`` (None where there
+        is none; a loaded evaluation keeps no state)."""
+        key = record.key
+        return Kept(self._sessions.get(key), self._traces.get(key), self._states.get(key))
 
     def subset(self, variants: Iterable[str]) -> Evaluation:
         """A finished evaluation of these variants only: their records, sessions, traces and

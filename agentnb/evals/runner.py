@@ -10,14 +10,19 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ConfigurationError
 from ..session import Session
 from ..storage.trace import Trace
+from ..tools import Toolset
+from ..tools.replaying import replaying, source_of
 from .batches import batches
 from .cache import CachedModel, ResponseCache
 from .checks.base import CheckResult, Evidence, run_check
 from .record import EvalRecord
+from .recording import replaying_run
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -49,12 +54,45 @@ def run_agent(agent: Agent, seed: int, repeat: int, cache: ResponseCache | None)
     return agent.copy(**changes)
 
 
-def _divergence(result: RunResult) -> str:
-    for step, batch in enumerate(batches(result.messages)):
+#: The error kinds of a replaying tool that left its recorded trajectory.
+REPLAY_MISSES = ("mismatch", "exhausted", "not_recorded")
+
+
+def _divergence(messages: Iterable[Any]) -> str:
+    """Where a replaying run first left its recording (any turn), or ""."""
+    for batch in batches(messages):
         for call in batch:
-            if call.kind == "not_recorded":
-                return f"step {step}: {call} is not in the recording"
+            if call.kind in REPLAY_MISSES:
+                return f"{call.where}: {call} is a replay {call.kind}"
     return ""
+
+
+def prepare(agent: Agent, task: Task) -> tuple[Agent, Any]:
+    """The run's agent with the task's own tools (``Task(tools=factory)``, wrapped to replay
+    when ``agent`` replays) and its setup applied, and the state end-state checks read.
+
+    A replaying agent whose tools a setup replaced with live ones raises here, before the
+    run: those tools would execute, silently, in a run meant to replay."""
+    source = agent.replay
+    state = None
+    if task.tools is not None:
+        made = task.tools()
+        tools, state = made if isinstance(made, tuple) else (made, None)
+        tools = list(tools)
+        wrapped = [replaying(t, source) for t in tools] if source is not None else tools
+        agent.tools = Toolset(wrapped)
+    if task.setup is not None:
+        returned = task.setup(agent)
+        state = returned if returned is not None else state
+    if source is not None and any(source_of(t) is None for t in agent.tools):
+        live = [t.name for t in agent.tools if source_of(t) is None]
+        raise ConfigurationError(
+            f"task {task.name!r}: its setup gave the replaying agent live tools "
+            f"({', '.join(live)}), which this run would execute; give the task its tools with "
+            "Task(tools=factory) "
+            "(a replaying agent wraps those), or bind state without replacing agent.tools"
+        )
+    return agent, agent if state is None else state
 
 
 async def run_task(
@@ -66,8 +104,12 @@ async def run_task(
     *,
     timeout: float | None,
     cache: ResponseCache | None,
-) -> tuple[EvalRecord, Session | None, Trace | None]:
-    """Run ``task`` once with ``agent`` (the variant ``name``) and check it."""
+) -> tuple[EvalRecord, Session | None, Trace | None, Any]:
+    """Run ``task`` once with ``agent`` (the variant ``name``) and check it: its record,
+    session, trace and the end state its checks read.
+
+    A replaying run that never left its recording reads the recorded run's end state: its
+    tools ran nothing, so the world it answered from is the one the recorded run left."""
     run_seed = derive_seed(seed, task.name, repeat)
     record = EvalRecord(name, task.name, repeat, "error", seed=run_seed)
     session = Session()
@@ -75,9 +117,7 @@ async def run_task(
     state: Any = None
     started = time.perf_counter()
     try:
-        agent = run_agent(agent, run_seed, repeat, cache)
-        state = task.setup(agent) if task.setup is not None else None
-        state = agent if state is None else state
+        agent, state = prepare(run_agent(agent, run_seed, repeat, cache), task)
 
         async def turns() -> RunResult:
             nonlocal started
@@ -91,8 +131,9 @@ async def run_task(
             return await runs[-1].finish()
 
         try:
-            async with asyncio.timeout(timeout):
-                await turns()
+            with replaying_run((name, task.name, repeat)):
+                async with asyncio.timeout(timeout):
+                    await turns()
         except TimeoutError:
             record.error = f"timed out after {timeout:g} s"
     except Exception as exc:
@@ -100,8 +141,11 @@ async def run_task(
     record.latency = time.perf_counter() - started
     result = runs[-1].result if runs else None
     if result is None:
-        return record, session, None
+        return record, session, None, None
     _measure(record, result, agent)
+    recorded = getattr(agent.replay, "end_state", None)
+    if callable(recorded) and not record.divergence:
+        state = recorded((name, task.name, repeat), state)
     evidence = Evidence(result, state, task)
     for check in task.checks:
         try:
@@ -111,7 +155,7 @@ async def run_task(
             record.error = record.error or f"check {check.name} raised {type(exc).__name__}: {exc}"
     if not record.error:
         record.outcome = "pass" if all(c.passed for c in record.checks) else "fail"
-    return record, session, Trace(result.events)
+    return record, session, Trace(result.events), state
 
 
 def _measure(record: EvalRecord, result: RunResult, agent: Agent) -> None:
@@ -123,6 +167,6 @@ def _measure(record: EvalRecord, result: RunResult, agent: Agent) -> None:
     record.tool_errors = sum(c.kind is not None for b in trajectory for c in b)
     record.tokens = result.usage.total_tokens
     record.output = result.output
-    record.divergence = _divergence(result)
+    record.divergence = _divergence(result.session.messages)
     model = agent.model
     record.cached_calls = model.hits if isinstance(model, CachedModel) else 0

@@ -60,7 +60,7 @@ def save(ev: Evaluation, path: Path, *, traces: bool = True) -> Path:
     }
     lines = [json.dumps(header, ensure_ascii=False)]
     for r in ev.records:
-        session, trace = ev.kept(r)
+        session, trace, _ = ev.kept(r)
         trace = trace if traces else None
         entry = {
             "record": r.to_dict(),

@@ -8,9 +8,12 @@
     tasks.to_frame();  an.TaskSet.from_frame(df)
 
 A task may carry earlier turns (``history``: strings are user turns run first in the same
-session, dicts are messages placed in it as they are) and a ``setup(agent)`` that prepares
-the tools' state for each run (its return value is what :func:`~agentnb.checks.end_state`
-checks). Checks and metrics read the last turn, the task's ``input``.
+session, dicts are messages placed in it as they are). Tools with per-run state belong to the
+task: ``tools=factory`` is called once per run and returns the run's tools, or
+``(tools, state)`` (``state`` is what :func:`~agentnb.checks.end_state` checks); a replaying
+agent wraps them, so the same task runs live and replayed. ``setup(agent)`` prepares anything
+else per run (a non-None return value is the state). Checks and metrics read the last turn,
+the task's ``input``.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ class Task(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     history: tuple[str | dict[str, Any], ...] = ()
     setup: Callable[[Any], Any] | None = None
+    tools: Callable[[], Any] | None = None
 
     def __init__(self, name: str, input: str, checks: Iterable[Any] = (), **fields: Any) -> None:
         super().__init__(name=name, input=input, checks=checks, **fields)
@@ -70,8 +74,10 @@ class Task(BaseModel):
             "metadata": self.metadata,
             "history": list(self.history),
         }
-        if self.setup is not None:
-            record["setup"] = FunctionCheck(self.setup).to_dict()["ref"]
+        for hook in ("setup", "tools"):
+            fn = getattr(self, hook)
+            if fn is not None:
+                record[hook] = FunctionCheck(fn).to_dict()["ref"]
         return record
 
     @classmethod
@@ -85,11 +91,12 @@ class Task(BaseModel):
         for key in ("tags", "history", "metadata"):
             if isinstance(fields.get(key), str):
                 fields[key] = json.loads(fields[key])
-        if fields.get("setup"):
-            ref = check_from_dict({"check": "function", "ref": fields["setup"]})
-            fields["setup"] = ref.fn  # type: ignore[attr-defined]
-        else:
-            fields.pop("setup", None)
+        for hook in ("setup", "tools"):
+            if fields.get(hook):
+                ref = check_from_dict({"check": "function", "ref": fields[hook]})
+                fields[hook] = ref.fn  # type: ignore[attr-defined]
+            else:
+                fields.pop(hook, None)
         return cls(fields.pop("name"), fields.pop("input"), **fields)
 
     def __repr__(self) -> str:

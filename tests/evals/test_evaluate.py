@@ -396,12 +396,13 @@ async def test_an_evaluation_owns_its_state_through_add_finish_kept_and_subset()
     assert part.done and part.variants == ["b"] and len(part.records) == 6
     assert part.agents == {"b": ev.agents["b"]}
     record = part.records[0]
-    session, trace = part.kept(record)
+    session, trace, state = part.kept(record)
     assert session is ev.session("b", record.task) and trace is ev.trace("b", record.task)
+    assert state is not None  # the run's agent: what end-state checks read with no setup
     fresh = an.Evaluation(["x"], TASKS)
     fresh.subscribe(heard.append)
     fresh.add(record)  # a record with nothing kept
-    assert fresh.kept(record) == (None, None) and heard[-1] is record
+    assert fresh.kept(record) == (None, None, None) and heard[-1] is record
     fresh.finish()
     fresh.finish()  # once only
     assert fresh.done and heard.count(None) == 2
