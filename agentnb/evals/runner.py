@@ -22,7 +22,7 @@ from .batches import batches
 from .cache import CachedModel, ResponseCache
 from .checks.base import CheckResult, Evidence, run_check
 from .record import EvalRecord
-from .recording import replaying_run
+from .replayer import replaying_run
 
 if TYPE_CHECKING:
     from ..agent import Agent

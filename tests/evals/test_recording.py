@@ -160,7 +160,7 @@ async def test_identical_calls_get_the_recorded_results_in_turn():
     result = await agent.replaying(recording, match="arguments").run("q")
     assert [m.content for m in result.messages if m.role == "tool"] == ["first", "second", "second"]
     # without positions, the trajectory cannot answer: said, never guessed
-    again = an.Agent("x", [search_weather], an.models.ScriptedModel(replies[:1] + ["done"]))
+    again = an.Agent("x", [search_weather], an.models.ScriptedModel([*replies[:1], "done"]))
     result = await again.replaying(recording).run("q")
     error = result.messages[2].error
     assert error["kind"] == "not_recorded" and "match='arguments'" in error["error"]

@@ -115,7 +115,11 @@ def obedient(request):
     if done < len(actions):
         name, args = actions[done]
         arguments = json.dumps(args, ensure_ascii=False)
-        call = {"id": "call_0", "type": "function", "function": {"name": name, "arguments": arguments}}
+        call = {
+            "id": "call_0",
+            "type": "function",
+            "function": {"name": name, "arguments": arguments},
+        }
         return {"role": "assistant", "content": None, "tool_calls": [call]}
     return f"result: {messages[-1]['content']}"
 
@@ -246,7 +250,10 @@ async def test_divergence_names_the_turn_and_step_of_an_earlier_turn():
 
     def greedy(request):  # withdraws 5 more in the first turn: the replay leaves there
         reply = obedient(request)
-        if isinstance(reply, dict) and '"amount": 50' in reply["tool_calls"][0]["function"]["arguments"]:
+        if (
+            isinstance(reply, dict)
+            and '"amount": 50' in reply["tool_calls"][0]["function"]["arguments"]
+        ):
             reply["tool_calls"][0]["function"]["arguments"] = '{"amount": 55}'
         return reply
 
