@@ -296,17 +296,24 @@ class Evaluation:
 
     # -- files, pictures, views -----------------------------------------------------------------
     def save(self, path: str | os.PathLike[str], *, traces: bool = True) -> Path:
-        """Write records, checks, tasks, every run's messages (and trace) to one JSONL file."""
+        """Write records, checks, tasks, every run's messages (and trace) to one JSONL file,
+        content shared between runs stored once. Refuses, naming them, checks it cannot keep
+        (a notebook's functions are kept by their source)."""
         from .saving import save
 
         return save(self, Path(path), traces=traces)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, judge: Any = None) -> Evaluation:
-        """Read a file written by :meth:`save`; no model is needed (``rerun`` is not possible)."""
+    def load(
+        cls, path: str | os.PathLike[str], *, judge: Any = None, trust: bool = False
+    ) -> Evaluation:
+        """Read a file written by :meth:`save`; no model is needed (``rerun`` is not possible
+        without the agents). ``judge``: the model of judge checks; ``trust=True`` runs checks
+        that were saved by their source (a notebook's functions); without it they are kept
+        as placeholders, re-attached with ``ev.tasks.attach({name: fn})``."""
         from .saving import load
 
-        return load(Path(path), judge=judge)
+        return load(Path(path), judge=judge, trust=trust)
 
     def plot(self, **options: Any) -> Any:
         """Success rate with its interval per variant, and the task × variant grid

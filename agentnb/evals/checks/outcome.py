@@ -100,14 +100,14 @@ class EndState(Check):
         return f"end_state({FunctionCheck(self.fn).name})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"check": self.kind, "ref": FunctionCheck(self.fn).to_dict()["ref"]}
+        return {"check": self.kind, "fn": FunctionCheck(self.fn).to_dict()}
 
     @classmethod
-    def from_fields(cls, fields: dict[str, Any]) -> Check:
+    def from_fields(cls, fields: dict[str, Any], *, trust: bool = False) -> Check:
         from .base import check_from_dict
 
-        inner = check_from_dict({"check": "function", "ref": fields["ref"]})
-        return cls(inner.fn)  # type: ignore[attr-defined]
+        inner = fields.get("fn") or {"check": "function", "ref": fields["ref"]}
+        return cls(check_from_dict(inner, trust=trust).fn)  # type: ignore[attr-defined]
 
     async def judge(self, evidence: Evidence) -> tuple[bool, str]:
         value = self.fn(evidence.state)
