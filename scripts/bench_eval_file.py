@@ -1,6 +1,6 @@
 """Size of a saved evaluation: bytes per 200 runs of the travel task set (two variants).
 
-    .venv/bin/python scripts/bench_eval_file.py
+.venv/bin/python scripts/bench_eval_file.py
 """
 
 from __future__ import annotations
