@@ -11,7 +11,6 @@ else a static table.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import os
 import warnings
 from collections.abc import Callable, Iterable
@@ -32,6 +31,7 @@ if TYPE_CHECKING:
     from ..storage.trace import Trace
     from .cache import ResponseCache
     from .comparison import Comparison
+    from .outputs import Outputs
 
 __all__ = ["Evaluation"]
 
@@ -288,6 +288,14 @@ class Evaluation:
         number of distinct answers."""
         return tables.flakiness_frame(self)
 
+    def outputs(self) -> Outputs:
+        """Every answer, task × variant, repeats stacked, failed runs marked: evaluating it
+        in a notebook shows the grid (first lines, the rest a click away); ``.frame`` is the
+        DataFrame (see :mod:`agentnb.evals.outputs`)."""
+        from .outputs import Outputs
+
+        return Outputs(self)
+
     def compare(self, baseline: str, other: str) -> Comparison:
         """Paired comparison of two variants by (task, repeat): see :class:`Comparison`."""
         from .comparison import compare
@@ -329,9 +337,8 @@ class Evaluation:
             raise ImportError("this agentnb.widgets has no TrajectoryDiff yet")
         chosen = list(variants) if variants is not None else self.variants
         sessions = [self.session(v, task, repeat) for v in chosen]
-        if "labels" in inspect.signature(widgets.TrajectoryDiff).parameters:
-            return widgets.TrajectoryDiff(sessions, labels=chosen)
-        return widgets.TrajectoryDiff(sessions)
+        records = [self.record(v, task, repeat) for v in chosen]
+        return widgets.TrajectoryDiff(sessions, labels=chosen, records=records)
 
     def __repr__(self) -> str:
         state = "done" if self.done else "running"

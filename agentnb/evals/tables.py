@@ -89,8 +89,11 @@ def caption(ev: Evaluation) -> str:
     )
     k = ev.repeats
     short = "; a task with fewer than k runs counted is left out of them" * (ev.errors == "drop")
+    partial = ""
+    if ev.cancelled and len(ev.records) < ev.total:
+        partial = f"PARTIAL: stopped after {len(ev.records)} of {ev.total} runs; "
     return (
-        f"success rate with a 95% {method}; {rule}; pass@{k} and pass^{k} are the "
+        f"{partial}success rate with a 95% {method}; {rule}; pass@{k} and pass^{k} are the "
         f"unbiased estimators for k={k}, averaged over tasks{short}"
     )
 
@@ -150,6 +153,7 @@ def summary_frame(ev: Evaluation) -> pd.DataFrame:
     frame = pd.DataFrame(rows).set_index("variant") if rows else pd.DataFrame()
     frame.attrs["caption"] = caption(ev)
     frame.attrs["errors"] = ev.errors
+    frame.attrs["partial"] = ev.cancelled and len(ev.records) < ev.total
     return frame
 
 

@@ -129,8 +129,14 @@ class Trajectory:
         return f"<Trajectory of {len(self.sessions)} runs: {len(self.rows)} steps, {where}>"
 
 
-def align(sessions: Sequence[Session], labels: Sequence[str] | None = None) -> Trajectory:
-    """Align the runs of ``sessions`` (2 or more) step by step; see the module docstring."""
+def align(
+    sessions: Sequence[Session],
+    labels: Sequence[str] | None = None,
+    records: Sequence[Any] | None = None,
+) -> Trajectory:
+    r"""Align the runs of ``sessions`` (2 or more) step by step; see the module docstring.
+    ``records`` (the runs' :class:`~agentnb.evals.EvalRecord`\ s) give the stop reason and
+    tokens of a session that keeps no run record (one loaded from a file)."""
     if len(sessions) < 2:
         raise ValueError(f"a trajectory diff needs 2 runs or more, got {len(sessions)}")
     names = list(labels) if labels is not None else [s.id for s in sessions]
@@ -173,7 +179,8 @@ def align(sessions: Sequence[Session], labels: Sequence[str] | None = None) -> T
         else:
             status = "same" if len({c.key for c in present}) == 1 else "changed"
         rows.append(Row(row_cells, status))
-    metrics = [_metrics(s, steps) for s, steps in zip(sessions, runs, strict=True)]
+    given = list(records) if records is not None else [None] * len(sessions)
+    metrics = [_metrics(s, st, r) for s, st, r in zip(sessions, runs, given, strict=True)]
     return Trajectory(names, list(sessions), rows, metrics)
 
 
@@ -189,7 +196,7 @@ def _steps(session: Session) -> list[Step]:
     return [Step(tuple(b), n) for b, n in zip(batches(session.messages), numbers, strict=True)]
 
 
-def _metrics(session: Session, steps: list[Step]) -> dict[str, Any]:
+def _metrics(session: Session, steps: list[Step], kept: Any = None) -> dict[str, Any]:
     record = session.runs[-1] if session.runs else None
     calls = [c for s in steps for c in s.calls]
     output = None
@@ -202,8 +209,10 @@ def _metrics(session: Session, steps: list[Step]) -> dict[str, Any]:
         "tool_calls": len(calls),
         "tool_errors": sum(c.kind is not None for c in calls),
         "model_calls": sum(m.role == "assistant" for m in session.messages),
-        "tokens": record.usage.total_tokens if record is not None else 0,
-        "stop_reason": record.stop_reason if record is not None else None,
+        "tokens": record.usage.total_tokens if record is not None else getattr(kept, "tokens", 0),
+        "stop_reason": record.stop_reason
+        if record is not None
+        else getattr(kept, "stop_reason", None),
         "output": output,
     }
 
