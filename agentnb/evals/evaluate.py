@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import display
 from ..errors import ConfigurationError, RunStateError
+from .apps import App
 from .cache import ResponseCache
 from .evaluation import Errors, Evaluation
 from .record import EvalRecord
@@ -48,15 +49,15 @@ def _variants(value: Any) -> dict[str, Agent | None]:
     if (
         isinstance(value, dict)
         and value
-        and all(a is None or isinstance(a, Agent) for a in value.values())
+        and all(a is None or isinstance(a, Agent | App) for a in value.values())
     ):
-        missing = [name for name, a in value.items() if a is not None and a.model is None]
+        missing = [name for name, a in value.items() if isinstance(a, Agent) and a.model is None]
         if missing:
             raise ConfigurationError(f"variants {missing} have no model; give each agent one")
         return dict(value)
     raise ConfigurationError(
-        "variants must map names to agents, e.g. {'baseline': agent, 'terse': "
-        "agent.copy(instructions=...)}"
+        "variants must map names to agents (or an.evals.App for an app not built on "
+        "agentnb), e.g. {'baseline': agent, 'terse': agent.copy(instructions=...)}"
     )
 
 
@@ -215,6 +216,9 @@ async def _sweep(ev: Evaluation, jobs: list[tuple[str, Task, int]]) -> None:
     try:
         await asyncio.gather(*(worker() for _ in range(min(ev.concurrency, len(jobs)) or 1)))
     finally:
+        variants: list[Any] = list(ev.agents.values())
+        for app in {a for a in variants if isinstance(a, App)}:
+            await asyncio.to_thread(app.close)  # its proxy and model server
         ev.finish()
 
 

@@ -18,6 +18,7 @@ from ..session import Session
 from ..storage.trace import Trace
 from ..tools import Toolset
 from ..tools.replaying import replaying, source_of
+from .apps import App
 from .batches import batches
 from .cache import CachedModel, ResponseCache
 from .checks.base import CheckResult, Evidence, run_check
@@ -111,6 +112,8 @@ async def run_task(
     A replaying run that never left its recording reads the recorded run's end state: its
     tools ran nothing, so the world it answered from is the one the recorded run left."""
     run_seed = derive_seed(seed, task.name, repeat)
+    if isinstance(agent, App):
+        return await run_app(name, agent, task, repeat, run_seed, timeout=timeout)
     record = EvalRecord(name, task.name, repeat, "error", seed=run_seed)
     session = Session()
     runs: list[Run] = []
@@ -142,12 +145,17 @@ async def run_task(
     result = runs[-1].result if runs else None
     if result is None:
         return record, session, None, None
-    _measure(record, result, agent)
+    _measure(record, result, agent.model)
     recorded = getattr(agent.replay, "end_state", None)
     if callable(recorded) and not record.divergence:
         state = recorded((name, task.name, repeat), state)
-    evidence = Evidence(result, state, task)
-    for check in task.checks:
+    await _check(record, Evidence(result, state, task))
+    return record, session, Trace(result.events), state
+
+
+async def _check(record: EvalRecord, evidence: Evidence) -> None:
+    """Run the task's checks on one run and set its outcome."""
+    for check in evidence.task.checks:
         try:
             record.checks.append(await run_check(check, evidence))
         except Exception as exc:
@@ -155,10 +163,30 @@ async def run_task(
             record.error = record.error or f"check {check.name} raised {type(exc).__name__}: {exc}"
     if not record.error:
         record.outcome = "pass" if all(c.passed for c in record.checks) else "fail"
-    return record, session, Trace(result.events), state
 
 
-def _measure(record: EvalRecord, result: RunResult, agent: Agent) -> None:
+async def run_app(
+    name: str, app: App, task: Task, repeat: int, seed: int, *, timeout: float | None
+) -> tuple[EvalRecord, Session | None, Trace | None, Any]:
+    """One run of an app (see :mod:`agentnb.evals.apps`), checked like an agent's."""
+    record = EvalRecord(name, task.name, repeat, "error", seed=seed)
+    started = time.perf_counter()
+    try:
+        async with asyncio.timeout(timeout):
+            result, session, state = await app.run(task, seed)
+    except TimeoutError:
+        record.error = f"timed out after {timeout:g} s"
+        return record, None, None, None
+    except Exception as exc:
+        record.error = f"{type(exc).__name__}: {exc}"
+        return record, None, None, None
+    record.latency = time.perf_counter() - started
+    _measure(record, result, None)
+    await _check(record, Evidence(result, state, task))
+    return record, session, None, state
+
+
+def _measure(record: EvalRecord, result: RunResult, model: Any) -> None:
     trajectory = batches(result.messages)
     record.stop_reason = result.stop_reason
     record.steps = len(trajectory)
@@ -168,5 +196,4 @@ def _measure(record: EvalRecord, result: RunResult, agent: Agent) -> None:
     record.tokens = result.usage.total_tokens
     record.output = result.output
     record.divergence = _divergence(result.session.messages)
-    model = agent.model
     record.cached_calls = model.hits if isinstance(model, CachedModel) else 0

@@ -37,8 +37,10 @@ RUN_COLUMNS = [
 ]
 
 
-def describe(agent: Agent) -> dict[str, Any]:
+def describe(agent: Agent | Any) -> dict[str, Any]:
     """What a variant is, in plain data (kept in saved evaluations)."""
+    if not hasattr(agent, "tools"):  # an app (agentnb.evals.App): only what it is
+        return {"instructions": "", "model": repr(agent), "model_params": {}, "tools": {}}
     model = agent.model
     return {
         "instructions": agent.instructions,
