@@ -14,10 +14,7 @@ whole evaluation reproduces exactly.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import importlib
 import sys
-import threading
 import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -29,6 +26,7 @@ from .cache import ResponseCache
 from .evaluation import Errors, Evaluation
 from .record import EvalRecord
 from .runner import run_task
+from .statistics import warm_up
 from .tasks import Task, TaskSet
 
 if TYPE_CHECKING:
@@ -136,7 +134,7 @@ def start(
         )
     if progress or (progress is None and not display.in_kernel() and sys.stderr.isatty()):
         ev.subscribe(_Progress(ev))
-    _warm_up_statistics()
+    warm_up()
     ev._task = asyncio.ensure_future(_sweep(ev, jobs))
     ev._task.add_done_callback(lambda _: ev.finish())  # also when cancelled before it began
     return ev
@@ -185,19 +183,6 @@ def extend(ev: Evaluation, variants: dict[str, Agent]) -> Evaluation:
     )
     started.descriptions = {**ev.descriptions, **started.descriptions}
     return started
-
-
-def _warm_up_statistics() -> None:
-    """Import scipy.stats (~2 s of CPU) in a thread while the sweep runs, so the first
-    ``summary`` does not stall the event loop (and a live view) for that long."""
-    if "scipy.stats" in sys.modules:
-        return
-
-    def load() -> None:
-        with contextlib.suppress(Exception):
-            importlib.import_module("scipy.stats")
-
-    threading.Thread(target=load, name="agentnb-scipy-import", daemon=True).start()
 
 
 async def _sweep(ev: Evaluation, jobs: list[tuple[str, Task, int]]) -> None:

@@ -149,15 +149,19 @@ async def run_task(
     recorded = getattr(agent.replay, "end_state", None)
     if callable(recorded) and not record.divergence:
         state = recorded((name, task.name, repeat), state)
-    await _check(record, Evidence(result, state, task))
+    await _check(record, Evidence(result, state, task), timeout)
     return record, session, Trace(result.events), state
 
 
-async def _check(record: EvalRecord, evidence: Evidence) -> None:
-    """Run the task's checks on one run and set its outcome."""
+async def _check(record: EvalRecord, evidence: Evidence, timeout: float | None) -> None:
+    """Run the task's checks on one run, each within ``timeout``, and set its outcome."""
     for check in evidence.task.checks:
         try:
-            record.checks.append(await run_check(check, evidence))
+            record.checks.append(await run_check(check, evidence, timeout))
+        except TimeoutError:
+            why = f"timed out after {timeout:g} s"
+            record.checks.append(CheckResult(check.name, False, why))
+            record.error = record.error or f"check {check.name} {why}"
         except Exception as exc:
             record.checks.append(CheckResult(check.name, False, f"raised {exc!r}"))
             record.error = record.error or f"check {check.name} raised {type(exc).__name__}: {exc}"
@@ -182,7 +186,7 @@ async def run_app(
         return record, None, None, None
     record.latency = time.perf_counter() - started
     _measure(record, result, None)
-    await _check(record, Evidence(result, state, task))
+    await _check(record, Evidence(result, state, task), timeout)
     return record, session, None, state
 
 

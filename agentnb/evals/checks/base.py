@@ -15,6 +15,7 @@ Each check gives a :class:`CheckResult` ``(name, passed, reason)``, recorded per
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import importlib
 import inspect
@@ -22,10 +23,11 @@ import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from ...errors import ConfigurationError
+from ...runtime.tool_work import bounded, in_thread
 from ..batches import PairedCall, batches
 from .source import by_source, from_source
 
@@ -160,10 +162,7 @@ class FunctionCheck(Check):
         return {"check": self.kind, **by_source(self.fn)}
 
     async def judge(self, evidence: Evidence) -> tuple[bool, str]:
-        value = self.fn(evidence.result)
-        if inspect.isawaitable(value):
-            value = await value
-        return verdict(value)
+        return verdict(await call_off_loop(self.fn, evidence.result))
 
 
 def verdict(value: Any) -> tuple[bool, str]:
@@ -240,11 +239,25 @@ def check_from_dict(
     return cls.from_fields(args)
 
 
-async def run_check(check: Check, evidence: Evidence) -> CheckResult:
-    """Ask ``check`` about one run. A check that raises is not a failure: the exception
-    propagates, and the evaluation counts the run as an ``error``."""
+async def call_off_loop(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``, awaited when it is a coroutine function, else in a worker thread (a
+    user's check may block: the event loop, the live matrix and Stop stay free)."""
+    if inspect.iscoroutinefunction(fn):
+        return await fn(*args)
+    value = await in_thread(partial(fn, *args), _same)
+    return await value if inspect.isawaitable(value) else value
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+async def run_check(check: Check, evidence: Evidence, timeout: float | None = None) -> CheckResult:
+    """Ask ``check`` about one run, within ``timeout`` seconds (a check or a judge that never
+    returns raises ``TimeoutError`` and is left to finish alone). A check that raises is not a
+    failure: the exception propagates, and the evaluation counts the run as an ``error``."""
     value = check.judge(evidence)
     if inspect.isawaitable(value):
-        value = await value
+        value = await bounded(asyncio.ensure_future(value), timeout)
     passed, reason = value
     return CheckResult(check.name, bool(passed), str(reason))

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .base import Check, Evidence, FunctionCheck, verdict
+from .base import Check, Evidence, FunctionCheck, call_off_loop, verdict
 
 __all__ = [
     "EndState",
@@ -110,10 +109,7 @@ class EndState(Check):
         return cls(check_from_dict(inner, trust=trust).fn)  # type: ignore[attr-defined]
 
     async def judge(self, evidence: Evidence) -> tuple[bool, str]:
-        value = self.fn(evidence.state)
-        if inspect.isawaitable(value):
-            value = await value
-        return verdict(value)
+        return verdict(await call_off_loop(self.fn, evidence.state))
 
 
 def end_state(fn: Callable[[Any], Any]) -> EndState:
