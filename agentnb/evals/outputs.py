@@ -72,10 +72,13 @@ class Outputs:
         )
         if not text:
             body = "<i style='color:#6b7280'>(no answer)</i>"
-        elif more:
+        elif more:  # the first lines, the rest when opened
+            cut = len(head) > 240
+            rest = text if cut else "\n".join(lines[FIRST_LINES:])
             body = (
-                f"<details><summary style='white-space:pre-wrap'>{escape(head[:240])}…</summary>"
-                f"<div style='white-space:pre-wrap'>{escape(text)}</div></details>"
+                f"<details><summary style='white-space:pre-wrap'>{escape(head[:240])}"
+                f"{'…' if cut else ''}</summary>"
+                f"<div style='white-space:pre-wrap'>{escape(rest)}</div></details>"
             )
         else:
             body = f"<span style='white-space:pre-wrap'>{escape(text)}</span>"
