@@ -48,7 +48,7 @@ def run_agent(agent: Agent, seed: int, repeat: int, cache: ResponseCache | None)
     reseed = getattr(model, "with_seed", None)
     if callable(reseed):
         model = changes["model"] = reseed(seed)
-    elif type(model).__name__ == "OpenAIModel" and "seed" not in agent.model_params:
+    elif _takes_seed(model) and "seed" not in agent.model_params:
         changes["model_params"] = {**agent.model_params, "seed": seed}
     if cache is not None and model is not None:
         changes["model"] = CachedModel(model, cache, repeat)
@@ -57,6 +57,13 @@ def run_agent(agent: Agent, seed: int, repeat: int, cache: ResponseCache | None)
 
 #: The error kinds of a replaying tool that left its recorded trajectory.
 REPLAY_MISSES = ("mismatch", "exhausted", "not_recorded")
+
+
+def _takes_seed(model: Any) -> bool:
+    """An OpenAI-compatible model takes the ``seed`` request parameter (dispatch by type)."""
+    from ..models.openai.client import OpenAIModel
+
+    return isinstance(model, OpenAIModel)
 
 
 def _divergence(messages: Iterable[Any]) -> str:
