@@ -1,7 +1,9 @@
 """Command line: ``python -m agentnb travel "我周五从上海去北京出差…"``.
 
-Runs the travel assistant in a terminal and prints the loop as it happens: each stage, the
-messages it adds, tool results, and why the run stopped.
+``travel`` runs the travel assistant in a terminal and prints the loop as it happens: each
+stage, the messages it adds, tool results, and why the run stopped. ``eval`` evaluates
+variants on a task set and exits 1 on a regression (:mod:`agentnb.evals.ci`); ``worker``
+runs a durable Runtime's tasks.
 """
 
 from __future__ import annotations
@@ -113,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m agentnb", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("worker", help="run a durable Runtime's tasks (python -m agentnb worker -h)")
+    from .evals import ci
+
+    ci.add_parser(sub)
     t = sub.add_parser("travel", help="run the travel assistant on a request")
     t.add_argument("request", nargs="*", help="what the user says (default: article 000's request)")
     t.add_argument("--lang", choices=["zh", "en"], default="zh", help="instructions language")
@@ -124,12 +129,18 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument(
         "--misbehave", choices=sorted(__import__("agentnb.travel", fromlist=["x"]).MISBEHAVIOURS)
     )
-    t.add_argument("--fault", action="append", metavar="TOOL=KIND",
-                   help="inject a fault, e.g. search_weather=timeout (repeatable)")  # fmt: skip
+    t.add_argument(
+        "--fault",
+        action="append",
+        metavar="TOOL=KIND",
+        help="inject a fault, e.g. search_weather=timeout (repeatable)",
+    )
     t.add_argument("--tool-timeout", type=float, default=5.0, help="seconds per tool call")
     t.add_argument("--max-iterations", type=int, default=6)
     t.add_argument("--json", action="store_true", help="print the final transcript as JSON")
     args = parser.parse_args(argv)
+    if args.command == "eval":
+        return ci.main(args)
     try:
         return asyncio.run(_travel(args))
     except ValueError as exc:  # bad --fault or --today

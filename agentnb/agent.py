@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
+import inspect
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from .runtime.check_stop import RunView
     from .runtime.run import Run, RunResult
     from .session.lock import LockPolicy
+    from .tools.replaying import ReplaySource
 
 __all__ = ["Agent"]
 
@@ -69,6 +72,8 @@ class Agent:
         context: the :class:`~agentnb.context.ContextPolicy` choosing the history sent; by
             default everything, or :class:`~agentnb.context.DropOldest` once a window is set.
         tokenizer: counts tokens for budgets; the model's own, else the heuristic.
+        replay: what answers this agent's tool calls instead of its tools (set by
+            :meth:`replaying`; an evaluation wraps a task's own tools with it too).
     """
 
     name: str
@@ -85,6 +90,7 @@ class Agent:
     model_params: dict[str, Any]
     context_window: int | None
     reply_reserve: int
+    replay: ReplaySource | None
 
     def __init__(
         self,
@@ -105,6 +111,7 @@ class Agent:
         reply_reserve: int = 1000,
         context: ContextPolicy | None = None,
         tokenizer: Tokenizer | None = None,
+        replay: ReplaySource | None = None,
     ) -> None:
         super().__setattr__("_prompt_key", ())
         self.name = name
@@ -123,6 +130,7 @@ class Agent:
         self.reply_reserve = reply_reserve
         self.context = context
         self.tokenizer = tokenizer
+        self.replay = replay
 
     def __setattr__(self, field: str, value: Any) -> None:
         check = CHECKS.get(field)
@@ -290,19 +298,53 @@ class Agent:
         )
 
     # -- variants ---------------------------------------------------------------------------
-    def copy(self, **changes: Any) -> Agent:
-        """A new agent with ``changes`` (constructor arguments; ``descriptions={tool: text}``
-        rewrites tool descriptions): a variant to evaluate. See :mod:`agentnb.evals.variants`."""
-        from .evals.variants import variant
+    def copy(self, *, descriptions: dict[str, str] | None = None, **changes: Any) -> Agent:
+        """A new agent like this one with ``changes`` applied: a variant to evaluate.
 
-        return variant(self, **changes)
+        ``changes`` are constructor arguments (every one this agent was built with is carried
+        over, read from the constructor's signature); ``descriptions={tool: text}`` rewrites
+        tool descriptions (those tools are copied with the new text in their schema, the
+        others shared). The original is untouched.
+        """
+        unknown = sorted(set(changes) - set(SETTINGS))
+        if unknown:
+            raise ConfigurationError(
+                f"copy() got unknown settings {unknown}; it accepts {', '.join(SETTINGS)} and "
+                "descriptions={tool_name: text}"
+            )
+        settings = {name: self._setting(name) for name in SETTINGS}
+        settings.update(changes)
+        if descriptions:
+            tools = list(Toolset(settings["tools"]))
+            missing = sorted(set(descriptions) - {t.name for t in tools})
+            if missing:
+                raise ConfigurationError(f"descriptions= names unknown tools {missing}")
+            settings["tools"] = [
+                _described(t, descriptions[t.name]) if t.name in descriptions else t for t in tools
+            ]
+        return Agent(**settings)
 
-    def replaying(self, recording: Any, missing: str = "not_recorded") -> Agent:
-        """A copy whose tools answer from an :class:`~agentnb.ToolRecording` (never running);
-        an unrecorded call gets a ``not_recorded`` error, or runs if ``missing="live"``."""
-        from .evals.recording import replaying
+    def _setting(self, name: str) -> Any:
+        """The value ``name`` was given (None for a default the agent derives), a fresh
+        container where the agent holds a mutable one."""
+        if name == "context":  # the properties answer the derived defaults
+            return self._context
+        if name == "tokenizer":
+            return self._tokenizer
+        value = getattr(self, name)
+        if isinstance(value, Toolset | list):
+            return list(value)
+        return dict(value) if isinstance(value, dict) else value
 
-        return replaying(self, recording, missing)  # type: ignore[arg-type]
+    def replaying(self, recording: Any, **options: Any) -> Agent:
+        """A copy whose tools answer from ``recording`` (an :class:`~agentnb.ToolRecording`)
+        and never run. ``options`` (``missing``, ``match``, ``run``) are the recording's: see
+        :meth:`agentnb.ToolRecording.source`."""
+        from .tools.replaying import replaying
+
+        source = recording.source(**options)
+        tools = [replaying(t, source) for t in self.tools]
+        return self.copy(tools=tools, name=f"{self.name} (replaying)", replay=source)
 
     def __repr__(self) -> str:
         model = getattr(self.model, "name", None)
@@ -314,3 +356,18 @@ class Agent:
 
 _KEEP_ALL = KeepAll()
 _DROP_OLDEST = DropOldest()
+
+#: The settings a copy carries over and ``copy(**changes)`` accepts: the constructor's
+#: parameters, read from its signature (a new parameter is carried with no list to update).
+SETTINGS: tuple[str, ...] = tuple(inspect.signature(Agent.__init__).parameters)[1:]
+
+
+def _described(tool: Tool, description: str) -> Tool:
+    """A copy of ``tool`` whose schema says ``description`` (the function is the same)."""
+    new = copy.copy(tool)
+    new.description = description
+    new.schema = {
+        **tool.schema,
+        "function": {**tool.schema["function"], "description": description},
+    }
+    return new

@@ -402,7 +402,8 @@ class ToolFinished(Event):
     """execute_tools: a call's outcome; ``kind`` names the failure when not ``ok``.
 
     Kinds (:data:`agentnb.tools.ERROR_KINDS`): invalid_json, unknown_tool, invalid_arguments,
-    tool_error, timeout, cancelled, not_executed, uncertain, not_recorded.
+    tool_error, timeout, cancelled, not_executed, uncertain, not_recorded, mismatch,
+    exhausted.
     """
 
     call_id: str

@@ -32,6 +32,7 @@ from .messages import parse_message
 from .session.pairing import conversation_problems
 
 __all__ = [
+    "assert_no_regression",
     "assert_replays",
     "assert_valid_conversation",
     "replay",
@@ -255,3 +256,19 @@ async def assert_replays(recorded: Any, agent: Any, *, tools: str = "live") -> N
             f"the recorded run no longer replays: {len(report.differences)} differences\n"
             + "\n".join(f"  {d}" for d in report.differences)
         )
+
+
+def assert_no_regression(ev: Any, baseline: str, other: str, *, alpha: float = 0.05) -> Any:
+    """Raise ``AssertionError`` when ``other`` regressed against ``baseline`` in ``ev`` (an
+    :class:`~agentnb.Evaluation`): more paired losses than wins, with an exact McNemar p
+    below ``alpha`` (the gate of ``python -m agentnb eval``). Returns the comparison."""
+    from .evals.ci import regressed
+
+    comparison = ev.compare(baseline, other)
+    if regressed(comparison, alpha):
+        flips = "; ".join(f"{t}#{r}: {a} -> {b}" for t, r, a, b in comparison.flips[:20])
+        raise AssertionError(
+            f"{other} regressed against {baseline} (p = {comparison.mcnemar_p:.3g} < {alpha}): "
+            f"{comparison.losses} losses, {comparison.wins} wins; flips: {flips}"
+        )
+    return comparison

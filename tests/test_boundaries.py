@@ -38,6 +38,9 @@ def _modules(path: Path) -> set[str]:
 LONG_MODULES = {
     "agent.py": "the Agent's settings (each checked when set), the prompt they build, the run "
     "entry points, and copy()/replaying(): the variants an evaluation compares, read as one",
+    "evals/evaluation.py": "the Evaluation: the state a sweep fills (records, sessions, traces, "
+    "subscribers) and every question asked of it afterwards, each a short delegation to its "
+    "module, read as the one public surface of an evaluation",
     "events.py": "every event type of the lifecycle and their shared base, read as one list",
     "messages.py": "the Chat Completions message classes and their lossless wire round trip",
     "models/openai/client.py": "one call path for whole and streamed replies, with the one "

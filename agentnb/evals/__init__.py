@@ -8,14 +8,17 @@
     offline = agent.replaying(an.ToolRecording.from_evaluation(ev))   # no side effects
 
 Modules, one concept each: ``tasks`` (Task, TaskSet), ``checks`` (an.checks), ``runner``
-(one run), ``evaluate`` (the sweep), ``evaluation`` (its results), ``tables`` and
-``statistics`` (the numbers, from scipy.stats), ``comparison`` (paired), ``cache``
-(model replies), ``recording`` (tool results), ``replay`` (a saved run as a regression test),
-``saving``, ``view`` and ``plot``; ``batches`` reads trajectories as reply batches.
+(one run), ``apps`` (an app not built on agentnb as a variant, through the proxy),
+``evaluate`` (the sweep), ``evaluation`` (its results), ``tables`` and ``statistics`` (the
+numbers, from scipy.stats), ``comparison`` (paired), ``outputs`` (every answer), ``cache``
+(model replies), ``recording`` and ``replayer`` (tool results, and how a replaying call is
+answered), ``replay`` (a saved run as a regression test), ``saving``, ``ci`` (``python -m
+agentnb eval``), ``view`` and ``plot``; ``batches`` reads trajectories as reply batches.
 """
 
 from . import checks
-from .batches import Call, batches
+from .apps import App, AppContext
+from .batches import PairedCall, batches
 from .cache import CachedModel, ResponseCache
 from .comparison import Comparison
 from .evaluate import evaluate, start
@@ -27,11 +30,13 @@ from .tasks import Task, TaskSet
 
 __all__ = [
     "OUTCOMES",
+    "App",
+    "AppContext",
     "CachedModel",
-    "Call",
     "Comparison",
     "EvalRecord",
     "Evaluation",
+    "PairedCall",
     "ResponseCache",
     "Task",
     "TaskSet",

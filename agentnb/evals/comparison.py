@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from html import escape
 from typing import TYPE_CHECKING, Any
 
+from .._html import escape
+from ..models.differ import line_diff
 from . import statistics as st
+from .outputs import prompt_diff_html
 from .tables import counted
 
 if TYPE_CHECKING:
@@ -49,6 +51,9 @@ class Comparison:
     regressed: list[str] = field(default_factory=list)
     #: Every discordant pair: (task, repeat, baseline outcome, other outcome).
     flips: list[tuple[str, int, str, str]] = field(default_factory=list)
+    #: What changed between the two variants' prompts: ``{"instructions": rows, "tools":
+    #: {name: rows}}`` of :func:`agentnb.models.differ.line_diff` (empty when unchanged).
+    prompt_diff: dict[str, Any] = field(default_factory=dict)
 
     @property
     def difference(self) -> float:
@@ -98,7 +103,8 @@ class Comparison:
             f"ties. Difference in success rate {self.difference:+.1%} (95% CI "
             f"{self.ci_low:+.1%} to {self.ci_high:+.1%}, {e(self.ci_method)}); exact McNemar "
             f"p = {self.mcnemar_p:.4g}.</p><table><tr><th>task</th><th>repeat</th>"
-            f"<th>{e(self.baseline)}</th><th>{e(self.other)}</th></tr>{flips}</table></div>"
+            f"<th>{e(self.baseline)}</th><th>{e(self.other)}</th></tr>{flips}</table>"
+            f"{prompt_diff_html(self.prompt_diff)}</div>"
         )
         return {"text/plain": repr(self), "text/html": html}
 
@@ -146,4 +152,22 @@ def compare(ev: Evaluation, baseline: str, other: str) -> Comparison:
         improved=[t for t, v in per_task.items() if sum(y - x for x, y in v) > 0],
         regressed=[t for t, v in per_task.items() if sum(y - x for x, y in v) < 0],
         flips=[(a.task, a.repeat, a.outcome, b.outcome) for a, b in pairs if a.passed != b.passed],
+        prompt_diff=prompt_diff(ev.descriptions.get(baseline), ev.descriptions.get(other)),
     )
+
+
+def prompt_diff(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any]:
+    """The line diffs of two variants' instructions and tool descriptions (what
+    :func:`agentnb.evals.tables.describe` kept of each)."""
+    if not a or not b:
+        return {}
+    out: dict[str, Any] = {}
+    instructions = line_diff(a.get("instructions"), b.get("instructions"))
+    if instructions:
+        out["instructions"] = instructions
+    ta, tb = a.get("tools") or {}, b.get("tools") or {}
+    tools = {n: line_diff(ta.get(n), tb.get(n)) for n in dict.fromkeys([*ta, *tb])}
+    tools = {n: rows for n, rows in tools.items() if rows}
+    if tools:
+        out["tools"] = tools
+    return out

@@ -14,20 +14,19 @@ whole evaluation reproduces exactly.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import importlib
 import sys
-import threading
 import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .. import display
 from ..errors import ConfigurationError, RunStateError
+from .apps import App
 from .cache import ResponseCache
 from .evaluation import Errors, Evaluation
 from .record import EvalRecord
 from .runner import run_task
+from .statistics import warm_up
 from .tasks import Task, TaskSet
 
 if TYPE_CHECKING:
@@ -48,15 +47,15 @@ def _variants(value: Any) -> dict[str, Agent | None]:
     if (
         isinstance(value, dict)
         and value
-        and all(a is None or isinstance(a, Agent) for a in value.values())
+        and all(a is None or isinstance(a, Agent | App) for a in value.values())
     ):
-        missing = [name for name, a in value.items() if a is not None and a.model is None]
+        missing = [name for name, a in value.items() if isinstance(a, Agent) and a.model is None]
         if missing:
             raise ConfigurationError(f"variants {missing} have no model; give each agent one")
         return dict(value)
     raise ConfigurationError(
-        "variants must map names to agents, e.g. {'baseline': agent, 'terse': "
-        "agent.copy(instructions=...)}"
+        "variants must map names to agents (or an.evals.App for an app not built on "
+        "agentnb), e.g. {'baseline': agent, 'terse': agent.copy(instructions=...)}"
     )
 
 
@@ -95,7 +94,7 @@ def start(
     Needs a running event loop (a notebook cell, or inside ``async def``). ``await ev`` (or
     ``await ev.wait()``) waits for it; ``ev.cancel()`` stops it; ``ev.subscribe(fn)`` hears
     each finished run. Arguments as for :func:`evaluate`. ``keep`` holds runs already done,
-    as ``(record, session)`` or ``(record, session, trace)``: they are not run again
+    as ``(record, session[, trace[, state]])``: they are not run again
     (``Evaluation.rerun`` and ``extend`` use it).
     """
     agents = _variants(variants)
@@ -117,8 +116,8 @@ def start(
         cache=_cache(cache),
     )
     done = set()
-    for record, session, *trace in keep:  # (record, session) or (record, session, trace)
-        ev._add(record, session, trace[0] if trace else None)
+    for record, session, *more in keep:  # (record, session[, trace[, state]])
+        ev.add(record, session, *more)
         done.add(record.key)
     jobs = [
         (name, task, repeat)
@@ -135,9 +134,9 @@ def start(
         )
     if progress or (progress is None and not display.in_kernel() and sys.stderr.isatty()):
         ev.subscribe(_Progress(ev))
-    _warm_up_statistics()
+    warm_up()
     ev._task = asyncio.ensure_future(_sweep(ev, jobs))
-    ev._task.add_done_callback(lambda _: ev._end())  # also when cancelled before it began
+    ev._task.add_done_callback(lambda _: ev.finish())  # also when cancelled before it began
     return ev
 
 
@@ -145,11 +144,20 @@ async def rerun(ev: Evaluation, *, failed: bool, errors: bool) -> Evaluation:
     """``ev.rerun()``: the chosen outcomes again (same seeds), every other record kept."""
     again = {o for o, on in (("fail", failed), ("error", errors)) if on}
     keep = [r for r in ev.records if r.outcome not in again]
-    kept = [(r, ev._sessions.get(r.key), ev._traces.get(r.key)) for r in keep]
+    kept = [(r, *ev.kept(r)) for r in keep]
     agents: dict[str, Agent | None] = {name: ev.agents.get(name) for name in ev.variants}
-    new = start(agents, ev.tasks, ev.repeats, seed=ev.seed, errors=ev.errors,
-                concurrency=ev.concurrency, timeout=ev.timeout, cache=ev.cache, keep=kept,
-                progress=False)  # fmt: skip
+    new = start(
+        agents,
+        ev.tasks,
+        ev.repeats,
+        seed=ev.seed,
+        errors=ev.errors,
+        concurrency=ev.concurrency,
+        timeout=ev.timeout,
+        cache=ev.cache,
+        keep=kept,
+        progress=False,
+    )
     return await new.wait()
 
 
@@ -160,25 +168,21 @@ def extend(ev: Evaluation, variants: dict[str, Agent]) -> Evaluation:
     if taken:
         raise ConfigurationError(f"variants {taken} are already in this evaluation")
     agents: dict[str, Agent | None] = {name: ev.agents.get(name) for name in ev.variants}
-    kept = [(r, ev._sessions.get(r.key), ev._traces.get(r.key)) for r in ev.records]
-    started = start({**agents, **new}, ev.tasks, ev.repeats, seed=ev.seed, errors=ev.errors,
-                    concurrency=ev.concurrency, timeout=ev.timeout, cache=ev.cache, keep=kept,
-                    progress=False)  # fmt: skip
+    kept = [(r, *ev.kept(r)) for r in ev.records]
+    started = start(
+        {**agents, **new},
+        ev.tasks,
+        ev.repeats,
+        seed=ev.seed,
+        errors=ev.errors,
+        concurrency=ev.concurrency,
+        timeout=ev.timeout,
+        cache=ev.cache,
+        keep=kept,
+        progress=False,
+    )
     started.descriptions = {**ev.descriptions, **started.descriptions}
     return started
-
-
-def _warm_up_statistics() -> None:
-    """Import scipy.stats (~2 s of CPU) in a thread while the sweep runs, so the first
-    ``summary`` does not stall the event loop (and a live view) for that long."""
-    if "scipy.stats" in sys.modules:
-        return
-
-    def load() -> None:
-        with contextlib.suppress(Exception):
-            importlib.import_module("scipy.stats")
-
-    threading.Thread(target=load, name="agentnb-scipy-import", daemon=True).start()
 
 
 async def _sweep(ev: Evaluation, jobs: list[tuple[str, Task, int]]) -> None:
@@ -186,10 +190,10 @@ async def _sweep(ev: Evaluation, jobs: list[tuple[str, Task, int]]) -> None:
 
     async def worker() -> None:
         for name, task, repeat in pending:  # one shared iterator: each job is taken once
-            record, session, trace = await run_task(
+            record, session, trace, state = await run_task(
                 name, ev.agents[name], task, repeat, ev.seed, timeout=ev.timeout, cache=ev.cache
             )
-            ev._add(record, session, trace)
+            ev.add(record, session, trace, state)
             # A run that never suspends (the stand-in, instant tools) would otherwise hold the
             # loop for the whole sweep: let timers (the live matrix) and clicks (Stop) in.
             await asyncio.sleep(0)
@@ -197,7 +201,10 @@ async def _sweep(ev: Evaluation, jobs: list[tuple[str, Task, int]]) -> None:
     try:
         await asyncio.gather(*(worker() for _ in range(min(ev.concurrency, len(jobs)) or 1)))
     finally:
-        ev._end()
+        variants: list[Any] = list(ev.agents.values())
+        for app in {a for a in variants if isinstance(a, App)}:
+            await asyncio.to_thread(app.close)  # its proxy and model server
+        ev.finish()
 
 
 async def evaluate(

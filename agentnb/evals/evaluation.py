@@ -11,12 +11,11 @@ else a static table.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import os
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from .. import display
 from ..errors import ConfigurationError
@@ -32,10 +31,19 @@ if TYPE_CHECKING:
     from ..storage.trace import Trace
     from .cache import ResponseCache
     from .comparison import Comparison
+    from .outputs import Outputs
 
 __all__ = ["Evaluation"]
 
 Errors = Literal["fail", "drop"]
+
+
+class Kept(NamedTuple):
+    """What an evaluation keeps of one run besides its record."""
+
+    session: Session | None
+    trace: Trace | None
+    state: Any
 
 
 class Evaluation:
@@ -82,6 +90,7 @@ class Evaluation:
         }
         self._sessions: dict[tuple[str, str, int], Session] = {}
         self._traces: dict[tuple[str, str, int], Trace] = {}
+        self._states: dict[tuple[str, str, int], Any] = {}
         self._subscribers: list[Callable[[EvalRecord | None], Any]] = []
         self._task: asyncio.Task[Any] | None = None
         #: True once the sweep ended (finished or cancelled); a loaded evaluation is done.
@@ -119,8 +128,19 @@ class Evaluation:
                 f"evaluation subscriber {callback!r} raised {exc!r}", RuntimeWarning, stacklevel=2
             )
 
-    def _add(self, record: EvalRecord, session: Session | None, trace: Trace | None = None) -> None:
+    def add(
+        self,
+        record: EvalRecord,
+        session: Session | None = None,
+        trace: Trace | None = None,
+        state: Any = None,
+    ) -> None:
+        """Add a finished run (its record, session, trace and the end state its checks read)
+        and tell the subscribers: the sweep does, and so do ``load``, ``rerun`` and
+        ``extend`` for the runs they keep."""
         self.records.append(record)
+        if state is not None:
+            self._states[record.key] = state
         if session is not None:
             self._sessions[record.key] = session
         if trace is not None:
@@ -128,7 +148,8 @@ class Evaluation:
         for callback in list(self._subscribers):
             self._tell(callback, record)
 
-    def _end(self) -> None:
+    def finish(self) -> None:
+        """Mark the sweep ended (done, or cancelled) and tell the subscribers; once only."""
         if self.done:
             return
         self.done = True
@@ -154,7 +175,35 @@ class Evaluation:
         if self._task is not None and not self._task.done():
             self._task.cancel()
         else:
-            self._end()
+            self.finish()
+
+    def kept(self, record: EvalRecord) -> Kept:
+        """The session, trace and end state kept for the run of ``record`` (None where there
+        is none; a loaded evaluation keeps no state)."""
+        key = record.key
+        return Kept(self._sessions.get(key), self._traces.get(key), self._states.get(key))
+
+    def subset(self, variants: Iterable[str]) -> Evaluation:
+        """A finished evaluation of these variants only: their records, sessions, traces and
+        agents, the same tasks, repeats, seed and error rule."""
+        names = [v for v in self.variants if v in set(variants)]
+        agents: dict[str, Agent | None] = {v: self.agents.get(v) for v in names}
+        part = Evaluation(
+            agents,
+            self.tasks,
+            self.repeats,
+            seed=self.seed,
+            errors=self.errors,
+            concurrency=self.concurrency,
+            timeout=self.timeout,
+            cache=self.cache,
+        )
+        part.descriptions = {v: d for v, d in self.descriptions.items() if v in names}
+        for r in self.records:
+            if r.variant in names:
+                part.add(r, *self.kept(r))
+        part.finish()
+        return part
 
     async def rerun(self, *, failed: bool = True, errors: bool = True) -> Evaluation:
         """A new evaluation with the ``fail`` (``failed``) and ``error`` (``errors``) runs run
@@ -239,6 +288,14 @@ class Evaluation:
         number of distinct answers."""
         return tables.flakiness_frame(self)
 
+    def outputs(self) -> Outputs:
+        """Every answer, task × variant, repeats stacked, failed runs marked: evaluating it
+        in a notebook shows the grid (first lines, the rest a click away); ``.frame`` is the
+        DataFrame (see :mod:`agentnb.evals.outputs`)."""
+        from .outputs import Outputs
+
+        return Outputs(self)
+
     def compare(self, baseline: str, other: str) -> Comparison:
         """Paired comparison of two variants by (task, repeat): see :class:`Comparison`."""
         from .comparison import compare
@@ -247,17 +304,24 @@ class Evaluation:
 
     # -- files, pictures, views -----------------------------------------------------------------
     def save(self, path: str | os.PathLike[str], *, traces: bool = True) -> Path:
-        """Write records, checks, tasks, every run's messages (and trace) to one JSONL file."""
+        """Write records, checks, tasks, every run's messages (and trace) to one JSONL file,
+        content shared between runs stored once. Refuses, naming them, checks it cannot keep
+        (a notebook's functions are kept by their source)."""
         from .saving import save
 
         return save(self, Path(path), traces=traces)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, judge: Any = None) -> Evaluation:
-        """Read a file written by :meth:`save`; no model is needed (``rerun`` is not possible)."""
+    def load(
+        cls, path: str | os.PathLike[str], *, judge: Any = None, trust: bool = False
+    ) -> Evaluation:
+        """Read a file written by :meth:`save`; no model is needed (``rerun`` is not possible
+        without the agents). ``judge``: the model of judge checks; ``trust=True`` runs checks
+        that were saved by their source (a notebook's functions); without it they are kept
+        as placeholders, re-attached with ``ev.tasks.attach({name: fn})``."""
         from .saving import load
 
-        return load(Path(path), judge=judge)
+        return load(Path(path), judge=judge, trust=trust)
 
     def plot(self, **options: Any) -> Any:
         """Success rate with its interval per variant, and the task × variant grid
@@ -273,9 +337,8 @@ class Evaluation:
             raise ImportError("this agentnb.widgets has no TrajectoryDiff yet")
         chosen = list(variants) if variants is not None else self.variants
         sessions = [self.session(v, task, repeat) for v in chosen]
-        if "labels" in inspect.signature(widgets.TrajectoryDiff).parameters:
-            return widgets.TrajectoryDiff(sessions, labels=chosen)
-        return widgets.TrajectoryDiff(sessions)
+        records = [self.record(v, task, repeat) for v in chosen]
+        return widgets.TrajectoryDiff(sessions, labels=chosen, records=records)
 
     def __repr__(self) -> str:
         state = "done" if self.done else "running"

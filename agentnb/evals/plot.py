@@ -48,4 +48,5 @@ def plot(ev: Evaluation, *, figsize: tuple[float, float] | None = None) -> Any:
     fig.colorbar(image, ax=right, label="passing repeats")
     fig.suptitle(f"{len(ev.records)} runs; errors={ev.errors}")
     fig.tight_layout()
+    plt.close(fig)  # the notebook shows the returned figure once, not pyplot's copy too
     return fig

@@ -1,190 +1,209 @@
 """Tool recordings: replay recorded tool results so an evaluation never fires a side effect.
 
-    rec = an.ToolRecording.from_sessions([session_a, session_b])   # or .from_evaluation(ev)
+    rec = an.ToolRecording.from_evaluation(ev)        # or .from_sessions([session, ...])
     offline = agent.replaying(rec)                    # tools answer from the recording
-    offline = agent.replaying(rec, missing="live")    # unrecorded calls run for real
+    ev2 = await an.evaluate({"a": offline}, tasks)    # each run replays its own trajectory
 
-A recording maps ``(tool, canonical arguments)`` to the results seen, in order (an identical
-call asked twice gets the recorded results in turn, the last one after that). Arguments are
-compared as the replaying tool validated them, so ``{"date": "周五"}`` and the same call
-with defaults spelled out are one call. A call with no recording is never executed: it gets
-an error result of kind ``not_recorded``, and :attr:`ToolRecording.misses` says where.
-What a tool itself answered is recorded, a ``ToolError`` ("unknown city") included, and
-replayed as it was; failures the runtime made (a timeout, invalid arguments) are not.
+Every recorded result keeps where it came from: the run (``variant``, ``task``, ``repeat``),
+its position in that run (``turn``, ``step``, ``index``: see :mod:`.batches`), the tool and
+its canonical arguments. A replaying run is answered **from its own trajectory**: the call
+at turn *t*, step *s*, place *i* gets the result recorded at that position of the same run
+(inside an evaluation, the run of the same task and repeat; of the same variant name, or
+``variant=`` given, or the recording's only variant; a recording of one run answers every
+replay from that run). A call the recording holds elsewhere is
+never served silently; the model gets an error result naming turn and step:
+
+* ``mismatch`` - the recorded run made another call at this position (another tool, other
+  arguments): the replay diverged;
+* ``exhausted`` - the recorded run made no call here (the replay went further);
+* ``not_recorded`` - the recording holds no run for this one at all.
+
+``match="arguments"`` falls back, after such a miss, on the arguments pool: a recorded result
+of the same tool with the same canonical arguments (the run's own first, then any run's, in
+order). ``missing="live"`` runs the real tool instead of answering an error. Arguments
+compare as the replaying tool validated them (defaults filled in). Every answered call is
+recorded, errors included (a ``ToolError`` such as "unknown city", a timeout), and replayed
+as the run saw it. :attr:`ToolRecording.misses` lists every miss with its position.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import copy
 import json
 import os
-from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from .. import _json
 from ..errors import ConfigurationError
-from ..messages import ToolMessage
-from ..tools import ToolError
 from .batches import batches
 from .normalise import canonical
+from .replayer import Match, Miss, Missing, Replayer, RunKey
 
 if TYPE_CHECKING:
-    from ..agent import Agent
     from ..tools import Tool
 
-__all__ = ["Miss", "ToolRecording", "replaying"]
-
-Missing = Literal["not_recorded", "live"]
+__all__ = ["Miss", "Recorded", "ToolRecording"]
 
 
-class Miss(dict[str, Any]):
-    """An unrecorded call: ``{"tool", "arguments", "served": "not_recorded" | "live"}``."""
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """One recorded result and where it came from."""
 
+    tool: str
+    arguments: str  # canonical JSON
+    result: str
+    variant: str = ""
+    task: str = ""
+    repeat: int = 0
+    turn: int = -1  # -1: no position (a hand-made entry): answers by arguments only
+    step: int = -1
+    index: int = -1
 
-#: What the tool itself said is recorded (a result, or a ToolError such as "unknown city");
-#: failures the runtime made (timeouts, invalid arguments, cancelled, not_recorded) are not.
-_RECORDED = (None, "tool_error")
+    @property
+    def run(self) -> RunKey:
+        return self.variant, self.task, self.repeat
+
+    @property
+    def position(self) -> tuple[int, int, int]:
+        return self.turn, self.step, self.index
 
 
 class ToolRecording:
-    """Recorded tool results by ``(tool, canonical arguments)``; see the module docstring."""
+    """Recorded tool results with their provenance; see the module docstring."""
 
-    def __init__(self, entries: Iterable[tuple[str, Any, str]] = ()) -> None:
-        self.entries: list[tuple[str, str, str]] = []
-        for name, arguments, result in entries:
-            self.add(name, arguments, result)
-        #: Calls a replaying agent could not answer from the recording, in order.
+    def __init__(self, entries: Iterable[Recorded | tuple[str, Any, str]] = ()) -> None:
+        self.entries: list[Recorded] = []
+        for entry in entries:
+            if isinstance(entry, Recorded):
+                self.entries.append(entry)
+            else:
+                self.add(*entry)
+        #: Calls a replaying agent did not answer from its own trajectory, in order.
         self.misses: list[Miss] = []
         #: How many calls were answered from the recording.
         self.hits = 0
+        #: The end state each recorded run left (what its end-state checks read), by run.
+        self.states: dict[RunKey, Any] = {}
 
-    def add(self, tool: str, arguments: Any, result: str) -> None:
-        """Record that ``tool(arguments)`` returned ``result`` (a tool message's content)."""
-        self.entries.append((tool, canonical(arguments), result))
+    def add(self, tool: str, arguments: Any, result: str, **where: Any) -> None:
+        """Record that ``tool(arguments)`` returned ``result`` (a tool message's content);
+        ``where``: ``variant``, ``task``, ``repeat``, ``turn``, ``step``, ``index``. An entry
+        without a position answers only by its arguments (``match="arguments"``)."""
+        self.entries.append(Recorded(tool, canonical(arguments), result, **where))
 
     @classmethod
-    def from_sessions(cls, sessions: Iterable[Any]) -> ToolRecording:
-        """Every answered tool call of these sessions (or run results, or message lists)."""
+    def from_sessions(
+        cls, sessions: Iterable[Any], *, runs: Iterable[RunKey] | None = None
+    ) -> ToolRecording:
+        """Every answered tool call of these sessions (or run results, or message lists),
+        each session one run: ``runs`` names them ``(variant, task, repeat)`` (by default
+        ``("", "session-<i>", 0)``)."""
         recording = cls()
-        for source in sessions:
+        names = iter(runs) if runs is not None else None
+        for i, source in enumerate(sessions):
+            variant, task, repeat = next(names) if names is not None else ("", f"session-{i}", 0)
             messages = getattr(source, "messages", source)
             for batch in batches(messages):
                 for call in batch:
-                    if call.result is not None and call.kind in _RECORDED:
-                        recording.add(call.name, call.arguments, call.result)
+                    if call.result is not None:
+                        recording.add(
+                            call.name,
+                            call.arguments,
+                            call.result,
+                            variant=variant,
+                            task=task,
+                            repeat=repeat,
+                            turn=call.turn,
+                            step=call.step,
+                            index=call.index,
+                        )
         return recording
 
     @classmethod
     def from_evaluation(
         cls, evaluation: Any, variants: Iterable[str] | None = None
     ) -> ToolRecording:
-        """Every successful tool result of an evaluation's runs (of ``variants``, or all)."""
+        """Every answered tool call of an evaluation's runs (of ``variants``, or all), each
+        keyed by its run."""
         chosen = set(variants) if variants is not None else None
-        return cls.from_sessions(
-            evaluation.session(r.variant, r.task, r.repeat)
+        kept = [
+            (r.key, k)
             for r in evaluation.records
-            if chosen is None or r.variant in chosen
-        )
+            if (chosen is None or r.variant in chosen) and (k := evaluation.kept(r)).session
+        ]
+        recording = cls.from_sessions([k.session for _, k in kept], runs=[key for key, _ in kept])
+        for key, k in kept:
+            if k.state is not None and not _is_agent(k.state):
+                with contextlib.suppress(Exception):  # a state that cannot be copied stays out
+                    recording.states[key] = copy.deepcopy(k.state)
+        return recording
+
+    @property
+    def runs(self) -> list[RunKey]:
+        """The runs recorded, in order of appearance."""
+        return list(dict.fromkeys(e.run for e in self.entries))
+
+    def source(
+        self,
+        missing: Missing = "not_recorded",
+        match: Match = "trajectory",
+        *,
+        variant: str | None = None,
+        run: RunKey | None = None,
+    ) -> Replayer:
+        """What answers a replaying agent's calls (``agent.replaying(recording, ...)``).
+
+        ``missing="live"`` runs a call the recording cannot answer; ``match="arguments"``
+        first tries the arguments pool; ``variant`` names the recorded variant to replay
+        (default: the evaluation variant of the same name, else the only one); ``run`` fixes
+        the run outside an evaluation (default: the only run recorded)."""
+        if missing not in ("not_recorded", "live"):
+            raise ConfigurationError(f"missing must be 'not_recorded' or 'live', not {missing!r}")
+        if match not in ("trajectory", "arguments"):
+            raise ConfigurationError(f"match must be 'trajectory' or 'arguments', not {match!r}")
+        return Replayer(self, missing, match, variant, run)
 
     def results(self, tool: Tool | str, key: str) -> list[str]:
         name = tool if isinstance(tool, str) else tool.name
-        return [r for n, k, r in self.entries if n == name and k == key]
+        return [e.result for e in self.entries if e.tool == name and e.arguments == key]
 
     # -- files -----------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """One ``{"tool", "arguments", "result"}`` object per line."""
+        """One JSON object per line: the result and where it came from."""
         path = Path(path)
-        lines = [
-            json.dumps({"tool": n, "arguments": k, "result": r}, ensure_ascii=False)
-            for n, k, r in self.entries
-        ]
+        lines = [_json.dumps(asdict(e)) for e in self.entries]
         path.write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
         return path
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> ToolRecording:
-        rows = [
-            json.loads(line)
-            for line in Path(path).read_text(encoding="utf-8").splitlines()
-            if line.strip()
-        ]
-        return cls((r["tool"], r["arguments"], r["result"]) for r in rows)
+        entries = []
+        text = Path(path).read_text(encoding="utf-8")
+        for number, line in enumerate(text.split("\n"), 1):
+            if not line.strip():
+                continue
+            try:
+                entries.append(Recorded(**json.loads(line)))
+            except (ValueError, TypeError) as exc:
+                raise ConfigurationError(
+                    f"{path}:{number}: not a recorded result ({exc})"
+                ) from None
+        return cls(entries)
 
     def __len__(self) -> int:
         return len(self.entries)
 
     def __repr__(self) -> str:
-        tools = sorted({n for n, _, _ in self.entries})
-        return f"<ToolRecording {len(self)} results of {', '.join(tools) or 'no tools'}>"
-
-
-class NotRecorded(ToolError):
-    """The call is not in the recording: the model gets a ``not_recorded`` error result."""
-
-    def __init__(self, tool: str, arguments: str) -> None:
-        super().__init__(
-            f"{tool}({arguments}) is not in the tool recording, so it was not executed",
-            hint="this run replays recorded tool results; this call diverged from the recording",
-            kind="not_recorded",
+        tools = sorted({e.tool for e in self.entries})
+        return (
+            f"<ToolRecording {len(self)} results of {len(self.runs)} runs "
+            f"({', '.join(tools) or 'no tools'})>"
         )
 
 
-def _validated_key(tool: Tool, arguments: str) -> str:
-    """The canonical arguments as ``tool`` validates them (defaults filled in)."""
-    try:
-        return canonical(tool.validate(json.loads(arguments)))
-    except Exception:  # not valid for this tool: compare as written
-        return arguments
-
-
-def _recorded(content: str) -> str:
-    """A recorded result as the model saw it: text back as text, a ToolError raised again."""
-    error = ToolMessage(tool_call_id="-", content=content).error
-    if error is None:
-        return content
-    data = {k: v for k, v in error.items() if k not in ("ok", "kind", "error", "hint", "retryable")}
-    raise ToolError(str(error.get("error", "")), hint=error.get("hint"),
-                    retryable=error.get("retryable"), data=data, kind="tool_error")  # fmt: skip
-
-
-def _replayed(tool: Tool, recording: ToolRecording, missing: Missing) -> Tool:
-    served: dict[str, int] = defaultdict(int)
-    index: dict[str, list[str]] = defaultdict(list)
-    for name, key, result in recording.entries:
-        if name == tool.name:
-            index[_validated_key(tool, key)].append(result)
-    live = tool
-
-    async def replay(**kwargs: Any) -> Any:
-        key = canonical(kwargs)
-        results = index.get(key)
-        if results:
-            n = served[key]
-            served[key] = n + 1
-            recording.hits += 1
-            return _recorded(results[min(n, len(results) - 1)])
-        recording.misses.append(Miss(tool=tool.name, arguments=key, served=missing))
-        if missing == "live":
-            if live.is_async:
-                return await live.fn(**kwargs)
-            return await asyncio.to_thread(live.fn, **kwargs)
-        raise NotRecorded(tool.name, key)
-
-    new = copy.copy(tool)
-    new.fn = replay
-    new.is_async, new.threaded, new.isolated = True, False, missing == "live"
-    return new
-
-
-def replaying(agent: Agent, recording: ToolRecording, missing: Missing = "not_recorded") -> Agent:
-    """A copy of ``agent`` whose tools answer from ``recording`` (see the module docstring)."""
-    if missing not in ("not_recorded", "live"):
-        raise ConfigurationError(f"missing must be 'not_recorded' or 'live', not {missing!r}")
-    if not isinstance(recording, ToolRecording):
-        raise ConfigurationError(f"replaying() needs a ToolRecording, got {recording!r}")
-    from .variants import variant
-
-    tools = [_replayed(t, recording, missing) for t in agent.tools]
-    return variant(agent, tools=tools, name=f"{agent.name} (replaying)")
+def _is_agent(value: Any) -> bool:
+    return hasattr(value, "tools") and hasattr(value, "instructions")  # no setup state

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..errors import ConfigurationError
 from ..messages import parse_message
 from ..models.base import Model, ModelRequest, ModelResponse, coerce_response
+from ..models.differ import changed_paths
 from ..session import Session
 from .normalise import canonical
 
@@ -155,14 +156,39 @@ def _compare_requests(recorded: list[Any], sent: list[ModelRequest]) -> list[Dif
         head_s = [m.get("content") for m in s.messages if m.get("role") in ("system", "developer")]
         if head_r != head_s:
             out.append(Difference(f"request {i}", "instructions changed", head_r, head_s))
-        if (r.tools or []) != (s.tools or []):
-            names = (
-                [t["function"]["name"] for t in r.tools or []],
-                [t["function"]["name"] for t in s.tools or []],
-            )
-            out.append(Difference(f"request {i}", "tool schemas changed", *names))
+        out += _tool_changes(f"request {i}", r.tools or [], s.tools or [])
         if dict(r.params) != dict(s.params):
             out.append(Difference(f"request {i}", "parameters changed", r.params, s.params))
+    return out
+
+
+def _tool_changes(where: str, then: list[Any], now: list[Any]) -> list[Difference]:
+    """Which tool changed and how: added, removed, its description (before / after) or which
+    part of its parameters (the JSON paths)."""
+    if then == now:
+        return []
+    a = {t["function"]["name"]: t["function"] for t in then}
+    b = {t["function"]["name"]: t["function"] for t in now}
+    out = []
+    for name in dict.fromkeys([*a, *b]):
+        if name not in b:
+            out.append(Difference(where, f"tool {name} removed", name, None))
+        elif name not in a:
+            out.append(Difference(where, f"tool {name} added", None, name))
+        elif a[name] != b[name]:
+            if a[name].get("description") != b[name].get("description"):
+                what = f"tool {name}: description changed"
+                out.append(
+                    Difference(where, what, a[name].get("description"), b[name].get("description"))
+                )
+            paths = changed_paths(a[name].get("parameters"), b[name].get("parameters"))
+            if paths:
+                what = f"tool {name}: parameters changed at {', '.join(paths[:6])}"
+                out.append(
+                    Difference(where, what, a[name].get("parameters"), b[name].get("parameters"))
+                )
+    if not out:  # the same tools in another order
+        out.append(Difference(where, "tool order changed", list(a), list(b)))
     return out
 
 

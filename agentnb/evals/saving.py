@@ -1,25 +1,39 @@
 """Saving an evaluation to one JSONL file, and loading it back without any model.
 
-Line 1 is the header (format, settings, variants and what they were, the tasks with their
-check records); then one line per run: its record (checks with reasons), its session's
-messages in OpenAI shape and the trace of its last turn (the events, each message once:
-``save(path, traces=False)`` leaves them out for a smaller file). A loaded evaluation has
-every record, check, session and trace: it shows its matrix, compares, builds tool
-recordings and replays runs as regression tests; only ``rerun`` needs the agents again.
+Line 1 is the header: format, settings, variants and what they were, the tasks with their
+checks, and the file's **string table**. Then one line per run: its record (checks with
+reasons), its session's messages in OpenAI shape and the trace of its last turn (the
+events, each message once, the ids every event of the run carries written once in ``run``;
+``save(path, traces=False)`` leaves them out). Content shared
+between runs is stored once: every string of 24 characters or more that occurs twice or
+more (a system prompt, a tool schema's description, a tool result the repeats all got, the
+ids every event of a run carries) is written once in the table and referred to as
+``{"$s": n}``, and so is every JSON object or array of 64 characters or more that occurs twice
+or more (a tool schema, a message every repeat sent), as ``{"$o": n}`` (a dict of ours with
+one such key is escaped as ``{"$lit": ...}``).
+
+Every line follows the one character rule of :mod:`agentnb._json` (U+2028, U+0085 and lone
+surrogates escaped) and lines are split on ``\\n`` only, so whatever an answer holds, the
+file reads back. Checks are kept whole: an importable function by its path, one defined in a
+notebook by its source (see :mod:`agentnb.evals.checks.base`); a check that cannot be kept
+makes the save refuse, naming it. A loaded evaluation has every record, check, session and
+trace: it shows its matrix, compares, builds tool recordings and replays runs as regression
+tests; only ``rerun`` needs the agents again.
 """
 
 from __future__ import annotations
 
-import contextlib
+import copy
 import json
-import os
-import tempfile
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import _json
 from ..errors import ConfigurationError
 from ..session import Session
+from ..storage.jsonl import write_atomically
 from ..storage.trace import Trace
 from .record import EvalRecord
 from .tasks import Task, TaskSet
@@ -29,26 +43,109 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMAT", "load", "save"]
 
-FORMAT = "agentnb.evaluation/1"
+FORMAT = "agentnb.evaluation/2"
+_OLD = "agentnb.evaluation/1"
+#: Strings at least this long are stored once when they occur more than once.
+SHARED = 24
+SHARED_OBJECTS = 64
 
 
-def _task_record(task: Task) -> dict[str, Any]:
-    try:
-        return task.to_record()
-    except ConfigurationError:  # a lambda check or setup: keep the names, not the code
-        return {
-            "name": task.name,
-            "input": task.input,
-            "checks": [],
-            "tags": list(task.tags),
-            "metadata": task.metadata,
-            "history": list(task.history),
-            "unsaved_checks": [c.name for c in task.checks],
-        }
+class _Packer:
+    """Stores shared content once: strings of ``SHARED`` characters or more, and JSON
+    objects and arrays whose text is ``SHARED_OBJECTS`` characters or more (a tool schema, a
+    message every repeat sent), when they occur twice or more. Objects are numbered in the
+    order their text first completes (children before parents), so a table entry only ever
+    refers to entries before it."""
+
+    def __init__(self) -> None:
+        self.strings: Counter[str] = Counter()
+        self.objects: Counter[str] = Counter()
+        self.order: dict[str, None] = {}
+
+    def count(self, value: Any) -> str:
+        """The JSON text of ``value``, counting its strings and subtrees on the way."""
+        if isinstance(value, str):
+            if len(value) >= SHARED:
+                self.strings[value] += 1
+            return json.dumps(value, ensure_ascii=False)
+        if isinstance(value, dict):
+            text = "{" + ",".join(f"{json.dumps(k)}:{self.count(v)}" for k, v in value.items())
+            text += "}"
+        elif isinstance(value, list):
+            text = "[" + ",".join(self.count(v) for v in value) + "]"
+        else:
+            return json.dumps(value)
+        if len(text) >= SHARED_OBJECTS:
+            self.objects[text] += 1
+            self.order.setdefault(text, None)
+        return text
+
+    def tables(self) -> tuple[dict[str, int], dict[str, int]]:
+        strings = {s: i for i, s in enumerate(s for s, n in self.strings.items() if n > 1)}
+        shared = [t for t in self.order if self.objects[t] > 1]
+        return strings, {t: i for i, t in enumerate(shared)}
+
+
+def _pack(value: Any, strings: dict[str, int], objects: dict[str, int], top: bool = False) -> Any:
+    if isinstance(value, str):
+        n = strings.get(value)
+        return value if n is None else {"$s": n}
+    if isinstance(value, dict | list) and not top and objects:
+        n = objects.get(_text(value))
+        if n is not None:
+            return {"$o": n}
+    if isinstance(value, dict):
+        packed = {k: _pack(v, strings, objects) for k, v in value.items()}
+        escape = len(value) == 1 and next(iter(value)) in ("$s", "$o", "$lit")
+        return {"$lit": packed} if escape else packed
+    if isinstance(value, list):
+        return [_pack(v, strings, objects) for v in value]
+    return value
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{json.dumps(k)}:{_text(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_text(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _unpack(value: Any, strings: list[str], objects: list[Any]) -> Any:
+    if isinstance(value, dict):
+        if len(value) == 1:
+            if "$s" in value:
+                return strings[value["$s"]]
+            if "$o" in value:
+                return copy.deepcopy(objects[value["$o"]])
+            if "$lit" in value:
+                return {k: _unpack(v, strings, objects) for k, v in value["$lit"].items()}
+        return {k: _unpack(v, strings, objects) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unpack(v, strings, objects) for v in value]
+    return value
+
+
+#: Fields every event of a run carries with the same value: written once per run.
+_PER_RUN = ("session_id", "run_id", "trace_id")
+
+
+def _factor(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Take the fields every event of the trace shares out of its events (in place)."""
+    numbered = [e for e in events if "seq" in e]
+    common = {
+        k: numbered[0][k]
+        for k in _PER_RUN
+        if numbered and all(k in e and e[k] == numbered[0][k] for e in numbered)
+    }
+    for e in numbered:
+        for k in common:
+            del e[k]
+    return common
 
 
 def save(ev: Evaluation, path: Path, *, traces: bool = True) -> Path:
-    header = {
+    header: dict[str, Any] = {
         "format": FORMAT,
         "variants": ev.variants,
         "descriptions": ev.descriptions,
@@ -56,59 +153,76 @@ def save(ev: Evaluation, path: Path, *, traces: bool = True) -> Path:
         "seed": ev.seed,
         "errors": ev.errors,
         "tasks_name": ev.tasks.name,
-        "tasks": [_task_record(t) for t in ev.tasks],
+        "tasks": ev.tasks.to_dicts(),  # refuses, naming them, checks it cannot keep
     }
-    lines = [json.dumps(header, ensure_ascii=False)]
+    entries = []
     for r in ev.records:
-        session = ev._sessions.get(r.key)
-        trace = ev._traces.get(r.key) if traces else None
-        entry = {
-            "record": r.to_dict(),
-            "messages": session.to_openai() if session is not None else None,
-            "trace": trace.to_jsonl() if trace is not None else None,
-        }
-        lines.append(json.dumps(entry, ensure_ascii=False))
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write("\n".join(lines) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return path
+        session, trace, _ = ev.kept(r)
+        lines = trace.to_jsonl().split("\n") if traces and trace is not None else None
+        events = [json.loads(x) for x in lines if x.strip()] if lines else None
+        entries.append(
+            {
+                "record": r.to_dict(),
+                "messages": session.to_openai() if session is not None else None,
+                "trace": events,
+                "run": _factor(events) if events else None,
+            }
+        )
+    packer = _Packer()
+    for entry in entries:
+        packer.count(entry)
+    strings, objects = packer.tables()
+    header["strings"] = list(strings)
+    table = [json.loads(t) for t in objects]
+    header["objects"] = [_pack(o, strings, objects, top=True) for o in table]
+    body = [_json.dumps(header)] + [_json.dumps(_pack(e, strings, objects)) for e in entries]
+    return write_atomically(path, "\n".join(body) + "\n")
 
 
-def load(path: Path, *, judge: Any = None) -> Evaluation:
+def _lines(path: Path) -> list[tuple[int, str]]:
+    text = path.read_text(encoding="utf-8")
+    return [(n, line) for n, line in enumerate(text.split("\n"), 1) if line.strip()]
+
+
+def load(path: Path, *, judge: Any = None, trust: bool = False) -> Evaluation:
     from .evaluation import Evaluation
 
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = _lines(path)
     try:
-        header = json.loads(lines[0])
+        header = json.loads(lines[0][1])
     except (IndexError, ValueError) as exc:
         raise ConfigurationError(f"{path} is not a saved evaluation ({exc})") from None
-    if header.get("format") != FORMAT:
-        raise ConfigurationError(f"{path} is not a saved evaluation ({header.get('format')!r})")
+    if not isinstance(header, dict) or header.get("format") not in (FORMAT, _OLD):
+        shown = header.get("format") if isinstance(header, dict) else header
+        raise ConfigurationError(f"{path} is not a saved evaluation ({shown!r})")
+    strings = header.get("strings") or []
+    objects: list[Any] = []
+    for raw in header.get("objects") or []:
+        objects.append(_unpack(raw, strings, objects))
     records = [{k: v for k, v in t.items() if k != "unsaved_checks"} for t in header["tasks"]]
-    tasks = TaskSet.from_records(records, name=header.get("tasks_name", "tasks"), judge=judge)
+    tasks = TaskSet.from_dicts(
+        records, name=header.get("tasks_name", "tasks"), judge=judge, trust=trust, where=path
+    )
     ev = Evaluation(
         header["variants"], tasks, header["repeats"], seed=header["seed"], errors=header["errors"]
     )
     ev.descriptions = header.get("descriptions") or {}
-    for number, line in enumerate(lines[1:], 2):
+    for number, line in lines[1:]:
         try:
-            entry = json.loads(line)
+            entry = _unpack(json.loads(line), strings, objects)
             record = EvalRecord.from_dict(entry["record"])
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, IndexError) as exc:
             raise ConfigurationError(f"{path}:{number}: not a run record ({exc})") from None
         messages, trace = entry.get("messages"), entry.get("trace")
-        ev._add(
+        if isinstance(trace, list):
+            common = entry.get("run") or {}
+            trace = "\n".join(_json.dumps({**x, **common} if "seq" in x else x) for x in trace)
+        ev.add(
             record,
             Session(messages) if messages is not None else None,
             Trace.from_jsonl(trace) if trace else None,
         )
-    ev._end()
+    ev.finish()
     return ev
 
 
@@ -128,6 +242,6 @@ def from_records(
     repeats = max((r.repeat for r in rows), default=0) + 1
     ev = Evaluation(variants, tasks, repeats, errors=errors, seed=seed)
     for r in rows:
-        ev._add(r, None)
-    ev._end()
+        ev.add(r)
+    ev.finish()
     return ev

@@ -14,7 +14,11 @@ evaluation's intervals reproduce exactly.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import math
+import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +29,7 @@ __all__ = [
     "paired_bootstrap",
     "pass_at_k",
     "pass_hat_k",
+    "warm_up",
     "wilson",
 ]
 
@@ -143,3 +148,16 @@ def paired_bootstrap(
 
 def is_nan(value: float) -> bool:
     return isinstance(value, float) and math.isnan(value)
+
+
+def warm_up() -> None:
+    """Import scipy.stats (~2 s of CPU) in a thread while the sweep runs, so the first
+    ``summary`` does not stall the event loop (and a live view) for that long."""
+    if "scipy.stats" in sys.modules:
+        return
+
+    def load() -> None:
+        with contextlib.suppress(Exception):
+            importlib.import_module("scipy.stats")
+
+    threading.Thread(target=load, name="agentnb-scipy-import", daemon=True).start()

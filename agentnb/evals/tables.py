@@ -37,8 +37,10 @@ RUN_COLUMNS = [
 ]
 
 
-def describe(agent: Agent) -> dict[str, Any]:
+def describe(agent: Agent | Any) -> dict[str, Any]:
     """What a variant is, in plain data (kept in saved evaluations)."""
+    if not hasattr(agent, "tools"):  # an app (agentnb.evals.App): only what it is
+        return {"instructions": "", "model": repr(agent), "model_params": {}, "tools": {}}
     model = agent.model
     return {
         "instructions": agent.instructions,
@@ -89,8 +91,11 @@ def caption(ev: Evaluation) -> str:
     )
     k = ev.repeats
     short = "; a task with fewer than k runs counted is left out of them" * (ev.errors == "drop")
+    partial = ""
+    if ev.cancelled and len(ev.records) < ev.total:
+        partial = f"PARTIAL: stopped after {len(ev.records)} of {ev.total} runs; "
     return (
-        f"success rate with a 95% {method}; {rule}; pass@{k} and pass^{k} are the "
+        f"{partial}success rate with a 95% {method}; {rule}; pass@{k} and pass^{k} are the "
         f"unbiased estimators for k={k}, averaged over tasks{short}"
     )
 
@@ -150,6 +155,7 @@ def summary_frame(ev: Evaluation) -> pd.DataFrame:
     frame = pd.DataFrame(rows).set_index("variant") if rows else pd.DataFrame()
     frame.attrs["caption"] = caption(ev)
     frame.attrs["errors"] = ev.errors
+    frame.attrs["partial"] = ev.cancelled and len(ev.records) < ev.total
     return frame
 
 

@@ -8,9 +8,12 @@
     tasks.to_frame();  an.TaskSet.from_frame(df)
 
 A task may carry earlier turns (``history``: strings are user turns run first in the same
-session, dicts are messages placed in it as they are) and a ``setup(agent)`` that prepares
-the tools' state for each run (its return value is what :func:`~agentnb.checks.end_state`
-checks). Checks and metrics read the last turn, the task's ``input``.
+session, dicts are messages placed in it as they are). Tools with per-run state belong to the
+task: ``tools=factory`` is called once per run and returns the run's tools, or
+``(tools, state)`` (``state`` is what :func:`~agentnb.checks.end_state` checks); a replaying
+agent wraps them, so the same task runs live and replayed. ``setup(agent)`` prepares anything
+else per run (a non-None return value is the state). Checks and metrics read the last turn,
+the task's ``input``.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .. import _json
 from ..errors import ConfigurationError
-from .checks.base import Check, FunctionCheck, as_check, check_from_record
+from .checks.base import Check, FunctionCheck, as_check, check_from_dict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,6 +48,7 @@ class Task(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     history: tuple[str | dict[str, Any], ...] = ()
     setup: Callable[[Any], Any] | None = None
+    tools: Callable[[], Any] | None = None
 
     def __init__(self, name: str, input: str, checks: Iterable[Any] = (), **fields: Any) -> None:
         super().__init__(name=name, input=input, checks=checks, **fields)
@@ -60,36 +65,43 @@ class Task(BaseModel):
     def _none_is_empty(cls, value: Any) -> Any:
         return () if value is None else value
 
-    def to_record(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (checks as ``{"check": ...}`` records; ``setup`` as its path)."""
         record: dict[str, Any] = {
             "name": self.name,
             "input": self.input,
-            "checks": [c.to_record() for c in self.checks],
+            "checks": [c.to_dict() for c in self.checks],
             "tags": list(self.tags),
             "metadata": self.metadata,
             "history": list(self.history),
         }
-        if self.setup is not None:
-            record["setup"] = FunctionCheck(self.setup).to_record()["ref"]
+        for hook in ("setup", "tools"):
+            fn = getattr(self, hook)
+            if fn is not None:
+                record[hook] = FunctionCheck(fn).to_dict()
         return record
 
     @classmethod
-    def from_record(cls, record: dict[str, Any], *, judge: Any = None) -> Task:
-        """The task a :meth:`to_record` dict describes (``judge``: the model of judge checks)."""
+    def from_dict(cls, record: dict[str, Any], *, judge: Any = None, trust: bool = False) -> Task:
+        """The task a :meth:`to_dict` dict describes (``judge``: the model of judge checks;
+        ``trust``: run the checks saved by source, see :mod:`agentnb.evals.checks.source`)."""
+        if not isinstance(record, dict) or "name" not in record or "input" not in record:
+            raise ConfigurationError(f"a task needs a name and an input, got {record!r:.200}")
         fields = dict(record)
         checks = fields.pop("checks", None) or []
         if isinstance(checks, str):  # a DataFrame cell written as JSON text
             checks = json.loads(checks)
-        fields["checks"] = [check_from_record(c, judge_model=judge) for c in checks]
+        fields["checks"] = [check_from_dict(c, judge_model=judge, trust=trust) for c in checks]
         for key in ("tags", "history", "metadata"):
             if isinstance(fields.get(key), str):
                 fields[key] = json.loads(fields[key])
-        if fields.get("setup"):
-            ref = check_from_record({"check": "function", "ref": fields["setup"]})
-            fields["setup"] = ref.fn  # type: ignore[attr-defined]
-        else:
-            fields.pop("setup", None)
+        for hook in ("setup", "tools"):
+            value = fields.get(hook)
+            if value:
+                spec = value if isinstance(value, dict) else {"check": "function", "ref": value}
+                fields[hook] = check_from_dict(spec, trust=trust).fn  # type: ignore[attr-defined]
+            else:
+                fields.pop(hook, None)
         return cls(fields.pop("name"), fields.pop("input"), **fields)
 
     def __repr__(self) -> str:
@@ -146,40 +158,90 @@ class TaskSet(BaseModel):
         return TaskSet(chosen, name=self.name)
 
     # -- records, JSONL, DataFrames ---------------------------------------------------------
-    def to_records(self) -> list[dict[str, Any]]:
-        return [t.to_record() for t in self.tasks]
+    def to_dicts(self) -> list[dict[str, Any]]:
+        return [t.to_dict() for t in self.tasks]
 
     @classmethod
-    def from_records(
-        cls, records: Iterable[dict[str, Any]], *, name: str = "tasks", judge: Any = None
+    def from_dicts(
+        cls,
+        records: Iterable[dict[str, Any]],
+        *,
+        name: str = "tasks",
+        judge: Any = None,
+        trust: bool = False,
+        where: Any = None,
+        lines: Iterable[int] | None = None,
     ) -> TaskSet:
-        return cls([Task.from_record(r, judge=judge) for r in records], name=name)
+        """The tasks of these dicts; an error names the task's line (``where:line``) when the
+        dicts came from a file."""
+        numbers = iter(lines) if lines is not None else None
+        tasks = []
+        for i, record in enumerate(records):
+            number = next(numbers) if numbers is not None else None
+            try:
+                tasks.append(Task.from_dict(record, judge=judge, trust=trust))
+            except (ConfigurationError, ValueError, TypeError, KeyError) as exc:
+                at = f"{where}:{number}" if number is not None else f"task {i}"
+                raise ConfigurationError(f"{at}: {exc}") from None
+        return cls(tasks, name=name)
+
+    def attach(self, checks: dict[str, Callable[..., Any]]) -> TaskSet:
+        """The same tasks with function checks replaced by name: re-attach checks that a
+        loaded file kept by source without running them (``{"in_english": in_english}``)."""
+        unknown = set(checks) - {c.name for t in self.tasks for c in t.checks}
+        if unknown:
+            raise ConfigurationError(f"no task has a check named {sorted(unknown)}")
+
+        def swap(c: Check) -> Check:
+            fn = checks.get(c.name) if isinstance(c, FunctionCheck) else None
+            return FunctionCheck(fn) if fn is not None else c
+
+        tasks = [t.model_copy(update={"checks": tuple(swap(c) for c in t.checks)}) for t in self]
+        return TaskSet(tasks, name=self.name)
 
     def to_jsonl(self, path: str | os.PathLike[str]) -> Path:
-        """Write one task per line (UTF-8, Chinese kept readable)."""
-        path = Path(path)
-        lines = [json.dumps(r, ensure_ascii=False) for r in self.to_records()]
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        return path
+        """Write one task per line (UTF-8, Chinese kept readable; the one character rule of
+        :mod:`agentnb._json`, so any text reads back). Refuses, naming them, checks it cannot
+        keep (see :mod:`agentnb.evals.checks.source`)."""
+        from ..storage.jsonl import write_atomically
+
+        lines = [_json.dumps(r) for r in self.to_dicts()]
+        return write_atomically(Path(path), "\n".join(lines) + "\n")
 
     @classmethod
-    def from_jsonl(cls, path: str | os.PathLike[str], *, judge: Any = None) -> TaskSet:
-        """Read a file written by :meth:`to_jsonl` (``judge``: the model of judge checks)."""
+    def from_jsonl(
+        cls, path: str | os.PathLike[str], *, judge: Any = None, trust: bool = False
+    ) -> TaskSet:
+        """Read a file written by :meth:`to_jsonl` (``judge``: the model of judge checks;
+        ``trust``: run checks kept by source). Errors name the line."""
         path = Path(path)
-        records = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        records, numbers = [], []
+        for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
             if line.strip():
                 try:
                     records.append(json.loads(line))
                 except ValueError as exc:
                     raise ConfigurationError(f"{path}:{number}: not JSON ({exc})") from None
-        return cls.from_records(records, name=path.stem, judge=judge)
+                numbers.append(number)
+        return cls.from_dicts(
+            records, name=path.stem, judge=judge, trust=trust, where=path, lines=numbers
+        )
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per task; ``checks`` holds the check records (lists of dicts)."""
+        """One row per task; ``checks`` holds the check dicts (a check that cannot be written
+        shows as ``{"check": kind, "name": ...}``), so any task set shows."""
         import pandas as pd
 
-        return pd.DataFrame.from_records(self.to_records())
+        rows = []
+        for t in self.tasks:
+            row = t.model_dump(exclude={"checks", "setup", "tools"})
+            row["checks"] = [_shown(c) for c in t.checks]
+            for hook in ("setup", "tools"):
+                fn = getattr(t, hook)
+                if fn is not None:
+                    row[hook] = _shown(FunctionCheck(fn))
+            rows.append(row)
+        return pd.DataFrame.from_records(rows)
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, *, judge: Any = None) -> TaskSet:
@@ -187,10 +249,17 @@ class TaskSet(BaseModel):
         records = []
         for row in frame.to_dict(orient="records"):
             records.append({str(k): _cell(v) for k, v in row.items()})
-        return cls.from_records(records, judge=judge)
+        return cls.from_dicts(records, judge=judge)
 
     def __repr__(self) -> str:
         return f"<TaskSet {self.name!r}: {len(self.tasks)} tasks>"
+
+
+def _shown(check: Check) -> dict[str, Any]:
+    try:
+        return check.to_dict()
+    except ConfigurationError:
+        return {"check": check.kind, "name": check.name}
 
 
 def _cell(value: Any) -> Any:

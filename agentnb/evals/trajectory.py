@@ -22,17 +22,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..models.differ import json_changes, messages_diff
 from ..session.session import Session
-from .batches import Call, batches
+from .batches import PairedCall, batches
 
-__all__ = ["Row", "Step", "Trajectory", "align", "json_diff", "messages_diff"]
+__all__ = ["Row", "Step", "Trajectory", "align"]
 
 
 @dataclass(frozen=True, slots=True)
 class Step:
     """One reply batch of one run: its calls, and the model call (from 1) that made them."""
 
-    calls: tuple[Call, ...]
+    calls: tuple[PairedCall, ...]
     call_number: int
 
     @property
@@ -84,7 +85,7 @@ class Trajectory:
             return []
         out = []
         for ca, cb in zip(sa.calls, sb.calls, strict=False):
-            out.append({"name": ca.name, "changes": json_diff(ca.result, cb.result)})
+            out.append({"name": ca.name, "changes": json_changes(ca.result, cb.result)})
         return out
 
     def call_at(self, row: int, run: int) -> int:
@@ -128,8 +129,14 @@ class Trajectory:
         return f"<Trajectory of {len(self.sessions)} runs: {len(self.rows)} steps, {where}>"
 
 
-def align(sessions: Sequence[Session], labels: Sequence[str] | None = None) -> Trajectory:
-    """Align the runs of ``sessions`` (2 or more) step by step; see the module docstring."""
+def align(
+    sessions: Sequence[Session],
+    labels: Sequence[str] | None = None,
+    records: Sequence[Any] | None = None,
+) -> Trajectory:
+    r"""Align the runs of ``sessions`` (2 or more) step by step; see the module docstring.
+    ``records`` (the runs' :class:`~agentnb.evals.EvalRecord`\ s) give the stop reason and
+    tokens of a session that keeps no run record (one loaded from a file)."""
     if len(sessions) < 2:
         raise ValueError(f"a trajectory diff needs 2 runs or more, got {len(sessions)}")
     names = list(labels) if labels is not None else [s.id for s in sessions]
@@ -172,7 +179,8 @@ def align(sessions: Sequence[Session], labels: Sequence[str] | None = None) -> T
         else:
             status = "same" if len({c.key for c in present}) == 1 else "changed"
         rows.append(Row(row_cells, status))
-    metrics = [_metrics(s, steps) for s, steps in zip(sessions, runs, strict=True)]
+    given = list(records) if records is not None else [None] * len(sessions)
+    metrics = [_metrics(s, st, r) for s, st, r in zip(sessions, runs, given, strict=True)]
     return Trajectory(names, list(sessions), rows, metrics)
 
 
@@ -188,7 +196,7 @@ def _steps(session: Session) -> list[Step]:
     return [Step(tuple(b), n) for b, n in zip(batches(session.messages), numbers, strict=True)]
 
 
-def _metrics(session: Session, steps: list[Step]) -> dict[str, Any]:
+def _metrics(session: Session, steps: list[Step], kept: Any = None) -> dict[str, Any]:
     record = session.runs[-1] if session.runs else None
     calls = [c for s in steps for c in s.calls]
     output = None
@@ -201,68 +209,12 @@ def _metrics(session: Session, steps: list[Step]) -> dict[str, Any]:
         "tool_calls": len(calls),
         "tool_errors": sum(c.kind is not None for c in calls),
         "model_calls": sum(m.role == "assistant" for m in session.messages),
-        "tokens": record.usage.total_tokens if record is not None else 0,
-        "stop_reason": record.stop_reason if record is not None else None,
+        "tokens": record.usage.total_tokens if record is not None else getattr(kept, "tokens", 0),
+        "stop_reason": record.stop_reason
+        if record is not None
+        else getattr(kept, "stop_reason", None),
         "output": output,
     }
-
-
-def _key(wire: Any) -> str:
-    return json.dumps(wire, sort_keys=True, ensure_ascii=False)
-
-
-def messages_diff(a: Sequence[Any], b: Sequence[Any]) -> list[dict[str, Any]]:
-    """Two requests' messages aligned: rows ``kept`` (a count), ``added``, ``dropped`` and
-    ``edited`` (with the old message; a JSON tool result also with its changed keys)."""
-    matcher = difflib.SequenceMatcher(None, [_key(w) for w in a], [_key(w) for w in b], False)
-    rows: list[dict[str, Any]] = []
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            rows.append({"op": "kept", "count": i2 - i1, "from": i1})
-            continue
-        pairs = min(i2 - i1, j2 - j1) if op == "replace" else 0
-        for d in range(pairs):
-            old, new = a[i1 + d], b[j1 + d]
-            row = {"op": "edited", "w": new, "old": old}
-            if old.get("role") == new.get("role") == "tool":
-                row["changes"] = json_diff(old.get("content"), new.get("content"))
-            rows.append(row)
-        rows += [{"op": "dropped", "w": w} for w in a[i1 + pairs : i2]]
-        rows += [{"op": "added", "w": w} for w in b[j1 + pairs : j2]]
-    return rows
-
-
-def json_diff(a: Any, b: Any, path: str = "") -> list[dict[str, Any]]:
-    """The keys that differ between two JSON values (text parsed when it is JSON):
-    ``{"path": "flights[0].price", "old": 650, "new": 1050}``; a missing side is absent."""
-    a, b = _parsed(a), _parsed(b)
-    if isinstance(a, dict) and isinstance(b, dict):
-        out: list[dict[str, Any]] = []
-        for key in sorted(set(a) | set(b), key=str):
-            sub = f"{path}.{key}" if path else str(key)
-            if key not in a:
-                out.append({"path": sub, "new": b[key]})
-            elif key not in b:
-                out.append({"path": sub, "old": a[key]})
-            else:
-                out += json_diff(a[key], b[key], sub)
-        return out
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        return [
-            c
-            for i, (x, y) in enumerate(zip(a, b, strict=True))
-            for c in json_diff(x, y, f"{path}[{i}]")
-        ]
-    return [] if a == b else [{"path": path or "(value)", "old": a, "new": b}]
-
-
-def _parsed(value: Any) -> Any:
-    if isinstance(value, str) and value[:1] in "{[":
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
 
 
 def _compact(arguments: str) -> str:

@@ -7,10 +7,10 @@ the task × variant grid, k/k per cell with repeats) is what nbviewer and GitHub
 from __future__ import annotations
 
 import math
-from html import escape
 from typing import TYPE_CHECKING, Any
 
 from .. import display
+from .._html import escape
 from . import tables
 
 if TYPE_CHECKING:
@@ -84,10 +84,13 @@ def static_bundle(ev: Evaluation) -> dict[str, str]:
 
 
 def show(ev: Evaluation) -> None:
-    """Display ``ev``: ``agentnb.widgets.EvalMatrix(ev)`` when available, else static."""
+    """Display ``ev``: ``agentnb.widgets.EvalMatrix`` when available (once per cell: the
+    live matrix ``evaluate`` showed is not shown again by ``ev`` below it), else static."""
     try:
-        matrix = display.widgets().EvalMatrix
+        matrices = display.widgets().EvalMatrix
     except (ImportError, AttributeError):
         display.show(static_bundle(ev), raw=True)
         return
-    display.show(matrix(ev))
+    matrix = matrices.for_cell(ev)
+    if matrix is not None:
+        display.show(matrix)

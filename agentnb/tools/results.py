@@ -208,8 +208,11 @@ ERROR_KINDS = (
     "cancelled",
     "not_executed",
     "uncertain",
-    # a replaying tool was asked a call its recording does not hold (never executed)
+    # replaying tools (never executed): a run the recording does not hold, a call other than
+    # the one recorded at this position of the run, a call past the end of the recorded turn
     "not_recorded",
+    "mismatch",
+    "exhausted",
 )
 
 #: What the model reads for a side-effecting call that was in flight when its worker died.

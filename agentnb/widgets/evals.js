@@ -25,13 +25,42 @@ function pct(x) {
   return x == null ? "" : `${(100 * x).toFixed(0)}%`;
 }
 
-function cellState(c, repeats) {
-  if (!c) return { cls: "anb-m-todo", text: "·" };
+function cellState(c, repeats, ended) {
+  if (!c) return { cls: ended ? "anb-m-todo anb-m-partial" : "anb-m-todo", text: ended ? "—" : "·" };
   const [p, f, e] = c;
   const done = p + f + e;
   const cls = p === done ? "anb-m-pass" : e === done ? "anb-m-error" : p === 0 ? "anb-m-fail" : "anb-m-mixed";
   const text = repeats > 1 ? `${p}/${done}` : p ? "pass" : e ? "error" : "fail";
-  return { cls, text: done < repeats ? `${text}…` : text };
+  if (done >= repeats) return { cls, text };
+  // still running: an ellipsis; stopped: what ran, marked partial
+  return ended ? { cls: `${cls} anb-m-partial`, text: `${text} of ${repeats}` } : { cls, text: `${text}…` };
+}
+
+// A highlighted line diff (agentnb.models.differ.line_diff rows): removed lines red, added
+// green, the words that changed inside them marked.
+function lineDiff(rows) {
+  const box = h("div", { class: "anb-linediff" });
+  for (const row of rows || []) {
+    const line = h("div", { class: `anb-ld anb-ld-${row.op}` }, h("span", { class: "anb-ld-sign", text: row.op === "removed" ? "−" : row.op === "added" ? "+" : " " }));
+    let at = 0;
+    for (const [a, b] of row.spans || []) {
+      if (a > at) line.append(document.createTextNode(row.text.slice(at, a)));
+      line.append(h("mark", { text: row.text.slice(a, b) }));
+      at = b;
+    }
+    line.append(document.createTextNode(row.text.slice(at)));
+    box.append(line);
+  }
+  return box;
+}
+
+function promptDiff(diff, before, after) {
+  const box = h("div", { class: "anb-pg-promptdiff" });
+  if (!diff || (!diff.instructions && !diff.tools)) return box;
+  box.append(h("div", { class: "anb-sub", text: `what changed from ${before} to ${after}` }));
+  if (diff.instructions) box.append(h("div", { class: "anb-muted", text: "instructions" }), lineDiff(diff.instructions));
+  for (const [name, rows] of Object.entries(diff.tools || {})) box.append(h("div", { class: "anb-muted", text: `tool ${name}: description` }), lineDiff(rows));
+  return box;
 }
 
 function summaryTable(rows, caption) {
@@ -78,7 +107,7 @@ function renderMatrix(model, el) {
     head.replaceChildren(
       h("b", { text: `Evaluation: ${data.variants.length} variants × ${data.tasks.length} tasks × ${data.repeats} repeats` }),
       h("progress", { class: "anb-progress", max: data.total || 1, value: data.finished }),
-      h("span", { class: "anb-m-count", text: `${data.finished}/${data.total} runs${data.done ? " · done" : " · running"}` }),
+      h("span", { class: data.stopped ? "anb-m-count anb-bad" : "anb-m-count", text: data.stopped ? `stopped · ${data.finished}/${data.total} runs (partial)` : `${data.finished}/${data.total} runs${data.done ? " · done" : " · running"}` }),
       ...(data.done ? [] : [stop]));
   };
   const drawSummary = () => summary.replaceChildren(summaryTable(data.summary, data.caption));
@@ -100,7 +129,7 @@ function renderMatrix(model, el) {
     grid.replaceChildren(table);
   };
   const paint = (td, c) => {
-    const s = cellState(c, data.repeats);
+    const s = cellState(c, data.repeats, data.done);
     td.className = `anb-m-cell ${s.cls}`;
     td.textContent = s.text;
   };
@@ -137,7 +166,9 @@ function renderMatrix(model, el) {
       }
       data.finished = msg.finished;
       data.done = msg.done;
+      data.stopped = msg.stopped;
       if (msg.summary) { data.summary = msg.summary; data.caption = msg.caption; drawSummary(); }
+      if (msg.done) for (const [key, td] of cells) { const [t, v] = key.split("\u0000"); paint(td, ((data.cells || {})[t] || {})[v]); }
       drawHead();
     } else if (msg.op === "error") {
       detail.replaceChildren(h("pre", { class: "anb-error", text: msg.text }));
@@ -194,6 +225,11 @@ function drawStep(s, el, labels) {
     const item = h("div", { class: `anb-diff anb-diff-${row.op}` },
       h("span", { class: "anb-diff-op", text: row.op === "added" ? `only in ${labels[1]}` : row.op === "dropped" ? `only in ${labels[0]}` : "differs" }),
       h("span", { class: "anb-role " + roleClass(w.role), text: String(w.role) }));
+    if (row.op === "edited" && row.lines && row.lines.length) {
+      item.append(h("div", { class: "anb-muted", text: `${labels[0]} → ${labels[1]}, line by line:` }), lineDiff(row.lines));
+      el.append(item);
+      continue;
+    }
     if (row.op === "edited") item.append(h("div", { class: "anb-muted", text: `${labels[0]}:` }), fold(asText(row.old.content) || JSON.stringify(row.old), "anb-old"), h("div", { class: "anb-muted", text: `${labels[1]}:` }));
     item.append(fold(asText(w.content) || JSON.stringify(w), ""));
     for (const c of row.changes || []) item.append(h("div", { class: "anb-name", text: `${c.path}: ${JSON.stringify(c.old)} → ${JSON.stringify(c.new)}` }));
@@ -271,12 +307,14 @@ function renderPlayground(model, el) {
       const sig = c.mcnemar_p < 0.05 ? "a real difference (p < 0.05)" : "not distinguishable from chance";
       results.append(h("div", { class: "anb-sub", text: `${c.other} against ${c.baseline}: ${c.wins} wins, ${c.losses} losses, ${c.ties} ties over ${c.pairs} pairs` }),
         h("div", { text: `difference ${pct(c.difference)} [${pct(c.ci_low)}, ${pct(c.ci_high)}] (${c.ci_method}); McNemar p = ${Number(c.mcnemar_p).toPrecision(3)}: ${sig}` }));
+      results.append(promptDiff(c.prompt_diff, c.baseline, c.other));
       const flips = [...c.improved.map((t) => [t, "improved"]), ...c.regressed.map((t) => [t, "regressed"])];
       if (!flips.length) results.append(h("div", { class: "anb-muted", text: "no task flipped" }));
+      const multi = (d.repeats || 1) > 1;
       for (const [task, way] of flips)
         results.append(h("div", { class: "anb-toolbar" },
           h("span", { class: way === "improved" ? "anb-good" : "anb-bad", text: `${way}: ${task}` }),
-          h("button", { class: "anb-btn", type: "button", text: "trajectory diff", onclick: async () => {
+          h("button", { class: "anb-btn", type: "button", text: multi ? `trajectory diff (repeat ${(c.repeats || {})[task] ?? 0}, where it flipped)` : "trajectory diff", onclick: async () => {
             detail.replaceChildren();
             renderTrajectory(await ask({ op: "diff", task }), detail, (row, a, b) => ask({ op: "step", task, row, a, b }));
           } })));
@@ -290,7 +328,7 @@ function renderPlayground(model, el) {
       status.replaceChildren(bar, h("span", { text: `${m.variant}: running 0/${m.total}` }));
     } else if (m.op === "progress") {
       bar.max = m.total || 1; bar.value = m.finished;
-      status.replaceChildren(bar, h("span", { text: `running ${m.finished}/${m.total}` }));
+      status.replaceChildren(bar, h("span", { text: `${m.variant}: running ${m.finished}/${m.total}` }));
     } else if (m.op === "result") showResult(m);
     else if (m.op === "error") status.replaceChildren(h("pre", { class: "anb-error", text: m.text }));
   };

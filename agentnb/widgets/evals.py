@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import Any
+import weakref
+from typing import Any, ClassVar
 
 from ..evals.trajectory import Trajectory, align
 from . import payload
@@ -89,6 +90,24 @@ class EvalMatrix(Widget):
         every: seconds between two batched updates while the sweep runs.
     """
 
+    #: The matrix shown for an evaluation in the cell that showed it: ``ev = await
+    #: an.evaluate(...)`` shows the live matrix, and ``ev`` at the end of the same cell
+    #: would show a second one.
+    _shown: ClassVar[weakref.WeakKeyDictionary[Any, tuple[int | None, EvalMatrix]]] = (
+        weakref.WeakKeyDictionary()
+    )
+
+    @classmethod
+    def for_cell(cls, evaluation: Any) -> EvalMatrix | None:
+        """A new matrix of ``evaluation`` to show, or None when this cell already shows one."""
+        cell = _cell()
+        shown = cls._shown.get(evaluation)
+        if shown is not None and cell is not None and shown[0] == cell:
+            return None
+        matrix = cls(evaluation)
+        cls._shown[evaluation] = (cell, matrix)
+        return matrix
+
     def __init__(self, evaluation: Any, *, every: float = 0.25) -> None:
         self.evaluation = evaluation
         self.every = every
@@ -118,6 +137,7 @@ class EvalMatrix(Widget):
             "total": ev.total,
             "finished": len(ev.records),
             "done": ev.done,
+            "stopped": ev.cancelled,
             "cells": self.cells(),
             "summary": summary_rows(ev) if ev.records else [],
             "caption": ev.summary.attrs.get("caption", "") if ev.records else "",
@@ -140,8 +160,8 @@ class EvalMatrix(Widget):
             self._timer = loop.call_later(self.every, self.flush)
 
     def flush(self) -> None:
-        """Send what changed since the last update (the cells, the counts; the summary at
-        the end and at most once a second meanwhile)."""
+        """Send what changed since the last update: the cells, the counts and the summary
+        of the same runs (at most one update per ``every`` seconds while the sweep runs)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -154,10 +174,11 @@ class EvalMatrix(Widget):
             "cells": changed,
             "finished": len(ev.records),
             "done": ev.done,
+            "stopped": ev.cancelled,
+            # the summary of exactly the runs the cells show: it never lags the matrix
+            "summary": summary_rows(ev) if ev.records else [],
+            "caption": ev.summary.attrs.get("caption", "") if ev.records else "",
         }
-        if ev.done or self.updates % 4 == 0:
-            msg["summary"] = summary_rows(ev) if ev.records else []
-            msg["caption"] = ev.summary.attrs.get("caption", "") if ev.records else ""
         self._post(msg)
         if ev.done:
             self.data = self.state()  # the saved notebook shows the finished matrix
@@ -198,7 +219,8 @@ class EvalMatrix(Widget):
             ev = self.evaluation
             names = [v for v in ev.variants if (v, task, repeat) in {r.key for r in ev.records}]
             sessions = [ev.session(v, task, repeat) for v in names]
-            found = self._trajectories[key] = align(sessions, names)
+            records = [ev.record(v, task, repeat) for v in names]
+            found = self._trajectories[key] = align(sessions, names, records)
         return found
 
     def close(self) -> None:
@@ -221,16 +243,28 @@ class EvalMatrix(Widget):
         return f"<EvalMatrix of {self.evaluation!r}>"
 
 
+def _cell() -> int | None:
+    """The execution count of the cell running now (None outside IPython)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    shell = get_ipython()
+    return getattr(shell, "execution_count", None) if shell is not None else None
+
+
 class TrajectoryDiff(Widget):
     """``sessions`` (2 or more runs of one task) aligned step by step.
 
     Args:
         sessions: the runs' sessions (``ev.session(variant, task)``, or any sessions).
         labels: a name per run (the variant names; session ids by default).
+        records: the runs' EvalRecords (stop reason and tokens of sessions loaded from a
+            file, which keep no run records).
     """
 
-    def __init__(self, sessions: Any, *, labels: Any = None) -> None:
-        self.trajectory: Trajectory = align(list(sessions), labels)
+    def __init__(self, sessions: Any, *, labels: Any = None, records: Any = None) -> None:
+        self.trajectory: Trajectory = align(list(sessions), labels, records)
         super().__init__(kind="trajectory", data=payload.displayable(self.trajectory.payload()))
 
     @property

@@ -12,8 +12,6 @@ Model calls are numbered from 1 in the order of ``session.requests``; -1 is the 
 
 from __future__ import annotations
 
-import difflib
-import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -21,7 +19,8 @@ import traitlets
 
 from .. import _json
 from ..messages import parse_message
-from ..session.edits import changed_paths
+from ..models import differ
+from ..models.differ import changed_paths
 from . import marks, payload
 from .base import Widget
 
@@ -79,10 +78,6 @@ def request_payload(session: Any, k: int, *, view: Any = None, model: Any = None
     })  # fmt: skip
 
 
-def _key(wire: Any) -> str:
-    return json.dumps(wire, sort_keys=True, ensure_ascii=False)
-
-
 def diff_payload(session: Any, j: int, k: int) -> dict[str, Any]:
     """What changed from model call ``j`` to ``k``, aligned message by message."""
     nj, ra = _call(session, j)
@@ -90,10 +85,9 @@ def diff_payload(session: Any, j: int, k: int) -> dict[str, Any]:
     a, b = ra.request, rb.request
     sa = a.messages[1:] if a.messages and _is_system(a.messages[0]) else a.messages
     sb = b.messages[1:] if b.messages and _is_system(b.messages[0]) else b.messages
-    matcher = difflib.SequenceMatcher(None, [_key(w) for w in sa], [_key(w) for w in sb], False)
     edited = marks.edit_marks(session)
     rows: list[dict[str, Any]] = []
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+    for op, i1, i2, j1, j2 in differ.message_opcodes(sa, sb):
         if op == "equal":
             rows.append({"op": "kept", "count": i2 - i1, "from": i1})
         elif op == "insert":
@@ -133,12 +127,13 @@ def diff_payload(session: Any, j: int, k: int) -> dict[str, Any]:
 def _unequal(old: list[Any], new: list[Any], edited: dict[int, Any], at_end: bool) -> list[Any]:
     """Rows for a block that changed size: a new message a hand edit made from an old one is
     that one "edited"; the other old ones were dropped, the other new ones added."""
-    keys = [_key(w) for w in old]
+    keys = [differ.message_key(w) for w in old]
     pairs: dict[int, int] = {}
     for j, w in enumerate(new):
         record = edited.get(id(w))
-        if record is not None and record.before is not None and _key(record.before) in keys:
-            i = keys.index(_key(record.before))
+        before = record.before if record is not None else None
+        if before is not None and differ.message_key(before) in keys:
+            i = keys.index(differ.message_key(before))
             pairs[j], keys[i] = i, ""
     added = "appended" if pairs and at_end else "summarised" if len(new) < len(old) else "inserted"
     rows: list[dict[str, Any]] = [

@@ -61,6 +61,7 @@ class Playground(Widget):
         self.comparison: Any = None
         self._trajectories: dict[str, Trajectory] = {}
         self._task: asyncio.Future[Any] | None = None
+        self._running = ""
         super().__init__(kind="playground", data=self.state())
 
     # -- state ----------------------------------------------------------------------------
@@ -101,8 +102,14 @@ class Playground(Widget):
         variants = {**self.variants, name: variant}
         ev = start(variants, self.tasks, keep=keep, **self.options)
         self.evaluation = ev
+        self._running = name
         self._post(
-            {"op": "running", "variant": name, "total": ev.total, "texts": self.texts(variant)}
+            {
+                "op": "running",
+                "variant": name,
+                "total": self._own_total(ev),
+                "texts": self.texts(variant),
+            }
         )
         ev.subscribe(self._on_record)
         try:
@@ -116,19 +123,26 @@ class Playground(Widget):
         return ev
 
     @staticmethod
-    def _kept(ev: Any) -> list[tuple[Any, Any]]:
-        out = []
-        for r in ev.records:
-            try:
-                out.append((r, ev.session(*r.key)))
-            except KeyError:
-                out.append((r, None))
-        return out
+    def _kept(ev: Any) -> list[tuple[Any, ...]]:
+        return [(r, *ev.kept(r)) for r in ev.records]
+
+    @staticmethod
+    def _own_total(ev: Any) -> int:
+        """The runs of the variant being run: tasks × repeats (earlier variants' are kept)."""
+        return int(len(ev.tasks) * ev.repeats)
 
     def _on_record(self, record: Any) -> None:
         ev = self.evaluation
         if record is not None and ev is not None:
-            self._post({"op": "progress", "finished": len(ev.records), "total": ev.total})
+            mine = sum(r.variant == self._running for r in ev.records)
+            self._post(
+                {
+                    "op": "progress",
+                    "variant": self._running,
+                    "finished": mine,
+                    "total": self._own_total(ev),
+                }
+            )
 
     def _finish(self, ev: Any, name: str) -> None:
         names = list(self.variants)
@@ -160,17 +174,35 @@ class Playground(Widget):
                 "ci_method": c.ci_method,
                 "improved": c.improved,
                 "regressed": c.regressed,
+                "repeats": {t: self.flipped_repeat(t) for t in [*c.improved, *c.regressed]},
+                "prompt_diff": c.prompt_diff,
             }
         self.data = {**self.state(), "last": msg}
         self._post(msg)
 
+    def flipped_repeat(self, task: str) -> int:
+        """The repeat of ``task`` whose outcome flipped between the previous variant and the
+        latest, in the direction the task moved (improved: fail → pass); repeat 0 when none
+        did."""
+        comparison = self.comparison
+        improved = comparison is not None and task in comparison.improved
+        for t, repeat, before, after in comparison.flips if comparison is not None else ():
+            if t == task and (after == "pass") == improved and (before == "pass") != improved:
+                return int(repeat)
+        return 0
+
     def flipped_diff(self, task: str) -> Trajectory:
-        """The trajectory diff of ``task`` between the previous variant and the latest."""
+        """The trajectory diff of ``task`` between the previous variant and the latest, on
+        the repeat that flipped (:meth:`flipped_repeat`)."""
         found = self._trajectories.get(task)
         if found is None:
             names = list(self.variants)[-2:]
-            sessions = [self.evaluation.session(n, task, 0) for n in names]
-            found = self._trajectories[task] = align(sessions, names)
+            repeat = self.flipped_repeat(task)
+            ev = self.evaluation
+            sessions = [ev.session(n, task, repeat) for n in names]
+            records = [ev.record(n, task, repeat) for n in names]
+            labels = [f"{n} #{repeat}" if ev.repeats > 1 else n for n in names]
+            found = self._trajectories[task] = align(sessions, labels, records)
         return found
 
     def _post(self, msg: dict[str, Any]) -> None:
@@ -217,14 +249,7 @@ def _previous(ev: Any, variants: dict[str, Any]) -> Any:
     """The evaluation of the variants before a cancelled Run (None if there were none)."""
     if not variants:
         return None
-    from ..evals.evaluation import Evaluation
-
-    keep = [r for r in ev.records if r.variant in variants]
-    previous = Evaluation(dict(variants), ev.tasks, ev.repeats, seed=ev.seed, errors=ev.errors)
-    for r in keep:
-        previous._add(r, ev._sessions.get(r.key))
-    previous._end()
-    return previous
+    return ev.subset(variants)
 
 
 def _rules(agent: Any) -> list[dict[str, Any]]:

@@ -13,11 +13,19 @@ from agentnb.evals import EvalRecord
 
 
 def small() -> an.Evaluation:
-    records = [EvalRecord(v, t, r, o) for v, t, r, o in [
-        ("a", "t<0>", 0, "pass"), ("a", "t<0>", 1, "fail"), ("a", "t1", 0, "error"),
-        ("a", "t1", 1, "error"), ("b", "t<0>", 0, "pass"), ("b", "t<0>", 1, "pass"),
-        ("b", "t1", 0, "fail"), ("b", "t1", 1, "fail"),
-    ]]  # fmt: skip
+    records = [
+        EvalRecord(v, t, r, o)
+        for v, t, r, o in [
+            ("a", "t<0>", 0, "pass"),
+            ("a", "t<0>", 1, "fail"),
+            ("a", "t1", 0, "error"),
+            ("a", "t1", 1, "error"),
+            ("b", "t<0>", 0, "pass"),
+            ("b", "t<0>", 1, "pass"),
+            ("b", "t1", 0, "fail"),
+            ("b", "t1", 1, "fail"),
+        ]
+    ]
     return an.Evaluation.from_records(records)
 
 
@@ -55,16 +63,15 @@ async def test_diff_hands_the_task_s_sessions_to_the_trajectory_diff(monkeypatch
     seen = {}
 
     class TrajectoryDiff:
-        def __init__(self, sessions, labels=None):
-            seen["sessions"], seen["labels"] = sessions, labels
+        def __init__(self, sessions, labels=None, records=None):
+            seen["sessions"], seen["labels"], seen["records"] = sessions, labels, records
 
     fake = types.ModuleType("agentnb.widgets")
     fake.TrajectoryDiff = TrajectoryDiff
     monkeypatch.setitem(sys.modules, "agentnb.widgets", fake)
     assert isinstance(ev.diff("t"), TrajectoryDiff)
     assert seen["labels"] == ["a", "b"] and seen["sessions"][1] is ev.session("b", "t")
-    monkeypatch.setattr(fake, "TrajectoryDiff", lambda sessions: ("diff", len(sessions)))
-    assert ev.diff("t", ["b"]) == ("diff", 1)
+    assert seen["records"] == [ev.record("a", "t"), ev.record("b", "t")]
 
 
 async def test_in_a_notebook_evaluate_shows_the_live_matrix_or_a_progress_line(monkeypatch, capsys):
@@ -93,3 +100,44 @@ def test_start_needs_a_running_loop_and_agents_need_models():
         an.evals.start(an.Agent(model=an.models.ScriptedModel(["x"])), ["q"])
     with pytest.raises(an.ConfigurationError, match="have no model"):
         an.evals.start({"a": an.Agent()}, ["q"])
+
+
+def test_the_evaluation_html_follows_the_one_character_rule():
+    """A lone surrogate in a task or variant name (bytes decoded with surrogateescape) is
+    shown as U+FFFD: the bundle is valid UTF-8, as every other static renderer's."""
+    records = [EvalRecord("v\udcff", "t\ud800", 0, "pass"), EvalRecord("b", "t\ud800", 0, "fail")]
+    ev = an.Evaluation.from_records(records)
+    html = ev._repr_mimebundle_()["text/html"]
+    html.encode("utf-8")  # raised UnicodeEncodeError before
+    assert "v\ufffd" in html and "t\ufffd" in html
+    comparison = ev.compare("v\udcff", "b")._repr_mimebundle_()["text/html"]
+    comparison.encode("utf-8")
+
+
+async def test_outputs_show_every_answer_task_by_variant_repeats_stacked():
+    def reply(request):
+        text = request.messages[-1]["content"]
+        return "line one\nline two\nline three\nline four <b>" if "long" in text else "short"
+
+    agent = an.Agent("Answer.\nBe polite.", model=an.models.FunctionModel(reply))
+    terse = agent.copy(instructions="Answer.\nBe terse.")
+    tasks = an.TaskSet(
+        [
+            an.Task("long", "long please", checks=[checks.answer_contains("four")]),
+            an.Task("short", "short please", checks=[checks.answer_contains("four")]),
+        ]
+    )
+    ev = await an.evaluate({"polite": agent, "terse": terse}, tasks, repeats=2)
+    grid = ev.outputs()
+    frame = grid.frame
+    assert list(frame.columns) == ["polite", "terse"] and list(frame.index) == ["long", "short"]
+    assert frame.loc["short", "terse"] == ["short", "short"]  # repeats stacked
+    html = grid._repr_mimebundle_()["text/html"]
+    assert "<details>" in html and "line four &lt;b&gt;" in html  # folded, escaped
+    assert html.count("✗ #") == 4 and "answer_contains(&#x27;four&#x27;)" in html  # failed marked
+    comparison = ev.compare("polite", "terse")
+    rows = comparison.prompt_diff["instructions"]
+    assert [r["op"] for r in rows] == ["same", "removed", "added"]
+    assert [rows[2]["text"][a:b] for a, b in rows[2]["spans"]] == ["terse"]
+    shown = comparison._repr_mimebundle_()["text/html"]
+    assert "<mark>terse</mark>" in shown and "<mark>polite</mark>" in shown

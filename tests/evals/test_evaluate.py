@@ -202,7 +202,7 @@ async def test_save_and_load_round_trip_with_no_model(tmp_path):
     path = ev.save(tmp_path / "ev.jsonl")
     back = an.Evaluation.load(path)
     assert back.done and back.variants == ev.variants and back.repeats == 2
-    assert back.tasks.to_records() == ev.tasks.to_records()
+    assert back.tasks.to_dicts() == ev.tasks.to_dicts()
     assert back.runs.drop(columns="latency").equals(ev.runs.drop(columns="latency"))
     assert back.summary.drop(columns="mean_latency").equals(ev.summary.drop(columns="mean_latency"))
     assert back.record("b", "t1").checks == ev.record("b", "t1").checks
@@ -383,3 +383,26 @@ async def test_start_keeps_runs_given_as_record_session_pairs_or_triples():
     )
     assert [r.outcome for r in again.records] == ["pass"] * 6  # nothing ran again
     assert again.trace(*first.records[5].key) is first.trace(*first.records[5].key)
+
+
+async def test_an_evaluation_owns_its_state_through_add_finish_kept_and_subset():
+    ev = await an.evaluate(
+        {"a": an.Agent(model=answering()), "b": an.Agent(model=answering("no"))}, TASKS
+    )
+    heard = []
+    ev.subscribe(heard.append)
+    assert heard == [None]  # done already: told at once
+    part = ev.subset(["b"])
+    assert part.done and part.variants == ["b"] and len(part.records) == 6
+    assert part.agents == {"b": ev.agents["b"]}
+    record = part.records[0]
+    session, trace, state = part.kept(record)
+    assert session is ev.session("b", record.task) and trace is ev.trace("b", record.task)
+    assert state is not None  # the run's agent: what end-state checks read with no setup
+    fresh = an.Evaluation(["x"], TASKS)
+    fresh.subscribe(heard.append)
+    fresh.add(record)  # a record with nothing kept
+    assert fresh.kept(record) == (None, None, None) and heard[-1] is record
+    fresh.finish()
+    fresh.finish()  # once only
+    assert fresh.done and heard.count(None) == 2

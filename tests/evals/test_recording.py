@@ -82,7 +82,7 @@ async def test_a_replaying_agent_never_executes_a_tool():
     assert recording.misses == []
 
 
-async def test_an_unrecorded_call_is_not_recorded_and_the_run_reports_where():
+async def test_a_call_off_the_recorded_trajectory_is_a_mismatch_naming_turn_and_step():
     recording = an.ToolRecording.from_sessions([await recorded_session()])
     agent = an.Agent("x", [search_weather, book_hotel], script("北京", "广州"))
     ev = await an.evaluate(
@@ -90,18 +90,34 @@ async def test_an_unrecorded_call_is_not_recorded_and_the_run_reports_where():
         [an.Task("t", "q", checks=[checks.no_tool_errors()])],
     )
     record = ev.records[0]
-    assert EXECUTED == []  # neither the unrecorded weather call nor the booking ran
+    assert EXECUTED == []  # neither the diverging weather call nor the booking ran
     assert record.outcome == "fail" and record.tool_errors == 2
-    assert record.divergence.startswith("step 1: search_weather(") and "广州" in record.divergence
+    assert record.divergence.startswith("turn 0, step 1, call 0: search_weather(")
+    assert "广州" in record.divergence and "mismatch" in record.divergence
     misses = [m for m in ev.session("replayed", "t").messages if m.role == "tool" and not m.ok]
-    assert [m.kind for m in misses] == ["not_recorded", "not_recorded"]
-    assert "not in the tool recording" in misses[0].error["error"]
+    assert [m.kind for m in misses] == ["mismatch", "mismatch"]
+    assert "turn 0, step 1, call 0" in misses[0].error["error"]
+    assert "上海" in misses[0].error["error"]  # what the recording holds there
     assert recording.misses[0] == {
         "tool": "search_weather",
         "arguments": '{"city":"广州","date":"周五","unit":"C"}',
-        "served": "not_recorded",
+        "kind": "mismatch",
+        "run": ("", "session-0", 0),
+        "turn": 0,
+        "step": 1,
+        "index": 0,
+        "served": "error",
     }
-    assert "not_recorded" in an.ERROR_KINDS
+    assert {"not_recorded", "mismatch", "exhausted"} <= set(an.ERROR_KINDS)
+
+
+async def test_a_replay_that_goes_further_than_its_recording_is_exhausted():
+    recording = an.ToolRecording.from_sessions([await recorded_session()])
+    agent = an.Agent("x", [search_weather, book_hotel], script("北京", "上海", "广州"))
+    result = await agent.replaying(recording).run("q")
+    kinds = [m.kind for m in result.messages if m.role == "tool"]
+    assert kinds == [None, None, "mismatch", "exhausted"]  # step 2 was the booking; 3 is past it
+    assert EXECUTED == []
 
 
 async def test_missing_live_runs_only_the_unrecorded_calls():
@@ -141,8 +157,13 @@ async def test_identical_calls_get_the_recorded_results_in_turn():
         for i in range(3)
     ] + ["done"]
     agent = an.Agent("x", [search_weather], an.models.ScriptedModel(replies), repeat_limit=0)
-    result = await agent.replaying(recording).run("q")
+    result = await agent.replaying(recording, match="arguments").run("q")
     assert [m.content for m in result.messages if m.role == "tool"] == ["first", "second", "second"]
+    # without positions, the trajectory cannot answer: said, never guessed
+    again = an.Agent("x", [search_weather], an.models.ScriptedModel([*replies[:1], "done"]))
+    result = await again.replaying(recording).run("q")
+    error = result.messages[2].error
+    assert error["kind"] == "not_recorded" and "match='arguments'" in error["error"]
 
 
 async def test_fork_at_a_model_call_edit_a_tool_result_and_continue():
@@ -167,7 +188,7 @@ async def test_fork_at_a_model_call_edit_a_tool_result_and_continue():
         session.fork(at=1, call=1)
 
 
-async def test_a_tool_error_is_replayed_as_it_was_and_a_timeout_is_not_recorded():
+async def test_a_tool_error_is_replayed_as_it_was_and_a_timeout_is_recorded_too():
     live = an.travel.travel_agent()
     ev = await an.evaluate({"live": live}, an.travel.task_set(tags=["unknown_city"]))
     recording = an.ToolRecording.from_evaluation(ev)
@@ -200,4 +221,6 @@ async def test_a_tool_error_is_replayed_as_it_was_and_a_timeout_is_not_recorded(
             },
         ]
     )
-    assert len(an.ToolRecording.from_sessions([timeouts])) == 0
+    # a timeout is what that run saw at that position: it is recorded and replayed as a timeout
+    (entry,) = an.ToolRecording.from_sessions([timeouts]).entries
+    assert json.loads(entry.result)["kind"] == "timeout" and entry.position == (0, 0, 0)

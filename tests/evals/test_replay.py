@@ -46,7 +46,10 @@ async def test_a_tool_schema_change_is_reported():
     _, result = await saved_run()
     vaguer = an.travel.travel_agent().copy(descriptions={"search_weather": "天气"})
     report = await an.testing.replay(result.session, vaguer)
-    assert {d.what for d in report.differences} == {"tool schemas changed"}
+    assert {d.what for d in report.differences} == {"tool search_weather: description changed"}
+    first = report.differences[0]
+    assert first.actual == "天气" and first.expected and first.expected != "天气"
+    assert first.expected[:20] in str(first)  # before and after, not two identical name lists
 
 
 async def test_a_runtime_change_in_tool_results_is_reported(monkeypatch):

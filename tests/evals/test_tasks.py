@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import agentnb as an
@@ -86,7 +88,7 @@ def test_a_task_set_round_trips_through_jsonl(tmp_path):
     assert "我周五从上海去北京出差" in text and '"check": "calls"' in text  # readable Chinese
     model = an.models.ScriptedModel(["PASS"])
     back = an.TaskSet.from_jsonl(path, judge=model)
-    assert back.to_records() == tasks.to_records()
+    assert back.to_dicts() == tasks.to_dicts()
     assert back["trip"].checks == tasks["trip"].checks  # declarative checks compare equal
     assert back["trip"].setup is fresh_desk and back["judge"].checks[0].model is model
     assert [c.name for c in back["trip"].checks] == [c.name for c in tasks["trip"].checks]
@@ -108,20 +110,66 @@ def test_a_task_set_round_trips_through_a_dataframe():
 
 
 def TaskSetEqual(a: an.TaskSet, b: an.TaskSet) -> bool:
-    return a.to_records() == b.to_records()
+    return a.to_dicts() == b.to_dicts()
 
 
 def test_a_lambda_check_cannot_be_written_and_says_why(tmp_path):
-    tasks = an.TaskSet([an.Task("a", "x", checks=[lambda r: True])])
-    with pytest.raises(ConfigurationError, match="module level"):
+    tasks = an.TaskSet([an.Task("a", "x", checks=[lambda r: True, checks.no_tool_errors()])])
+    with pytest.raises(ConfigurationError, match="'<lambda>' cannot be saved: it is a lambda"):
         tasks.to_jsonl(tmp_path / "t.jsonl")
+    assert not (tmp_path / "t.jsonl").exists()  # refused whole: nothing half-written
+    frame = tasks.to_frame()  # any check shows, by name
+    assert frame["checks"][0] == [
+        {"check": "function", "name": "<lambda>"},
+        {"check": "no_tool_errors"},
+    ]
+
+
+def test_a_closure_over_an_object_is_refused_naming_it(tmp_path):
+    lock = object()
+
+    def guarded(result):
+        return lock is not None
+
+    tasks = an.TaskSet([an.Task("a", "x", checks=[guarded])])
+    with pytest.raises(ConfigurationError, match=r"'guarded'.*closes over lock = object"):
+        tasks.to_jsonl(tmp_path / "t.jsonl")
+
+
+def test_task_files_name_the_bad_line_and_refuse_dangerous_refs(tmp_path):
+    path = tmp_path / "t.jsonl"
+    good = '{"name": "a", "input": "x"}'
+    path.write_text(good + "\n\n" + '{"name": "b"}' + "\n", encoding="utf-8")
+    with pytest.raises(ConfigurationError, match=r"t.jsonl:3: a task needs a name and an input"):
+        an.TaskSet.from_jsonl(path)
+    for ref in ("sys:exit", "os:system", "builtins:exec", "subprocess:run"):
+        bad = {"name": "a", "input": "x", "checks": [{"check": "function", "ref": ref}]}
+        path.write_text(json.dumps(bad) + "\n", encoding="utf-8")
+        with pytest.raises(ConfigurationError, match=r"t.jsonl:1: check .* is not loaded"):
+            an.TaskSet.from_jsonl(path)  # sys:exit used to end the process
+    bad = {"name": "a", "input": "x", "checks": [{"check": "function", "ref": "agentnb:Agent"}]}
+    path.write_text(json.dumps(bad) + "\n", encoding="utf-8")
+    with pytest.raises(ConfigurationError, match=r"names a .*, not a function"):
+        an.TaskSet.from_jsonl(path)
+
+
+def test_task_files_with_line_separators_read_back(tmp_path):
+    """U+2028 / U+0085 in a task: str.splitlines() tore the line (H4, M5)."""
+    tasks = an.TaskSet(
+        [an.Task("a", "first\u2028second\u0085third", checks=[checks.answer_contains("x\u2029y")])]
+    )
+    path = tasks.to_jsonl(tmp_path / "t.jsonl")
+    assert "\u2028" not in path.read_text(encoding="utf-8")  # escaped as \\u2028
+    back = an.TaskSet.from_jsonl(path)
+    assert back["a"].input == "first\u2028second\u0085third"
+    assert back.to_dicts() == tasks.to_dicts()
 
 
 def test_unknown_checks_and_broken_refs_are_readable_errors():
     with pytest.raises(ConfigurationError, match="unknown check 'nope'"):
-        an.TaskSet.from_records([{"name": "a", "input": "x", "checks": [{"check": "nope"}]}])
+        an.TaskSet.from_dicts([{"name": "a", "input": "x", "checks": [{"check": "nope"}]}])
     with pytest.raises(ConfigurationError, match="cannot be imported"):
-        an.TaskSet.from_records(
+        an.TaskSet.from_dicts(
             [{"name": "a", "input": "x", "checks": [{"check": "function", "ref": "nowhere:fn"}]}]
         )
     with pytest.raises(ConfigurationError, match="not a check"):

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 import agentnb as an
-from agentnb.evals.trajectory import align, json_diff, messages_diff
+from agentnb.evals.trajectory import align
 from agentnb.models import ScriptedModel
+from agentnb.models.differ import changed_paths, json_changes, line_diff, messages_diff
 from agentnb.travel import INSTRUCTIONS, TravelModel
 
 REQUEST = "我周五从上海去北京出差，帮我看看航班和天气，再帮我订个酒店，预算控制在3000以内。"
@@ -120,11 +121,34 @@ def test_messages_and_json_diffs():
     rows = messages_diff(a, b)
     assert [r["op"] for r in rows] == ["kept", "edited", "added"]
     assert rows[1]["changes"] == [{"path": "price", "old": 650, "new": 1050}]
-    assert json_diff({"a": [1, {"b": 2}]}, {"a": [1, {"b": 3}], "c": 1}) == [
+    assert json_changes({"a": [1, {"b": 2}]}, {"a": [1, {"b": 3}], "c": 1}) == [
         {"path": "a[1].b", "old": 2, "new": 3},
         {"path": "c", "new": 1},
     ]
-    assert json_diff("same", "same") == []
+    assert json_changes("same", "same") == []
+    assert json_changes([1, 2], [1]) == [{"path": "[1]", "old": 2}]
+    # one rule for the session's edit records and the diffs: JSON inside strings descended
+    assert changed_paths(
+        {"content": '{"p": 1, "q": [1]}'}, {"content": '{"p": 2, "q": [1, 3]}'}
+    ) == [
+        "content.p",
+        "content.q[1]",
+    ]
+
+
+def test_a_prompt_diff_highlights_the_changed_lines_and_spans():
+    old = "You are a travel assistant.\nAnswer in Chinese.\nBe brief."
+    new = "You are a travel assistant.\nAnswer in English.\nBe brief.\nCite prices."
+    rows = line_diff(old, new)
+    assert [r["op"] for r in rows] == ["same", "removed", "added", "same", "added"]
+    removed, added = rows[1], rows[2]
+    assert [removed["text"][a:b] for a, b in removed["spans"]] == ["Chinese"]
+    assert [added["text"][a:b] for a, b in added["spans"]] == ["English"]
+    assert line_diff("same", "same") == []
+    edited = messages_diff(
+        [{"role": "system", "content": old}], [{"role": "system", "content": new}]
+    )
+    assert edited[0]["op"] == "edited" and edited[0]["lines"] == rows
 
 
 def test_one_run_is_not_a_diff():

@@ -1,10 +1,12 @@
 """Stands in for ``python -m llama_cpp.server --config_file PATH`` in ownership tests: it
-serves ``GET /v1/models`` listing the config's aliases on the config's host and port (or,
-with ``--silent``, binds nothing and just waits)."""
+serves ``GET /v1/models`` listing the config's aliases on the config's host and port (or
+those of ``HOST`` / ``PORT`` in its environment, as llama_cpp.server takes them; with
+``--silent``, binds nothing and just waits)."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -31,4 +33,8 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
-HTTPServer((config["host"], config["port"]), Handler).serve_forever()
+# As llama_cpp.server's settings do (pydantic-settings, any case): the environment beats the
+# config file.
+env = {k.lower(): v for k, v in os.environ.items()}
+host, port = env.get("host", config["host"]), int(env.get("port", config["port"]))
+HTTPServer((host, port), Handler).serve_forever()

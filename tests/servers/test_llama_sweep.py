@@ -49,7 +49,7 @@ async def test_a_two_prompt_sweep_on_smollm2_runs_end_to_end(llama_server, tmp_p
             assert record.outcome in ("pass", "fail"), record  # no infrastructure error
         else:  # the 135M judge often gives no verdict: that is an error, never a pass
             assert record.outcome in ("pass", "fail", "error"), record
-            assert record.outcome != "error" or "judge gave no PASS/FAIL verdict" in record.error
+            assert record.outcome != "error" or "judge gave no structured verdict" in record.error
         assert record.model_calls >= 1 and record.tokens > 0 and record.seed
         assert ev.session(record.variant, record.task).is_valid
     assert set(ev.summary.index) == {"article", "terse"}

@@ -10,7 +10,7 @@ failed). Every check's outcome is recorded per run as ``(name, passed, reason)``
 """
 
 from .answers import answer_contains, answer_matches, grounded
-from .base import Check, CheckResult, Evidence, FunctionCheck, as_check, check_from_record
+from .base import Check, CheckResult, Evidence, FunctionCheck, as_check, check_from_dict
 from .calls import calls, no_call, same_batch, sequence
 from .judge import judge
 from .outcome import end_state, max_steps, no_tool_errors, stops_with
@@ -24,7 +24,7 @@ __all__ = [
     "answer_matches",
     "as_check",
     "calls",
-    "check_from_record",
+    "check_from_dict",
     "end_state",
     "grounded",
     "judge",

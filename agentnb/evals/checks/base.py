@@ -2,23 +2,34 @@
 
 A check is a declarative object (``an.checks.calls("search_weather", city="北京")``) or a
 plain callable ``fn(result) -> bool | str``. Declarative checks write themselves to JSONL
-as ``{"check": name, **arguments}``; a callable is written as its import path
-(``"module:function"``), so a lambda cannot be saved (define a module-level function).
+as ``{"check": name, **arguments}``. A callable is written as its import path
+(``"module:function"``) when it can be imported back; a function defined in a notebook (or a
+closure) is written **by its source** (:mod:`.source`), with the values it closes over and
+the modules it uses, when those are plain data. A check that can be kept neither way (a
+lambda, a closure over an object) makes the write refuse, naming it. Reading a file never
+runs what it names unless asked: a source check runs only with ``trust=True`` (else it is
+kept as a placeholder that says how to re-attach it), and an import path must name a Python
+function outside the standard library (``sys:exit`` is refused).
 Each check gives a :class:`CheckResult` ``(name, passed, reason)``, recorded per run.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import importlib
 import inspect
+import sys
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from ...errors import ConfigurationError
-from ..batches import Call, batches
+from ...runtime.tool_work import bounded, in_thread
+from ..batches import PairedCall, batches
+from .source import by_source, from_source
 
 if TYPE_CHECKING:
     from ...runtime.result import RunResult
@@ -29,7 +40,8 @@ __all__ = [
     "Evidence",
     "FunctionCheck",
     "as_check",
-    "check_from_record",
+    "check_from_dict",
+    "imported",
     "run_check",
 ]
 
@@ -55,12 +67,12 @@ class Evidence:
     task: Any = None
 
     @cached_property
-    def batches(self) -> list[list[Call]]:
+    def batches(self) -> list[list[PairedCall]]:
         """The run's tool calls, one list per reply (see :mod:`agentnb.evals.batches`)."""
         return batches(self.result.messages)
 
     @property
-    def calls(self) -> list[Call]:
+    def calls(self) -> list[PairedCall]:
         return [c for batch in self.batches for c in batch]
 
     @property
@@ -97,8 +109,8 @@ class Check:
         ]
         return f"{self.kind}({', '.join(shown)})"
 
-    def to_record(self) -> dict[str, Any]:
-        """``{"check": kind, **arguments}``: a JSON object :func:`check_from_record` reads."""
+    def to_dict(self) -> dict[str, Any]:
+        """``{"check": kind, **arguments}``: a JSON object :func:`check_from_dict` reads."""
         return {"check": self.kind, **self.fields()}
 
     @classmethod
@@ -143,19 +155,14 @@ class FunctionCheck(Check):
             return None
         return f"{module}:{qualname}"
 
-    def to_record(self) -> dict[str, Any]:
-        if self.ref is None:
-            raise ConfigurationError(
-                f"check {self.name!r} cannot be written to JSONL: it is a lambda or a nested "
-                "function; define it at module level (it is saved as 'module:function')"
-            )
-        return {"check": self.kind, "ref": self.ref}
+    def to_dict(self) -> dict[str, Any]:
+        ref = self.ref
+        if ref is not None and not ref.startswith("__main__:"):
+            return {"check": self.kind, "ref": ref}
+        return {"check": self.kind, **by_source(self.fn)}
 
     async def judge(self, evidence: Evidence) -> tuple[bool, str]:
-        value = self.fn(evidence.result)
-        if inspect.isawaitable(value):
-            value = await value
-        return verdict(value)
+        return verdict(await call_off_loop(self.fn, evidence.result))
 
 
 def verdict(value: Any) -> tuple[bool, str]:
@@ -174,7 +181,7 @@ def as_check(value: Any) -> Check:
     if isinstance(value, Check):
         return value
     if isinstance(value, dict):
-        return check_from_record(value)
+        return check_from_dict(value)
     if callable(value):
         return FunctionCheck(value)
     raise ConfigurationError(
@@ -183,19 +190,43 @@ def as_check(value: Any) -> Check:
     )
 
 
-def check_from_record(record: dict[str, Any], *, judge_model: Any = None) -> Check:
-    """Rebuild a check written by :meth:`Check.to_record` (a judge gets ``judge_model``)."""
+def imported(ref: str) -> Callable[..., Any]:
+    """The Python function a ``"module:qualname"`` path names, imported. Refused (a
+    ConfigurationError, nothing imported): a module of the standard library, and anything
+    that is not a function written in Python (``sys:exit``, ``os:system``, a class)."""
+    module, _, qualname = ref.partition(":")
+    top = module.split(".")[0]
+    if not module or not qualname or top in sys.stdlib_module_names or top == "builtins":
+        raise ConfigurationError(
+            f"check {ref!r} is not loaded: a check is a function of your own module "
+            "(module:function), never one of the standard library"
+        )
+    try:
+        target: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            target = getattr(target, part)
+    except (ImportError, AttributeError, ValueError) as exc:
+        why = f"check {ref!r} cannot be imported: {exc}"
+        if module == "__main__":
+            why += " (a function of a notebook or script: save it again, it is kept by source)"
+        raise ConfigurationError(why) from None
+    if not isinstance(target, types.FunctionType):
+        raise ConfigurationError(
+            f"check {ref!r} is not loaded: it names a {type(target).__name__}, not a function"
+        )
+    return target
+
+
+def check_from_dict(
+    record: dict[str, Any], *, judge_model: Any = None, trust: bool = False
+) -> Check:
+    """Rebuild a check written by :meth:`Check.to_dict` (a judge gets ``judge_model``; a
+    check kept by source runs only with ``trust=True``, else it is a placeholder)."""
     kind = record.get("check")
     if kind == "function":
-        module, _, qualname = str(record.get("ref", "")).partition(":")
-        try:
-            target: Any = importlib.import_module(module)
-            for part in qualname.split("."):
-                target = getattr(target, part)
-        except (ImportError, AttributeError, ValueError) as exc:
-            why = f"check {record.get('ref')!r} cannot be imported: {exc}"
-            raise ConfigurationError(why) from None
-        return FunctionCheck(target)
+        if "source" in record:
+            return FunctionCheck(from_source(record, trust=trust))
+        return FunctionCheck(imported(str(record.get("ref", ""))))
     cls = Check.registry.get(str(kind))
     if cls is None:
         known = ", ".join(sorted(Check.registry))
@@ -203,14 +234,30 @@ def check_from_record(record: dict[str, Any], *, judge_model: Any = None) -> Che
     args = {k: v for k, v in record.items() if k != "check"}
     if kind == "judge":
         args["model"] = judge_model
+    if kind == "end_state":
+        return cls.from_fields(args, trust=trust)  # type: ignore[call-arg]
     return cls.from_fields(args)
 
 
-async def run_check(check: Check, evidence: Evidence) -> CheckResult:
-    """Ask ``check`` about one run. A check that raises is not a failure: the exception
-    propagates, and the evaluation counts the run as an ``error``."""
+async def call_off_loop(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``, awaited when it is a coroutine function, else in a worker thread (a
+    user's check may block: the event loop, the live matrix and Stop stay free)."""
+    if inspect.iscoroutinefunction(fn):
+        return await fn(*args)
+    value = await in_thread(partial(fn, *args), _same)
+    return await value if inspect.isawaitable(value) else value
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+async def run_check(check: Check, evidence: Evidence, timeout: float | None = None) -> CheckResult:
+    """Ask ``check`` about one run, within ``timeout`` seconds (a check or a judge that never
+    returns raises ``TimeoutError`` and is left to finish alone). A check that raises is not a
+    failure: the exception propagates, and the evaluation counts the run as an ``error``."""
     value = check.judge(evidence)
     if inspect.isawaitable(value):
-        value = await value
+        value = await bounded(asyncio.ensure_future(value), timeout)
     passed, reason = value
     return CheckResult(check.name, bool(passed), str(reason))

@@ -6,7 +6,7 @@ from collections.abc import Sequence as Seq
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from ..batches import Call
+from ..batches import PairedCall
 from ..normalise import matches
 from .base import Check, Evidence
 
@@ -21,7 +21,7 @@ class Calls(Check):
     tool: str
     args: dict[str, Any] = field(default_factory=dict)
 
-    def accepts(self, call: Call) -> bool:
+    def accepts(self, call: PairedCall) -> bool:
         return call.name == self.tool and matches(call.args, self.args)
 
     def judge(self, evidence: Evidence) -> tuple[bool, str]:
@@ -54,11 +54,11 @@ def _matcher(item: Any) -> str | Calls | list[str | Calls]:
     return item  # type: ignore[no-any-return]
 
 
-def _accepts(matcher: str | Calls, call: Call) -> bool:
+def _accepts(matcher: str | Calls, call: PairedCall) -> bool:
     return call.name == matcher if isinstance(matcher, str) else matcher.accepts(call)
 
 
-def _fits(items: list[str | Calls], batch: list[Call], *, whole: bool) -> bool:
+def _fits(items: list[str | Calls], batch: list[PairedCall], *, whole: bool) -> bool:
     """Each matcher takes a distinct call of ``batch``; ``whole``: and nothing is left."""
     free = list(batch)
     for m in items:
@@ -94,7 +94,7 @@ class Sequence(Check):
         steps = tuple(_matcher(s) for s in fields["steps"])
         return cls(steps, fields.get("order", "in_order"))
 
-    def to_record(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"check": self.kind, "steps": [_plain(s) for s in self.steps], "order": self.order}
 
     def judge(self, evidence: Evidence) -> tuple[bool, str]:
@@ -152,7 +152,7 @@ class SameBatch(Check):
     def from_fields(cls, fields: dict[str, Any]) -> Check:
         return cls(_matcher(fields["first"]), _matcher(fields["second"]))
 
-    def to_record(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"check": self.kind, "first": _plain(self.first), "second": _plain(self.second)}
 
     def judge(self, evidence: Evidence) -> tuple[bool, str]:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .base import Check, Evidence, FunctionCheck, verdict
+from .base import Check, Evidence, FunctionCheck, call_off_loop, verdict
 
 __all__ = [
     "EndState",
@@ -99,21 +98,18 @@ class EndState(Check):
     def name(self) -> str:
         return f"end_state({FunctionCheck(self.fn).name})"
 
-    def to_record(self) -> dict[str, Any]:
-        return {"check": self.kind, "ref": FunctionCheck(self.fn).to_record()["ref"]}
+    def to_dict(self) -> dict[str, Any]:
+        return {"check": self.kind, "fn": FunctionCheck(self.fn).to_dict()}
 
     @classmethod
-    def from_fields(cls, fields: dict[str, Any]) -> Check:
-        from .base import check_from_record
+    def from_fields(cls, fields: dict[str, Any], *, trust: bool = False) -> Check:
+        from .base import check_from_dict
 
-        inner = check_from_record({"check": "function", "ref": fields["ref"]})
-        return cls(inner.fn)  # type: ignore[attr-defined]
+        inner = fields.get("fn") or {"check": "function", "ref": fields["ref"]}
+        return cls(check_from_dict(inner, trust=trust).fn)  # type: ignore[attr-defined]
 
     async def judge(self, evidence: Evidence) -> tuple[bool, str]:
-        value = self.fn(evidence.state)
-        if inspect.isawaitable(value):
-            value = await value
-        return verdict(value)
+        return verdict(await call_off_loop(self.fn, evidence.state))
 
 
 def end_state(fn: Callable[[Any], Any]) -> EndState:

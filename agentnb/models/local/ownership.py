@@ -12,7 +12,9 @@ A server on loopback is trusted only when it is ours, so starting one:
 * ties the server's life to the kernel's: the server gets ``PR_SET_PDEATHSIG`` (Linux: it is
   sent SIGTERM when the process that started it dies) and a session of its own, and its
   temp dir records who started it, so :func:`reap` (run at every start) stops servers whose
-  starter is gone and removes their temp dirs.
+  starter is gone and removes their temp dirs;
+* starts the server without the environment variables it would take over its config
+  (:func:`server_env`): ``PORT`` in the kernel's environment must not move it off its port.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ __all__ = [
     "port_free",
     "port_lock",
     "reap",
+    "server_env",
 ]
 
 #: Temp dirs of local servers start with this; each holds ``owner.json``.
@@ -160,3 +163,38 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
     except OSError:
         return ""
+
+
+#: llama_cpp.server reads its settings from the environment too (pydantic-settings, any
+#: case), and an environment variable beats the config file: ``PORT`` (which ``make lab
+#: PORT=8890`` exports and many container hosts set) would move the server off the port this
+#: process claimed. The server is started without them.
+SERVER_SETTINGS = frozenset(
+    (
+        "port",
+        "host",
+        "config_file",
+        "model",
+        "model_alias",
+        "n_ctx",
+        "n_threads",
+        "n_threads_batch",
+        "n_batch",
+        "n_gpu_layers",
+        "chat_format",
+        "api_key",
+        "verbose",
+        "ssl_keyfile",
+        "ssl_certfile",
+        "interrupt_requests",
+        "disable_ping_events",
+        "root_path",
+        "models",
+    )
+)
+
+
+def server_env() -> dict[str, str]:
+    """This process's environment without the variables llama_cpp.server would take as
+    its settings (see :data:`SERVER_SETTINGS`)."""
+    return {k: v for k, v in os.environ.items() if k.lower() not in SERVER_SETTINGS}

@@ -55,6 +55,7 @@ from .ownership import (
     port_free,
     port_lock,
     reap,
+    server_env,
     write_owner,
 )
 from .smollm2 import GGUF_NAME, GGUF_SHA256, fetch_model, find_model
@@ -159,7 +160,11 @@ class LocalServer:
             command = self.command(config)
             log = (Path(self._dir.name) / "server.log").open("wb")
             self.process = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=parent_death_signal
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=parent_death_signal,
+                env=server_env(),
             )
             log.close()
             write_owner(Path(self._dir.name), self.process.pid)

@@ -24,6 +24,19 @@ REASONS: dict[str, tuple[str, str]] = {
     "cancelled": ("查询被取消", "the lookup was cancelled"),
     "not_executed": ("查询没有执行", "the lookup did not run"),
     "uncertain": ("这一步可能已执行，也可能没有，请先核实", "it may or may not have happened"),
+    # a replaying tool answered: the call left the recorded run, so nothing was executed
+    "not_recorded": (
+        "回放记录里没有这次查询，未执行",
+        "the replay recording has no such call: not run",
+    ),
+    "mismatch": (
+        "回放记录里这一步是另一次查询，未执行",
+        "the replay recorded another call here: not run",
+    ),
+    "exhausted": (
+        "回放记录已到尽头，这次查询未执行",
+        "the replay recording ended before this call: not run",
+    ),
     "bad_date": ("无法识别日期", "the date could not be read"),
     "date_out_of_range": ("日期超出数据范围", "the date is outside the data"),
     "stay_out_of_range": ("入住晚数超出数据范围", "the stay runs past the end of the data"),

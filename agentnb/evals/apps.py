@@ -1,0 +1,247 @@
+"""Any app as a variant: evaluate code not built on agentnb, through the recording proxy.
+
+    async def my_app(text: str, ctx: an.evals.AppContext) -> str:
+        client = openai.AsyncOpenAI(base_url=ctx.base_url, api_key=ctx.api_key,
+                                    default_headers=ctx.headers)
+        ...                                   # the app's own tool loop, its own tools
+        return answer
+
+    ev = await an.evaluate({"agentnb": agent,
+                            "sdk": an.evals.App(my_app, upstream="http://127.0.0.1:8080/v1"),
+                            "cli": an.evals.App(command=["python", "app.py"], upstream=model)},
+                           tasks)
+
+An :class:`App` is an async callable ``fn(text, ctx)`` or a command (``text`` on its standard
+input; ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` and ``AGENTNB_SESSION_ID`` in its environment)
+that talks to any OpenAI-compatible endpoint. The evaluation starts a recording proxy
+(:func:`agentnb.observe.proxy`) in front of ``upstream`` (a URL, or an agentnb model, which
+is served with :func:`agentnb.observe.serve` for the sweep), points the app at it, and
+rebuilds each run from the calls the proxy saw: its session (messages, requests), the final
+answer, the model calls and tokens. The same checks, trajectory diff and statistics then
+apply as to an agentnb agent.
+
+Each run sends ``ctx.headers`` (``x-session-id``: the run's id), which the proxy threads the
+run's conversation by, so runs of one app may go concurrently. An app that cannot send
+headers (a command) runs one run at a time (``serial=True``, the default for commands): its
+run is then the conversation the proxy saw while it ran. A run in which the proxy saw no
+call is an ``error`` run saying so, never a silent empty answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigurationError
+from ..models.base import Usage
+from ..session.records import RunRecord
+
+if TYPE_CHECKING:
+    from ..runtime.result import RunResult
+    from ..session import Session
+    from .tasks import Task
+
+__all__ = ["App", "AppContext", "AppFailed"]
+
+AppFn = Callable[[str, "AppContext"], Awaitable[Any]]
+
+
+class AppFailed(Exception):
+    """The app raised, exited non-zero, or sent the proxy nothing: an ``error`` run."""
+
+
+@dataclass
+class AppContext:
+    """What one run of an app gets: where to send its requests, and the task."""
+
+    base_url: str
+    headers: dict[str, str]
+    api_key: str
+    task: Task
+    seed: int
+    #: The earlier turns of the task (``Task.history``): the app decides how to use them.
+    history: tuple[Any, ...] = ()
+    #: Set it to what end-state checks should read (the app's own state after the run).
+    state: Any = None
+
+
+@dataclass(eq=False)
+class App:
+    """An app evaluated as a variant (see the module docstring).
+
+    Args:
+        fn: ``async fn(text, ctx) -> answer`` (the answer is optional: the proxied final
+            reply is the run's answer).
+        command: instead of ``fn``, a command line run per run.
+        upstream: the OpenAI-compatible base URL the app would use, or an agentnb model.
+        name: the model name shown for the variant.
+        serial: one run at a time (default: only for commands).
+        timeout: the proxy's seconds per upstream call.
+    """
+
+    fn: AppFn | None = None
+    command: Sequence[str] | None = None
+    upstream: Any = None
+    name: str = "app"
+    serial: bool | None = None
+    timeout: float = 300.0
+    _proxy: Any = field(default=None, repr=False)
+    _server: Any = field(default=None, repr=False)
+    _opening: asyncio.Lock | None = field(default=None, repr=False)
+    _serial: asyncio.Lock | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if (self.fn is None) == (self.command is None):
+            raise ConfigurationError("an App needs fn (an async callable) or command, not both")
+        if self.fn is not None and not callable(self.fn):
+            raise ConfigurationError(f"App fn must be an async callable, not {self.fn!r}")
+        if self.upstream is None:
+            raise ConfigurationError(
+                "an App needs upstream: the OpenAI-compatible base URL it talks to, or an "
+                "agentnb model (served for the sweep)"
+            )
+        if self.serial is None:
+            self.serial = self.command is not None
+
+    #: What tables.describe shows for the variant.
+    @property
+    def instructions(self) -> str:
+        return ""
+
+    async def open(self) -> str:
+        """Start the proxy (and the model server) once; returns the proxy's base URL."""
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+            self._serial = asyncio.Lock()
+        async with self._opening:
+            if self._proxy is None:
+                self._proxy = await asyncio.to_thread(self._start)
+        return str(self._proxy.base_url)
+
+    def _start(self) -> Any:
+        from ..observe import proxy, serve
+
+        upstream = self.upstream
+        if not isinstance(upstream, str):
+            self._server = serve(upstream)
+            upstream = self._server.base_url
+        return proxy(upstream, timeout=self.timeout)
+
+    def close(self) -> None:
+        """Stop the proxy and the model server (the sweep does, when it ends)."""
+        proxy, server, self._proxy, self._server = self._proxy, self._server, None, None
+        if proxy is not None:
+            proxy.close()
+        if server is not None:
+            server.close()
+
+    async def run(self, task: Task, seed: int) -> tuple[RunResult, Session, Any]:
+        """One run of ``task``: the result rebuilt from the proxied calls, its session and
+        the state end-state checks read."""
+        base_url = await self.open()
+        rid = f"ev-{secrets.token_hex(6)}"
+        ctx = AppContext(
+            base_url, {"x-session-id": rid}, "agentnb-eval", task, seed, tuple(task.history)
+        )
+        assert self._serial is not None
+        if self.serial:
+            async with self._serial:
+                return await self._run(task, ctx, rid)
+        return await self._run(task, ctx, rid)
+
+    async def _run(self, task: Task, ctx: AppContext, rid: str) -> tuple[RunResult, Session, Any]:
+        seen = len(self._proxy.sessions)
+        answer: Any = None
+        if self.fn is not None:
+            answer = await self.fn(task.input, ctx)
+        else:
+            answer = await self._command(task.input, ctx, rid)
+        session = self._session(rid, seen)
+        return _result(session, task, rid, answer, self._proxy.calls), session, ctx.state
+
+    async def _command(self, text: str, ctx: AppContext, rid: str) -> str:
+        assert self.command is not None
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": ctx.base_url,
+            "OPENAI_API_KEY": ctx.api_key,
+            "AGENTNB_SESSION_ID": rid,
+        }
+        process = await asyncio.create_subprocess_exec(
+            *self.command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+        )
+        try:
+            out, err = await process.communicate(text.encode())
+        except asyncio.CancelledError:
+            process.kill()
+            raise
+        if process.returncode:
+            tail = err.decode(errors="replace")[-500:]
+            raise AppFailed(f"{self.command[0]} exited with {process.returncode}: {tail}")
+        return out.decode(errors="replace").strip()
+
+    def _session(self, rid: str, seen: int) -> Session:
+        sessions = self._proxy.sessions
+        mine = [s for s in sessions if s.id == rid or s.id.startswith(rid + ".b")]
+        if not mine and self.serial:
+            mine = list(sessions[seen:])  # one run at a time: what came in while it ran
+        if not mine:
+            raise AppFailed(
+                "the proxy saw no call of this run: send ctx.headers with every request "
+                "(openai.AsyncOpenAI(..., default_headers=ctx.headers)), or use App(serial=True)"
+            )
+        found: Session = max(mine, key=len)  # a run that branched: its longest conversation
+        return found
+
+    def __repr__(self) -> str:
+        what = getattr(self.fn, "__qualname__", None) or " ".join(self.command or ())
+        return f"<App {what} -> {self.upstream if isinstance(self.upstream, str) else self.name}>"
+
+
+def _result(session: Session, task: Task, rid: str, answer: Any, calls: Any) -> RunResult:
+    from ..runtime.result import RunResult
+
+    wires = session.to_openai()
+    start = max(
+        (
+            i
+            for i, m in enumerate(wires)
+            if m.get("role") == "user" and m.get("content") == task.input
+        ),
+        default=0,
+    )
+    last = wires[-1] if wires else {}
+    final = last.get("role") == "assistant" and not last.get("tool_calls")
+    output = last.get("content") if final else None
+    if output is None and isinstance(answer, str):
+        output = answer
+    usage = Usage()
+    for call in calls:  # tokens as the upstream reported them (a stream may report none)
+        if call.session_id == session.id and call.response:
+            with contextlib.suppress(ValueError, AttributeError, TypeError):
+                usage = usage + (
+                    Usage.from_openai(json.loads(call.response).get("usage")) or Usage()
+                )
+    record = RunRecord(
+        rid,
+        rid,
+        task.input,
+        start=start,
+        end=len(wires),
+        output=output,
+        stop_reason="final_answer" if final else "error",
+        detail="" if final else "the app's conversation did not end with a final answer",
+        iterations=sum(m.get("role") == "assistant" for m in wires[start:]),
+        usage=usage,
+    )
+    return RunResult(record, session, [], list(session.messages)[start:])

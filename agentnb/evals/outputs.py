@@ -1,0 +1,144 @@
+"""Every answer at a glance: ``ev.outputs()``, tasks × variants, repeats stacked.
+
+    grid = ev.outputs()         # evaluating it in a notebook shows the grid
+    grid.frame                  # a DataFrame: one row per task, one column per variant
+    grid.cell("weather-fri", "terse")   # the runs of one cell: answer, outcome, failed checks
+
+Each cell holds the answers of that task and variant, one per repeat: the first lines shown,
+the whole answer a click away (``<details>``, no JavaScript needed), a failed run marked
+with its failed checks, an error run with its error. The HTML escapes every answer (the one
+character rule of :mod:`agentnb._html`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .._html import escape
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .evaluation import Evaluation
+    from .record import EvalRecord
+
+__all__ = ["Outputs", "prompt_diff_html"]
+
+_MARK = {"pass": ("✓", "#16a34a"), "fail": ("✗", "#dc2626"), "error": ("!", "#6b7280")}
+#: Lines of an answer shown before the rest folds.
+FIRST_LINES = 3
+
+
+@dataclass
+class Outputs:
+    """The answers of an evaluation, task × variant (see the module docstring)."""
+
+    evaluation: Evaluation
+
+    def cell(self, task: str, variant: str) -> list[EvalRecord]:
+        """The runs of one (task, variant), by repeat."""
+        runs = [r for r in self.evaluation.records if r.task == task and r.variant == variant]
+        return sorted(runs, key=lambda r: r.repeat)
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """One row per task, one column per variant: each cell the list of answers by
+        repeat (``None`` for a run that gave none)."""
+        import pandas as pd
+
+        ev = self.evaluation
+        rows = {
+            task: {v: [r.output for r in self.cell(task, v)] for v in ev.variants}
+            for task in ev.tasks.names
+        }
+        frame = pd.DataFrame.from_dict(rows, orient="index", columns=ev.variants)
+        frame.index.name = "task"
+        return frame
+
+    def _run_html(self, r: EvalRecord) -> str:
+        mark, colour = _MARK[r.outcome]
+        text = r.output if r.output is not None else ""
+        lines = text.split("\n")
+        head = "\n".join(lines[:FIRST_LINES])
+        more = len(lines) > FIRST_LINES or len(head) > 240
+        why = "; ".join(f"{c.name}: {c.reason}" for c in r.failed_checks) or r.error
+        badge = (
+            f"<span style='color:{colour};font-weight:bold' title='{escape(why)}'>{mark}"
+            f"{'' if self.evaluation.repeats == 1 else f' #{r.repeat}'}</span> "
+        )
+        failed = (
+            f"<div style='color:{colour};font-size:11px'>{escape(why[:300])}</div>" if why else ""
+        )
+        if not text:
+            body = "<i style='color:#6b7280'>(no answer)</i>"
+        elif more:  # the first lines, the rest when opened
+            cut = len(head) > 240
+            rest = text if cut else "\n".join(lines[FIRST_LINES:])
+            body = (
+                f"<details><summary style='white-space:pre-wrap'>{escape(head[:240])}"
+                f"{'…' if cut else ''}</summary>"
+                f"<div style='white-space:pre-wrap'>{escape(rest)}</div></details>"
+            )
+        else:
+            body = f"<span style='white-space:pre-wrap'>{escape(text)}</span>"
+        border = "#fecaca" if r.outcome != "pass" else "#e5e7eb"
+        return (
+            f"<div class='anb-output anb-output-{r.outcome}' style='border-left:3px solid "
+            f"{border};padding:2px 4px;margin:2px 0'>{badge}{body}{failed}</div>"
+        )
+
+    def html(self) -> str:
+        ev = self.evaluation
+        head = "".join(f"<th>{escape(v)}</th>" for v in ev.variants)
+        rows = []
+        for task in ev.tasks.names:
+            cells = "".join(
+                "<td style='vertical-align:top;text-align:left;max-width:420px'>"
+                + ("".join(self._run_html(r) for r in self.cell(task, v)) or "…")
+                + "</td>"
+                for v in ev.variants
+            )
+            name = f"<th style='vertical-align:top;text-align:left'>{escape(task)}</th>"
+            rows.append(f"<tr>{name}{cells}</tr>")
+        return (
+            "<table class='agentnb-outputs' style='font-size:12px;border-collapse:collapse'>"
+            f"<caption style='text-align:left'>every answer: {len(ev.records)} runs, "
+            f"✓ pass ✗ fail ! error (hover a mark for the failed checks)</caption>"
+            f"<tr><th>task</th>{head}</tr>{''.join(rows)}</table>"
+        )
+
+    def __repr__(self) -> str:
+        ev = self.evaluation
+        return f"<Outputs {len(ev.tasks)} tasks × {len(ev.variants)} variants>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": self.frame.to_string(), "text/html": self.html()}
+
+
+def prompt_diff_html(diff: dict[str, Any]) -> str:
+    """A prompt diff (:meth:`Comparison.prompt_diff`) as highlighted HTML: removed lines
+    red, added green, the changed words inside them marked."""
+    parts = []
+    for title, rows in [
+        ("instructions", diff.get("instructions") or []),
+        *((f"tool {n}", r) for n, r in (diff.get("tools") or {}).items()),
+    ]:
+        if not rows:
+            continue
+        parts.append(f"<div style='font-weight:bold;margin-top:4px'>{escape(title)}</div>")
+        for row in rows:
+            text = row["text"]
+            marked, at = "", 0
+            for a, b in row.get("spans") or ():
+                marked += escape(text[at:a]) + f"<mark>{escape(text[a:b])}</mark>"
+                at = b
+            marked += escape(text[at:])
+            style = {
+                "removed": "background:#fef2f2;color:#991b1b",
+                "added": "background:#ecfdf5;color:#065f46",
+            }.get(row["op"], "color:#6b7280")
+            sign = {"removed": "−", "added": "+"}.get(row["op"], " ")
+            look = f"white-space:pre-wrap;font-family:monospace;{style}"
+            parts.append(f"<div style='{look}'>{sign} {marked}</div>")
+    return "<div class='agentnb-prompt-diff'>" + "".join(parts) + "</div>" if parts else ""

@@ -1,0 +1,108 @@
+"""The response cache, attacked (issue 27 H3, H4, M5): a key that covers everything that can
+change a reply, files any text survives, one bad line never fatal."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+
+import agentnb as an
+from agentnb.evals import ResponseCache
+from agentnb.evals.cache import model_identity
+
+TASKS = an.TaskSet([an.Task("t", "q")])
+
+
+def replying(text):
+    def reply(request):
+        return text
+
+    return an.models.FunctionModel(reply)
+
+
+async def test_function_models_with_other_functions_never_share_replies():
+    """H3: two FunctionModels whose functions share a qualified name (a factory's closures,
+    lambdas) got each other's cached replies."""
+    cache = ResponseCache()
+    a = an.Agent(model=replying("from a"))
+    b = an.Agent(model=replying("from b"))  # same qualname "replying.<locals>.reply"
+    lam_a = an.Agent(model=an.models.FunctionModel(lambda r: "lambda a"))
+    lam_b = an.Agent(model=an.models.FunctionModel(lambda r: "lambda b"))
+    ev = await an.evaluate({"a": a, "b": b, "la": lam_a, "lb": lam_b}, TASKS, cache=cache)
+    assert [r.output for r in ev.records] == ["from a", "from b", "lambda a", "lambda b"]
+    assert cache.hits == 0
+
+
+def openai_model(**options):
+    def handler(request):
+        body = json.loads(request.content)
+        text = f"t={body.get('temperature')} org={request.headers.get('x-org')}"
+        message = {"role": "assistant", "content": text}
+        return httpx.Response(
+            200, json={"choices": [{"message": message, "finish_reason": "stop"}]}
+        )
+
+    return an.models.OpenAIModel(
+        base_url="http://127.0.0.1:9/v1",
+        model="m",
+        transport=httpx.MockTransport(handler),
+        **options,
+    )
+
+
+async def test_openai_models_with_other_params_or_headers_never_share_replies():
+    """H3: OpenAIModel(params={"temperature": ...}) and headers= were not in the key."""
+    cache = ResponseCache()
+    variants = {
+        "cold": an.Agent(model=openai_model(params={"temperature": 0.0})),
+        "hot": an.Agent(model=openai_model(params={"temperature": 0.9})),
+        "org-a": an.Agent(model=openai_model(headers={"X-Org": "a"})),
+        "org-b": an.Agent(model=openai_model(headers={"X-Org": "b"})),
+    }
+    ev = await an.evaluate(variants, TASKS, cache=cache)
+    assert [r.output for r in ev.records] == [
+        "t=0.0 org=None",
+        "t=0.9 org=None",
+        "t=None org=a",
+        "t=None org=b",
+    ]
+    assert cache.hits == 0
+    keyed = openai_model(api_key="sk-secret-key-123", headers={"X-Api-Key": "hdr-secret-456"})
+    shown = repr(model_identity(keyed))
+    assert "sk-secret-key-123" not in shown and "hdr-secret-456" not in shown
+
+
+async def test_a_model_whose_identity_cannot_be_known_is_not_cached():
+    class Slotted:
+        __slots__ = ("name", "streaming")
+
+        def __init__(self):
+            self.name, self.streaming = "slotted", False
+
+        async def complete(self, request):
+            return an.models.base.coerce_response("slot", self.name)
+
+        async def stream(self, request):
+            yield  # never streamed here
+
+    assert model_identity(Slotted()) is None
+    cache = ResponseCache()
+    ev = await an.evaluate({"s": an.Agent(model=Slotted())}, TASKS, repeats=2, cache=cache)
+    assert {r.output for r in ev.records} == {"slot"}
+    assert cache.uncached == 2 and len(cache) == 0 and "2 uncached" in repr(cache)
+
+
+async def test_a_cache_file_with_line_separators_and_a_torn_line_reads_back(tmp_path):
+    """H4/M5: U+2028 in a reply tore the line on reading; one bad line made it unusable."""
+    odd = "one\u2028two\u0085three \udcff"
+    path = tmp_path / "cache.jsonl"
+    cache = ResponseCache(path)
+    ev = await an.evaluate({"a": an.Agent(model=replying(odd))}, TASKS, cache=cache)
+    assert ev.records[0].output == odd
+    with path.open("a", encoding="utf-8") as f:
+        f.write('{"key": "torn", "response": {"mess\n')
+    again = ResponseCache(path)
+    assert len(again) == 1 and again.bad_lines and again.bad_lines[0][0] == 2
+    ev2 = await an.evaluate({"a": an.Agent(model=replying(odd))}, TASKS, cache=again)
+    assert ev2.records[0].output == odd and again.hits == 1
