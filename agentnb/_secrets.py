@@ -17,6 +17,8 @@ file keeps its newline) is stripped, and a key that is not printable ASCII is a
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -24,7 +26,15 @@ from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlencode, urlsp
 
 from .errors import ConfigurationError
 
-__all__ = ["MASK", "Secrets", "check_key", "is_secret_name", "public_url", "url_secrets"]
+__all__ = [
+    "MASK",
+    "Secrets",
+    "check_key",
+    "is_secret_name",
+    "public_url",
+    "request_secrets",
+    "url_secrets",
+]
 
 MASK = "***"
 #: A header or query-parameter name holding a credential contains one of these (compared
@@ -169,3 +179,34 @@ def url_secrets(url: str, query: Mapping[str, Any] | None = None) -> tuple[str, 
     pairs = [*parse_qsl(parts.query, keep_blank_values=True), *(query or {}).items()]
     found += [str(v) for k, v in pairs if is_secret_name(str(k))]
     return tuple(dict.fromkeys(s for s in found if s))
+
+
+def header_secrets(name: str, value: str) -> tuple[str, ...]:
+    """The credentials a header ``name: value`` carries, by the same name rule: the value,
+    the token after an auth scheme (``Bearer``, ``Basic``, ``Token``...), and the password of
+    a ``Basic`` pair. A header whose name says nothing of credentials carries none."""
+    if not value or not is_secret_name(name):
+        return ()
+    found = [value]
+    scheme, _, token = value.strip().partition(" ")
+    token = token.strip()
+    if token:
+        found.append(token)
+        if scheme.lower() == "basic":
+            try:
+                pair = base64.b64decode(token, validate=True).decode("utf-8", "replace")
+            except (binascii.Error, ValueError):
+                pair = ""
+            found += [pair, pair.partition(":")[2]] if ":" in pair else [pair]
+    return tuple(s for s in found if s)
+
+
+def request_secrets(headers: Iterable[tuple[str, str]], url: str) -> Secrets:
+    """The credentials an incoming HTTP request carries: in headers (:func:`header_secrets`)
+    and in its URL (:func:`url_secrets`). A recording proxy forwards them and keeps none:
+    it masks these in everything it records."""
+    found: list[str] = []
+    for name, value in headers:
+        found += header_secrets(name, value)
+    found += url_secrets(url)
+    return Secrets(found)

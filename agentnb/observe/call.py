@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._secrets import Secrets
 from ..events import Event, Origin
 from ..models.base import ReplyAssembler
 from .threading import Thread
@@ -40,12 +41,16 @@ class Call:
     latency: float = 0.0
     first_chunk: float | None = None
     error: str | None = None
+    #: The request's query parameters, credentials left out (``?api-key=`` never kept).
+    query: list[tuple[str, str]] = field(default_factory=list)
     thread: Thread | None = field(default=None, repr=False)
     origin: Origin | None = field(default=None, repr=False)
     _assembler: ReplyAssembler | None = field(default=None, repr=False)
     _pending: bytes = field(default=b"", repr=False)
     _raw: list[bytes] = field(default_factory=list, repr=False)
     _chunks: int = field(default=0, repr=False)
+    #: The request's credentials while it is in flight: masked in everything kept.
+    _secrets: Secrets = field(default_factory=Secrets, repr=False)
 
     @property
     def ok(self) -> bool:

@@ -24,7 +24,8 @@ def save_cassette(calls: Sequence[Call], path: str | Path) -> Path:
     for call in calls:
         if call.status is None:  # never answered (unreachable, timed out): nothing to replay
             continue
-        canonical = {"method": "POST", "path": call.path, "query": [], "body": call.body}
+        query = [list(pair) for pair in call.query]  # as the replay computes it: JSON lists
+        canonical = {"method": "POST", "path": call.path, "query": query, "body": call.body}
         kind = "text/event-stream" if call.stream else "application/json"
         cassette.append(
             {

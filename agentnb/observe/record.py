@@ -21,7 +21,9 @@ import time
 import warnings
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import parse_qsl
 
+from .._secrets import Secrets, is_secret_name
 from ..events import (
     Event,
     MessageAppended,
@@ -34,7 +36,6 @@ from ..events import (
 )
 from ..messages import AssistantMessage, Message, parse_message
 from ..models.base import ModelRequest, ReplyAssembler, Usage
-from ..models.openai.retry import redact
 from ..models.openai.sse import chunk_deltas
 from ..models.openai.wire import parse_completion
 from ..session import Session
@@ -89,7 +90,15 @@ class Recorder:
         return [t.session for t in self.threads.threads]
 
     # -- a call begins ------------------------------------------------------------------
-    def begin(self, path: str, body: dict[str, Any], explicit: str | None) -> Call:
+    def begin(
+        self, path: str, body: dict[str, Any], explicit: str | None,
+        secrets: Secrets | None = None, query: str = "",
+    ) -> Call:  # fmt: skip
+        """A request arrives: place it, append what it adds, announce it. ``secrets`` (the
+        credentials the request carried) are masked in everything kept from now on."""
+        secrets = secrets or Secrets()
+        if secrets:
+            body = secrets.mask_data(body)
         sent = body["messages"]
         placement = self.threads.place(sent, explicit)
         start = placement.start
@@ -105,7 +114,9 @@ class Recorder:
         model = str(body.get("model") or "")
         origin = Origin.now(session.id, "p-" + os.urandom(6).hex(), os.urandom(16).hex())
         call = Call(session.id, path, body, bool(body.get("stream")), time.monotonic())
-        call.thread, call.origin = thread, origin
+        call.thread, call.origin, call._secrets = thread, origin, secrets
+        pairs = parse_qsl(query, keep_blank_values=True)
+        call.query = sorted((k, v) for k, v in pairs if not is_secret_name(k))
         self._its[origin.run_id] = len(session.requests) + 1
         self._emit(
             session, origin, "restore", RunStarted,
@@ -160,6 +171,7 @@ class Recorder:
     def _payload(self, call: Call, payload: str) -> None:
         if payload == "[DONE]" or call._assembler is None:
             return
+        payload = call._secrets.mask(payload)
         try:
             chunk = json.loads(payload)
             deltas = chunk_deltas(chunk, payload) if isinstance(chunk, dict) else []
@@ -177,27 +189,23 @@ class Recorder:
                 )  # fmt: skip
 
     # -- a call ends --------------------------------------------------------------------
-    def finish(
-        self, call: Call, status: int, body: bytes | None = None, secrets: tuple[str, ...] = ()
-    ) -> None:
-        """The upstream answered ``status`` (with the whole ``body`` unless it streamed).
-
-        ``secrets`` (the app's key) are masked in everything kept; they are not kept.
-        """
+    def finish(self, call: Call, status: int, body: bytes | None = None) -> None:
+        """The upstream answered ``status`` (with the whole ``body`` unless it streamed)."""
+        mask = call._secrets.mask
         call.status = status
         call.latency = time.monotonic() - call.started
         if body is not None:
-            call.response = redact(body.decode("utf-8", "replace"), secrets)
+            call.response = mask(body.decode("utf-8", "replace"))
         else:
             if call._pending.strip():  # the last event had no blank line after it
                 pending, call._pending = call._pending, b""
                 for line in pending.split(b"\n"):
                     if line.startswith(b"data:"):
                         self._payload(call, line[5:].strip().decode("utf-8", "replace"))
-            call.response = redact(b"".join(call._raw).decode("utf-8", "replace"), secrets)
+            call.response = mask(b"".join(call._raw).decode("utf-8", "replace"))
             call._raw = []
         if status >= 400:
-            self.fail(call, f"HTTP {status}: {call.response[:500]}", status, secrets)
+            self.fail(call, f"HTTP {status}: {call.response[:500]}", status)
             return
         model = str(call.body.get("model") or "")
         try:
@@ -207,14 +215,12 @@ class Recorder:
                     response.finish_reason is None
                     and b"data: [DONE]" not in call.response[-64:].encode()
                 ):
-                    self.fail(
-                        call, "the stream broke off: no finish_reason, no [DONE]", status, secrets
-                    )
+                    self.fail(call, "the stream broke off: no finish_reason, no [DONE]", status)
                     return
             else:
                 response = parse_completion(json.loads(call.response), model)
         except Exception as exc:
-            self.fail(call, f"the upstream reply could not be read: {exc}", status, secrets)
+            self.fail(call, f"the upstream reply could not be read: {exc}", status)
             return
         self._reply(call, response.message, response.usage, response.finish_reason)
 
@@ -238,15 +244,13 @@ class Recorder:
         )
         self._stop(call, reason, detail, message.text, usage)
 
-    def fail(
-        self, call: Call, error: str, status: int | None = None, secrets: tuple[str, ...] = ()
-    ) -> None:
+    def fail(self, call: Call, error: str, status: int | None = None) -> None:
         """The call failed: an error status, a broken stream, no answer, a bad reply."""
         thread, origin = call.thread, call.origin
         assert thread is not None and origin is not None
         call.status = status if status is not None else call.status
         call.latency = time.monotonic() - call.started
-        call.error = redact(error, secrets)
+        call.error = call._secrets.mask(error)
         thread.busy, thread.unanswered = False, True
         self._emit(
             thread.session, origin, "call_model", UpstreamFailed,
@@ -262,4 +266,5 @@ class Recorder:
             stopped_in="call_model",
         )  # fmt: skip
         self._its.pop(call.origin.run_id, None)
+        call._secrets = Secrets()  # the call is over: its credentials are not kept
         self._changed()

@@ -36,6 +36,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .. import display
+from .._secrets import request_secrets
 from ..session import Session
 from .background import BackgroundServer
 from .record import Call, Recorder
@@ -43,20 +44,6 @@ from .relay import HOP, Stream, back_headers, gateway_error, relay
 from .threading import explicit_id
 
 __all__ = ["Proxy", "proxy"]
-
-_KEY_HEADERS = ("authorization", "api-key", "x-api-key")
-
-
-def _secrets(headers: Any) -> tuple[str, ...]:
-    found: list[str] = []
-    for name in _KEY_HEADERS:
-        value = headers.get(name)
-        if value:
-            found.append(value)
-            scheme, _, token = value.partition(" ")
-            if token and scheme.lower() in ("bearer", "basic", "token"):
-                found.append(token)
-    return tuple(found)
 
 
 class Proxy:
@@ -170,7 +157,7 @@ class Proxy:
 
     async def _recorded(self, request: Request, raw: bytes, body: dict[str, Any]) -> Response:
         assert self._client is not None
-        secrets = _secrets(request.headers)
+        secrets = request_secrets(request.headers.items(), str(request.url))
         headers = self._forward_headers(request)
         headers["accept-encoding"] = "identity"  # the recorder reads the bytes it forwards
         upstream = self._client.build_request(
@@ -181,14 +168,20 @@ class Proxy:
         await asyncio.sleep(0)
         call: Call | None
         try:
-            call = self.recorder.begin(request.url.path, body, explicit_id(request.headers, body))
+            call = self.recorder.begin(
+                request.url.path,
+                body,
+                explicit_id(request.headers, body),
+                secrets,
+                query=request.url.query,
+            )
         except Exception:  # a body the runtime cannot read: forward it, record nothing
             call = None
         try:
             answer = await sending
         except httpx.HTTPError as exc:
             if call is not None:
-                self.recorder.fail(call, f"{type(exc).__name__}: {exc}", None, secrets)
+                self.recorder.fail(call, f"{type(exc).__name__}: {exc}", None)
             return gateway_error(exc)
         if call is None:
             return Stream(relay(answer), answer.status_code, back_headers(answer))
@@ -198,14 +191,12 @@ class Proxy:
                 content = await answer.aread()
             except httpx.HTTPError as exc:
                 await answer.aclose()
-                self.recorder.fail(
-                    call, f"{type(exc).__name__}: {exc}", answer.status_code, secrets
-                )
+                self.recorder.fail(call, f"{type(exc).__name__}: {exc}", answer.status_code)
                 return gateway_error(exc)
             await answer.aclose()
             call.stream = False
             call._assembler = None
-            self.recorder.finish(call, answer.status_code, content, secrets)
+            self.recorder.finish(call, answer.status_code, content)
             return Response(content, status_code=answer.status_code, headers=back_headers(answer))
         recorder = self.recorder
 
@@ -214,20 +205,20 @@ class Proxy:
                 async for part in answer.aiter_raw():
                     if b"data: [DONE]" in part:  # record the reply before the app has all of it
                         recorder.chunk(call, part)
-                        recorder.finish(call, answer.status_code, None, secrets)
+                        recorder.finish(call, answer.status_code, None)
                         yield part
                         continue
                     yield part
                     recorder.chunk(call, part)  # after the app has it: no added latency
                 if call.status is None:
-                    recorder.finish(call, answer.status_code, None, secrets)
+                    recorder.finish(call, answer.status_code, None)
             except httpx.HTTPError as exc:
-                recorder.fail(call, f"the upstream stream broke off: {exc!r}", None, secrets)
+                recorder.fail(call, f"the upstream stream broke off: {exc!r}", None)
                 raise
             finally:
                 await answer.aclose()
                 if call.status is None and call.error is None:  # the app went away
-                    recorder.fail(call, "the app closed the stream early", None, secrets)
+                    recorder.fail(call, "the app closed the stream early", None)
 
         return Stream(parts(), answer.status_code, back_headers(answer))
 
