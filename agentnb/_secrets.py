@@ -117,6 +117,10 @@ class Secrets:
                 text = text.replace(one, MASK)
         return text
 
+    def occurs_in(self, text: str) -> bool:
+        """Whether any form of any credential is in ``text`` (cheaper than masking)."""
+        return any(one in text for one in self._forms)
+
     def mask_data(self, data: Any) -> Any:
         """JSON-like ``data`` with :meth:`mask` applied to every string (keys included)."""
         if isinstance(data, str):

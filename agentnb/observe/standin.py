@@ -39,16 +39,19 @@ def _chunk(base: dict[str, Any], delta: dict[str, Any], finish: str | None = Non
 class ModelServer:
     """``model`` served on 127.0.0.1 (see :func:`serve`): ``base_url``, ``close()``."""
 
-    def __init__(self, model: ModelLike, *, port: int = 0, delay: float = 0.0,
-                 chunk_delay: float = 0.0) -> None:  # fmt: skip
+    def __init__(
+        self, model: ModelLike, *, port: int = 0, delay: float = 0.0, chunk_delay: float = 0.0
+    ) -> None:
         self.model = model
         self.delay = delay
         self.chunk_delay = chunk_delay
         self.calls = 0
-        app = Starlette(routes=[
-            Route("/v1/chat/completions", self._chat, methods=["POST"]),
-            Route("/v1/models", self._models, methods=["GET"]),
-        ])  # fmt: skip
+        app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                Route("/v1/models", self._models, methods=["GET"]),
+            ]
+        )
         self._server = BackgroundServer(app, port=port, name="agentnb-standin")
 
     @property
@@ -104,8 +107,18 @@ class ModelServer:
         ]
         for index, call in enumerate(message.get("tool_calls") or []):
             function = call["function"]
-            pieces.append({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                           "function": {"name": function["name"], "arguments": ""}}]})  # fmt: skip
+            pieces.append(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": function["name"], "arguments": ""},
+                        }
+                    ]
+                }
+            )
             arguments = function.get("arguments") or ""
             for i in range(0, len(arguments), 16):
                 piece = {"index": index, "function": {"arguments": arguments[i : i + 16]}}
