@@ -20,6 +20,7 @@ from agentnb.observe.genai import SCHEMA_URL
 from tests.observe.observe_helpers import KEY
 from tests.servers.fault_server import Step, reply, text_chunks
 
+
 def _registry() -> set[str]:
     """Every attribute name of the semantic conventions' registries agentnb writes from (the
     GenAI, server, error and OpenAI ones, as opentelemetry-semantic-conventions ships them)."""
@@ -266,10 +267,16 @@ def test_a_proxied_call_is_a_child_of_the_span_the_app_sent(exporter, fault_serv
     parent = f"00-{app_span}-00f067aa0ba902b7-01"
     instrumentation = an.observe.instrument(provider)
     try:
-        with an.observe.proxy(upstream=fault_server.base_url) as proxy:
-            with openai.OpenAI(base_url=proxy.base_url, api_key=KEY, max_retries=0,
-                               default_headers={"traceparent": parent}) as app:
-                app.chat.completions.create(model="m", messages=[{"role": "user", "content": "a"}])
+        with (
+            an.observe.proxy(upstream=fault_server.base_url) as proxy,
+            openai.OpenAI(
+                base_url=proxy.base_url,
+                api_key=KEY,
+                max_retries=0,
+                default_headers={"traceparent": parent},
+            ) as app,
+        ):
+            app.chat.completions.create(model="m", messages=[{"role": "user", "content": "a"}])
     finally:
         instrumentation.uninstrument()
     (span,) = memory.get_finished_spans()

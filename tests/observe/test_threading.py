@@ -68,7 +68,9 @@ def test_an_edited_turn_is_a_branch_and_a_shared_system_prompt_is_not():
     conversations = Conversations()
     a1 = {"role": "assistant", "content": "a1"}
     root = grow(conversations, [SYSTEM, user("u1")], a1).conversation
-    grow(conversations, [SYSTEM, user("u1"), a1, user("u2")], {"role": "assistant", "content": "a2"})
+    grow(
+        conversations, [SYSTEM, user("u1"), a1, user("u2")], {"role": "assistant", "content": "a2"}
+    )
     edited = grow(conversations, [SYSTEM, user("u1"), a1, user("u2 edited")],
                   {"role": "assistant", "content": "a2'"})  # fmt: skip
     assert edited.conversation.parent == root.session.id and edited.start == 3
