@@ -266,6 +266,7 @@ def proxy(
     timeout: float = 600.0,
     max_response_bytes: int = MAX_RESPONSE_BYTES,
     max_request_bytes: int = MAX_REQUEST_BYTES,
+    request_timeout: float = 60.0,
     allowed_hosts: Sequence[str] = (),
 ) -> Proxy:
     """Start a recording proxy in front of ``upstream`` (the base URL the app would use:
@@ -282,5 +283,6 @@ def proxy(
         timeout=timeout,
         max_response_bytes=max_response_bytes,
         max_request_bytes=max_request_bytes,
+        request_timeout=request_timeout,
         allowed_hosts=allowed_hosts,
     )
