@@ -50,16 +50,18 @@ def is_secret_name(name: str) -> bool:
     return any(word in flat for word in _SECRET_WORDS) or flat == "sig"
 
 
-def check_key(key: object, what: str = "api_key") -> str | None:
+def check_key(key: object, what: str = "api_key", *, spaces: bool = False) -> str | None:
     """``key`` stripped of surrounding whitespace; None when empty. Raises (without the key)
-    when it is not a string of printable ASCII (an HTTP header cannot carry anything else)."""
+    when it is not a string of printable ASCII (an HTTP header cannot carry anything else);
+    ``spaces``: a whole header value, which may hold spaces (``Bearer <key>``)."""
     if key is None:
         return None
     if not isinstance(key, str):
         raise ConfigurationError(f"{what} must be a string, not {type(key).__name__}")
     stripped = key.strip()
+    lowest = " " if spaces else "!"
     for position, char in enumerate(stripped):
-        if not " " < char <= "~":
+        if not lowest <= char <= "~":
             raise ConfigurationError(
                 f"{what} has a character that cannot be sent in an HTTP header at position "
                 f"{position} (U+{ord(char):04X}); a key is printable ASCII. Check how it was "
@@ -136,8 +138,8 @@ class Secrets:
         returns ``headers`` with those values shown as ``***``."""
         for name, value in headers.items():
             if is_secret_name(name):
-                self.auth[name] = check_key(value, f"the header {name!r}") or ""
-                self.add(self.auth[name])
+                self.auth[name] = check_key(value, f"the header {name!r}", spaces=True) or ""
+                self.add(*header_secrets(name, self.auth[name]))
         return {k: MASK if k in self.auth else v for k, v in headers.items()}
 
     def query(self, query: Mapping[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,10 @@ holds it. The app still gets every byte the upstream sent, key included."""
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
+import logging
 
 import httpx
 import pytest
@@ -12,7 +15,7 @@ import pytest
 import agentnb as an
 from agentnb.session.bus import add_observer
 from tests.observe.observe_helpers import KEY
-from tests.servers.fault_server import Step, text_chunks
+from tests.servers.fault_server import Step, completion, text_chunks
 
 #: Header spellings apps and gateways send a key in (OpenAI, Azure, Anthropic, Google,
 #: Azure APIM, Portkey, Helicone, Cloudflare AI Gateway, a bare token header).
@@ -98,4 +101,83 @@ def test_a_key_in_the_query_string_or_echoed_in_a_stream_is_kept_nowhere(fault_s
         found = artefacts(proxy, kept.events, tmp_path)
         (session,) = proxy.sessions
         assert session.to_openai()[-1]["content"] == "your key is *** ok"
+    assert leaks(found) == []
+
+
+# -- issue 27's acceptance: 12 spellings, every artefact ----------------------------------------
+BASIC = base64.b64encode(f"user:{KEY}".encode()).decode()
+#: (headers, query) each spelling sends: the 9 header names, Basic auth, two query parameters.
+SPELLINGS = [({name: value}, {}) for name, value in HEADERS] + [
+    ({"authorization": f"Basic {BASIC}"}, {}),
+    ({}, {"api-key": KEY}),
+    ({}, {"key": KEY}),
+]
+
+
+class _Records(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+@pytest.mark.parametrize(("headers", "query"), SPELLINGS,
+                         ids=[next(iter(h or q)) + ("-basic" if "Basic" in str(h) else "")
+                              for h, q in SPELLINGS])  # fmt: skip
+def test_a_key_in_twelve_spellings_is_in_no_artefact(fault_server, tmp_path, headers, query):
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    echo = f"your key is {KEY}"
+    fault_server.script(
+        Step(status=401, body={"error": {"message": f"Incorrect API key provided: {KEY}."}}),
+        Step(chunks=text_chunks("your key is ", KEY[:9], KEY[9:])),
+        Step(body=completion({"role": "assistant", "content": echo})),
+    )
+    spans, logs = InMemorySpanExporter(), _Records()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    instrumentation = an.observe.instrument(provider, content=True)
+    an.log("trace", handler=logs)
+    errors: list[str] = []
+    try:
+        with Kept() as kept, an.observe.proxy(upstream=fault_server.base_url) as proxy:
+            url = f"{proxy.base_url}/chat/completions"
+            body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+            assert httpx.post(url, json=body, headers=headers, params=query).status_code == 401
+            with httpx.stream("POST", url, json={**body, "stream": True}, headers=headers,
+                              params=query) as answer:  # fmt: skip
+                assert KEY[9:] in answer.read().decode()
+            # an agentnb agent through the proxy, its model given the key the same way
+            model = an.models.OpenAIModel("m", base_url=proxy.base_url, profile="generic",
+                                          headers=headers, query=query)  # fmt: skip
+            agent = an.Agent("t", [], model=model)
+            result = agent.run_sync("hi")
+            evaluation = asyncio.run(an.evaluate({"a": agent}, ["hi"], progress=False))
+            saved = evaluation.save(tmp_path / "evaluation.jsonl")
+            fault_server.script(Step(status=401, body={"error": {"message": f"bad {KEY}"}}))
+            try:
+                agent.run_sync("again")
+            except an.AgentnbError as exc:
+                errors.append(f"{exc!r} {exc}")
+            found = artefacts(proxy, kept.events, tmp_path)
+    finally:
+        an.log(None)
+        logging.getLogger("agentnb").removeHandler(logs)
+        instrumentation.uninstrument()
+    formatter = logging.Formatter("%(message)s %(session_id)s %(exception)s %(raw_output)s")
+    found["logs"] = "\n".join(
+        formatter.format(r) if hasattr(r, "exception") else r.getMessage() for r in logs.records
+    ) + json.dumps([r.__dict__ for r in logs.records], default=str, ensure_ascii=False)
+    found["spans"] = json.dumps([dict(s.attributes) | {"name": s.name} for s in
+                                 spans.get_finished_spans()], ensure_ascii=False)  # fmt: skip
+    paths = [saved] if saved.is_file() else [p for p in saved.rglob("*") if p.is_file()]
+    found["evaluation"] = "".join(p.read_text(encoding="utf-8") for p in paths)
+    found["run"] = result.trace.to_jsonl() + repr(result) + json.dumps(result.session.to_openai())
+    found["errors"] = " ".join(errors)
+    assert errors and logs.records and spans.get_finished_spans()
+    assert "***" in found["sessions"]  # the echo was there, masked
     assert leaks(found) == []
