@@ -48,8 +48,9 @@ def test_a_tool_loop_whose_system_prompt_carries_the_time_is_one_session(standin
         for step in range(6):
             now = f"{TRAVEL.instructions}\nThe time is 2026-12-02 10:{step:02d}:00."
             messages[0] = {"role": "system", "content": now}
-            answer = app.chat.completions.create(model="travel", messages=messages,
-                                                 tools=TRAVEL.tools.schemas())  # fmt: skip
+            answer = app.chat.completions.create(
+                model="travel", messages=messages, tools=TRAVEL.tools.schemas()
+            )
             message = answer.choices[0].message.model_dump(exclude_none=True)
             messages.append(message)
             if not message.get("tool_calls"):
@@ -68,9 +69,12 @@ def test_a_tool_loop_whose_system_prompt_carries_the_time_is_one_session(standin
 
 def test_client_native_ids_name_the_session_and_keep_look_alikes_apart(echo_server):
     with an.observe.proxy(upstream=echo_server.base_url) as proxy:
-        for header, value in [("x-claude-code-session-id", "9d3c2f1a-claude"),
-                              ("x-opencode-session", "ses_opencode1"),
-                              ("session_id", "codex-7"), ("x-session-affinity", "aff-1")]:  # fmt: skip
+        for header, value in [
+            ("x-claude-code-session-id", "9d3c2f1a-claude"),
+            ("x-opencode-session", "ses_opencode1"),
+            ("session_id", "codex-7"),
+            ("x-session-affinity", "aff-1"),
+        ]:
             _chat(proxy, [user("hi")], default_headers={header: value})
         cached = {"prompt_cache_key": "my-app"}
         with openai.OpenAI(base_url=proxy.base_url, api_key=KEY, max_retries=0) as app:
@@ -88,14 +92,24 @@ def test_a_compaction_links_to_the_conversation_it_compacted(echo_server):
     with an.observe.proxy(upstream=echo_server.base_url) as proxy:
         long = [user("plan a trip"), assistant("echo plan a trip @1"), user("to Beijing")]
         _chat(proxy, long, default_headers={"x-claude-code-session-id": "cc-1"})
-        summary = [{"role": "system", "content": "Summary: a trip to Beijing is planned."},
-                   user("and the weather?")]  # fmt: skip
+        summary = [
+            {"role": "system", "content": "Summary: a trip to Beijing is planned."},
+            user("and the weather?"),
+        ]
         _chat(proxy, summary, default_headers={"x-claude-code-session-id": "cc-1"})
         # no id: the compacted request keeps the last turns, not the first
         first = [user("a"), assistant("echo a @1"), user("b"), assistant("echo b @3"), user("c")]
         _chat(proxy, first)
-        _chat(proxy, [user("Summary of a and b."), assistant("echo b @3"), user("c"),
-                      assistant("echo c @5"), user("d")])  # fmt: skip
+        _chat(
+            proxy,
+            [
+                user("Summary of a and b."),
+                assistant("echo b @3"),
+                user("c"),
+                assistant("echo c @5"),
+                user("d"),
+            ],
+        )
         c = proxy.conversations
     assert [x.how for x in c] == ["new", "compaction", "new", "compaction"]
     assert c[1].parent == c[0].session.id == "cc-1" and c[1].session.id == "cc-1.b2"
@@ -105,9 +119,17 @@ def test_a_compaction_links_to_the_conversation_it_compacted(echo_server):
 
 def test_a_conversation_the_proxy_cannot_thread_is_labelled_unthreaded(echo_server, standin):
     with an.observe.proxy(upstream=echo_server.base_url) as proxy:
-        started = [user("q"), {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c9", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": "c9", "content": "1"}]  # fmt: skip
+        started = [
+            user("q"),
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "c9", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c9", "content": "1"},
+        ]
         _chat(proxy, started[1:])  # it starts mid-way: a reply, then a result
         (c,) = proxy.conversations
     assert c.how == "unthreaded" and "before the proxy" in c.note
@@ -129,13 +151,16 @@ def test_previous_response_id_threads_exactly_and_branches_from_an_earlier_reply
         openai.OpenAI(base_url=proxy.base_url, api_key=KEY, max_retries=0) as app,
     ):
         one = app.responses.create(model="m", instructions="Be brief.", input="hello")
-        two = app.responses.create(model="m", instructions="Be brief.", input="more",
-                                   previous_response_id=one.id)  # fmt: skip
-        app.responses.create(model="m", instructions="Be brief.", input="again",
-                             previous_response_id=two.id)  # fmt: skip
+        two = app.responses.create(
+            model="m", instructions="Be brief.", input="more", previous_response_id=one.id
+        )
+        app.responses.create(
+            model="m", instructions="Be brief.", input="again", previous_response_id=two.id
+        )
         # back to the first reply: a branch of the conversation at that point
-        app.responses.create(model="m", instructions="Be brief.", input="instead",
-                             previous_response_id=one.id)  # fmt: skip
+        app.responses.create(
+            model="m", instructions="Be brief.", input="instead", previous_response_id=one.id
+        )
         # store: false leaves nothing to continue from: the upstream refuses, the proxy says so
         gone = app.responses.create(model="m", input="private", store=False)
         with pytest.raises(openai.BadRequestError):

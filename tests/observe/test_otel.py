@@ -57,8 +57,14 @@ TYPES = {
 }
 REQUIRED = ("gen_ai.operation.name", "gen_ai.provider.name")
 OPERATIONS = {"invoke_agent": "invoke_agent", "chat": "chat", "execute_tool": "execute_tool"}
-CONTENT = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
-           "gen_ai.tool.definitions", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result")  # fmt: skip
+CONTENT = (
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.system_instructions",
+    "gen_ai.tool.definitions",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+)
 PART_TYPES = {"text", "tool_call", "tool_call_response", "reasoning"}
 
 
@@ -131,9 +137,9 @@ def test_a_run_exports_a_span_tree_that_mirrors_its_stages(exporter):
     # the children, in time order, are the run's model calls and tool calls in event order
     stages = [e for e in result.events if e.type in ("ModelResponded", "ToolStarted")]
     expected = [
-        f"chat {agent.model.name}" if e.type == "ModelResponded" else
-        f"execute_tool {e.name}" for e in stages
-    ]  # fmt: skip
+        f"chat {agent.model.name}" if e.type == "ModelResponded" else f"execute_tool {e.name}"
+        for e in stages
+    ]
     assert [s.name for s in children] == expected
     assert sum(s.name.startswith("chat") for s in children) == result.iterations
     chats = [s for s in children if s.name.startswith("chat")]
@@ -186,12 +192,22 @@ def test_a_failing_tool_and_a_failed_run_carry_error_type(exporter):
         """Always fails."""
         raise RuntimeError("boom")
 
-    model = an.models.ScriptedModel([
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "broken",
-                                                          "arguments": '{"city": "x"}'}}]},
-        {"role": "assistant", "content": "sorry"},
-    ])  # fmt: skip
+    model = an.models.ScriptedModel(
+        [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "broken", "arguments": '{"city": "x"}'},
+                    }
+                ],
+            },
+            {"role": "assistant", "content": "sorry"},
+        ]
+    )
     instrumentation = an.observe.instrument(provider)
     try:
         an.Agent("t", [broken], model=model).run_sync("go")
@@ -228,8 +244,14 @@ def test_proxied_calls_are_chat_spans_of_their_conversation(exporter, fault_serv
                 ]
                 list(app.chat.completions.create(model="m", messages=sent, stream=True))
                 with pytest.raises(openai.InternalServerError):
-                    app.chat.completions.create(model="m", messages=[*sent,
-                        {"role": "assistant", "content": "ab"}, {"role": "user", "content": "x"}])  # fmt: skip
+                    app.chat.completions.create(
+                        model="m",
+                        messages=[
+                            *sent,
+                            {"role": "assistant", "content": "ab"},
+                            {"role": "user", "content": "x"},
+                        ],
+                    )
             (session,) = proxy.sessions
     finally:
         instrumentation.uninstrument()

@@ -54,10 +54,13 @@ def sse(chunks):
 
 def test_a_tool_using_conversation_is_recorded_message_for_message(fault_server):
     fault_server.script(
-        Step(body=completion({"role": "assistant", "content": None, "tool_calls": [CALL]},
-                             finish="tool_calls")),
+        Step(
+            body=completion(
+                {"role": "assistant", "content": None, "tool_calls": [CALL]}, finish="tool_calls"
+            )
+        ),
         reply("周五北京晴。"),
-    )  # fmt: skip
+    )
     with an.observe.proxy(upstream=fault_server.base_url) as proxy:
         app = client(proxy)
         sent = [
@@ -219,18 +222,23 @@ def test_an_unreachable_or_silent_upstream_is_a_gateway_error(fault_server):
 
 def test_results_that_never_came_back_are_flagged(fault_server):
     fault_server.script(
-        Step(body=completion({"role": "assistant", "content": None, "tool_calls": [CALL]},
-                             finish="tool_calls")),
+        Step(
+            body=completion(
+                {"role": "assistant", "content": None, "tool_calls": [CALL]}, finish="tool_calls"
+            )
+        ),
         reply("fine"),
-    )  # fmt: skip
+    )
     with an.observe.proxy(upstream=fault_server.base_url) as proxy:
         app = client(proxy)
         sent = [{"role": "user", "content": "北京周五天气？"}]
         first = app.chat.completions.create(model="m", messages=sent, tools=[WEATHER])
         assert proxy.sessions[0].open_calls == {"call_1": "search_weather"}
         # the app goes on without answering the call
-        sent += [first.choices[0].message.model_dump(exclude_none=True),
-                 {"role": "user", "content": "never mind"}]  # fmt: skip
+        sent += [
+            first.choices[0].message.model_dump(exclude_none=True),
+            {"role": "user", "content": "never mind"},
+        ]
         app.chat.completions.create(model="m", messages=sent, tools=[WEATHER])
         (session,) = proxy.sessions
         assert not session.is_valid
@@ -240,19 +248,26 @@ def test_results_that_never_came_back_are_flagged(fault_server):
 
 def test_the_saved_cassette_replays_the_conversation_offline(fault_server, tmp_path):
     fault_server.script(
-        Step(body=completion({"role": "assistant", "content": None, "tool_calls": [CALL]},
-                             finish="tool_calls")),
+        Step(
+            body=completion(
+                {"role": "assistant", "content": None, "tool_calls": [CALL]}, finish="tool_calls"
+            )
+        ),
         Step(chunks=text_chunks("周五", "北京", "晴")),
-    )  # fmt: skip
+    )
     with an.observe.proxy(upstream=fault_server.base_url) as proxy:
         app = client(proxy)
         sent = [{"role": "user", "content": "北京周五天气？"}]
-        first = app.chat.completions.create(model="m", messages=sent, tools=[WEATHER],
-                                            temperature=0)  # fmt: skip
-        sent += [first.choices[0].message.model_dump(exclude_none=True),
-                 {"role": "tool", "tool_call_id": "call_1", "content": "晴"}]  # fmt: skip
-        stream = app.chat.completions.create(model="m", messages=sent, tools=[WEATHER],
-                                             temperature=0, stream=True)  # fmt: skip
+        first = app.chat.completions.create(
+            model="m", messages=sent, tools=[WEATHER], temperature=0
+        )
+        sent += [
+            first.choices[0].message.model_dump(exclude_none=True),
+            {"role": "tool", "tool_call_id": "call_1", "content": "晴"},
+        ]
+        stream = app.chat.completions.create(
+            model="m", messages=sent, tools=[WEATHER], temperature=0, stream=True
+        )
         text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
         path = proxy.save_cassette(tmp_path / "app.jsonl")
         (session,) = proxy.sessions
@@ -292,9 +307,10 @@ def test_the_saved_cassette_replays_the_conversation_offline(fault_server, tmp_p
     from agentnb.models.replay import ReplayTransport
 
     offline = openai.AsyncOpenAI(
-        base_url="http://cassette.invalid/v1", api_key="x",
+        base_url="http://cassette.invalid/v1",
+        api_key="x",
         http_client=httpx.AsyncClient(transport=ReplayTransport(an.models.Cassette(path))),
-    )  # fmt: skip
+    )
 
     async def again():
         one = await offline.chat.completions.create(
@@ -323,12 +339,17 @@ def test_the_key_is_forwarded_and_never_kept(fault_server, tmp_path):
         assert KEY in caught.value.response.text  # the app sees the upstream's words unchanged
         kept = [
             json.dumps([s.to_openai() for s in proxy.sessions], ensure_ascii=False),
-            json.dumps([e.to_dict() for s in proxy.sessions for e in s._test_events],
-                       ensure_ascii=False, default=str),
-            repr(proxy), repr(proxy.calls), json.dumps([c.body for c in proxy.calls]),
+            json.dumps(
+                [e.to_dict() for s in proxy.sessions for e in s._test_events],
+                ensure_ascii=False,
+                default=str,
+            ),
+            repr(proxy),
+            repr(proxy.calls),
+            json.dumps([c.body for c in proxy.calls]),
             " ".join(c.response + (c.error or "") for c in proxy.calls),
             proxy.save_cassette(tmp_path / "k.jsonl").read_text(encoding="utf-8"),
-        ]  # fmt: skip
+        ]
         trace = an.Trace([e for s in proxy.sessions for e in s._test_events])
         kept.append(trace.save(tmp_path / "proxied.jsonl").read_text(encoding="utf-8"))
         store = an.SQLiteStore(tmp_path / "sessions.db")

@@ -79,8 +79,9 @@ def test_a_key_in_any_header_echoed_in_a_401_is_kept_nowhere(fault_server, tmp_p
     fault_server.script(Step(status=401, body=echo))
     body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
     with Kept() as kept, an.observe.proxy(upstream=fault_server.base_url) as proxy:
-        answer = httpx.post(f"{proxy.base_url}/chat/completions", json=body,
-                            headers={header: value})  # fmt: skip
+        answer = httpx.post(
+            f"{proxy.base_url}/chat/completions", json=body, headers={header: value}
+        )
         assert answer.status_code == 401 and KEY in answer.text  # the app's bytes, unchanged
         assert fault_server.requests[0]["headers"][header] == value  # forwarded
         found = artefacts(proxy, kept.events, tmp_path)
@@ -93,8 +94,9 @@ def test_a_key_in_the_query_string_or_echoed_in_a_stream_is_kept_nowhere(fault_s
     fault_server.script(Step(chunks=chunks))
     body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
     with Kept() as kept, an.observe.proxy(upstream=fault_server.base_url) as proxy:
-        with httpx.stream("POST", f"{proxy.base_url}/chat/completions?api-key={KEY}&v=2",
-                          json=body) as answer:  # fmt: skip
+        with httpx.stream(
+            "POST", f"{proxy.base_url}/chat/completions?api-key={KEY}&v=2", json=body
+        ) as answer:
             text = answer.read().decode()
         assert KEY in text
         assert fault_server.requests[0]["path"].endswith(f"?api-key={KEY}&v=2")
@@ -123,9 +125,11 @@ class _Records(logging.Handler):
         self.records.append(record)
 
 
-@pytest.mark.parametrize(("headers", "query"), SPELLINGS,
-                         ids=[next(iter(h or q)) + ("-basic" if "Basic" in str(h) else "")
-                              for h, q in SPELLINGS])  # fmt: skip
+@pytest.mark.parametrize(
+    ("headers", "query"),
+    SPELLINGS,
+    ids=[next(iter(h or q)) + ("-basic" if "Basic" in str(h) else "") for h, q in SPELLINGS],
+)
 def test_a_key_in_twelve_spellings_is_in_no_artefact(fault_server, tmp_path, headers, query):
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -148,12 +152,14 @@ def test_a_key_in_twelve_spellings_is_in_no_artefact(fault_server, tmp_path, hea
             url = f"{proxy.base_url}/chat/completions"
             body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
             assert httpx.post(url, json=body, headers=headers, params=query).status_code == 401
-            with httpx.stream("POST", url, json={**body, "stream": True}, headers=headers,
-                              params=query) as answer:  # fmt: skip
+            with httpx.stream(
+                "POST", url, json={**body, "stream": True}, headers=headers, params=query
+            ) as answer:
                 assert KEY[9:] in answer.read().decode()
             # an agentnb agent through the proxy, its model given the key the same way
-            model = an.models.OpenAIModel("m", base_url=proxy.base_url, profile="generic",
-                                          headers=headers, query=query)  # fmt: skip
+            model = an.models.OpenAIModel(
+                "m", base_url=proxy.base_url, profile="generic", headers=headers, query=query
+            )
             agent = an.Agent("t", [], model=model)
             result = agent.run_sync("hi")
             evaluation = asyncio.run(an.evaluate({"a": agent}, ["hi"], progress=False))
@@ -172,8 +178,10 @@ def test_a_key_in_twelve_spellings_is_in_no_artefact(fault_server, tmp_path, hea
     found["logs"] = "\n".join(
         formatter.format(r) if hasattr(r, "exception") else r.getMessage() for r in logs.records
     ) + json.dumps([r.__dict__ for r in logs.records], default=str, ensure_ascii=False)
-    found["spans"] = json.dumps([dict(s.attributes) | {"name": s.name} for s in
-                                 spans.get_finished_spans()], ensure_ascii=False)  # fmt: skip
+    found["spans"] = json.dumps(
+        [dict(s.attributes) | {"name": s.name} for s in spans.get_finished_spans()],
+        ensure_ascii=False,
+    )
     paths = [saved] if saved.is_file() else [p for p in saved.rglob("*") if p.is_file()]
     found["evaluation"] = "".join(p.read_text(encoding="utf-8") for p in paths)
     found["run"] = result.trace.to_jsonl() + repr(result) + json.dumps(result.session.to_openai())

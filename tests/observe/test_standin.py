@@ -14,8 +14,10 @@ QUESTION = "我周五从上海去北京出差，帮我看看航班和天气"
 def test_the_stand_in_answers_the_openai_sdk_whole_and_streamed():
     travel = an.travel.travel_agent()
     messages = [travel.system_wire(), {"role": "user", "content": QUESTION}]
-    with an.observe.serve() as upstream, openai.OpenAI(base_url=upstream.base_url,
-                                                       api_key="x") as app:  # fmt: skip
+    with (
+        an.observe.serve() as upstream,
+        openai.OpenAI(base_url=upstream.base_url, api_key="x") as app,
+    ):
         whole = app.chat.completions.create(
             model="travel", messages=messages, tools=travel.tools.schemas()
         )
@@ -44,8 +46,10 @@ def test_a_stream_carries_usage_only_when_asked_and_its_reasoning():
     travel = an.travel.travel_agent()
     messages = [travel.system_wire(), {"role": "user", "content": QUESTION}]
     whole = an.travel.TravelModel()
-    with an.observe.serve(whole) as upstream, openai.OpenAI(base_url=upstream.base_url,
-                                                            api_key="x") as app:  # fmt: skip
+    with (
+        an.observe.serve(whole) as upstream,
+        openai.OpenAI(base_url=upstream.base_url, api_key="x") as app,
+    ):
         reply = app.chat.completions.create(
             model="travel", messages=messages, tools=travel.tools.schemas()
         )
@@ -54,8 +58,15 @@ def test_a_stream_carries_usage_only_when_asked_and_its_reasoning():
         assert reply.usage.prompt_tokens > 0 and reply.usage.completion_tokens > 0
         for include in (True, False):
             options = {"stream_options": {"include_usage": True}} if include else {}
-            chunks = list(app.chat.completions.create(model="travel", messages=messages,
-                          tools=travel.tools.schemas(), stream=True, **options))  # fmt: skip
+            chunks = list(
+                app.chat.completions.create(
+                    model="travel",
+                    messages=messages,
+                    tools=travel.tools.schemas(),
+                    stream=True,
+                    **options,
+                )
+            )
             usage = [c.usage for c in chunks if c.usage is not None]
             assert len(usage) == (1 if include else 0)
             if include:
@@ -95,8 +106,9 @@ def test_a_model_that_raises_is_an_error_in_the_apps_format_not_a_bare_500():
                 raise AssertionError("no error")
         client = anthropic.Anthropic(base_url=upstream.url, api_key="x", max_retries=0)
         try:
-            client.messages.create(model="m", max_tokens=10,
-                                   messages=[{"role": "user", "content": "a"}])  # fmt: skip
+            client.messages.create(
+                model="m", max_tokens=10, messages=[{"role": "user", "content": "a"}]
+            )
         except anthropic.InternalServerError as exc:
             assert exc.body["error"]["type"] == "api_error" and "KeyError" in str(exc)
         else:
@@ -144,12 +156,19 @@ def _answers(model):
     with an.observe.serve(model) as upstream:
         answers = []
         for content in FOREIGN:
-            messages = [travel.system_wire(), {"role": "user", "content": QUESTION},
-                        {"role": "assistant", "content": None, "tool_calls": [CALL]},
-                        {"role": "tool", "tool_call_id": "call_1", "content": content}]  # fmt: skip
-            answers.append(httpx.post(f"{upstream.base_url}/chat/completions", timeout=30,
-                                      json={"model": "travel", "messages": messages,
-                                            "tools": travel.tools.schemas()}))  # fmt: skip
+            messages = [
+                travel.system_wire(),
+                {"role": "user", "content": QUESTION},
+                {"role": "assistant", "content": None, "tool_calls": [CALL]},
+                {"role": "tool", "tool_call_id": "call_1", "content": content},
+            ]
+            answers.append(
+                httpx.post(
+                    f"{upstream.base_url}/chat/completions",
+                    timeout=30,
+                    json={"model": "travel", "messages": messages, "tools": travel.tools.schemas()},
+                )
+            )
         return answers, list(upstream.errors)
 
 

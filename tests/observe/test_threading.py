@@ -37,8 +37,17 @@ def grow(conversations, messages, reply, explicit=None):
 
 
 def test_the_same_turn_resent_in_another_shape_continues_its_conversation():
-    reply = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
-             "function": {"name": "f", "arguments": '{"a": 1, "b": 2}'}}]}  # fmt: skip
+    reply = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "f", "arguments": '{"a": 1, "b": 2}'},
+            }
+        ],
+    }
     resent = {
         "role": "assistant",
         "content": "",
@@ -71,17 +80,26 @@ def test_an_edited_turn_is_a_branch_and_a_shared_system_prompt_is_not():
     grow(
         conversations, [SYSTEM, user("u1"), a1, user("u2")], {"role": "assistant", "content": "a2"}
     )
-    edited = grow(conversations, [SYSTEM, user("u1"), a1, user("u2 edited")],
-                  {"role": "assistant", "content": "a2'"})  # fmt: skip
+    edited = grow(
+        conversations,
+        [SYSTEM, user("u1"), a1, user("u2 edited")],
+        {"role": "assistant", "content": "a2'"},
+    )
     assert edited.conversation.parent == root.session.id and edited.start == 3
     assert edited.conversation.how == "branch"
     branch = edited.conversation.session
     assert branch.forked_from == root.session.id
-    assert [m["content"] for m in branch.to_openai()] == [SYSTEM["content"], "u1", "a1",
-                                                          "u2 edited", "a2'"]  # fmt: skip
+    assert [m["content"] for m in branch.to_openai()] == [
+        SYSTEM["content"],
+        "u1",
+        "a1",
+        "u2 edited",
+        "a2'",
+    ]
     assert len(root.session) == 5  # the original is untouched: never a merge
-    other = grow(conversations, [SYSTEM, user("something else")],
-                 {"role": "assistant", "content": "x"})  # fmt: skip
+    other = grow(
+        conversations, [SYSTEM, user("something else")], {"role": "assistant", "content": "x"}
+    )
     assert other.conversation.how == "new" and other.conversation.session.forked_from is None
     assert len(conversations.conversations) == 3
 
@@ -111,8 +129,12 @@ def test_an_explicit_id_keeps_conversations_apart_that_look_the_same():
     b = grow(conversations, hi, {"role": "assistant", "content": "hello"}, explicit="chat-B")
     assert a.conversation.session.id == "chat-A-1" and b.conversation.session.id == "chat-B"
     assert a.conversation.parent is None and b.conversation.parent is None
-    again = grow(conversations, [*hi, {"role": "assistant", "content": "hello"}, user("x")],
-                 {"role": "assistant", "content": "y"}, explicit="chat-B")  # fmt: skip
+    again = grow(
+        conversations,
+        [*hi, {"role": "assistant", "content": "hello"}, user("x")],
+        {"role": "assistant", "content": "y"},
+        explicit="chat-B",
+    )
     assert again.conversation is b.conversation
 
 
@@ -149,8 +171,13 @@ async def _conversation(app, turns, rng, messages, done_turn, wait_for=None):
             if not reply.get("tool_calls"):
                 break
             call = reply["tool_calls"][0]
-            messages.append({"role": "tool", "tool_call_id": call["id"],
-                             "content": json.dumps({"data": call["function"]["arguments"]})})  # fmt: skip
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call["id"],
+                    "content": json.dumps({"data": call["function"]["arguments"]}),
+                }
+            )
         done_turn[n].set()
 
 
@@ -162,8 +189,10 @@ async def _ask(app, messages, rng):
             delta = chunk.choices[0].delta
             text += delta.content or ""
             for c in delta.tool_calls or ():
-                slot = calls.setdefault(c.index, {"id": c.id, "type": "function",
-                                                  "function": {"name": "", "arguments": ""}})  # fmt: skip
+                slot = calls.setdefault(
+                    c.index,
+                    {"id": c.id, "type": "function", "function": {"name": "", "arguments": ""}},
+                )
                 slot["function"]["name"] = c.function.name or slot["function"]["name"]
                 slot["function"]["arguments"] += c.function.arguments or ""
         if calls:
@@ -186,8 +215,9 @@ async def _run_all(base_url, seed):
     tasks = []
     for name, turns, parent, edit_at in scripts:
         if parent is None:
-            tasks.append(_conversation(app, turns, random.Random(rng.random()), convs[name],
-                                       done[name]))  # fmt: skip
+            tasks.append(
+                _conversation(app, turns, random.Random(rng.random()), convs[name], done[name])
+            )
         else:
             tasks.append(_branch(app, name, turns, parent, edit_at, convs, done, rng.random()))
     await asyncio.gather(*tasks)
