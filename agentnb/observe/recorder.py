@@ -5,11 +5,13 @@ conversation (:mod:`.conversations`) and records it through the session's own AP
 the runtime did not drive: the call holds the session while it is in flight (it is the
 session's ``active_run``), gets a :class:`~agentnb.session.records.RunRecord` in
 ``session.runs`` and a :class:`~agentnb.session.records.RequestRecord` in
-``session.requests``, appends the messages the app added with
-:meth:`~agentnb.Session.append_in_run`, and announces it all on the session's bus as the
-runtime would: ``RunStarted``, ``MessageAppended`` per message, ``RequestAssembled``,
-:class:`~.calls.UpstreamCalled`, ``ModelDelta`` per streamed fragment, ``ModelResponded`` and
-the reply's ``MessageAppended``, then ``RunStopped``. So a session view, ``an.log`` and
+``session.requests`` (a Chat Completions request exactly as the app sent it, so a cassette
+replays it; another format's as the conversation the model answered), appends the messages
+the app added with :meth:`~agentnb.Session.append_in_run`, and announces it all on the
+session's bus as the runtime would: ``RunStarted``, ``MessageAppended`` per message,
+``RequestAssembled``, :class:`~.calls.UpstreamCalled`, ``ModelDelta`` per streamed fragment,
+``ModelResponded`` and the reply's ``MessageAppended``, then ``RunStopped``. So a session
+view, ``an.log`` and
 ``an.observe.instrument`` follow a proxied app like an agentnb run. A failed call ends with
 :class:`~.calls.UpstreamFailed` and ``RunStopped(reason="error")``. A system prompt that
 changed between calls is recorded first, as an edit of the session.
@@ -187,12 +189,15 @@ class Recorder:
             session.append_in_run(call.origin, message, "restore", call.iteration)
         self.conversations.grow(c, [m.wire() for m in new])
         call.estimate = session.tokens
-        model_request = ModelRequest(
-            tools=schemas,
-            params=dict(request.params),
-            source=session.transcript.wires,
-            spans=((0, len(session)),),
-        )
+        if wire.name == "chat":  # the request exactly as the app sent it (its dicts, shared)
+            model_request = ModelRequest(request.messages, schemas, dict(request.params))
+        else:  # the conversation the model answered, by reference to the session
+            model_request = ModelRequest(
+                tools=schemas,
+                params=dict(request.params),
+                source=session.transcript.wires,
+                spans=((0, len(session)),),
+            )
         budget = {"history": call.estimate, "total": call.estimate}
         note = f"assembled by the app ({wire.name} API), seen by the proxy"
         session.requests.append(
