@@ -258,3 +258,58 @@ def test_a_resent_body_shares_what_it_repeats(echo_server):
     assert last[0] is first[0]  # one object for the message every call re-sent
     distinct = {id(m) for c in calls for m in c.body["messages"]}
     assert len(distinct) == len(last)  # each message kept once, whatever the number of calls
+
+
+def test_an_edited_anthropic_turn_is_a_branch_and_tool_results_pair(standin):
+    import anthropic
+
+    tools = [
+        {
+            "name": "search_weather",
+            "description": "Weather for a city on a date",
+            "input_schema": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "date": {"type": "string"}},
+            },
+        }
+    ]
+    with an.observe.proxy(upstream=standin.base_url) as proxy:
+        client = anthropic.Anthropic(base_url=proxy.url, api_key=KEY, max_retries=0)
+        asked = [{"role": "user", "content": "北京周五天气？"}]
+        first = client.messages.create(model="m", max_tokens=256, messages=asked, tools=tools)
+        calls = [b for b in first.content if b.type == "tool_use"]
+        assert calls and first.stop_reason == "tool_use"
+        turn = [
+            *asked,
+            {
+                "role": "assistant",
+                "content": [b.model_dump(exclude_none=True) for b in first.content],
+            },
+        ]
+        results = [
+            {"type": "tool_result", "tool_use_id": c.id, "content": '{"sky": "晴"}'} for c in calls
+        ]
+        client.messages.create(
+            model="m",
+            max_tokens=256,
+            tools=tools,
+            messages=[*turn, {"role": "user", "content": results}],
+        )
+        edited = [
+            {"type": "tool_result", "tool_use_id": c.id, "content": '{"sky": "雨"}'} for c in calls
+        ]
+        client.messages.create(
+            model="m",
+            max_tokens=256,
+            tools=tools,
+            messages=[*turn, {"role": "user", "content": edited}],
+        )
+        client.close()
+        c = proxy.conversations
+    assert [x.how for x in c] == ["new", "branch"] and c[1].parent == c[0].session.id
+    for x in c:  # paired; at most the last reply's own calls wait (the app stopped there)
+        assert all(p.kind == "open" for p in x.session.problems), x.session.problems
+        tool = [m for m in x.session.to_openai() if m["role"] == "tool"]
+        assert [m["tool_call_id"] for m in tool] == [call.id for call in calls]
+    assert '"晴"' in c[0].session.to_openai()[2]["content"]
+    assert '"雨"' in c[1].session.to_openai()[2]["content"]
