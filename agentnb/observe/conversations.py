@@ -8,7 +8,8 @@ What the client says comes first, then what the request carries:
    conversations, and is threaded among them only;
 2. **a response it continues** (Responses API ``previous_response_id``): the history is the
    upstream's, so the request continues exactly the conversation holding that response - or
-   branches from it, when that conversation has moved on;
+   branches from it, when that conversation has moved on; a request adding to a conversation
+   the upstream keeps (the Responses API's ``conversation``) continues that id's session;
 3. **the longest message prefix**: a request whose messages begin with all of a
    conversation's messages (and add at least one) continues it. System messages match by
    position, not by text: an app whose system prompt carries the current time stays one
@@ -214,16 +215,21 @@ class Conversations:
         previous_response: str | None = None,
         *,
         scoped: bool = True,
+        upstream: str | None = None,
     ) -> Placement:
         """The conversation of a request carrying ``messages``; makes one when needed.
 
         The caller appends ``messages[start:]`` to its session (and later the reply), then
         calls :meth:`grow`. With ``previous_response``, ``messages`` are only the new ones
-        (the upstream holds the history) and are appended at the conversation's end.
-        ``scoped``: ``explicit`` names one client session (see :func:`explicit_id`).
+        (the upstream holds the history) and are appended at the conversation's end; so with
+        ``upstream``, the id of a conversation the upstream keeps (the Responses API's
+        ``conversation``). ``scoped``: ``explicit`` names one client session
+        (see :func:`explicit_id`).
         """
         if previous_response is not None:
             return self._after_response(messages, explicit, previous_response)
+        if upstream is not None:
+            return self._in_upstream(messages, upstream)
         keys = [canonical(m) for m in messages]
         hashes = self._chain(self._seed(explicit), messages, keys)
         n = len(keys)
@@ -326,6 +332,28 @@ class Conversations:
                 c, at, explicit, "branch", f"continues response {response} of {c.session.id}"
             )
             new = True
+        return self._continued(c, messages, new)
+
+    def _in_upstream(self, messages: Sequence[Mapping[str, Any]], upstream: str) -> Placement:
+        """A request adding to a conversation the upstream keeps: that id's latest session."""
+        family = self._families.get(upstream, [])
+        if not family:
+            note = (
+                f"the upstream's conversation {upstream!r} may hold items from before this "
+                "proxy saw it"
+            )
+            session = Session(id=self._new_id(upstream))
+            c = self._add(Conversation(session, [], upstream, "new", None, note))
+            return Placement(c, 0, True)
+        c, new = family[-1], False
+        if c.busy:
+            c, new = self.branch(c, f"it came while {c.session.id} waited for its reply"), True
+        return self._continued(c, messages, new)
+
+    def _continued(
+        self, c: Conversation, messages: Sequence[Mapping[str, Any]], new: bool
+    ) -> Placement:
+        """``messages`` go at ``c``'s end; instructions sent again are its first message."""
         if messages and _is_system(messages[0]) and c.keys and c.keys[0].startswith('["system"'):
             # instructions come again with every request: the conversation's first message
             key = canonical(messages[0])

@@ -144,7 +144,11 @@ class Recorder:
         request = wire.read_request(body)
         explicit, scoped = explicit_id(headers, request.ids, request.cache_key)
         placement = self.conversations.place(
-            request.messages, explicit, request.previous_response_id, scoped=scoped
+            request.messages,
+            explicit,
+            request.previous_response_id,
+            scoped=scoped,
+            upstream=request.conversation,
         )
         try:
             new = [

@@ -313,3 +313,17 @@ def test_an_edited_anthropic_turn_is_a_branch_and_tool_results_pair(standin):
         assert [m["tool_call_id"] for m in tool] == [call.id for call in calls]
     assert '"晴"' in c[0].session.to_openai()[2]["content"]
     assert '"雨"' in c[1].session.to_openai()[2]["content"]
+
+
+def test_requests_adding_to_an_upstream_conversation_are_one_session(standin):
+    """The Responses API's `conversation`: each request carries only the new items."""
+    with (
+        an.observe.proxy(upstream=standin.base_url) as proxy,
+        openai.OpenAI(base_url=proxy.base_url, api_key=KEY, max_retries=0) as app,
+    ):
+        for text in ("hello", "more", "again"):
+            app.responses.create(model="m", input=text, conversation="conv_abc")
+        (c,) = proxy.conversations
+    users = [m["content"] for m in c.session.to_openai() if m["role"] == "user"]
+    assert users == ["hello", "more", "again"] and c.session.id == "conv_abc"
+    assert "may hold items" in c.note and len(c.session.runs) == 3
