@@ -17,6 +17,8 @@ file keeps its newline) is stripped, and a key that is not printable ASCII is a
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -24,7 +26,15 @@ from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlencode, urlsp
 
 from .errors import ConfigurationError
 
-__all__ = ["MASK", "Secrets", "check_key", "is_secret_name", "public_url", "url_secrets"]
+__all__ = [
+    "MASK",
+    "Secrets",
+    "check_key",
+    "is_secret_name",
+    "public_url",
+    "request_secrets",
+    "url_secrets",
+]
 
 MASK = "***"
 #: A header or query-parameter name holding a credential contains one of these (compared
@@ -40,16 +50,18 @@ def is_secret_name(name: str) -> bool:
     return any(word in flat for word in _SECRET_WORDS) or flat == "sig"
 
 
-def check_key(key: object, what: str = "api_key") -> str | None:
+def check_key(key: object, what: str = "api_key", *, spaces: bool = False) -> str | None:
     """``key`` stripped of surrounding whitespace; None when empty. Raises (without the key)
-    when it is not a string of printable ASCII (an HTTP header cannot carry anything else)."""
+    when it is not a string of printable ASCII (an HTTP header cannot carry anything else);
+    ``spaces``: a whole header value, which may hold spaces (``Bearer <key>``)."""
     if key is None:
         return None
     if not isinstance(key, str):
         raise ConfigurationError(f"{what} must be a string, not {type(key).__name__}")
     stripped = key.strip()
+    lowest = " " if spaces else "!"
     for position, char in enumerate(stripped):
-        if not " " < char <= "~":
+        if not lowest <= char <= "~":
             raise ConfigurationError(
                 f"{what} has a character that cannot be sent in an HTTP header at position "
                 f"{position} (U+{ord(char):04X}); a key is printable ASCII. Check how it was "
@@ -107,6 +119,10 @@ class Secrets:
                 text = text.replace(one, MASK)
         return text
 
+    def occurs_in(self, text: str) -> bool:
+        """Whether any form of any credential is in ``text`` (cheaper than masking)."""
+        return any(one in text for one in self._forms)
+
     def mask_data(self, data: Any) -> Any:
         """JSON-like ``data`` with :meth:`mask` applied to every string (keys included)."""
         if isinstance(data, str):
@@ -122,8 +138,8 @@ class Secrets:
         returns ``headers`` with those values shown as ``***``."""
         for name, value in headers.items():
             if is_secret_name(name):
-                self.auth[name] = check_key(value, f"the header {name!r}") or ""
-                self.add(self.auth[name])
+                self.auth[name] = check_key(value, f"the header {name!r}", spaces=True) or ""
+                self.add(*header_secrets(name, self.auth[name]))
         return {k: MASK if k in self.auth else v for k, v in headers.items()}
 
     def query(self, query: Mapping[str, Any]) -> dict[str, Any]:
@@ -169,3 +185,34 @@ def url_secrets(url: str, query: Mapping[str, Any] | None = None) -> tuple[str, 
     pairs = [*parse_qsl(parts.query, keep_blank_values=True), *(query or {}).items()]
     found += [str(v) for k, v in pairs if is_secret_name(str(k))]
     return tuple(dict.fromkeys(s for s in found if s))
+
+
+def header_secrets(name: str, value: str) -> tuple[str, ...]:
+    """The credentials a header ``name: value`` carries, by the same name rule: the value,
+    the token after an auth scheme (``Bearer``, ``Basic``, ``Token``...), and the password of
+    a ``Basic`` pair. A header whose name says nothing of credentials carries none."""
+    if not value or not is_secret_name(name):
+        return ()
+    found = [value]
+    scheme, _, token = value.strip().partition(" ")
+    token = token.strip()
+    if token:
+        found.append(token)
+        if scheme.lower() == "basic":
+            try:
+                pair = base64.b64decode(token, validate=True).decode("utf-8", "replace")
+            except (binascii.Error, ValueError):
+                pair = ""
+            found += [pair, pair.partition(":")[2]] if ":" in pair else [pair]
+    return tuple(s for s in found if s)
+
+
+def request_secrets(headers: Iterable[tuple[str, str]], url: str) -> Secrets:
+    """The credentials an incoming HTTP request carries: in headers (:func:`header_secrets`)
+    and in its URL (:func:`url_secrets`). A recording proxy forwards them and keeps none:
+    it masks these in everything it records."""
+    found: list[str] = []
+    for name, value in headers:
+        found += header_secrets(name, value)
+    found += url_secrets(url)
+    return Secrets(found)

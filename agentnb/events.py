@@ -247,6 +247,9 @@ class RunStarted(Event):
     input: str | None
     agent: str
     model: str
+    #: Who serves the model, in OpenTelemetry's ``gen_ai.provider.name`` terms (``openai``
+    #: for an HTTP model speaking the OpenAI API); None for a model run in this process.
+    provider: str | None = None
 
     def summary(self) -> str:
         return f"run started: {self.agent} with {self.model}: {_short(self.input)!r}"
@@ -353,6 +356,11 @@ class ModelResponded(Event):
     usage: Usage
     latency: float
     finish_reason: str | None
+    #: The provider's id of this reply (``chatcmpl-…``, ``resp_…``, ``msg_…``), when it sent one.
+    response_id: str | None = None
+    #: The model that actually answered, as the provider named it (may differ from the
+    #: requested one: ``gpt-4o`` → ``gpt-4o-2024-08-06``).
+    response_model: str | None = None
 
     def summary(self) -> str:
         what = (

@@ -1,10 +1,11 @@
-"""What the recording proxy adds to a stream: time to first chunk and per-chunk latency.
+"""What the recording proxy adds to a stream: time to first event and per-event latency, for
+each API it records (Chat Completions, the Responses API, Anthropic Messages).
 
-A local upstream (a bare asyncio HTTP server) streams Chat Completions chunks, each stamped
-with ``time.monotonic()`` as it is written; the client (httpx) reads them straight from the
-upstream and through ``an.observe.proxy``, interleaved request by request. Upstream, proxy
-and client are three processes (in one, they would queue for one GIL), and Linux's
-monotonic clock is system-wide: per-chunk latency = arrival - stamp, exactly.
+A local upstream (a bare asyncio HTTP server) streams events in the format the request's path
+names, each stamped with ``time.monotonic()`` as it is written; the client (httpx) reads them
+straight from the upstream and through ``an.observe.proxy``, interleaved request by request.
+Upstream, proxy and client are three processes (in one, they would queue for one GIL), and
+Linux's monotonic clock is system-wide: per-event latency = arrival - stamp, exactly.
 
     python scripts/bench_proxy.py [--quick]      (also run by `make bench`)
 """
@@ -30,8 +31,93 @@ CHUNKS = 20
 GAP = 0.002  # seconds between the upstream's chunks
 
 
+#: The APIs measured: the path each is posted to, and a request body of it.
+APIS = {
+    "chat": ("/chat/completions", {"model": "bench", "stream": True}),
+    "responses": ("/responses", {"model": "bench", "stream": True}),
+    "anthropic": ("/messages", {"model": "bench", "max_tokens": 64, "stream": True}),
+}
+
+
+def _events(api: str) -> list[tuple[str | None, dict[str, Any]]]:
+    """CHUNKS events of a streamed reply in ``api``'s format, without their stamps."""
+    text = [f"t{i} " for i in range(CHUNKS - 2)]
+    if api == "chat":
+        first: list[tuple[str | None, dict[str, Any]]] = [
+            (None, {"choices": [{"index": 0, "delta": {"role": "assistant"}}]})
+        ]
+        middle = [(None, {"choices": [{"index": 0, "delta": {"content": t}}]}) for t in text]
+        last = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+        return [*first, *middle, (None, last)]
+    if api == "responses":
+        response = {
+            "id": "resp_bench",
+            "object": "response",
+            "status": "in_progress",
+            "model": "bench",
+            "output": [],
+        }
+        done = {
+            **response,
+            "status": "completed",
+            "output": [
+                {
+                    "type": "message",
+                    "id": "msg_b",
+                    "status": "completed",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": "".join(text), "annotations": []}],
+                }
+            ],
+            "usage": {"input_tokens": 3, "output_tokens": CHUNKS, "total_tokens": CHUNKS + 3},
+        }
+        delta = {"item_id": "msg_b", "output_index": 0, "content_index": 0}
+        return [
+            ("response.created", {"type": "response.created", "response": response}),
+            *[
+                (
+                    "response.output_text.delta",
+                    {"type": "response.output_text.delta", **delta, "delta": t},
+                )
+                for t in text
+            ],
+            ("response.completed", {"type": "response.completed", "response": done}),
+        ]
+    message = {
+        "id": "msg_bench",
+        "type": "message",
+        "role": "assistant",
+        "model": "bench",
+        "content": [],
+        "stop_reason": None,
+        "usage": {"input_tokens": 3, "output_tokens": 1},
+    }
+    return [
+        ("message_start", {"type": "message_start", "message": message}),
+        *[
+            (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": t},
+                },
+            )
+            for t in text
+        ],
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn"},
+                "usage": {"output_tokens": CHUNKS},
+            },
+        ),
+    ]
+
+
 class StampingUpstream:
-    """POST /v1/chat/completions -> CHUNKS SSE chunks, GAP apart, each carrying its send time."""
+    """POST .../<api path> -> CHUNKS events of that API, GAP apart, each with its send time."""
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
@@ -55,48 +141,63 @@ class StampingUpstream:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
+                path = head.split(b" ", 2)[1].decode()
                 length = 0
                 for line in head.split(b"\r\n"):
                     if line.lower().startswith(b"content-length:"):
                         length = int(line.split(b":", 1)[1])
                 await reader.readexactly(length)
-                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                             b"Transfer-Encoding: chunked\r\n\r\n")  # fmt: skip
-                for i in range(CHUNKS):
+                api = next(name for name, (end, _) in APIS.items() if path.endswith(end))
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                    b"Transfer-Encoding: chunked\r\n\r\n"
+                )
+                for name, payload in _events(api):
                     await asyncio.sleep(GAP)
-                    delta = {"role": "assistant"} if i == 0 else {"content": f"t{i} "}
-                    choice: dict[str, Any] = {"index": 0, "delta": delta}
-                    if i == CHUNKS - 1:
-                        choice["finish_reason"] = "stop"
-                    chunk = {"choices": [choice], "t": time.monotonic()}
-                    data = f"data: {json.dumps(chunk)}\n\n".encode()
-                    writer.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    head_line = f"event: {name}\n" if name else ""
+                    data = f"{head_line}data: {json.dumps({**payload, 't': time.monotonic()})}\n\n"
+                    writer.write(b"%x\r\n%s\r\n" % (len(data), data.encode()))
                     await writer.drain()
-                done = b"data: [DONE]\n\n"
-                writer.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(done), done))
+                ending = (
+                    b"data: [DONE]\n\n"
+                    if api == "chat"
+                    else (
+                        b'event: message_stop\ndata: {"type": "message_stop"}\n\n'
+                        if api == "anthropic"
+                        else b""
+                    )
+                )
+                tail = b"%x\r\n%s\r\n" % (len(ending), ending) if ending else b""
+                writer.write(tail + b"0\r\n\r\n")
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             writer.close()
 
 
-async def _one(client: httpx.AsyncClient, url: str, n: int) -> tuple[float, list[float]]:
+async def _one(client: httpx.AsyncClient, url: str, api: str, n: int) -> tuple[float, list[float]]:
     """One request: a new conversation (the proxy threads and records each)."""
-    body = {"model": "bench", "stream": True, "messages": [{"role": "user", "content": f"go {n}"}]}
+    path, base = APIS[api]
+    content = f"go {n}"
+    body = dict(base)
+    if api == "responses":
+        body["input"] = content
+    else:
+        body["messages"] = [{"role": "user", "content": content}]
     started = time.monotonic()
     first: float | None = None
     latencies: list[float] = []
     pending = b""
-    async with client.stream("POST", url, json=body) as response:
+    async with client.stream("POST", url + path, json=body) as response:
         async for part in response.aiter_raw():
             now = time.monotonic()
             first = now - started if first is None else first
             pending += part
             *events, pending = pending.split(b"\n\n")
             for event in events:
-                payload = event.removeprefix(b"data: ")
-                if payload != b"[DONE]":
+                payload = event.rsplit(b"data: ", 1)[-1]
+                if payload not in (b"[DONE]", b'{"type": "message_stop"}'):
                     latencies.append(now - json.loads(payload)["t"])
-    assert first is not None and len(latencies) == CHUNKS
+    assert first is not None and len(latencies) == CHUNKS, (api, len(latencies))
     return first, latencies
 
 
@@ -110,34 +211,31 @@ def _p(values: list[float], q: float) -> float:
 
 async def _measure(
     requests: int,
-) -> tuple[dict[str, dict[str, list[float]]], tuple[float, float]]:
-    """The samples each way, and the proxy process's CPU seconds per proxied request."""
-    out: dict[str, dict[str, list[float]]] = {
-        "direct": {"first": [], "chunk": []},
-        "proxy": {"first": [], "chunk": []},
-    }
+) -> tuple[dict[str, dict[str, dict[str, list[float]]]], tuple[float, float]]:
+    """The samples per API each way, and the proxy process's CPU seconds per proxied request."""
+    out = {api: {way: {"first": [], "chunk": []} for way in ("direct", "proxy")} for api in APIS}
     upstream = _Child("--upstream")
     proxy = _Child("--proxy", upstream.url)
     try:
-        urls = {
-            "direct": f"{upstream.url}/chat/completions",
-            "proxy": f"{proxy.url}/chat/completions",
-        }
+        urls = {"direct": upstream.url, "proxy": proxy.url}
         async with httpx.AsyncClient(timeout=30) as client:
-            for name in urls:  # warm up: connections, imports, the proxy's first session
-                await _one(client, urls[name], -1)
+            for api in APIS:  # warm up: connections, imports, the proxy's first session
+                for name in urls:
+                    await _one(client, urls[name], api, -1)
             proxy.say("measure")
             for i in range(requests):
                 order = ("direct", "proxy") if i % 2 else ("proxy", "direct")
-                for name in order:
-                    first, chunks = await _one(client, urls[name], i)
-                    out[name]["first"].append(first)
-                    out[name]["chunk"].extend(chunks)
+                for api in APIS:
+                    for name in order:
+                        first, chunks = await _one(client, urls[name], api, i)
+                        out[api][name]["first"].append(first)
+                        out[api][name]["chunk"].extend(chunks)
     finally:
         user, system, calls = proxy.close().split()
         upstream.close()
-    assert int(calls) == requests
-    return out, (float(user) / requests, float(system) / requests)
+    proxied = requests * len(APIS)
+    assert int(calls) == proxied, (calls, proxied)
+    return out, (float(user) / proxied, float(system) / proxied)
 
 
 class _Child:
@@ -176,31 +274,41 @@ def _serve(what: str, upstream: str | None) -> None:
         after = os.times()
         cpu = f"{after.user - before.user} {after.system - before.system}"
         assert all(c.ok for c in proxy.calls), [c.error for c in proxy.calls if not c.ok]
-        print(cpu, len(proxy.calls) - 1, flush=True)
+        print(cpu, len(proxy.calls) - len(APIS), flush=True)
 
 
 def proxy_overhead(quick: bool = False) -> dict[str, float]:
-    """Print and return the proxy's added time to first chunk and per chunk (p50, p99, ms)."""
+    """Print and return the proxy's added time to first event and per event (p50, p99, ms),
+    per API."""
     requests = 40 if quick else 200
     data, cpu = asyncio.run(_measure(requests))
     figures: dict[str, float] = {}
     load = os.getloadavg()[0] / (os.cpu_count() or 1)
-    print(f"\nRecording proxy overhead: {requests} streamed requests each way, interleaved, "
-          f"{CHUNKS} chunks {GAP * 1000:.0f} ms apart, local upstream (ms; machine load "
-          f"{load:.1f} per core: above 1, wall times include waiting for a CPU)")  # fmt: skip
-    print(f"  {'':<26}{'direct p50':>11}{'proxy p50':>11}{'added p50':>11}"
-          f"{'direct p99':>11}{'proxy p99':>11}{'added p99':>11}   target")  # fmt: skip
-    for key, label, target in (("first", "time to first chunk", "<= 2 ms p50"),
-                               ("chunk", "latency per chunk", "<= 1 ms p50")):  # fmt: skip
-        d50, p50 = _p(data["direct"][key], 50), _p(data["proxy"][key], 50)
-        d99, p99 = _p(data["direct"][key], 99), _p(data["proxy"][key], 99)
-        figures[f"{key}_p50"], figures[f"{key}_p99"] = p50 - d50, p99 - d99
-        cells = [d50, p50, p50 - d50, d99, p99, p99 - d99]
-        print(f"  {label:<26}" + "".join(f"{v * 1e3:>11.3f}" for v in cells) + f"   {target}")
+    print(
+        f"\nRecording proxy overhead: {requests} streamed requests per API each way, interleaved, "
+        f"{CHUNKS} events {GAP * 1000:.0f} ms apart, local upstream (ms; machine load "
+        f"{load:.1f} per core: above 1, wall times include waiting for a CPU)"
+    )
+    print(
+        f"  {'':<36}{'direct p50':>11}{'proxy p50':>11}{'added p50':>11}"
+        f"{'direct p99':>11}{'proxy p99':>11}{'added p99':>11}   target"
+    )
+    for api in APIS:
+        for key, label, target in (
+            ("first", "time to first event", "<= 2 ms p50"),
+            ("chunk", "latency per event", "<= 1 ms p50"),
+        ):
+            direct, proxied = data[api]["direct"][key], data[api]["proxy"][key]
+            d50, p50 = _p(direct, 50), _p(proxied, 50)
+            d99, p99 = _p(direct, 99), _p(proxied, 99)
+            figures[f"{api}_{key}_p50"], figures[f"{api}_{key}_p99"] = p50 - d50, p99 - d99
+            cells = [d50, p50, p50 - d50, d99, p99, p99 - d99]
+            row = f"{api}: {label}"
+            print(f"  {row:<36}" + "".join(f"{v * 1e3:>11.3f}" for v in cells) + f"   {target}")
     user, system = cpu
     figures["user_cpu_per_request"], figures["system_cpu_per_request"] = user, system
     print(
-        f"  the proxy process's CPU per streamed request of {CHUNKS} chunks: {user * 1e3:.2f} ms"
+        f"  the proxy process's CPU per streamed request of {CHUNKS} events: {user * 1e3:.2f} ms"
         f" user (Python: HTTP both ways, recording), {system * 1e3:.2f} ms system (sockets)"
     )
     return figures

@@ -51,6 +51,15 @@ LONG_MODULES = {
     "truncate, repair): every way to change a conversation, read beside the state it guards",
     "models/replay.py": "the cassette format, written by the recorder and read by the replayer, "
     "in one place so the two cannot drift",
+    "observe/conversations.py": "the threading rule (its docstring is the spec) beside the index "
+    "that makes placing a request one lookup per message, read as one",
+    "observe/recorder.py": "a proxied call's life as a run, from its request to its stop, in the "
+    "order the runtime's stages would record it",
+    "observe/otel.py": "one handler per event type, read as the span tree they build",
+    "observe/wire/responses.py": "one wire format both ways (read by the proxy, written by the "
+    "stand-in) in one module, so the two cannot drift",
+    "observe/wire/anthropic.py": "one wire format both ways (read by the proxy, written by the "
+    "stand-in) in one module, so the two cannot drift",
 }
 
 

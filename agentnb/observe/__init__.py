@@ -1,12 +1,13 @@
 """Watch any app's agent loop: a recording proxy, OpenTelemetry GenAI export, log levels.
 
-* :func:`proxy` - an OpenAI-compatible recording proxy: the app changes only its base URL,
-  its conversations become agentnb sessions (the ``observe`` extra: starlette, uvicorn);
+* :func:`proxy` - a recording proxy for Chat Completions, the Responses API and Anthropic
+  Messages: the app changes only its base URL, its conversations become agentnb sessions
+  (the ``observe`` extra: starlette, uvicorn);
 * :func:`instrument` - every run and proxied call as OpenTelemetry GenAI spans (the ``otel``
   extra);
 * :func:`log` (also ``an.log``) - stdlib logging at ``trace``, ``summary`` or ``error``;
-* :func:`serve` - any agentnb model (the travel stand-in by default) as an OpenAI-compatible
-  endpoint, an upstream to watch an app on without a real model.
+* :func:`serve` - any agentnb model (the travel stand-in by default) behind the same three
+  APIs, an upstream to watch an app on without a real model.
 
 Each is an explicit, process-wide opt-in; importing this package loads none of the extras.
 """

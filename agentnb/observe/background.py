@@ -15,8 +15,33 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 __all__ = ["BackgroundServer"]
+
+#: Seconds a connection may take to send a request's headers (and between requests).
+HEADER_TIMEOUT = 10.0
+
+
+class _Protocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol, with a deadline for headers: a client that drips them
+    (slowloris) is disconnected after :data:`HEADER_TIMEOUT` s instead of held forever."""
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self._arm()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._arm()
+
+    def _arm(self) -> None:
+        waiting_for = self.cycle  # a new request's headers make a new cycle
+        self.loop.call_later(HEADER_TIMEOUT, self._late, waiting_for)
+
+    def _late(self, waiting_for: Any) -> None:
+        if self.cycle is waiting_for and not self.transport.is_closing():
+            self.transport.close()
 
 
 class BackgroundServer:
@@ -38,9 +63,14 @@ class BackgroundServer:
         self._sock.bind((host, port))
         self.host, self.port = self._sock.getsockname()[:2]
         config = uvicorn.Config(
-            app, log_level="warning", access_log=False, lifespan="off",
-            server_header=False, date_header=False,  # a proxy forwards the upstream's own
-        )  # fmt: skip
+            app,
+            http=_Protocol,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            server_header=False,  # a proxy forwards the upstream's own
+            date_header=False,
+        )
         self._server = uvicorn.Server(config)
         self._around = around
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)

@@ -21,6 +21,7 @@ PARAMS = {
     "top_k": ("gen_ai.request.top_k", float),
     "max_tokens": ("gen_ai.request.max_tokens", int),
     "max_completion_tokens": ("gen_ai.request.max_tokens", int),
+    "max_output_tokens": ("gen_ai.request.max_tokens", int),  # the Responses API's name
     "frequency_penalty": ("gen_ai.request.frequency_penalty", float),
     "presence_penalty": ("gen_ai.request.presence_penalty", float),
     "seed": ("gen_ai.request.seed", int),
@@ -50,8 +51,13 @@ def parts(message: Mapping[str, Any]) -> dict[str, Any]:
     role = message.get("role")
     out: list[dict[str, Any]] = []
     if role == "tool":
-        out.append({"type": "tool_call_response", "id": message.get("tool_call_id"),
-                    "response": _text_of(message.get("content"))})  # fmt: skip
+        out.append(
+            {
+                "type": "tool_call_response",
+                "id": message.get("tool_call_id"),
+                "response": _text_of(message.get("content")),
+            }
+        )
     else:
         text = _text_of(message.get("content"))
         if text:
@@ -61,8 +67,14 @@ def parts(message: Mapping[str, Any]) -> dict[str, Any]:
             out.append({"type": "reasoning", "content": str(reasoning)})
         for call in message.get("tool_calls") or ():
             function = call.get("function") or {}
-            out.append({"type": "tool_call", "id": call.get("id"), "name": function.get("name"),
-                        "arguments": _arguments(function.get("arguments") or "")})  # fmt: skip
+            out.append(
+                {
+                    "type": "tool_call",
+                    "id": call.get("id"),
+                    "name": function.get("name"),
+                    "arguments": _arguments(function.get("arguments") or ""),
+                }
+            )
     return {"role": "system" if role == "developer" else role, "parts": out}
 
 

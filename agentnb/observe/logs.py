@@ -27,8 +27,17 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ..events import Event
+from ..events import (
+    Decided,
+    Event,
+    ModelResponded,
+    RequestAssembled,
+    RunStopped,
+    ToolFinished,
+    ToolStarted,
+)
 from ..session.bus import add_observer
+from .calls import UpstreamFailed
 
 __all__ = ["LEVELS", "LogObserver", "log", "logger"]
 
@@ -63,74 +72,67 @@ class LogObserver:
         self.logger.log(level, "%s", message, extra=extra)
 
     def __call__(self, event: Event) -> None:
-        kind = event.type
-        target = self.logger
-        if kind == "ModelResponded":
-            raw = getattr(event, "message", None)
-            if raw is not None:
-                self._raw[event.run_id] = _json(raw.wire())
-        elif kind == "ToolStarted":
-            self._raw[event.run_id] = str(getattr(event, "arguments", ""))
-        if target.isEnabledFor(logging.DEBUG):
+        match event:
+            case ModelResponded():
+                self._raw[event.run_id] = _json(event.message.wire())
+            case ToolStarted():
+                self._raw[event.run_id] = event.arguments
+        if self.logger.isEnabledFor(logging.DEBUG):
             self._trace(event)
-        if kind == "RunStopped":
+        if isinstance(event, RunStopped):
             self._stopped(event)
-        elif target.isEnabledFor(logging.ERROR):
+        elif self.logger.isEnabledFor(logging.ERROR):
             self._failure(event)
 
     def _trace(self, event: Event) -> None:
         text = f"{event.stage}: {event.summary()}"
-        kind = event.type
-        if kind == "RequestAssembled":
-            request = event.request  # type: ignore[attr-defined]
-            body = {"messages": request.messages, "tools": request.tools, **request.params}
-            text += "\n" + _json(body)
-        elif kind == "ModelResponded":
-            reply = {"message": event.message.wire(), "usage": event.usage}  # type: ignore[attr-defined]
-            text += "\n" + _json(reply)
+        match event:
+            case RequestAssembled(request=request):
+                body = {"messages": request.messages, "tools": request.tools, **request.params}
+                text += "\n" + _json(body)
+            case ModelResponded():
+                text += "\n" + _json({"message": event.message.wire(), "usage": event.usage})
         self._log(logging.DEBUG, event, text)
 
-    def _stopped(self, event: Event) -> None:
-        fields = event.fields()
-        usage = fields["usage"]
+    def _stopped(self, event: RunStopped) -> None:
+        usage = event.usage
         latency = event.time - event.origin.t0
         raw = self._raw.pop(event.run_id, None)
-        if fields["reason"] == "error" and self.logger.isEnabledFor(logging.ERROR):
+        if event.reason == "error" and self.logger.isEnabledFor(logging.ERROR):
             self._log(
-                logging.ERROR, event, f"run failed in {fields['stopped_in']}: {fields['detail']}",
-                exception=fields["detail"], raw_output=raw,
-            )  # fmt: skip
+                logging.ERROR,
+                event,
+                f"run failed in {event.stopped_in}: {event.detail}",
+                exception=event.detail,
+                raw_output=raw,
+            )
         if self.logger.isEnabledFor(logging.INFO):
             tokens = usage.total_tokens
             self._log(
-                logging.INFO, event,
-                f"run {event.run_id} stopped: {fields['reason']} after {fields['iterations']} "
+                logging.INFO,
+                event,
+                f"run {event.run_id} stopped: {event.reason} after {event.iterations} "
                 f"steps, {tokens}{'~' if usage.estimated else ''} tokens, {latency:.3f} s"
-                f" ({fields['detail']})",
-                stop_reason=fields["reason"], steps=fields["iterations"], tokens=tokens,
+                f" ({event.detail})",
+                stop_reason=event.reason,
+                steps=event.iterations,
+                tokens=tokens,
                 latency=latency,
-            )  # fmt: skip
+            )
 
     def _failure(self, event: Event) -> None:
-        kind = event.type
-        if kind == "ToolFinished" and not event.ok:  # type: ignore[attr-defined]
-            self._log(
-                logging.ERROR, event,
-                f"tool {event.name} failed ({event.kind}): {event.content}",  # type: ignore[attr-defined]
-                exception=event.content, raw_output=self._raw.get(event.run_id),  # type: ignore[attr-defined]
-            )  # fmt: skip
-        elif kind == "Decided" and event.problems:  # type: ignore[attr-defined]
-            problems = "; ".join(event.problems)  # type: ignore[attr-defined]
-            self._log(
-                logging.ERROR, event, f"the reply needed a correction: {problems}",
-                exception=problems, raw_output=self._raw.get(event.run_id),
-            )  # fmt: skip
-        elif kind == "UpstreamFailed":
-            error = event.error  # type: ignore[attr-defined]
-            self._log(
-                logging.ERROR, event, f"upstream call failed: {error}",
-                exception=error, raw_output=error,
-            )  # fmt: skip
+        raw = self._raw.get(event.run_id)
+        match event:
+            case ToolFinished(ok=False):
+                what = f"tool {event.name} failed ({event.kind}): {event.content}"
+                self._log(logging.ERROR, event, what, exception=event.content, raw_output=raw)
+            case Decided(problems=problems) if problems:
+                text = "; ".join(problems)
+                what = f"the reply needed a correction: {text}"
+                self._log(logging.ERROR, event, what, exception=text, raw_output=raw)
+            case UpstreamFailed():
+                what = f"upstream call failed: {event.error}"
+                self._log(logging.ERROR, event, what, exception=event.error, raw_output=event.error)
 
 
 _installed: list[Callable[[], None]] = []

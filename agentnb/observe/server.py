@@ -1,23 +1,34 @@
-"""A recording proxy for any OpenAI-compatible app: change its base URL, watch its sessions.
+"""A recording proxy for any app that talks to a model: change its base URL, watch its sessions.
 
     proxy = an.observe.proxy(upstream="http://127.0.0.1:8080/v1")   # returns at once
     client = openai.OpenAI(base_url=proxy.base_url, api_key=...)    # the app's only change
+    client = anthropic.Anthropic(base_url=proxy.url, api_key=...)   # (it adds /v1 itself)
     proxy.sessions        # agentnb Sessions, one per conversation, growing as the app runs
     proxy.view()          # the conversations in a cell, each opening its session view
-    proxy.save_cassette("app.jsonl")                # replays offline with an.models.Cassette
+    proxy.save_cassette("app.jsonl")                # replays offline (see .cassette)
     proxy.close()         # or: with an.observe.proxy(...) as proxy: ...
 
 Built on starlette + uvicorn (the ``observe`` extra) with httpx to the upstream, on
 127.0.0.1, in a thread of its own with its own event loop, so it serves an app in a script,
 in another process, or in a notebook cell that blocks on a synchronous client.
 
-``POST .../chat/completions`` is recorded (:mod:`.record`); everything else (``/models``,
+``POST .../chat/completions``, ``.../responses`` and ``.../messages`` are recorded (the
+three wire formats of :mod:`.wire`, by :mod:`.recorder`); everything else (``/models``,
 unknown paths) passes through untouched. Streams pass chunk by chunk as the upstream sent
-them: the proxy parses a chunk only after handing it on. Request headers are forwarded
-(keys included) and never kept: the recorder masks the key in whatever it keeps. Error
-statuses reach the app unchanged; a stream the upstream cuts is cut for the app too; an
-upstream that cannot be reached or does not answer in ``timeout`` s gets a 502 / 504 with an
-OpenAI-shaped error body (there is nothing to forward).
+them: the proxy reads a chunk only after handing it on. Request headers are forwarded (keys
+included) and never kept: every credential a request carries (any credential-named header,
+the query string) is masked in whatever is kept. Error statuses reach the app unchanged; a
+stream the upstream cuts is cut for the app too; an upstream that cannot be reached or does
+not answer in ``timeout`` s gets a 502 / 504 with an error body in the app's format.
+
+Bounded and local by default: a request body over ``max_request_bytes`` is refused (413),
+one that drips for ``request_timeout`` s too (408), a connection that does not finish its
+headers in 10 s is closed; a reply over ``max_response_bytes`` (counted after
+decompression, streams included) is cut with an error in the app's format (502, or an error
+event in a stream), and what a call keeps is bounded by the same limit. Only requests
+addressed to the proxy's own host (``Host``) from no browser page of another origin
+(``Origin``), never a form or ``text/plain`` body, are served: a web page cannot post into
+it (DNS rebinding); ``allowed_hosts`` adds names it may be reached by.
 """
 
 from __future__ import annotations
@@ -25,9 +36,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 import httpx
 from starlette.applications import Starlette
@@ -36,48 +48,58 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .. import display
+from .._secrets import is_secret_name, request_secrets
 from ..session import Session
+from .admission import MAX_REQUEST_BYTES, Admission
 from .background import BackgroundServer
-from .record import Call, Recorder
-from .relay import HOP, Stream, back_headers, gateway_error, relay
-from .threading import explicit_id
+from .calls import ProxiedCall
+from .conversations import Conversation
+from .recorder import Recorder, Upstream
+from .relay import HOP, Stream, back_headers, gateway_error, recorded_stream, recorded_whole, relay
+from .wire import Wire, wire_for
 
-__all__ = ["Proxy", "proxy"]
+__all__ = ["MAX_RESPONSE_BYTES", "Proxy", "proxy"]
 
-_KEY_HEADERS = ("authorization", "api-key", "x-api-key")
-
-
-def _secrets(headers: Any) -> tuple[str, ...]:
-    found: list[str] = []
-    for name in _KEY_HEADERS:
-        value = headers.get(name)
-        if value:
-            found.append(value)
-            scheme, _, token = value.partition(" ")
-            if token and scheme.lower() in ("bearer", "basic", "token"):
-                found.append(token)
-    return tuple(found)
+#: The default bound on one reply, whole or streamed, counted after decompression.
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 
 
 class Proxy:
     """A running recording proxy in front of ``upstream`` (see :func:`proxy`)."""
 
-    def __init__(self, upstream: str, *, host: str = "127.0.0.1", port: int = 0,
-                 timeout: float = 600.0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        upstream: str,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        timeout: float = 600.0,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
+        max_request_bytes: int = MAX_REQUEST_BYTES,
+        request_timeout: float = 60.0,
+        allowed_hosts: Sequence[str] = (),
+    ) -> None:
         url = httpx.URL(upstream.rstrip("/"))
         if url.scheme not in ("http", "https") or not url.host:
             raise ValueError(f"upstream must be an http(s) URL, not {upstream!r}")
         self.upstream = str(url)
         self._origin = f"{url.scheme}://{url.netloc.decode()}"
         self._prefix = url.path.rstrip("/")
+        self._target = Upstream(url.host, url.port or (443 if url.scheme == "https" else 80))
         self.recorder = Recorder()
         self.timeout = timeout
+        self.max_response_bytes = max_response_bytes
         self._client: httpx.AsyncClient | None = None
-        app = Starlette(routes=[Route("/{path:path}", self._handle, methods=[
-            "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])])  # fmt: skip
-        self._server = BackgroundServer(app, host=host, port=port, name="agentnb-proxy",
-                                        around=self._upstream_client)  # fmt: skip
+        methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+        app = Starlette(routes=[Route("/{path:path}", self._handle, methods=methods)])
+        self._server = BackgroundServer(
+            app, host=host, port=port, name="agentnb-proxy", around=self._upstream_client
+        )
         self.host, self.port = self._server.host, self._server.port
+        #: Which requests are served (local ones, bounded): see :mod:`.admission`.
+        self.admission = Admission(
+            (host, *allowed_hosts), self.port, max_request_bytes, request_timeout
+        )
 
     @contextlib.asynccontextmanager
     async def _upstream_client(self) -> AsyncIterator[None]:
@@ -89,9 +111,15 @@ class Proxy:
 
     # -- public ---------------------------------------------------------------------------
     @property
+    def url(self) -> str:
+        """The proxy's address (``http://127.0.0.1:PORT``): the base URL of SDKs that add
+        the API's path themselves (Anthropic's adds ``/v1/messages``)."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
     def base_url(self) -> str:
-        """What the app uses as its base URL (the upstream's path on the proxy's address)."""
-        return f"http://{self.host}:{self.port}{self._prefix}"
+        """What an OpenAI SDK uses as its base URL (the upstream's path on the proxy)."""
+        return f"{self.url}{self._prefix}"
 
     @property
     def sessions(self) -> list[Session]:
@@ -99,9 +127,20 @@ class Proxy:
         return self.recorder.sessions
 
     @property
-    def calls(self) -> list[Call]:
-        """Every proxied chat call: body, status, response text, latency, time to first chunk."""
+    def conversations(self) -> list[Conversation]:
+        """How each session came to be: ``how`` (new, branch, compaction, unthreaded),
+        ``parent`` and ``note``; ``.session`` is the session."""
+        return list(self.recorder.conversations.conversations)
+
+    @property
+    def calls(self) -> list[ProxiedCall]:
+        """Every recorded call: body, status, response text, latency, time to first chunk."""
         return list(self.recorder.calls)
+
+    @property
+    def skipped(self) -> list[str]:
+        """Requests forwarded but not recorded (their body could not be read), in words."""
+        return list(self.recorder.skipped)
 
     def session(self, id: str) -> Session:
         for s in self.recorder.sessions:
@@ -141,16 +180,18 @@ class Proxy:
         return {k: v for k, v in request.headers.items() if k.lower() not in HOP}
 
     async def _handle(self, request: Request) -> Response:
-        path = request.url.path
-        raw = await request.body()
+        raw = await self.admission.admit(request)
+        if isinstance(raw, Response):
+            return raw
+        wire = wire_for(request.url.path) if request.method == "POST" else None
         body: Any = None
-        if request.method == "POST" and path.endswith("/chat/completions"):
+        if wire is not None:
             try:
                 body = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 body = None
-        if isinstance(body, dict) and isinstance(body.get("messages"), list):
-            return await self._recorded(request, raw, body)
+        if wire is not None and isinstance(body, dict):
+            return await self._recorded(request, raw, body, wire)
         return await self._passthrough(request, raw)
 
     def _url(self, request: Request) -> str:
@@ -168,9 +209,11 @@ class Proxy:
             return gateway_error(exc)
         return Stream(relay(answer), answer.status_code, back_headers(answer))
 
-    async def _recorded(self, request: Request, raw: bytes, body: dict[str, Any]) -> Response:
+    async def _recorded(
+        self, request: Request, raw: bytes, body: dict[str, Any], wire: Wire
+    ) -> Response:
         assert self._client is not None
-        secrets = _secrets(request.headers)
+        secrets = request_secrets(request.headers.items(), str(request.url))
         headers = self._forward_headers(request)
         headers["accept-encoding"] = "identity"  # the recorder reads the bytes it forwards
         upstream = self._client.build_request(
@@ -179,65 +222,67 @@ class Proxy:
         # The request leaves first; the recorder works while the upstream thinks.
         sending = asyncio.ensure_future(self._client.send(upstream, stream=True))
         await asyncio.sleep(0)
-        call: Call | None
+        if secrets and secrets.occurs_in(raw.decode("utf-8", "replace")):
+            body = secrets.mask_data(body)
+        pairs = parse_qsl(request.url.query, keep_blank_values=True)
+        call: ProxiedCall | None
         try:
-            call = self.recorder.begin(request.url.path, body, explicit_id(request.headers, body))
-        except Exception:  # a body the runtime cannot read: forward it, record nothing
+            call = await self.recorder.begin(
+                wire,
+                body,
+                path=request.url.path,
+                query=sorted((k, v) for k, v in pairs if not is_secret_name(k)),
+                headers=request.headers,
+                secrets=secrets,
+                upstream=self._target,
+                traceparent=request.headers.get("traceparent"),
+            )
+        except Exception as exc:  # a body agentnb cannot read: forwarded, said, not recorded
             call = None
+            self.recorder.skipped.append(secrets.mask(f"{request.url.path}: {exc}"))
         try:
             answer = await sending
         except httpx.HTTPError as exc:
             if call is not None:
-                self.recorder.fail(call, f"{type(exc).__name__}: {exc}", None, secrets)
-            return gateway_error(exc)
+                self.recorder.fail(call, f"{type(exc).__name__}: {exc}")
+            return gateway_error(exc, wire)
         if call is None:
             return Stream(relay(answer), answer.status_code, back_headers(answer))
         streamed = answer.headers.get("content-type", "").startswith("text/event-stream")
         if not streamed or answer.status_code >= 400:
-            try:
-                content = await answer.aread()
-            except httpx.HTTPError as exc:
-                await answer.aclose()
-                self.recorder.fail(
-                    call, f"{type(exc).__name__}: {exc}", answer.status_code, secrets
-                )
-                return gateway_error(exc)
-            await answer.aclose()
-            call.stream = False
-            call._assembler = None
-            self.recorder.finish(call, answer.status_code, content, secrets)
-            return Response(content, status_code=answer.status_code, headers=back_headers(answer))
-        recorder = self.recorder
-
-        async def parts() -> AsyncIterator[bytes]:
-            try:
-                async for part in answer.aiter_raw():
-                    if b"data: [DONE]" in part:  # record the reply before the app has all of it
-                        recorder.chunk(call, part)
-                        recorder.finish(call, answer.status_code, None, secrets)
-                        yield part
-                        continue
-                    yield part
-                    recorder.chunk(call, part)  # after the app has it: no added latency
-                if call.status is None:
-                    recorder.finish(call, answer.status_code, None, secrets)
-            except httpx.HTTPError as exc:
-                recorder.fail(call, f"the upstream stream broke off: {exc!r}", None, secrets)
-                raise
-            finally:
-                await answer.aclose()
-                if call.status is None and call.error is None:  # the app went away
-                    recorder.fail(call, "the app closed the stream early", None, secrets)
-
-        return Stream(parts(), answer.status_code, back_headers(answer))
+            return await recorded_whole(call, answer, wire, self.recorder, self.max_response_bytes)
+        return Stream(
+            recorded_stream(call, answer, wire, self.recorder, self.max_response_bytes),
+            answer.status_code,
+            back_headers(answer, decoded=True),
+        )
 
 
 def proxy(
-    upstream: str, port: int = 0, *, host: str = "127.0.0.1", timeout: float = 600.0
+    upstream: str,
+    port: int = 0,
+    *,
+    host: str = "127.0.0.1",
+    timeout: float = 600.0,
+    max_response_bytes: int = MAX_RESPONSE_BYTES,
+    max_request_bytes: int = MAX_REQUEST_BYTES,
+    request_timeout: float = 60.0,
+    allowed_hosts: Sequence[str] = (),
 ) -> Proxy:
-    """Start a recording proxy in front of ``upstream`` (an OpenAI-compatible base URL).
+    """Start a recording proxy in front of ``upstream`` (the base URL the app would use:
+    an OpenAI-compatible ``…/v1``, or Anthropic's ``https://api.anthropic.com``).
 
     Returns at once with the proxy serving in the background on ``host:port`` (a free port
-    by default); point the app's base URL at ``proxy.base_url``.
+    by default); point the app's base URL at ``proxy.base_url`` (``proxy.url`` for SDKs that
+    add ``/v1`` themselves). See the module docstring for the limits.
     """
-    return Proxy(upstream, host=host, port=port, timeout=timeout)
+    return Proxy(
+        upstream,
+        host=host,
+        port=port,
+        timeout=timeout,
+        max_response_bytes=max_response_bytes,
+        max_request_bytes=max_request_bytes,
+        request_timeout=request_timeout,
+        allowed_hosts=allowed_hosts,
+    )

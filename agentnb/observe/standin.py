@@ -1,12 +1,22 @@
-"""Any agentnb model behind an OpenAI-compatible HTTP endpoint: an upstream to watch an app on.
+"""Any agentnb model behind an HTTP endpoint speaking the three APIs apps use: an upstream to
+watch an app on without a real model.
 
     with an.observe.serve(an.travel.TravelModel(), delay=0.3) as upstream:
         proxy = an.observe.proxy(upstream=upstream.base_url)
 
-``POST /v1/chat/completions`` (whole or streamed as SSE, tool calls included) and
-``GET /v1/models``. The stand-in travel model needs no network and no weights, so an app
-written with the openai SDK can be watched in any environment; ``delay`` (seconds per call)
-and ``chunk_delay`` (per streamed chunk) make it think like a real one.
+``POST /v1/chat/completions`` (Chat Completions), ``POST /v1/responses`` (the Responses
+API; ``previous_response_id`` continues a stored response, ``store: false`` stores none) and
+``POST /v1/messages`` (Anthropic Messages), whole or streamed, tool calls and reasoning
+included (:mod:`.wire` writes each format); ``GET /v1/models``. Usage is always reported:
+the model's own, else estimated as agentnb estimates tokens; a Chat Completions stream
+carries it when asked with ``stream_options.include_usage``, as OpenAI's does. The stand-in
+travel model needs no network and no weights, so an app written with the openai,
+openai-agents or anthropic SDK can be watched in any environment; ``delay`` (seconds per
+call) and ``chunk_delay`` (per streamed event) make it think like a real one.
+
+Never a bare 500: a request that is not the format's is a 400, and a model that raises
+answers an error in the format's own shape (500, its ``type`` and message), so the app's
+SDK raises its usual error.
 """
 
 from __future__ import annotations
@@ -14,8 +24,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
-import os
-import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -24,98 +33,123 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..models.base import ModelLike, ModelRequest
+from ..models.base import ModelLike, ModelRequest, ModelResponse, Usage, coerce_response
+from ..tokens import estimate_json_tokens
 from .background import BackgroundServer
+from .wire import WIRES, Wire
+from .wire import Request as WireRequest
 
 __all__ = ["ModelServer", "serve"]
-_NOT_PARAMS = frozenset(("model", "messages", "tools", "stream", "stream_options"))
 
-
-def _chunk(base: dict[str, Any], delta: dict[str, Any], finish: str | None = None) -> bytes:
-    body = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-    return f"data: {json.dumps(body, ensure_ascii=False)}\n\n".encode()
+_TRANSPORT = frozenset(("stream_options", "store", "previous_response_id", "metadata"))
+#: How many stored responses ``previous_response_id`` can continue (the oldest go first).
+STORED = 1000
 
 
 class ModelServer:
     """``model`` served on 127.0.0.1 (see :func:`serve`): ``base_url``, ``close()``."""
 
-    def __init__(self, model: ModelLike, *, port: int = 0, delay: float = 0.0,
-                 chunk_delay: float = 0.0) -> None:  # fmt: skip
+    def __init__(
+        self, model: ModelLike, *, port: int = 0, delay: float = 0.0, chunk_delay: float = 0.0
+    ) -> None:
         self.model = model
         self.delay = delay
         self.chunk_delay = chunk_delay
         self.calls = 0
-        app = Starlette(routes=[
-            Route("/v1/chat/completions", self._chat, methods=["POST"]),
-            Route("/v1/models", self._models, methods=["GET"]),
-        ])  # fmt: skip
-        self._server = BackgroundServer(app, port=port, name="agentnb-standin")
+        #: Errors the model raised, answered as errors of the request's format.
+        self.errors: list[str] = []
+        self._stored: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+        routes = [
+            Route(f"/v1{w.path}", self._endpoint(w), methods=["POST"]) for w in WIRES.values()
+        ]
+        routes.append(Route("/v1/models", self._models, methods=["GET"]))
+        self._server = BackgroundServer(Starlette(routes=routes), port=port, name="agentnb-standin")
+
+    @property
+    def url(self) -> str:
+        """The server's address: the base URL of SDKs that add ``/v1`` themselves."""
+        return f"http://{self._server.host}:{self._server.port}"
 
     @property
     def base_url(self) -> str:
-        return f"http://{self._server.host}:{self._server.port}/v1"
+        """The OpenAI SDKs' base URL (``…/v1``)."""
+        return f"{self.url}/v1"
 
     async def _models(self, request: Request) -> Response:
         listing = [{"id": self.model.name, "object": "model", "owned_by": "agentnb"}]
         return JSONResponse({"object": "list", "data": listing})
 
-    async def _chat(self, request: Request) -> Response:
-        body = await request.json()
-        params = {k: v for k, v in body.items() if k not in _NOT_PARAMS}
-        model_request = ModelRequest(body["messages"], body.get("tools") or [], params)
+    def _endpoint(self, wire: Wire) -> Any:
+        async def endpoint(request: Request) -> Response:
+            return await self._answer(wire, request)
+
+        return endpoint
+
+    async def _answer(self, wire: Wire, http: Request) -> Response:
+        try:
+            body = json.loads(await http.body())
+            if not isinstance(body, dict):
+                raise ValueError("the body is not a JSON object")
+            request = wire.read_request(body)
+            messages = self._conversation(request)
+        except (ValueError, KeyError, RecursionError) as exc:
+            return JSONResponse(wire.error(str(exc), "invalid_request_error"), status_code=400)
+        params = {k: v for k, v in request.params.items() if k not in _TRANSPORT}
         if self.delay:
             await asyncio.sleep(self.delay)
-        response = await self.model.complete(model_request)
+        try:
+            response = await self.model.complete(ModelRequest(messages, request.tools, params))
+            if not isinstance(response, ModelResponse):
+                response = coerce_response(response, self.model.name)
+        except Exception as exc:  # the app gets an error it can read, never a bare 500
+            text = f"{self.model.name} raised {type(exc).__name__}: {exc}"
+            self.errors.append(text)
+            return JSONResponse(wire.error(text, "server_error"), status_code=500)
         self.calls += 1
-        message = response.message.wire()
-        calls = message.get("tool_calls") or []
-        finish = response.finish_reason or ("tool_calls" if calls else "stop")
-        base = {
-            "id": f"chatcmpl-standin-{os.urandom(4).hex()}",
-            "created": int(time.time()),
-            "model": str(body.get("model") or self.model.name),
-        }
-        if not body.get("stream"):
-            usage = response.usage
-            completion = {
-                **base,
-                "object": "chat.completion",
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            }
-            if usage is not None:
-                completion["usage"] = {
-                    "prompt_tokens": usage.prompt_tokens,
-                    "completion_tokens": usage.completion_tokens,
-                    "total_tokens": usage.total_tokens,
-                }
-            return JSONResponse(completion)
-        base["object"] = "chat.completion.chunk"
-        return StreamingResponse(
-            self._stream(base, message, finish), media_type="text/event-stream"
-        )
+        usage = response.usage or _estimate(messages, request.tools, response)
+        if not request.stream:
+            data = wire.render(response, request, usage)
+            self._store(wire, request, data.get("id"), messages, response)
+            return JSONResponse(data)
+        events = list(wire.render_stream(response, request, usage))
+        self._store(wire, request, _streamed_id(wire, events), messages, response)
+        return StreamingResponse(self._paced(events), media_type="text/event-stream")
 
-    async def _stream(
-        self, base: dict[str, Any], message: dict[str, Any], finish: str
-    ) -> AsyncIterator[bytes]:
-        yield _chunk(base, {"role": "assistant", "content": ""})
-        text = message.get("content") or ""
-        pieces: list[dict[str, Any]] = [
-            {"content": text[i : i + 8]} for i in range(0, len(text), 8)
-        ]
-        for index, call in enumerate(message.get("tool_calls") or []):
-            function = call["function"]
-            pieces.append({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                           "function": {"name": function["name"], "arguments": ""}}]})  # fmt: skip
-            arguments = function.get("arguments") or ""
-            for i in range(0, len(arguments), 16):
-                piece = {"index": index, "function": {"arguments": arguments[i : i + 16]}}
-                pieces.append({"tool_calls": [piece]})
-        for piece in pieces:
+    def _conversation(self, request: WireRequest) -> list[dict[str, Any]]:
+        """The messages the model answers: with ``previous_response_id``, the stored response's
+        conversation, then the new ones (new instructions replace the stored ones)."""
+        new = request.messages
+        if request.previous_response_id is None:
+            return new
+        stored = self._stored.get(request.previous_response_id)
+        if stored is None:
+            raise ValueError(
+                f"Previous response with id {request.previous_response_id!r} not found."
+            )
+        if new and new[0].get("role") == "system":
+            rest = stored[1:] if stored and stored[0].get("role") == "system" else stored
+            return [new[0], *rest, *new[1:]]
+        return [*stored, *new]
+
+    def _store(
+        self,
+        wire: Wire,
+        request: WireRequest,
+        response_id: Any,
+        messages: list[dict[str, Any]],
+        response: ModelResponse,
+    ) -> None:
+        if wire.name != "responses" or not request.store or not isinstance(response_id, str):
+            return
+        self._stored[response_id] = [*messages, response.message.wire()]
+        while len(self._stored) > STORED:
+            self._stored.popitem(last=False)
+
+    async def _paced(self, events: list[bytes]) -> AsyncIterator[bytes]:
+        for event in events:
             if self.chunk_delay:
                 await asyncio.sleep(self.chunk_delay)
-            yield _chunk(base, piece)
-        yield _chunk(base, {}, finish)
-        yield b"data: [DONE]\n\n"
+            yield event
 
     def close(self) -> None:
         self._server.close()
@@ -130,10 +164,27 @@ class ModelServer:
         return f"<ModelServer {self.model.name!r} at {self.base_url}, {self.calls} calls>"
 
 
+def _estimate(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]], response: ModelResponse
+) -> Usage:
+    prompt = estimate_json_tokens(messages) + (estimate_json_tokens(tools) if tools else 0)
+    completion = max(1, estimate_json_tokens(response.message.wire()))
+    return Usage(prompt, completion, prompt + completion, estimated=True)
+
+
+def _streamed_id(wire: Wire, events: list[bytes]) -> str | None:
+    """The response id of a Responses stream (in its first event)."""
+    if wire.name != "responses" or not events:
+        return None
+    data = events[0].split(b"data: ", 1)[1]
+    found = json.loads(data).get("response", {}).get("id")
+    return found if isinstance(found, str) else None
+
+
 def serve(
     model: ModelLike | None = None, *, port: int = 0, delay: float = 0.0, chunk_delay: float = 0.0
 ) -> ModelServer:
-    """Serve ``model`` (the travel stand-in by default) as an OpenAI-compatible endpoint."""
+    """Serve ``model`` (the travel stand-in by default) over HTTP in the three APIs."""
     if model is None:
         # the example domain, by name: the runtime layers never import it (tests/test_boundaries)
         model = importlib.import_module("agentnb.travel").TravelModel()

@@ -52,6 +52,7 @@ async def call_model(state: RunState, request: ModelRequest) -> ModelResponse:
         prompt = request.estimate
         usage = Usage(prompt, completion, prompt + completion, True)
     state.add_usage(usage)
+    raw = response.raw  # a provider's reply names itself (no call for models without one)
     state.emit(
         ModelResponded,
         now,
@@ -59,6 +60,8 @@ async def call_model(state: RunState, request: ModelRequest) -> ModelResponse:
         usage=usage,
         latency=latency,
         finish_reason=response.finish_reason,
+        response_id=raw["id"] if raw is not None and type(raw.get("id")) is str else None,
+        response_model=response.model,
     )
     return response
 

@@ -25,6 +25,7 @@ async def restore(state: RunState) -> None:
         input=text,
         agent=state.agent.name,
         model=getattr(model, "name", type(model).__name__),
+        provider=getattr(model, "provider", None),
     )
     history = len(session)
     state.record.start = history

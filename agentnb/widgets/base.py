@@ -28,6 +28,7 @@ JS_FILES = (
     "session.js",
     "inspect.js",
     "evals.js",
+    "proxy.js",
     "main.js",
 )
 ESM = "\n".join((_HERE / name).read_text(encoding="utf-8") for name in JS_FILES)

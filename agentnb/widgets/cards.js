@@ -6,6 +6,7 @@
 function analyse(msgs, toolStats, live) {
   const n = msgs.length;
   const parent = new Int32Array(n).fill(-1); // tool index -> assistant index
+  const names = new Map(); // tool index -> the name of the call it answers
   const results = new Map(); // assistant index -> Map(call id -> tool index)
   const warn = new Map(); // index -> [text]
   const answered = new Set();
@@ -14,6 +15,7 @@ function analyse(msgs, toolStats, live) {
     warn.get(i).push(text);
   };
   let open = new Map(); // call id -> assistant index
+  const called = new Map(); // call id -> tool name (a tool message need not repeat it)
   let openAt = -1;
   let final = -1;
   for (let i = 0; i < n; i++) {
@@ -24,6 +26,7 @@ function analyse(msgs, toolStats, live) {
       if (open.has(id)) {
         const at = open.get(id);
         parent[i] = at;
+        if (called.has(id)) names.set(i, called.get(id));
         results.get(at).set(id, i);
         open.delete(id);
         answered.add(id);
@@ -52,6 +55,7 @@ function analyse(msgs, toolStats, live) {
           const id = String(c.id);
           if (open.has(id)) add(i, `mismatched ids: two tool calls share the id ${JSON.stringify(id)}`);
           open.set(id, i);
+          called.set(id, (c.function || {}).name);
           const args = (c.function || {}).arguments;
           if (args && tryJSON(args) === undefined && args.trim() !== "")
             add(i, `arguments of ${(c.function || {}).name} (#${id}) are not valid JSON`);
@@ -67,7 +71,7 @@ function analyse(msgs, toolStats, live) {
   if (open.size && live) inflight = open.size;
   else if (open.size) add(openAt, `calls ${[...open.keys()].join(", ")} have no tool result yet`);
   if (final >= 0 && final !== n - 1) final = -1; // only the last message is the answer
-  return { parent, results, warn, final, inflight };
+  return { parent, names, results, warn, final, inflight };
 }
 
 function rawToggle(wire, ed) {
@@ -221,7 +225,7 @@ function resultCard(i, m, ctx, standalone) {
   const head = h("div", { class: "anb-head" },
     standalone ? badges(i, m, ctx) : [h("span", { class: "anb-idx", text: `#${i}` }), editedBadge(m.ed)],
     h("span", { class: "anb-role " + roleClass("tool"), text: "tool" }),
-    h("span", { class: "anb-name", text: `← ${w.name || "?"}` }),
+    h("span", { class: "anb-name", text: `← ${w.name || (ctx.names && ctx.names.get(i)) || "?"}` }),
     h("span", { class: "anb-id", text: `#${id}` }),
     m.ed
       ? h("span", { class: "anb-status anb-muted", title: "what the tool returned before the edit", text: `tool said: ${outcome}` })

@@ -16,7 +16,15 @@ from ..events import describe_edit
 from ..testing import ungrounded_figures
 from . import payload
 
-__all__ = ["Grounding", "edit_mark", "edit_marks", "edit_message", "grounding", "live_status"]
+__all__ = [
+    "Grounding",
+    "edit_mark",
+    "edit_marks",
+    "edit_message",
+    "grounding",
+    "last_stop",
+    "live_status",
+]
 
 
 def edit_mark(record: Any, *, before: bool = True) -> dict[str, Any]:
@@ -136,3 +144,13 @@ def live_status(session: Any, driver: Any = None) -> dict[str, Any]:
     else:
         status["state"] = "paused"
     return status
+
+
+def last_stop(session: Any) -> dict[str, Any]:
+    """How the session's last run ended (its record), else idle: a view opened after the runs
+    (a proxied session's calls) says how the last one stopped."""
+    runs = getattr(session, "runs", None)
+    last = runs[-1] if runs else None
+    if last is None or last.stop_reason is None:
+        return {"state": "idle"}
+    return {"state": "stopped", "reason": last.stop_reason, "detail": last.detail}

@@ -69,7 +69,10 @@ class SessionView(Widget):
         self._timer: asyncio.TimerHandle | None = None
         self._recheck_soon, self._cleared = False, 0  # a status check due; errors cleared
         self.driver = Driver(self, agent, session) if agent is not None else None
-        self._status: dict[str, Any] = {"state": "idle", **marks.live_status(session, self.driver)}
+        self._status: dict[str, Any] = {
+            **marks.last_stop(session),
+            **marks.live_status(session, self.driver),
+        }
         self._last_refresh = time.monotonic()
         first = payload.pack(self.state())
         self._cost = time.monotonic() - self._last_refresh  # opened with the comm: no second send

@@ -26,7 +26,7 @@ CHECK = (
     "print(len(proxy.sessions), *[len(s) for s in proxy.sessions], "
     "all(s.is_valid for s in proxy.sessions), len(proxy.calls))"
 )
-SECOND = "view.picker.value = proxy.sessions[1].id\nprint(view.picker.value)"
+SECOND = "print(view.picked == proxy.sessions[1].id, view.current.session.id)"
 CELLS = [SETUP, VIEW, CHECK, SECOND]
 APP = Path(__file__).with_name("observe_app.py")
 
@@ -52,7 +52,7 @@ def test_the_proxied_app_grows_its_session_view_live(nb):
     assert base_url.startswith("http://127.0.0.1:")
     nb.run(1)
     out = nb.output(1)
-    out.locator("select").wait_for(timeout=30_000)
+    out.locator(".anb-proxy").wait_for(timeout=30_000)
     assert "0 conversations" in out.text_content()
     app = subprocess.Popen([sys.executable, str(APP), base_url], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)  # fmt: skip
@@ -84,14 +84,16 @@ def test_the_proxied_app_grows_its_session_view_live(nb):
     # it grew while the other process ran: several sizes seen, in order, up to the end
     assert len(seen) >= 3 and seen == sorted(seen), seen
     assert seen[0] < int(first)
-    assert "2 conversations" in out.text_content() and f"{calls} model calls" in out.text_content()
-    options = out.locator("select").first.locator("option").all_text_contents()
-    assert [o.replace("\xa0", " ").split(" · ")[1] for o in options] == [
-        f"{first} messages", f"{second} messages"]  # fmt: skip
+    head = out.locator(".anb-p-head").text_content()
+    assert head.startswith("2 conversations") and f"{calls} model calls" in head
+    assert "null" not in head and "undefined" not in head
+    sizes = out.locator(".anb-p-row .anb-p-size").all_text_contents()
+    assert [s.split(" · ")[0] for s in sizes] == [f"{first} messages", f"{second} messages"]
+    assert out.locator(".anb-p-row").first.locator(".anb-muted").text_content().startswith("last:")
     heads = out.locator(".anb-call > .anb-result").count()
     assert heads >= 1  # tool results shown under their calls
     nb.shot("observe-first-done", out)
-    nb.run(3)
+    out.locator(".anb-p-row").nth(1).click()  # the browser picks: the kernel composes its view
     nb.page.wait_for_function(
         "([el, n]) => { const s = el.querySelector('.anb-session .anb-counts');"
         " return s && s.textContent.startsWith(n + ' messages'); }",
@@ -99,5 +101,7 @@ def test_the_proxied_app_grows_its_session_view_live(nb):
         timeout=15_000,
     )
     nb.shot("observe-second-conversation", out)
+    nb.run(3)
+    assert nb.stdout(3).split()[0] == "True"
     text = out.text_content()
     assert "sk-browser-test-key" not in text and "sk-browser-test-key" not in nb.page.content()

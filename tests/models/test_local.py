@@ -47,3 +47,35 @@ def test_one_server_two_aliases_and_the_models_it_hands_out(tmp_path):
         server.model("gpt-4")
     assert "stopped" in repr(server) and not server.running
     server.stop()  # stopping a server that never started is fine
+
+
+def test_the_serve_command_serves_until_interrupted():
+    """Issue 30: `python -m agentnb.models.local serve` was advertised but exited 2."""
+    import signal
+    import subprocess
+    import sys
+
+    import httpx
+    import pytest
+
+    pytest.importorskip("llama_cpp", reason="the `local` extra is not installed: make local")
+    with subprocess.Popen(
+        [sys.executable, "-m", "agentnb.models.local", "serve"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as child:
+        assert child.stdout is not None
+        line = child.stdout.readline()
+        base_url = line.split(" at ", 1)[1].split(" ", 1)[0]
+        body = {
+            "model": "smollm2",
+            "max_tokens": 4,
+            "messages": [{"role": "user", "content": "Hi"}],
+        }
+        answer = httpx.post(f"{base_url}/chat/completions", json=body, timeout=120)
+        assert answer.status_code == 200 and answer.json()["choices"][0]["message"]
+        child.send_signal(signal.SIGINT)
+        assert child.wait(30) == 0
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{base_url}/models", timeout=2)

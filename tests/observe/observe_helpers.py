@@ -5,6 +5,6 @@ KEY = "sk-test-NEVER-STORE-4f1a9c"
 
 
 def canonical(messages):
-    from agentnb.observe.threading import canonical as key
+    from agentnb.observe.conversations import canonical as key
 
     return [key(m) for m in messages]

@@ -33,15 +33,24 @@ def test_a_tool_using_conversation_through_the_proxy(llama_server, tmp_path):
         ]
         forced = {"type": "function", "function": {"name": "search_weather"}}
         first = app.chat.completions.create(
-            model="smollm2", messages=sent, tools=[WEATHER], tool_choice=forced,
-            max_tokens=48, temperature=0,
-        )  # fmt: skip
+            model="smollm2",
+            messages=sent,
+            tools=[WEATHER],
+            tool_choice=forced,
+            max_tokens=48,
+            temperature=0,
+        )
         message = first.choices[0].message
         assert message.tool_calls, "a forced tool choice gives a tool call"
         call = message.tool_calls[0]
         # the app runs the tool; llama.cpp wants content "" (not null) on assistant messages
-        sent.append({"role": "assistant", "content": message.content or "",
-                     "tool_calls": [call.model_dump()]})  # fmt: skip
+        sent.append(
+            {
+                "role": "assistant",
+                "content": message.content or "",
+                "tool_calls": [call.model_dump()],
+            }
+        )
         try:
             arguments = json.loads(call.function.arguments)
         except ValueError:
@@ -83,9 +92,10 @@ def test_a_tool_using_conversation_through_the_proxy(llama_server, tmp_path):
 
     async def again():
         offline = openai.AsyncOpenAI(
-            base_url="http://cassette.invalid/v1", api_key="x",
+            base_url="http://cassette.invalid/v1",
+            api_key="x",
             http_client=httpx.AsyncClient(transport=ReplayTransport(an.models.Cassette(path))),
-        )  # fmt: skip
+        )
         answer = await offline.chat.completions.create(
             model="smollm2", messages=sent[:4], max_tokens=32, temperature=0
         )

@@ -35,12 +35,22 @@ def capture():
 
 
 def _broken_arguments_agent():
-    model = an.models.ScriptedModel([
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "search_weather",
-                                                          "arguments": "{city: 北京"}}]},
-        {"role": "assistant", "content": "对不起"},
-    ])  # fmt: skip
+    model = an.models.ScriptedModel(
+        [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "search_weather", "arguments": "{city: 北京"},
+                    }
+                ],
+            },
+            {"role": "assistant", "content": "对不起"},
+        ]
+    )
     return an.travel.travel_agent(model=model)
 
 
@@ -59,7 +69,10 @@ def test_summary_is_one_line_per_run_with_ids(capture):
     assert [r.levelno for r in capture.records] == [logging.INFO, logging.INFO]
     for record, result in zip(capture.records, (first, second), strict=True):
         assert (record.session_id, record.run_id, record.trace_id) == (
-            result.session.id, result.run_id, result.trace_id)  # fmt: skip
+            result.session.id,
+            result.run_id,
+            result.trace_id,
+        )
         assert record.stop_reason == result.stop_reason == "final_answer"
         assert record.steps == result.iterations and record.tokens == result.usage.total_tokens
         assert 0 < record.latency < 30

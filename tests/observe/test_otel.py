@@ -20,47 +20,51 @@ from agentnb.observe.genai import SCHEMA_URL
 from tests.observe.observe_helpers import KEY
 from tests.servers.fault_server import Step, reply, text_chunks
 
-#: Attribute types from open-telemetry/semantic-conventions-genai model/gen-ai/registry.yaml
-#: (and the core registry for error.type, server.*). Every gen_ai.* attribute agentnb writes
-#: must be one of these, with this type.
-REGISTRY = {
-    "gen_ai.operation.name": str,
-    "gen_ai.provider.name": str,
-    "gen_ai.request.model": str,
+
+def _registry() -> set[str]:
+    """Every attribute name of the semantic conventions' registries agentnb writes from (the
+    GenAI, server, error and OpenAI ones, as opentelemetry-semantic-conventions ships them)."""
+    from opentelemetry.semconv._incubating.attributes import (
+        error_attributes,
+        gen_ai_attributes,
+        openai_attributes,
+        server_attributes,
+    )
+
+    modules = (error_attributes, gen_ai_attributes, openai_attributes, server_attributes)
+    return {v for m in modules for k, v in vars(m).items() if k.isupper() and isinstance(v, str)}
+
+
+#: The registry's names (open-telemetry/semantic-conventions-genai model/gen-ai/registry.yaml)
+REGISTRY = _registry()
+#: The registry's types of the attributes agentnb writes (string[] arrive as tuples).
+TYPES = {
     "gen_ai.request.max_tokens": int,
     "gen_ai.request.choice.count": int,
     "gen_ai.request.temperature": float,
     "gen_ai.request.top_p": float,
     "gen_ai.request.top_k": float,
-    "gen_ai.request.stop_sequences": tuple,  # string[]
+    "gen_ai.request.stop_sequences": tuple,
     "gen_ai.request.frequency_penalty": float,
     "gen_ai.request.presence_penalty": float,
     "gen_ai.request.seed": int,
     "gen_ai.request.stream": bool,
-    "gen_ai.response.id": str,
-    "gen_ai.response.model": str,
-    "gen_ai.response.finish_reasons": tuple,  # string[]
+    "gen_ai.response.finish_reasons": tuple,
     "gen_ai.response.time_to_first_chunk": float,
     "gen_ai.usage.input_tokens": int,
     "gen_ai.usage.output_tokens": int,
-    "gen_ai.conversation.id": str,
-    "gen_ai.agent.name": str,
-    "gen_ai.tool.name": str,
-    "gen_ai.tool.call.id": str,
-    "gen_ai.tool.type": str,
-    # opt-in content: `any` in the registry, written as JSON strings
-    "gen_ai.tool.call.arguments": str,
-    "gen_ai.tool.call.result": str,
-    "gen_ai.input.messages": str,
-    "gen_ai.output.messages": str,
-    "gen_ai.system_instructions": str,
-    "gen_ai.tool.definitions": str,
-    "error.type": str,
+    "server.port": int,
 }
 REQUIRED = ("gen_ai.operation.name", "gen_ai.provider.name")
 OPERATIONS = {"invoke_agent": "invoke_agent", "chat": "chat", "execute_tool": "execute_tool"}
-CONTENT = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
-           "gen_ai.tool.definitions", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result")  # fmt: skip
+CONTENT = (
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.system_instructions",
+    "gen_ai.tool.definitions",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+)
 PART_TYPES = {"text", "tool_call", "tool_call_response", "reasoning"}
 
 
@@ -86,7 +90,7 @@ def check_conventions(spans):
             if name.startswith("agentnb."):
                 continue
             assert name in REGISTRY, f"{name} is not in the conventions' registry"
-            assert isinstance(value, REGISTRY[name]), (name, value)
+            assert isinstance(value, TYPES.get(name, str)), (name, value)
         if operation == "chat":
             assert span.name == f"chat {attributes['gen_ai.request.model']}"
             assert span.kind is SpanKind.CLIENT
@@ -133,9 +137,9 @@ def test_a_run_exports_a_span_tree_that_mirrors_its_stages(exporter):
     # the children, in time order, are the run's model calls and tool calls in event order
     stages = [e for e in result.events if e.type in ("ModelResponded", "ToolStarted")]
     expected = [
-        f"chat {agent.model.name}" if e.type == "ModelResponded" else
-        f"execute_tool {e.name}" for e in stages
-    ]  # fmt: skip
+        f"chat {agent.model.name}" if e.type == "ModelResponded" else f"execute_tool {e.name}"
+        for e in stages
+    ]
     assert [s.name for s in children] == expected
     assert sum(s.name.startswith("chat") for s in children) == result.iterations
     chats = [s for s in children if s.name.startswith("chat")]
@@ -188,12 +192,22 @@ def test_a_failing_tool_and_a_failed_run_carry_error_type(exporter):
         """Always fails."""
         raise RuntimeError("boom")
 
-    model = an.models.ScriptedModel([
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "broken",
-                                                          "arguments": '{"city": "x"}'}}]},
-        {"role": "assistant", "content": "sorry"},
-    ])  # fmt: skip
+    model = an.models.ScriptedModel(
+        [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "broken", "arguments": '{"city": "x"}'},
+                    }
+                ],
+            },
+            {"role": "assistant", "content": "sorry"},
+        ]
+    )
     instrumentation = an.observe.instrument(provider)
     try:
         an.Agent("t", [broken], model=model).run_sync("go")
@@ -230,24 +244,85 @@ def test_proxied_calls_are_chat_spans_of_their_conversation(exporter, fault_serv
                 ]
                 list(app.chat.completions.create(model="m", messages=sent, stream=True))
                 with pytest.raises(openai.InternalServerError):
-                    app.chat.completions.create(model="m", messages=[*sent,
-                        {"role": "assistant", "content": "ab"}, {"role": "user", "content": "x"}])  # fmt: skip
+                    app.chat.completions.create(
+                        model="m",
+                        messages=[
+                            *sent,
+                            {"role": "assistant", "content": "ab"},
+                            {"role": "user", "content": "x"},
+                        ],
+                    )
             (session,) = proxy.sessions
     finally:
         instrumentation.uninstrument()
     spans = memory.get_finished_spans()
     check_conventions(spans)
     assert [s.name for s in spans] == ["chat m"] * 3 and all(s.parent is None for s in spans)
+    assert {s.attributes["gen_ai.provider.name"] for s in spans} == {"openai"}
     assert {s.attributes["gen_ai.conversation.id"] for s in spans} == {session.id}
     whole, streamed, failed = spans
     assert whole.attributes["gen_ai.request.temperature"] == 0.2
     assert whole.attributes["gen_ai.request.seed"] == 3
     assert whole.attributes["gen_ai.usage.input_tokens"] == 11
+    port = int(fault_server.base_url.rsplit(":", 1)[1].split("/")[0])
+    for span in spans:  # the upstream, the API, the provider: issue 30
+        assert span.attributes["server.address"] == "127.0.0.1"
+        assert span.attributes["server.port"] == port
+        assert span.attributes["gen_ai.provider.name"] == "openai"
+        assert span.attributes["openai.api.type"] == "chat_completions"
+    assert whole.attributes["gen_ai.response.id"] == "chatcmpl-fault"
+    assert whole.attributes["gen_ai.response.model"] == "fault"
+    assert "agentnb.usage.estimated" not in whole.attributes  # the upstream said
+    assert streamed.attributes["agentnb.usage.estimated"] is True  # it sent none: estimated
+    assert streamed.attributes["gen_ai.usage.input_tokens"] > 0  # never a silent 0
     assert streamed.attributes["gen_ai.request.stream"] is True
     assert 0 <= streamed.attributes["gen_ai.response.time_to_first_chunk"] < 5
     assert failed.attributes["error.type"] == "500"
     assert failed.status.status_code is StatusCode.ERROR
     assert all(KEY not in json.dumps(dict(s.attributes)) for s in spans)
+
+
+def test_a_proxied_call_is_a_child_of_the_span_the_app_sent(exporter, fault_server):
+    provider, memory = exporter
+    fault_server.script(reply("hi"))
+    app_span = "4bf92f3577b34da6a3ce929d0e0e4736"
+    parent = f"00-{app_span}-00f067aa0ba902b7-01"
+    instrumentation = an.observe.instrument(provider)
+    try:
+        with (
+            an.observe.proxy(upstream=fault_server.base_url) as proxy,
+            openai.OpenAI(
+                base_url=proxy.base_url,
+                api_key=KEY,
+                max_retries=0,
+                default_headers={"traceparent": parent},
+            ) as app,
+        ):
+            app.chat.completions.create(model="m", messages=[{"role": "user", "content": "a"}])
+    finally:
+        instrumentation.uninstrument()
+    (span,) = memory.get_finished_spans()
+    assert f"{span.context.trace_id:032x}" == app_span
+    assert f"{span.parent.span_id:016x}" == "00f067aa0ba902b7" and span.parent.is_remote
+    assert fault_server.requests[0]["headers"]["traceparent"] == parent  # forwarded as sent
+
+
+def test_a_model_run_in_this_process_is_not_called_openai(exporter):
+    """The embedded stand-in (and any model without a provider) is agentnb's own."""
+    provider, memory = exporter
+    instrumentation = an.observe.instrument(provider)
+    try:
+        an.travel.travel_agent().run_sync("周五北京天气")
+        through = an.models.ScriptedModel(["ok"])
+        an.Agent("t", [], model=through).run_sync("go")
+    finally:
+        instrumentation.uninstrument()
+    spans = memory.get_finished_spans()
+    check_conventions(spans)
+    assert {s.attributes["gen_ai.provider.name"] for s in spans} == {"agentnb"}
+    tools = [s for s in spans if s.name.startswith("execute_tool")]
+    assert tools and all(s.attributes["gen_ai.tool.description"] for s in tools)
+    assert all("gen_ai.usage.input_tokens" in s.attributes for s in spans if "chat" in s.name)
 
 
 class _Collector(BaseHTTPRequestHandler):

@@ -11,7 +11,7 @@ import openai
 import pytest
 
 import agentnb as an
-from agentnb.observe.record import UpstreamFailed
+from agentnb.observe.calls import UpstreamFailed
 from tests.observe.observe_helpers import KEY, canonical
 from tests.servers.fault_server import Step, completion, reply, text_chunks
 
@@ -54,10 +54,13 @@ def sse(chunks):
 
 def test_a_tool_using_conversation_is_recorded_message_for_message(fault_server):
     fault_server.script(
-        Step(body=completion({"role": "assistant", "content": None, "tool_calls": [CALL]},
-                             finish="tool_calls")),
+        Step(
+            body=completion(
+                {"role": "assistant", "content": None, "tool_calls": [CALL]}, finish="tool_calls"
+            )
+        ),
         reply("周五北京晴。"),
-    )  # fmt: skip
+    )
     with an.observe.proxy(upstream=fault_server.base_url) as proxy:
         app = client(proxy)
         sent = [
@@ -127,9 +130,9 @@ def _events(session):
 @pytest.fixture(autouse=True)
 def keep_events(monkeypatch):
     """Subscribe to every session the threading creates, to assert its events."""
-    from agentnb.observe import threading as threads
+    from agentnb.observe import conversations as threads
 
-    original = threads.Threads._add
+    original = threads.Conversations._add
 
     def add(self, thread):
         session = thread.session
@@ -137,7 +140,7 @@ def keep_events(monkeypatch):
         session.subscribe(session._test_events.append)
         return original(self, thread)
 
-    monkeypatch.setattr(threads.Threads, "_add", add)
+    monkeypatch.setattr(threads.Conversations, "_add", add)
 
 
 def test_models_and_unknown_paths_pass_through(fault_server):
@@ -219,18 +222,23 @@ def test_an_unreachable_or_silent_upstream_is_a_gateway_error(fault_server):
 
 def test_results_that_never_came_back_are_flagged(fault_server):
     fault_server.script(
-        Step(body=completion({"role": "assistant", "content": None, "tool_calls": [CALL]},
-                             finish="tool_calls")),
+        Step(
+            body=completion(
+                {"role": "assistant", "content": None, "tool_calls": [CALL]}, finish="tool_calls"
+            )
+        ),
         reply("fine"),
-    )  # fmt: skip
+    )
     with an.observe.proxy(upstream=fault_server.base_url) as proxy:
         app = client(proxy)
         sent = [{"role": "user", "content": "北京周五天气？"}]
         first = app.chat.completions.create(model="m", messages=sent, tools=[WEATHER])
         assert proxy.sessions[0].open_calls == {"call_1": "search_weather"}
         # the app goes on without answering the call
-        sent += [first.choices[0].message.model_dump(exclude_none=True),
-                 {"role": "user", "content": "never mind"}]  # fmt: skip
+        sent += [
+            first.choices[0].message.model_dump(exclude_none=True),
+            {"role": "user", "content": "never mind"},
+        ]
         app.chat.completions.create(model="m", messages=sent, tools=[WEATHER])
         (session,) = proxy.sessions
         assert not session.is_valid
@@ -240,25 +248,32 @@ def test_results_that_never_came_back_are_flagged(fault_server):
 
 def test_the_saved_cassette_replays_the_conversation_offline(fault_server, tmp_path):
     fault_server.script(
-        Step(body=completion({"role": "assistant", "content": None, "tool_calls": [CALL]},
-                             finish="tool_calls")),
+        Step(
+            body=completion(
+                {"role": "assistant", "content": None, "tool_calls": [CALL]}, finish="tool_calls"
+            )
+        ),
         Step(chunks=text_chunks("周五", "北京", "晴")),
-    )  # fmt: skip
+    )
     with an.observe.proxy(upstream=fault_server.base_url) as proxy:
         app = client(proxy)
         sent = [{"role": "user", "content": "北京周五天气？"}]
-        first = app.chat.completions.create(model="m", messages=sent, tools=[WEATHER],
-                                            temperature=0)  # fmt: skip
-        sent += [first.choices[0].message.model_dump(exclude_none=True),
-                 {"role": "tool", "tool_call_id": "call_1", "content": "晴"}]  # fmt: skip
-        stream = app.chat.completions.create(model="m", messages=sent, tools=[WEATHER],
-                                             temperature=0, stream=True)  # fmt: skip
+        first = app.chat.completions.create(
+            model="m", messages=sent, tools=[WEATHER], temperature=0
+        )
+        sent += [
+            first.choices[0].message.model_dump(exclude_none=True),
+            {"role": "tool", "tool_call_id": "call_1", "content": "晴"},
+        ]
+        stream = app.chat.completions.create(
+            model="m", messages=sent, tools=[WEATHER], temperature=0, stream=True
+        )
         text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
         path = proxy.save_cassette(tmp_path / "app.jsonl")
         (session,) = proxy.sessions
     assert KEY not in path.read_text(encoding="utf-8")
     cassette = an.models.Cassette(path)
-    assert len(cassette.entries) == 2
+    assert len([e for e in cassette.entries if not e.get("twin")]) == 2  # + a twin each
     # 1. OpenAIModel + the cassette reproduce each call from the session's own requests
     for request, stream, want in [
         (session.requests[0].request, False, session.messages[1]),
@@ -283,13 +298,19 @@ def test_the_saved_cassette_replays_the_conversation_offline(fault_server, tmp_p
 
             got = asyncio.run(model.complete(request)).message
         assert canonical([got.wire()]) == canonical([want.wire()])
+        # asked in the other mode (notebook 14's recipe: complete() on a streamed call)
+        import asyncio
+
+        other = asyncio.run(cassette.replay(stream=not stream).complete(request)).message
+        assert canonical([other.wire()]) == canonical([want.wire()])
     # 2. the app itself, unchanged but for its HTTP client, replays offline
     from agentnb.models.replay import ReplayTransport
 
     offline = openai.AsyncOpenAI(
-        base_url="http://cassette.invalid/v1", api_key="x",
+        base_url="http://cassette.invalid/v1",
+        api_key="x",
         http_client=httpx.AsyncClient(transport=ReplayTransport(an.models.Cassette(path))),
-    )  # fmt: skip
+    )
 
     async def again():
         one = await offline.chat.completions.create(
@@ -318,12 +339,17 @@ def test_the_key_is_forwarded_and_never_kept(fault_server, tmp_path):
         assert KEY in caught.value.response.text  # the app sees the upstream's words unchanged
         kept = [
             json.dumps([s.to_openai() for s in proxy.sessions], ensure_ascii=False),
-            json.dumps([e.to_dict() for s in proxy.sessions for e in s._test_events],
-                       ensure_ascii=False, default=str),
-            repr(proxy), repr(proxy.calls), json.dumps([c.body for c in proxy.calls]),
+            json.dumps(
+                [e.to_dict() for s in proxy.sessions for e in s._test_events],
+                ensure_ascii=False,
+                default=str,
+            ),
+            repr(proxy),
+            repr(proxy.calls),
+            json.dumps([c.body for c in proxy.calls]),
             " ".join(c.response + (c.error or "") for c in proxy.calls),
             proxy.save_cassette(tmp_path / "k.jsonl").read_text(encoding="utf-8"),
-        ]  # fmt: skip
+        ]
         trace = an.Trace([e for s in proxy.sessions for e in s._test_events])
         kept.append(trace.save(tmp_path / "proxied.jsonl").read_text(encoding="utf-8"))
         store = an.SQLiteStore(tmp_path / "sessions.db")

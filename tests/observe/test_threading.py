@@ -11,8 +11,8 @@ import openai
 import pytest
 
 import agentnb as an
-from agentnb.observe.threading import Threads
-from agentnb.observe.threading import canonical as key
+from agentnb.observe.conversations import Conversations
+from agentnb.observe.conversations import canonical as key
 from tests.observe.observe_helpers import KEY, canonical
 
 SYSTEM = {"role": "system", "content": "You are terse."}
@@ -22,20 +22,32 @@ def user(text):
     return {"role": "user", "content": text}
 
 
-def grow(threads, messages, reply, explicit=None):
+def grow(conversations, messages, reply, explicit=None):
     """Place a request and append what the recorder would: the new messages and the reply."""
-    placed = threads.place(messages, explicit)
-    for m in messages[placed.start :]:
-        placed.thread.session.append(m)
-        placed.thread.keys.append(key(m))
-    placed.thread.session.append(reply)
-    placed.thread.keys.append(key(reply))
+    placed = conversations.place(messages, explicit)
+    c = placed.conversation
+    for index, message in placed.edits:
+        c.session.replace(index, message)
+        conversations.edited(c, index, message)
+    added = [*messages[placed.start :], reply]
+    for m in added:
+        c.session.append(m)
+    conversations.grow(c, added)
     return placed
 
 
 def test_the_same_turn_resent_in_another_shape_continues_its_conversation():
-    reply = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
-             "function": {"name": "f", "arguments": '{"a": 1, "b": 2}'}}]}  # fmt: skip
+    reply = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "f", "arguments": '{"a": 1, "b": 2}'},
+            }
+        ],
+    }
     resent = {
         "role": "assistant",
         "content": "",
@@ -51,61 +63,79 @@ def test_the_same_turn_resent_in_another_shape_continues_its_conversation():
     assert key(reply) == key(resent)
     assert key(user("hi")) == key({"role": "user", "content": [{"type": "text", "text": "hi"}]})
     assert key(user("hi")) != key(user("hi "))
-    threads = Threads()
-    first = grow(threads, [SYSTEM, user("hi")], reply)
+    conversations = Conversations()
+    first = grow(conversations, [SYSTEM, user("hi")], reply)
     tool = {"role": "tool", "tool_call_id": "c1", "content": "3"}
     second = grow(
-        threads, [SYSTEM, user("hi"), resent, tool], {"role": "assistant", "content": "3"}
+        conversations, [SYSTEM, user("hi"), resent, tool], {"role": "assistant", "content": "3"}
     )
-    assert second.thread is first.thread and second.start == 3
-    assert len(threads.threads) == 1 and first.thread.session.is_valid
+    assert second.conversation is first.conversation and second.start == 3
+    assert len(conversations.conversations) == 1 and first.conversation.session.is_valid
 
 
 def test_an_edited_turn_is_a_branch_and_a_shared_system_prompt_is_not():
-    threads = Threads()
+    conversations = Conversations()
     a1 = {"role": "assistant", "content": "a1"}
-    root = grow(threads, [SYSTEM, user("u1")], a1).thread
-    grow(threads, [SYSTEM, user("u1"), a1, user("u2")], {"role": "assistant", "content": "a2"})
-    edited = grow(threads, [SYSTEM, user("u1"), a1, user("u2 edited")], {"role": "assistant",
-                  "content": "a2'"})  # fmt: skip
-    assert edited.forked_from is root and edited.start == 3
-    branch = edited.thread.session
+    root = grow(conversations, [SYSTEM, user("u1")], a1).conversation
+    grow(
+        conversations, [SYSTEM, user("u1"), a1, user("u2")], {"role": "assistant", "content": "a2"}
+    )
+    edited = grow(
+        conversations,
+        [SYSTEM, user("u1"), a1, user("u2 edited")],
+        {"role": "assistant", "content": "a2'"},
+    )
+    assert edited.conversation.parent == root.session.id and edited.start == 3
+    assert edited.conversation.how == "branch"
+    branch = edited.conversation.session
     assert branch.forked_from == root.session.id
-    assert [m["content"] for m in branch.to_openai()] == [SYSTEM["content"], "u1", "a1",
-                                                          "u2 edited", "a2'"]  # fmt: skip
+    assert [m["content"] for m in branch.to_openai()] == [
+        SYSTEM["content"],
+        "u1",
+        "a1",
+        "u2 edited",
+        "a2'",
+    ]
     assert len(root.session) == 5  # the original is untouched: never a merge
-    other = grow(threads, [SYSTEM, user("something else")], {"role": "assistant", "content": "x"})
-    assert other.forked_from is None and other.thread.session.forked_from is None
-    assert len(threads.threads) == 3
+    other = grow(
+        conversations, [SYSTEM, user("something else")], {"role": "assistant", "content": "x"}
+    )
+    assert other.conversation.how == "new" and other.conversation.session.forked_from is None
+    assert len(conversations.conversations) == 3
 
 
 def test_a_waiting_conversation_is_not_continued_and_a_retry_after_an_error_is():
-    threads = Threads()
-    first = threads.place([user("same start")])
-    first.thread.session.append(user("same start"))
-    first.thread.keys.append(key(user("same start")))
-    first.thread.busy = True  # its reply has not come back yet
-    twin = threads.place([user("same start")])
-    assert twin.thread is not first.thread and twin.forked_from is first.thread
+    conversations = Conversations()
+    first = conversations.place([user("same start")])
+    c = first.conversation
+    c.session.append(user("same start"))
+    conversations.grow(c, [user("same start")])
+    c.busy = True  # its reply has not come back yet
+    twin = conversations.place([user("same start")])
+    assert twin.conversation is not c and twin.conversation.parent == c.session.id
     assert twin.start == 1  # it carries the shared opening, adds nothing
-    first.thread.busy, first.thread.unanswered = False, True  # the call failed
-    retry = threads.place([user("same start")])
-    assert retry.thread is first.thread and retry.start == 1
-    first.thread.unanswered = False
-    regenerate = threads.place([user("same start")])
-    assert regenerate.thread not in (first.thread, twin.thread)
+    c.busy, c.unanswered = False, True  # the call failed
+    retry = conversations.place([user("same start")])
+    assert retry.conversation is c and retry.start == 1
+    c.unanswered = False
+    regenerate = conversations.place([user("same start")])
+    assert regenerate.conversation not in (c, twin.conversation)
 
 
 def test_an_explicit_id_keeps_conversations_apart_that_look_the_same():
-    threads = Threads()
+    conversations = Conversations()
     hi = [user("hi")]
-    a = grow(threads, hi, {"role": "assistant", "content": "hello"}, explicit="chat/A 1")
-    b = grow(threads, hi, {"role": "assistant", "content": "hello"}, explicit="chat-B")
-    assert a.thread.session.id == "chat-A-1" and b.thread.session.id == "chat-B"
-    assert a.forked_from is None and b.forked_from is None
-    again = grow(threads, [*hi, {"role": "assistant", "content": "hello"}, user("x")],
-                 {"role": "assistant", "content": "y"}, explicit="chat-B")  # fmt: skip
-    assert again.thread is b.thread
+    a = grow(conversations, hi, {"role": "assistant", "content": "hello"}, explicit="chat/A 1")
+    b = grow(conversations, hi, {"role": "assistant", "content": "hello"}, explicit="chat-B")
+    assert a.conversation.session.id == "chat-A-1" and b.conversation.session.id == "chat-B"
+    assert a.conversation.parent is None and b.conversation.parent is None
+    again = grow(
+        conversations,
+        [*hi, {"role": "assistant", "content": "hello"}, user("x")],
+        {"role": "assistant", "content": "y"},
+        explicit="chat-B",
+    )
+    assert again.conversation is b.conversation
 
 
 # -- 20 interleaved conversations through the proxy -------------------------------------------
@@ -141,8 +171,13 @@ async def _conversation(app, turns, rng, messages, done_turn, wait_for=None):
             if not reply.get("tool_calls"):
                 break
             call = reply["tool_calls"][0]
-            messages.append({"role": "tool", "tool_call_id": call["id"],
-                             "content": json.dumps({"data": call["function"]["arguments"]})})  # fmt: skip
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call["id"],
+                    "content": json.dumps({"data": call["function"]["arguments"]}),
+                }
+            )
         done_turn[n].set()
 
 
@@ -154,8 +189,10 @@ async def _ask(app, messages, rng):
             delta = chunk.choices[0].delta
             text += delta.content or ""
             for c in delta.tool_calls or ():
-                slot = calls.setdefault(c.index, {"id": c.id, "type": "function",
-                                                  "function": {"name": "", "arguments": ""}})  # fmt: skip
+                slot = calls.setdefault(
+                    c.index,
+                    {"id": c.id, "type": "function", "function": {"name": "", "arguments": ""}},
+                )
                 slot["function"]["name"] = c.function.name or slot["function"]["name"]
                 slot["function"]["arguments"] += c.function.arguments or ""
         if calls:
@@ -178,8 +215,9 @@ async def _run_all(base_url, seed):
     tasks = []
     for name, turns, parent, edit_at in scripts:
         if parent is None:
-            tasks.append(_conversation(app, turns, random.Random(rng.random()), convs[name],
-                                       done[name]))  # fmt: skip
+            tasks.append(
+                _conversation(app, turns, random.Random(rng.random()), convs[name], done[name])
+            )
         else:
             tasks.append(_branch(app, name, turns, parent, edit_at, convs, done, rng.random()))
     await asyncio.gather(*tasks)

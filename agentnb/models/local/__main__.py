@@ -1,7 +1,7 @@
-"""``python -m agentnb.models.local fetch|check|serve``: see :func:`server.main`."""
+"""``python -m agentnb.models.local fetch|check|serve``: see :mod:`.cli`."""
 
 import sys
 
-from .server import main
+from .cli import main
 
 sys.exit(main())

@@ -43,8 +43,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from ...errors import ConfigurationError
 from ..openai.client import OpenAIModel
 from ..openai.profiles import PROFILES
@@ -266,32 +264,3 @@ def server_prompt(body: dict[str, Any]) -> str:
 def start(model_path: str | os.PathLike[str] | None = None, **options: Any) -> LocalServer:
     """Start a :class:`LocalServer` (notebook style: call ``.stop()`` when done)."""
     return LocalServer(model_path, **options).start()
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["fetch"]:
-        print(fetch_model())
-        return 0
-    if args[:1] == ["check"]:  # start, generate a few tokens, stop: proves the build works
-        with LocalServer() as server:
-            body = {
-                "model": "smollm2",
-                "max_tokens": 8,
-                "messages": [{"role": "user", "content": "Hi"}],
-            }
-            started = time.monotonic()
-            answer = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=120)
-            answer.raise_for_status()
-            usage = answer.json()["usage"]
-            seconds = time.monotonic() - started
-            print(
-                f"llama.cpp server generated {usage['completion_tokens']} tokens in {seconds:.2f} s"
-            )
-        return 0
-    print("usage: python -m agentnb.models.local fetch|check", file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -74,6 +74,9 @@ class OpenAIModel(Model):
         text_actions: turn tool calls written as text into real calls (profile default).
     """
 
+    #: ``gen_ai.provider.name`` of its calls (OpenTelemetry): it speaks the OpenAI API.
+    provider = "openai"
+
     def __init__(
         self,
         model: str | None = None,

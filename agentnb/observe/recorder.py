@@ -1,0 +1,374 @@
+"""The recorder: each proxied model call becomes a run in an agentnb session.
+
+For every request, in whichever wire format (:mod:`.wire`), the recorder places it in a
+conversation (:mod:`.conversations`) and records it through the session's own API, as a run
+the runtime did not drive: the call holds the session while it is in flight (it is the
+session's ``active_run``), gets a :class:`~agentnb.session.records.RunRecord` in
+``session.runs`` and a :class:`~agentnb.session.records.RequestRecord` in
+``session.requests`` (a Chat Completions request exactly as the app sent it, so a cassette
+replays it; another format's as the conversation the model answered), appends the messages
+the app added with :meth:`~agentnb.Session.append_in_run`, and announces it all on the
+session's bus as the runtime would: ``RunStarted``, ``MessageAppended`` per message,
+``RequestAssembled``, :class:`~.calls.UpstreamCalled`, ``ModelDelta`` per streamed fragment,
+``ModelResponded`` and the reply's ``MessageAppended``, then ``RunStopped``. So a session
+view, ``an.log`` and
+``an.observe.instrument`` follow a proxied app like an agentnb run. A failed call ends with
+:class:`~.calls.UpstreamFailed` and ``RunStopped(reason="error")``. A system prompt that
+changed between calls is recorded first, as an edit of the session.
+
+Facts are kept as they are: usage the upstream did not send is estimated and marked
+``estimated`` (never 0), and the request's credentials are masked in everything kept.
+
+A tool call in reply N is paired with its result in request N+1 by the session itself (the
+transcript pairs ``tool_call_id``\\ s); a result that never came back shows in
+``session.problems`` once the conversation went on without it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .._secrets import Secrets
+from ..errors import AgentnbError
+from ..events import (
+    Event,
+    ModelDelta,
+    ModelResponded,
+    Origin,
+    RequestAssembled,
+    RunStarted,
+    RunStopped,
+)
+from ..messages import AssistantMessage, parse_message
+from ..models.base import Delta, ModelRequest, Usage
+from ..session import Session
+from ..session.records import RequestRecord, RunRecord
+from .calls import ProxiedCall, UpstreamCalled, UpstreamFailed
+from .conversations import Conversation, Conversations, explicit_id
+from .wire import Reply, Request, Wire
+
+__all__ = ["PROXY_AGENT", "Recorder", "Upstream"]
+
+#: The ``agent`` of the ``RunStarted`` events a proxied call emits.
+PROXY_AGENT = "proxy"
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """Where the proxy forwards: what ``UpstreamCalled`` and the OTel spans name."""
+
+    address: str
+    port: int
+
+
+def _last_user_text(messages: Sequence[dict[str, Any]]) -> str | None:
+    for m in reversed(messages):
+        if m.get("role") == "user":
+            content = m.get("content")
+            if isinstance(content, list):
+                return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+            return str(content or "")
+    return None
+
+
+def _share(c: Conversation, body: dict[str, Any], key: str, request: Request) -> list[Any]:
+    """Let ``body`` reuse the objects of the conversation's previous request that did not
+    change (its messages, its tools): a call then costs what it added, not its history.
+    Returns the chat-shaped tool schemas (made once per distinct tools list)."""
+    sent = body.get(key)
+    if isinstance(sent, list):
+        previous = c.sent
+        for i in range(min(len(sent), len(previous))):
+            if sent[i] is not previous[i] and sent[i] == previous[i]:
+                sent[i] = previous[i]
+        c.sent = sent
+    tools = body.get("tools")
+    if tools is None:
+        return request.tools
+    if tools is not c.tools and tools == c.tools:
+        body["tools"] = c.tools
+    elif tools is not c.tools:
+        c.tools, c.schemas = tools, request.tools
+    return c.schemas
+
+
+class Recorder:
+    """Builds and updates the sessions of the proxied calls (on the proxy's event loop)."""
+
+    def __init__(self) -> None:
+        self.conversations = Conversations()
+        self.calls: list[ProxiedCall] = []
+        #: Requests forwarded but not recorded (a body agentnb could not read), in words.
+        self.skipped: list[str] = []
+        #: Called (no arguments) after each call begins and ends: a view's refresh.
+        self.listeners: list[Callable[[], Any]] = []
+
+    @property
+    def sessions(self) -> list[Session]:
+        return [c.session for c in self.conversations.conversations]
+
+    def _changed(self) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener()
+            except Exception as exc:  # a view that fails never stops the proxy
+                warnings.warn(f"proxy listener {listener!r} raised {exc!r}", stacklevel=2)
+
+    def _emit(self, call: ProxiedCall, stage: str, cls: type[Event], **fields: Any) -> Event:
+        """Number and publish an event as the runtime does; ``iteration`` is the call's
+        number in its session (the proxied call is that conversation's n-th request)."""
+        assert call.conversation is not None and call.origin is not None
+        bus = call.conversation.session.bus
+        return bus.emit(cls, call.origin, stage, call.iteration, time.monotonic(), fields)
+
+    # -- a call begins ------------------------------------------------------------------
+    async def begin(
+        self,
+        wire: Wire,
+        body: dict[str, Any],
+        *,
+        path: str,
+        query: list[tuple[str, str]],
+        headers: Mapping[str, str],
+        secrets: Secrets,
+        upstream: Upstream,
+        traceparent: str | None = None,
+    ) -> ProxiedCall:
+        """A request arrives: place it, record it, announce it. Raises (ValueError,
+        InvalidMessage) for a body that cannot be read; nothing is recorded then."""
+        request = wire.read_request(body)
+        explicit, scoped = explicit_id(headers, request.ids, request.cache_key)
+        placement = self.conversations.place(
+            request.messages,
+            explicit,
+            request.previous_response_id,
+            scoped=scoped,
+            upstream=request.conversation,
+        )
+        try:
+            new = [
+                parse_message(m, where="proxied message")
+                for m in request.messages[placement.start :]
+            ]
+        except Exception:
+            if placement.new:
+                self.conversations.discard(placement.conversation)
+            raise
+        call = ProxiedCall(
+            "p-" + os.urandom(6).hex(),
+            "",
+            wire.name,
+            path,
+            body,
+            request.stream,
+            time.monotonic(),
+            query,
+        )
+        call.secrets, call.model, call.store = secrets, request.model, request.store
+        c = await self._take(call, placement.conversation, placement.edits)
+        schemas = _share(c, body, "input" if wire.name == "responses" else "messages", request)
+        session = c.session
+        trace_id = os.urandom(16).hex()
+        call.session_id, call.conversation = session.id, c
+        call.origin = Origin.now(session.id, call.id, trace_id)
+        call.iteration = len(session.requests) + 1
+        record = RunRecord(call.id, trace_id, _last_user_text(request.messages), len(session))
+        session.runs.append(record)
+        call.record = record
+        self._emit(
+            call,
+            "restore",
+            RunStarted,
+            input=record.input,
+            agent=PROXY_AGENT,
+            model=request.model,
+            provider=wire.provider,
+        )
+        for message in new:
+            session.append_in_run(call.origin, message, "restore", call.iteration)
+        self.conversations.grow(c, [m.wire() for m in new])
+        call.estimate = session.tokens
+        if wire.name == "chat":  # the request exactly as the app sent it (its dicts, shared)
+            model_request = ModelRequest(request.messages, schemas, dict(request.params))
+        else:  # the conversation the model answered, by reference to the session
+            model_request = ModelRequest(
+                tools=schemas,
+                params=dict(request.params),
+                source=session.transcript.wires,
+                spans=((0, len(session)),),
+            )
+        budget = {"history": call.estimate, "total": call.estimate}
+        note = f"assembled by the app ({wire.name} API), seen by the proxy"
+        session.requests.append(
+            RequestRecord(call.id, call.iteration, model_request, budget, policy="app", note=note)
+        )
+        self._emit(
+            call,
+            "assemble",
+            RequestAssembled,
+            request=model_request,
+            budget=budget,
+            policy="app",
+            note=note,
+        )
+        self._emit(
+            call,
+            "call_model",
+            UpstreamCalled,
+            api=wire.name,
+            provider=wire.provider,
+            server_address=upstream.address,
+            server_port=upstream.port,
+            stream=request.stream,
+            traceparent=traceparent,
+        )
+        self.calls.append(call)
+        self._changed()
+        return call
+
+    async def _take(
+        self, call: ProxiedCall, c: Conversation, edits: tuple[tuple[int, dict[str, Any]], ...]
+    ) -> Conversation:
+        """Record the system prompt's changes as edits, then hold the session for the call.
+        A session a run of yours holds (you continue a proxied session by hand) is not
+        written into: the call goes into a branch of it, and the branch says why."""
+        for attempt in range(2):
+            try:
+                for index, message in edits:
+                    c.session.replace(index, message)
+                    self.conversations.edited(c, index, message)
+                await c.session.lock.acquire(call.id, c.session.id, "reject", call)
+                c.busy = True
+                return c
+            except AgentnbError as exc:
+                if attempt:
+                    raise
+                why = f"its session was held by run {c.session.lock.holder!r} ({exc})"
+                c = self.conversations.branch(c, why)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- streamed fragments ---------------------------------------------------------------
+    def deltas(self, call: ProxiedCall, deltas: Sequence[Delta]) -> None:
+        """Fragments of the reply as they passed to the app: one ``ModelDelta`` each."""
+        if call.first_chunk is None:
+            call.first_chunk = time.monotonic() - call.started
+        for delta in deltas:
+            raw = delta.raw
+            for kind, text in (("reasoning", delta.reasoning), ("text", delta.text)):
+                if text:
+                    self._emit(call, "call_model", ModelDelta, kind=kind, delta=text, raw=raw)
+                    raw = None
+            if delta.tool_index is not None and (delta.tool_name or delta.arguments):
+                kind = "tool_args" if delta.arguments else "tool_call"
+                self._emit(
+                    call,
+                    "call_model",
+                    ModelDelta,
+                    kind=kind,
+                    delta=delta.arguments or delta.tool_name or "",
+                    index=delta.tool_index,
+                    call_id=delta.tool_id,
+                    name=delta.tool_name,
+                    raw=raw,
+                )
+
+    # -- a call ends --------------------------------------------------------------------
+    def finish(self, call: ProxiedCall, status: int, reply: Reply) -> None:
+        """The upstream answered ``reply`` with ``status``: record it and end the run."""
+        call.status = status
+        call.latency = time.monotonic() - call.started
+        wire = call.secrets.mask_data(reply.message) if call.secrets else reply.message
+        try:
+            message = parse_message(wire, where="the upstream's reply")
+            if not isinstance(message, AssistantMessage):
+                raise ValueError(f"the reply is a {message.role!r} message, not an assistant's")
+        except Exception as exc:
+            self.fail(call, f"the upstream reply could not be read: {exc}", status)
+            return
+        call.reply = replace(reply, message=wire)
+        usage = reply.usage
+        if usage is None:  # not sent (a stream without include_usage): estimated, marked
+            usage = Usage(call.estimate, message.tokens, call.estimate + message.tokens, True)
+        self._emit(
+            call,
+            "call_model",
+            ModelResponded,
+            message=message,
+            usage=usage,
+            latency=call.latency,
+            finish_reason=reply.finish_reason,
+            response_id=reply.id,
+            response_model=reply.model,
+        )
+        c = call.conversation
+        assert c is not None and call.origin is not None
+        c.session.append_in_run(call.origin, message, "decide", call.iteration)
+        self.conversations.grow(c, [message.wire()])
+        if call.store:
+            self.conversations.answered(c, reply.id)
+        c.unanswered = False
+        names = [tool.function.name for tool in message.calls]
+        reason, detail = (
+            ("custom", "the app runs the tools: " + ", ".join(names))
+            if names
+            else ("final_answer", "the model answered with text")
+        )
+        self._stop(call, reason, detail, message.text or None, usage)
+
+    def fail(self, call: ProxiedCall, error: str, status: int | None = None) -> None:
+        """The call failed: an error status, a broken stream, no answer, a bad reply."""
+        if call.record is not None and call.record.stop_reason is not None:
+            return  # already ended
+        call.status = status if status is not None else call.status
+        call.latency = time.monotonic() - call.started
+        call.error = call.secrets.mask(error)
+        assert call.conversation is not None
+        call.conversation.unanswered = True
+        self._emit(
+            call,
+            "call_model",
+            UpstreamFailed,
+            status=call.status,
+            error=call.error,
+            latency=call.latency,
+        )
+        usage = Usage(call.estimate, 0, call.estimate, True)
+        self._stop(call, "error", call.error, None, usage)
+
+    def _stop(
+        self, call: ProxiedCall, reason: str, detail: str, output: str | None, usage: Usage
+    ) -> None:
+        c, record = call.conversation, call.record
+        assert c is not None and record is not None
+        session = c.session
+        record.end, record.output, record.stop_reason = len(session), output, reason
+        record.detail, record.stage, record.iterations, record.usage = (
+            detail,
+            "call_model",
+            1,
+            usage,
+        )
+        try:
+            session.commit()
+        except AgentnbError as exc:  # its store refused: said, not lost
+            record.detail += f" (not saved: {exc})"
+        self._emit(
+            call,
+            "persist",
+            RunStopped,
+            reason=reason,
+            detail=record.detail,
+            output=output,
+            iterations=1,
+            usage=usage,
+            stopped_in="call_model",
+        )
+        session.lock.release(call.id)
+        c.busy = False
+        call.secrets = Secrets()  # the call is over: its credentials are not kept
+        self._changed()
