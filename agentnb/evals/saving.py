@@ -10,14 +10,12 @@ recordings and replays runs as regression tests; only ``rerun`` needs the agents
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import _json
 from ..errors import ConfigurationError
 from ..session import Session
 from ..storage.trace import Trace
@@ -68,16 +66,7 @@ def save(ev: Evaluation, path: Path, *, traces: bool = True) -> Path:
             "trace": trace.to_jsonl() if trace is not None else None,
         }
         lines.append(json.dumps(entry, ensure_ascii=False))
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write("\n".join(lines) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return path
+    return _json.write_atomically(path, "\n".join(lines) + "\n")
 
 
 def load(path: Path, *, judge: Any = None) -> Evaluation:

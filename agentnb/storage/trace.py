@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from .. import _html
+from .. import _html, _json
 from ..errors import TraceFormatError
 from ..events import Event
 from . import codec as _tracefile
@@ -79,9 +79,7 @@ class Trace:
 
     def save(self, path: str | Path) -> Path:
         """Write the JSONL form to ``path`` atomically (a temporary file, then a rename)."""
-        from .jsonl import write_atomically
-
-        return write_atomically(path, self.to_jsonl())
+        return _json.write_atomically(path, self.to_jsonl())
 
     @classmethod
     def from_jsonl(cls, text: str) -> Trace:
