@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .. import display
 from ..errors import AgentnbError, InvalidConversation, InvalidMessage, SessionBusy, StoreError
 from ..events import Event, MessageAppended, Origin, SessionEdited
 from ..messages import MEMORY_NAME, Message, parse_message
@@ -412,8 +413,6 @@ class Session:
     # -- display --------------------------------------------------------------------------
     def view(self, **options: Any) -> Any:
         """The live view of this session (``agentnb.widgets.SessionView``; needs ipywidgets)."""
-        from .. import display  # the renderer sits above the session
-
         return display.live_view(self, **options)
 
     def __repr__(self) -> str:
@@ -422,14 +421,10 @@ class Session:
         return f"<Session {self.id!r}: {size}, {state}>"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from .. import display  # the renderer sits above the session
-
         return display.session_bundle(self)
 
     def static_mimebundle(self) -> dict[str, str]:
         """text/plain and escaped text/html: what nbviewer and GitHub show without a kernel."""
-        from .. import display  # the renderer sits above the session
-
         return display.static_session_bundle(self)
 
 
