@@ -16,14 +16,14 @@ out, or ignores being cancelled, is left to finish alone and never delays the ru
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from .._fast import loads
 from ..events import ToolFinished, ToolsExecuted, ToolStarted
 from ..messages import ToolCall
 from ..tools.calls import CURRENT_CALL, ToolCallContext
@@ -49,8 +49,10 @@ def _signature_hint(tool: Tool) -> str:
 def _parse(tool: Tool, raw: str) -> tuple[dict[str, Any] | None, str]:
     """The arguments as a dict, or None and the structured error the model sees."""
     try:
-        args = _loads(raw)
+        args = loads(raw)
     except (ValueError, RecursionError) as exc:
+        if not raw.strip():  # blank: no arguments
+            return {}, ""
         why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         return None, error_content(
             f"the arguments of {tool.name} are not valid JSON ({why})",
@@ -66,21 +68,6 @@ def _parse(tool: Tool, raw: str) -> tuple[dict[str, Any] | None, str]:
             arguments=raw[:500],
         )
     return args, ""
-
-
-#: The C scanner inside ``json.loads`` (set on every decoder; typeshed does not declare it).
-_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-
-
-def _loads(raw: str) -> Any:
-    """``json.loads(raw)`` (blank means no arguments), the common case in one C call."""
-    try:
-        value, end = _SCAN(raw, 0)  # what json.loads does inside its Python layers
-        if end == len(raw):
-            return value
-    except Exception:  # leading space, or not JSON: json.loads says so in its own words
-        pass
-    return json.loads(raw) if raw.strip() else {}
 
 
 def _json_type(value: Any) -> str:
