@@ -26,7 +26,7 @@ from ..errors import AgentnbError, ModelCallFailed
 from ..messages import SUMMARY_NAME, Message
 from ..models.base import ModelLike, ModelRequest, coerce_response
 from ..tokens import estimate_tokens
-from .policies import Budget, Selection, _oldest_to_drop
+from .policies import Budget, Selection, oldest_to_drop
 
 __all__ = ["DeterministicSummariser", "ModelSummariser", "SummariseOldest", "Summariser"]
 
@@ -145,7 +145,7 @@ class SummariseOldest:
         self._cache: OrderedDict[str, str] = OrderedDict()
 
     async def select(self, history: Sequence[Message], budget: Budget) -> Selection:
-        n, end = len(history), _oldest_to_drop(history, budget, spare=self.reserve)
+        n, end = len(history), oldest_to_drop(history, budget, spare=self.reserve)
         if not end:
             return Selection.everything(n)
         text = await self._summary(history, end)

@@ -24,7 +24,6 @@ recorded answers in order. A request that is not in the cassette raises
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -285,13 +284,10 @@ def record(model: OpenAIModel, path: str | os.PathLike[str]) -> OpenAIModel:
     """A copy of ``model`` that appends every exchange to the cassette at ``path``."""
     if not isinstance(model, OpenAIModel):
         raise ConfigurationError(f"record() takes an OpenAIModel, not {type(model).__name__}")
-    if model._client is not None:
-        raise ConfigurationError("record() cannot wrap a model built with client=; use transport=")
-    recording = copy.copy(model)
     settings = _settings(model)
-    transport = RecordingTransport(Cassette(path), settings, model._transport, model.secrets)
-    recording._transport = transport
-    return recording
+    return model.with_transport(
+        RecordingTransport(Cassette(path), settings, model.transport, model.secrets)
+    )
 
 
 def replay(path: str | os.PathLike[str], **overrides: Any) -> OpenAIModel:

@@ -265,11 +265,16 @@ class SessionView(Widget):
         """The status line: state, stage, iteration, stop reason, error."""
         return dict(self._status)
 
+    @property
+    def timeline(self) -> list[dict[str, Any]]:
+        """The timeline rows this view kept (the newest ``max_events``), oldest first."""
+        return list(self._events)
+
     def trace(self) -> Any:
         """The timeline rows this view kept, as a pandas DataFrame."""
         import pandas as pd
 
-        return pd.DataFrame(list(self._events))
+        return pd.DataFrame(self.timeline)
 
     def inspect(self, k: int = -1) -> Any:
         """A :class:`RequestInspector` on model call ``k`` (1-based; -1 is the latest)."""

@@ -12,6 +12,7 @@ import pytest
 
 import agentnb as an
 from agentnb.observe.record import UpstreamFailed
+from agentnb.storage.codec import event_to_dict
 from tests.observe.observe_helpers import KEY, canonical
 from tests.servers.fault_server import Step, completion, reply, text_chunks
 
@@ -318,7 +319,7 @@ def test_the_key_is_forwarded_and_never_kept(fault_server, tmp_path):
         assert KEY in caught.value.response.text  # the app sees the upstream's words unchanged
         kept = [
             json.dumps([s.to_openai() for s in proxy.sessions], ensure_ascii=False),
-            json.dumps([e.to_dict() for s in proxy.sessions for e in s._test_events],
+            json.dumps([event_to_dict(e) for s in proxy.sessions for e in s._test_events],
                        ensure_ascii=False, default=str),
             repr(proxy), repr(proxy.calls), json.dumps([c.body for c in proxy.calls]),
             " ".join(c.response + (c.error or "") for c in proxy.calls),

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import json
 import os
 from collections.abc import AsyncIterator, Mapping
@@ -147,6 +148,24 @@ class OpenAIModel(Model):
     def profile(self) -> Profile:
         """The compatibility profile in use (after detection, once a call was made)."""
         return self._profile
+
+    @property
+    def transport(self) -> httpx.AsyncBaseTransport | None:
+        """The transport given with ``transport=`` (None: httpx's own, or a ``client=``)."""
+        return self._transport
+
+    def with_transport(self, transport: httpx.AsyncBaseTransport) -> OpenAIModel:
+        """A copy of this model (same settings, credentials and profile) that sends through
+        ``transport`` (a recorder, a replayer, ``httpx.MockTransport``). Refused for a model
+        built with ``client=``: that client carries its own transport."""
+        if self._client is not None:
+            raise ConfigurationError(
+                "this OpenAIModel was built with client=, which carries its own transport; "
+                "build it with transport=... to route its calls elsewhere"
+            )
+        other = copy.copy(self)
+        other._transport = transport
+        return other
 
     @property
     def url(self) -> str:
