@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from . import _fast, _html
 from ._sdk import normalise_assistant
 from .errors import InvalidMessage
-from .tokens import MESSAGE_OVERHEAD, estimate_tokens
+from .tokens import MESSAGE_OVERHEAD, content_text, estimate_tokens
 
 __all__ = [
     "MEMORY_NAME",
@@ -32,6 +32,7 @@ __all__ = [
     "ToolCall",
     "ToolMessage",
     "UserMessage",
+    "content_text",
     "parse_message",
 ]
 
@@ -134,9 +135,7 @@ class _Message(BaseModel):
         content = self.__dict__["content"]  # a field of every message class
         if content.__class__ is str:  # the common case first (no call)
             return content
-        if content is None:
-            return ""
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        return content_text(content)
 
     @property
     def tokens(self) -> int:

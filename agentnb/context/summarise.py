@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .. import _json
 from ..errors import AgentnbError, ModelCallFailed
-from ..messages import SUMMARY_NAME, Message
+from ..messages import RUNTIME_NAME, SUMMARY_NAME, Message, content_text
 from ..models.base import ModelLike, ModelRequest, coerce_response
 from ..tokens import estimate_tokens
 from .policies import Budget, Selection, oldest_to_drop
@@ -54,15 +54,12 @@ class DeterministicSummariser:
     async def summarise(self, messages: Sequence[dict[str, Any]]) -> str:
         lines = []
         for m in messages:
-            role, content = m.get("role"), m.get("content")
-            text = content if isinstance(content, str) else ""
-            if isinstance(content, list):  # multi-part content: its text parts
-                text = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+            role, text = m.get("role"), content_text(m.get("content"))
             calls = [c.get("function", {}) for c in m.get("tool_calls") or ()]
             if role == "assistant" and calls:
                 called = ", ".join(f"{f.get('name')}({f.get('arguments')})" for f in calls)
                 lines.append(f"- assistant called {_short(called, self.width)}")
-            if role == "user" and m.get("name") != "agentnb":
+            if role == "user" and m.get("name") != RUNTIME_NAME:
                 lines.append(f"- user asked: {_short(text or '', self.width)}")
             elif role == "tool":
                 tool = m.get("name") or "tool"

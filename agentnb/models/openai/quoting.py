@@ -13,6 +13,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ...messages import content_text
+
 __all__ = ["MAX_DEPTH", "MAX_TEXT", "TooDeep", "echoed", "echoed_texts", "objects", "shown"]
 
 #: What a reply only shows: fenced code, inline code, quoted (``>``) lines.
@@ -74,10 +76,8 @@ def echoed_texts(messages: Sequence[dict[str, Any]]) -> tuple[str, ...]:
     for m in messages:
         if m.get("role") != "tool":
             continue
-        content = m.get("content")
-        if isinstance(content, list):
-            content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-        if isinstance(content, str) and content:
+        content = content_text(m.get("content"))
+        if content:
             found.append(content)
     return tuple(found)
 
