@@ -133,9 +133,9 @@ class _Message(BaseModel):
     def text(self) -> str:
         """The text content ('' when there is none; text parts joined for multi-part content)."""
         content = self.__dict__["content"]  # a field of every message class
-        if content.__class__ is str:  # the common case first (no call)
+        if content.__class__ is str:  # the common cases first (no call)
             return content
-        return content_text(content)
+        return "" if content is None else content_text(content)
 
     @property
     def tokens(self) -> int:

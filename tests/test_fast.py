@@ -37,8 +37,9 @@ def test_plain_is_read_from_the_environment_once():
     code = "from agentnb import _fast; print(_fast.PLAIN, _fast.built is _fast.built_plain)"
     for value, expected in (("1", "True True"), ("", "False False"), ("0", "False False")):
         env = {"AGENTNB_PLAIN": value, "PATH": ""}
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             env=env, check=True)  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        )
         assert out.stdout.split() == expected.split(), (value, out.stderr)
 
 
@@ -199,8 +200,11 @@ def _third_party_private(module: str, source: str) -> list[str]:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and not node.level and node.module:
             if not node.module.startswith("agentnb"):
-                found += [f"from {node.module} import {a.name}" for a in node.names
-                          if a.name.startswith("_") and not a.name.startswith("__")]  # fmt: skip
+                found += [
+                    f"from {node.module} import {a.name}"
+                    for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")
+                ]
         elif isinstance(node, ast.Attribute):
             name = node.attr
             if any(name.startswith(p) or name == p for p in INTERNALS):

@@ -16,7 +16,7 @@ until the history fits, always keeping the newest user message and everything af
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ConfigurationError
@@ -193,9 +193,7 @@ class KeepLastTurns:
         start = starts[-self.n] if len(starts) > self.n else 0
         kept = history[start:]
         used = sum(budget.count(m) for m in kept)
-        fit = oldest_to_drop(kept, Budget(budget.instructions, budget.tools, used,
-                                           budget.context_window, budget.reply_reserve,
-                                           budget.count))  # fmt: skip
+        fit = oldest_to_drop(kept, replace(budget, history=used))
         start += fit  # still over the window: fewer turns
         if not start:
             return Selection.everything(len(history))

@@ -84,26 +84,19 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ou
     args: dict[str, Any] | None = None
     if tool is None:
         available = ", ".join(state.agent.tools.names) or "(none)"
-        outcome = _failed("unknown_tool", error_content(
-            f"unknown tool {name!r}",
-            f"available tools: {available}. Call one of them by its exact name, or answer "
-            "without a tool.",
-            kind="unknown_tool",
-        ))  # fmt: skip
+        hint = f"available tools: {available}. Call one of them by its exact name, or answer "
+        outcome = _failed("unknown_tool", f"unknown tool {name!r}", hint + "without a tool.")
     else:
         args, problem = _parse(tool, raw)
         if args is None:
-            outcome = _failed("invalid_json", problem)
+            outcome = Outcome(problem, False, "invalid_json")
         else:
             try:
                 kwargs = tool.validate(args)
             except InvalidArguments as exc:
-                outcome = _failed("invalid_arguments", error_content(
-                    f"invalid arguments for {name}",
-                    _signature_hint(tool),
-                    kind="invalid_arguments",
-                    problems=exc.problems,
-                ))  # fmt: skip
+                why = f"invalid arguments for {name}"
+                hint = _signature_hint(tool)
+                outcome = _failed("invalid_arguments", why, hint, problems=exc.problems)
             else:
                 here = token = None
                 if tool.call_context:  # an.tools.current_call(): tasks and threads copy it
@@ -122,8 +115,9 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ou
     return _record(state, tool_round, call, started, outcome, args)
 
 
-def _failed(kind: str, content: str, traceback: str | None = None) -> Outcome:
-    return Outcome(content, False, kind, traceback=traceback)
+def _failed(kind: str, error: str, hint: str | None, **extra: Any) -> Outcome:
+    """A call that failed: the model reads ``{"ok": false, "kind", "error", "hint", ...}``."""
+    return Outcome(error_content(error, hint, kind=kind, **extra), False, kind)
 
 
 def _record(
@@ -186,17 +180,12 @@ async def _execute(
         return Outcome(content, note=note)
     except ToolError as exc:
         kind = getattr(exc, "kind", "tool_error")
-        return _failed(kind, error_content(
-            exc.message, exc.hint, kind=kind, retryable=exc.retryable, **exc.data
-        ))  # fmt: skip
+        return _failed(kind, exc.message, exc.hint, retryable=exc.retryable, **exc.data)
     except TimeoutError:
-        return _failed("timeout", error_content(
-            f"{tool.name} timed out after {_timeout(state, tool):g} s",
-            "the service is slow or down: retry once at most, otherwise tell the user this "
-            "information is unavailable right now",
-            kind="timeout",
-            retryable=True,
-        ))  # fmt: skip
+        why = f"{tool.name} timed out after {_timeout(state, tool):g} s"
+        hint = "the service is slow or down: retry once at most, otherwise tell the user this "
+        hint += "information is unavailable right now"
+        return _failed("timeout", why, hint, retryable=True)
     except asyncio.CancelledError as exc:
         task = asyncio.current_task()
         if task is not None and task.cancelling():
@@ -215,13 +204,11 @@ def _text_of(exc: BaseException) -> str:
 
 def _failure(tool: Tool, exc: BaseException, text: str) -> Outcome:
     """A tool that raised: the model hears it failed while running, the developer where."""
-    content = error_content(
-        f"{type(exc).__name__}: {text}",
-        f"{tool.name} accepted the arguments but failed while running (a fault in the tool or "
-        "its service); do not repeat the same call: tell the user, or try another way",
-        kind="tool_error",
-    )
-    return _failed("tool_error", content, _traceback(exc))
+    hint = f"{tool.name} accepted the arguments but failed while running (a fault in the tool "
+    hint += "or its service); do not repeat the same call: tell the user, or try another way"
+    outcome = _failed("tool_error", f"{type(exc).__name__}: {text}", hint)
+    outcome.traceback = _traceback(exc)
+    return outcome
 
 
 _RUNTIME = os.path.dirname(__file__)

@@ -110,8 +110,13 @@ def test_request_messages_are_read_only_but_copy_json_and_pickle_as_lists():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.sampled_from(["run", "continue", "edit", "fork", "truncate", "append"]),
-                min_size=1, max_size=12))  # fmt: skip
+@given(
+    st.lists(
+        st.sampled_from(["run", "continue", "edit", "fork", "truncate", "append"]),
+        min_size=1,
+        max_size=12,
+    )
+)
 def test_random_histories_never_show_a_model_another_requests_messages(steps: list[str]):
     witness = Witness()
     agent = agent_for(witness)

@@ -263,9 +263,13 @@ class OpenAIModel(Model):
             headers["Accept"] = "text/event-stream"
         content = _json.dumps(body, separators=(",", ":")).encode()  # lone surrogates escaped
         req = client.build_request(
-            "POST", self.url, content=content, headers=headers, params=self._params(),
+            "POST",
+            self.url,
+            content=content,
+            headers=headers,
+            params=self._params(),
             timeout=self.timeout,
-        )  # fmt: skip
+        )
         response = await client.send(req, stream=True)
         if response.status_code >= 300:
             try:  # only as much as a message shows: never a whole hostile body per retry
