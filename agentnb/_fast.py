@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-__all__ = ["PLAIN", "Outcome", "built", "dump", "dumps_with", "eager", "extended", "loads"]
+__all__ = ["PLAIN", "FirstStep", "built", "dump", "dumps_with", "eager", "extended", "loads"]
 
 #: True when ``AGENTNB_PLAIN=1``: every function below is its plain twin.
 PLAIN = os.environ.get("AGENTNB_PLAIN", "").strip() not in ("", "0")
@@ -132,7 +132,7 @@ def dumps_with_fast(default: Callable[[Any], Any]) -> Callable[[Any], str]:
 # -- asyncio: a task whose first step runs at once ------------------------------------------------
 _T = TypeVar("_T")
 #: What a coroutine that ended in its first step produced: (True, value) or (False, error).
-Outcome = tuple[bool, Any]
+FirstStep = tuple[bool, Any]
 
 
 async def _finished(coro: Coroutine[Any, Any, Any], finish: Callable[[Any], _T]) -> _T:
@@ -141,14 +141,14 @@ async def _finished(coro: Coroutine[Any, Any, Any], finish: Callable[[Any], _T])
 
 def eager_plain(
     coro: Coroutine[Any, Any, Any], finish: Callable[[Any], _T]
-) -> tuple[asyncio.Task[_T], Outcome | None]:
+) -> tuple[asyncio.Task[_T], FirstStep | None]:
     """A task of ``finish(await coro)``, started on the loop's next turn (no outcome yet)."""
     return asyncio.get_running_loop().create_task(_finished(coro, finish)), None
 
 
 def eager_builtin(
     coro: Coroutine[Any, Any, Any], finish: Callable[[Any], _T]
-) -> tuple[asyncio.Task[_T], Outcome | None]:
+) -> tuple[asyncio.Task[_T], FirstStep | None]:
     """Python 3.12's eager start: the task's first step runs now; done, it has an outcome."""
     loop = asyncio.get_running_loop()
     task = asyncio.Task(_finished(coro, finish), loop=loop, eager_start=True)  # type: ignore[call-arg]
@@ -162,7 +162,7 @@ def eager_builtin(
 
 def eager_fast(
     coro: Coroutine[Any, Any, Any], finish: Callable[[Any], _T]
-) -> tuple[asyncio.Task[_T], Outcome | None]:
+) -> tuple[asyncio.Task[_T], FirstStep | None]:
     """3.12's eager start on 3.11, by hand. The task is made first, so inside the coroutine
     ``asyncio.current_task()`` is its own from the first line (``asyncio.timeout`` and task
     groups work); then its first step runs here, with the task swapped in as the current one
@@ -196,7 +196,7 @@ class _Steps:
     def __init__(self, coro: Coroutine[Any, Any, Any], finish: Callable[[Any], Any]) -> None:
         self.coro = coro
         self.finish = finish
-        self.outcome: Outcome | None = None  # set when it ended in its first step
+        self.outcome: FirstStep | None = None  # set when it ended in its first step
         self.waiting: Any = None  # what it suspended on (a future, or None to yield a turn)
 
     def first(self) -> None:

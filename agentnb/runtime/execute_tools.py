@@ -29,7 +29,7 @@ from ..messages import ToolCall
 from ..tools.calls import CURRENT_CALL, ToolCallContext
 from ..tools.results import serialise
 from ..tools.tool import InvalidArguments, ToolError, error_content
-from .state import Outcome, RunState, ToolRound
+from .state import CallOutcome, RunState, ToolRound
 from .tool_work import Deadline, Finished, bounded, in_thread, isolated
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def _json_type(value: Any) -> str:
     return names.get(type(value)) or ("a string" if isinstance(value, str) else "an array")
 
 
-async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Outcome:
+async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> CallOutcome:
     """Run one call; its outcome goes into ``tool_round`` (keyed by this message's ids)."""
     name = call.function.name
     raw = call.function.arguments
@@ -89,7 +89,7 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ou
     else:
         args, problem = _parse(tool, raw)
         if args is None:
-            outcome = Outcome(problem, False, "invalid_json")
+            outcome = CallOutcome(problem, False, "invalid_json")
         else:
             try:
                 kwargs = tool.validate(args)
@@ -106,29 +106,31 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ou
                     outcome = await _execute(state, tool, _invoke(state, tool, kwargs, started))
                 except Finished as finished:  # it finished just as the run was cancelled
                     outcome = await _execute(state, tool, finished.result())
-                    _record(state, tool_round, call, started, outcome, args, here)
+                    _finish_call(state, tool_round, call, started, outcome, args, here)
                     raise
                 finally:
                     if token is not None:
                         CURRENT_CALL.reset(token)
-                return _record(state, tool_round, call, started, outcome, args, here)
-    return _record(state, tool_round, call, started, outcome, args)
+                return _finish_call(state, tool_round, call, started, outcome, args, here)
+    return _finish_call(state, tool_round, call, started, outcome, args)
 
 
-def _failed(kind: str, error: str, hint: str | None, **extra: Any) -> Outcome:
+def _failed(kind: str, error: str, hint: str | None, **extra: Any) -> CallOutcome:
     """A call that failed: the model reads ``{"ok": false, "kind", "error", "hint", ...}``."""
-    return Outcome(error_content(error, hint, kind=kind, **extra), False, kind)
+    return CallOutcome(error_content(error, hint, kind=kind, **extra), False, kind)
 
 
-def _record(
+def _finish_call(
     state: RunState,
     tool_round: ToolRound,
     call: ToolCall,
     started: float,
-    outcome: Outcome,
+    outcome: CallOutcome,
     args: dict[str, Any] | None,
     here: ToolCallContext | None = None,
-) -> Outcome:
+) -> CallOutcome:
+    """The call is over: its outcome goes into the round, a call that ran counts toward the
+    repeated-action check, and ``ToolFinished`` says how it went."""
     now = time.monotonic()
     outcome.latency = now - started
     tool_round.outcomes[call.id] = outcome
@@ -173,11 +175,11 @@ async def _invoke(
 
 async def _execute(
     state: RunState, tool: Tool, running: Awaitable[tuple[str, str | None]]
-) -> Outcome:
+) -> CallOutcome:
     """The outcome of a call: the content the model sees, and how it went."""
     try:
         content, note = await running
-        return Outcome(content, note=note)
+        return CallOutcome(content, note=note)
     except ToolError as exc:
         kind = getattr(exc, "kind", "tool_error")
         return _failed(kind, exc.message, exc.hint, retryable=exc.retryable, **exc.data)
@@ -202,7 +204,7 @@ def _text_of(exc: BaseException) -> str:
         return f"<{type(exc).__name__} whose message cannot be shown>"
 
 
-def _failure(tool: Tool, exc: BaseException, text: str) -> Outcome:
+def _failure(tool: Tool, exc: BaseException, text: str) -> CallOutcome:
     """A tool that raised: the model hears it failed while running, the developer where."""
     hint = f"{tool.name} accepted the arguments but failed while running (a fault in the tool "
     hint += "or its service); do not repeat the same call: tell the user, or try another way"

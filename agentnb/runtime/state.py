@@ -25,11 +25,11 @@ if TYPE_CHECKING:
     from ..session.lock import ActiveRun, LockPolicy
     from ..session.session import Session
 
-__all__ = ["Outcome", "RunState", "ToolRound"]
+__all__ = ["CallOutcome", "RunState", "ToolRound"]
 
 
 @dataclass(slots=True)
-class Outcome:
+class CallOutcome:
     """What one call produced: the content the model sees, and how it went."""
 
     content: str
@@ -51,7 +51,7 @@ class ToolRound:
     """
 
     at: int
-    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    outcomes: dict[str, CallOutcome] = field(default_factory=dict)
 
 
 class RunState:
