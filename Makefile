@@ -8,7 +8,7 @@ UV     := $(BIN)/uv
 PORT   ?= 8888
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: help install dev local lab test test-unit test-plain postgres test-notebooks test-browser lint format typecheck bench strip clean
+.PHONY: help install dev local lab test test-unit test-plain postgres test-notebooks test-browser lint format typecheck bench bench-all strip clean
 
 # The offline real model: llama-cpp-python compiles llama.cpp (about 5 minutes on 2 cores),
 # and its default build can crash with SIGILL (it compiles for the build CPU's newest
@@ -24,7 +24,8 @@ help:
 	@echo "make test   - install dev extras into .venv and run every test tier"
 	@echo "make local  - build llama-cpp-python once (cached), fetch SmolLM2, check it generates"
 	@echo "make lint   - ruff + mypy (strict on agentnb/)"
-	@echo "make bench  - runtime overhead against a bare loop (figures for the docs)"
+	@echo "make bench  - runtime overhead against a bare loop, paired ratios (about 2 minutes)"
+	@echo "make bench-all - and the record, stores, evaluation, service, proxy and view figures"
 	@echo "make strip  - remove outputs from notebooks before committing"
 
 # uv installs the stack in seconds where pip takes a minute; bootstrap it inside the venv.
@@ -104,8 +105,13 @@ format: dev
 
 typecheck: lint
 
+# The runtime's overhead in paired rounds (about 2 minutes); bench-all adds the record, the
+# stores, an evaluation sweep, the service, the proxy and the view (JupyterLab + Chromium).
 bench: dev
 	$(BIN)/python scripts/bench.py
+
+bench-all: dev
+	$(BIN)/python scripts/bench.py --all
 	$(BIN)/python scripts/bench_view.py
 
 strip: $(BIN)/python
