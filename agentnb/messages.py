@@ -143,7 +143,9 @@ class _Message(BaseModel):
         try:
             tokens: int = self.__dict__["_tokens_cache"]
         except KeyError:
-            text = self.text
+            text = self.__dict__["content"]  # what .text gives, without the call
+            if text.__class__ is not str:
+                text = "" if text is None else content_text(text)
             calls = self.__dict__.get("tool_calls")
             if calls:  # counted as one text: names and arguments are what the model reads
                 text += "".join([c.function.name + c.function.arguments for c in calls])

@@ -132,6 +132,7 @@ class ModelRequest:
         "estimate",
         "head",
         "params",
+        "shared",
         "size",
         "source",
         "spans",
@@ -166,7 +167,9 @@ class ModelRequest:
         self._cache: WireList | None = None
         self._held = False
         self._sent: Sent | None = None
-        if len(spans) == 1 and spans[0][0] == 0:  # the whole history from its start
+        #: Whether ``messages`` is the list shared with the session's other requests.
+        self.shared = len(spans) == 1 and spans[0][0] == 0  # the whole history from its start
+        if self.shared:
             sent = after._sent if after is not None else None
             if sent is None or sent.source is not self.source or sent.head != head:
                 sent = Sent(head, self.source)  # a new history, or a new head: a list of its own
