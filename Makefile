@@ -35,11 +35,16 @@ $(BIN)/python:
 $(UV): | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv
 
+# Installed with compiled bytecode: uv writes no .pyc by default, and an environment with
+# PYTHONDONTWRITEBYTECODE=1 never writes one, so every fresh kernel would recompile the stack
+# (import agentnb: ~0.6 s instead of ~0.2 s). The editable package is compiled separately.
 install: $(UV)
-	$(UV) pip install --quiet --python $(BIN)/python -e ".[notebooks]"
+	$(UV) pip install --quiet --compile-bytecode --python $(BIN)/python -e ".[notebooks]"
+	$(BIN)/python -m compileall -q agentnb
 
 dev: $(UV)
-	$(UV) pip install --quiet --python $(BIN)/python -e ".[dev]"
+	$(UV) pip install --quiet --compile-bytecode --python $(BIN)/python -e ".[dev]"
+	$(BIN)/python -m compileall -q agentnb
 
 local: dev
 	@if ! ls $(LLAMA_WHEELS)/*.whl >/dev/null 2>&1; then \
