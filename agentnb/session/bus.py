@@ -83,9 +83,7 @@ class EventBus:
     ) -> Event:
         """Number a new event of type ``cls`` and publish it to every subscriber."""
         self.seq += 1
-        event = cls(
-            seq=self.seq, stage=stage, iteration=iteration, time=at, origin=origin, **fields
-        )
+        event = cls(self.seq, stage, iteration, at, origin, **fields)
         if self.subscribers or OBSERVERS:
             self._publish(event)
         return event
@@ -96,14 +94,8 @@ class EventBus:
 
         ``at`` is the event's monotonic time when the caller has just read the clock."""
         self.seq += 1
-        event = cls(
-            seq=self.seq,
-            stage=run.stage,
-            iteration=run.iteration,
-            time=time.monotonic() if at is None else at,
-            origin=run.origin,
-            **fields,
-        )
+        now = time.monotonic() if at is None else at
+        event = cls(self.seq, run.stage, run.iteration, now, run.origin, **fields)
         if self.subscribers or OBSERVERS:
             self._publish(event)
         run.events.append(event)
