@@ -23,7 +23,7 @@ from collections.abc import Awaitable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from .._fast import loads
+from .._fast import eager, loads
 from ..events import ToolFinished, ToolsExecuted, ToolStarted
 from ..messages import ToolCall
 from ..tools.calls import CURRENT_CALL, ToolCallContext
@@ -247,6 +247,25 @@ def _segments(state: RunState, calls: list[ToolCall]) -> list[list[ToolCall]]:
     return groups
 
 
+async def _together(state: RunState, tool_round: ToolRound, group: list[ToolCall]) -> None:
+    """A group's calls, concurrently: each starts at once, in call order, in a task of its
+    own (:func:`agentnb._fast.eager`: it runs until it first waits); only the calls still
+    running are then awaited together, so calls that never wait cost no turn of the loop."""
+    running = []
+    for call in group:
+        task, outcome = eager(run_call(state, tool_round, call), _same)
+        if outcome is None:
+            running.append(task)
+        elif not outcome[0]:
+            raise outcome[1]  # only the run's own cancellation gets out of run_call
+    if running:
+        await asyncio.gather(*running)
+
+
+def _same(outcome: CallOutcome) -> CallOutcome:
+    return outcome
+
+
 async def execute_tools(state: RunState) -> ToolRound:
     started = time.monotonic()
     transcript = state.session.transcript
@@ -259,7 +278,7 @@ async def execute_tools(state: RunState) -> ToolRound:
         if count == 1 or len(group) == 1:
             await run_call(state, tool_round, group[0])
         else:
-            await asyncio.gather(*(run_call(state, tool_round, c) for c in group))
+            await _together(state, tool_round, group)
         for call in group:  # append as each group completes: call order, visible early
             outcome = tool_round.outcomes[call.id]
             failed += not outcome.ok
