@@ -318,21 +318,52 @@ def overhead(rounds: int, runs: int) -> dict[str, list[float]]:
     return s
 
 
+def client_agent() -> an.Agent:
+    """The same work through ``OpenAIModel`` over ``httpx.MockTransport`` (the replies in turn,
+    the body not read): what a real client costs as the session grows, encoding included."""
+    import httpx
+
+    texts = [json.loads(t) for t in reply_texts()]
+    bodies = [
+        json.dumps({"choices": [{"message": m, "finish_reason": "stop"}]}).encode() for m in texts
+    ]
+    turn = [0]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = bodies[turn[0] % CALLS]
+        turn[0] += 1
+        return httpx.Response(200, content=body, headers={"content-type": "application/json"})
+
+    model = an.models.OpenAIModel(
+        "bench",
+        base_url="http://bench.invalid/v1",
+        api_key="k",
+        profile="openai",
+        transport=httpx.MockTransport(handler),
+    )
+    tools = [an.tool(f) for f in FUNCS.values()]
+    return an.Agent("你是差旅助手。", tools, model=model)
+
+
 def growth(rounds: int, runs: int, sizes: tuple[int, ...] = (0, 1_000, 20_000)) -> None:
     """Per-iteration CPU on a session of N messages against the same run on an empty one,
-    with a model that reads ``request.messages``."""
-    agent = make_agent(reads="messages")
+    with a model that reads ``request.messages``, and with the OpenAI client."""
+    agents = {"a": make_agent(reads="messages"), "c": client_agent()}
     pasts = {n: history(n) for n in sizes}
     bare_model = BareModel(reply_texts())
 
-    def ours(n: int) -> Callable[[], float]:
+    def ours(key: str, n: int) -> Callable[[], float]:
+        agent = agents[key]
+
         def sample() -> float:
-            # N > 0: one session a sample, built before the clock; it grows by 10 messages a
-            # run (0.5% of 20,000). N = 0: a fresh session each run.
-            session = an.Session(pasts[n]) if n else None
+            # One session a sample, built before the clock, and one run on it first (a
+            # session's first request builds its message list once); each run then adds 10
+            # messages (the N=0 session ends a sample with a few hundred).
+            session = an.Session(pasts[n])
+            asyncio.run(agent.run(TASK, session=session))
 
             async def once() -> None:
-                result = await agent.run(TASK, session=session or an.Session())
+                result = await agent.run(TASK, session=session)
                 assert result.stop_reason == "final_answer", result
 
             return cpu(once, runs)
@@ -347,22 +378,29 @@ def growth(rounds: int, runs: int, sizes: tuple[int, ...] = (0, 1_000, 20_000)) 
 
     samplers: dict[str, Callable[[], float]] = {}
     for n in sizes:
-        samplers[f"a{n}"], samplers[f"b{n}"] = ours(n), bare(n)
+        samplers[f"a{n}"], samplers[f"c{n}"], samplers[f"b{n}"] = (
+            ours("a", n),
+            ours("c", n),
+            bare(n),
+        )
     s = paired(samplers, rounds)
     print(
         f"\nGrowth: CPU per iteration with N messages already in the session, {rounds} paired "
-        "rounds; ratio to N=0 [interquartile range]; the model reads request.messages"
+        "rounds; ratio to N=0 [interquartile range]"
     )
-    print(f"  {'N':>6}  {'agentnb':>30}  {'bare loop (copies its history once a run)':>44}")
+    print(
+        f"  {'N':>6}  {'model reads request.messages':>31}  {'OpenAI client (mock HTTP)':>31}  "
+        f"{'bare loop (copies its history per run)':>31}"
+    )
     for n in sizes:
         cells = []
-        for key in ("a", "b"):
+        for key in ("a", "c", "b"):
             values, base = s[f"{key}{n}"], s[f"{key}0"]
             median, q1, q3 = spread(ratios(values, base))
             us = statistics.median(values) * 1e6
             cells.append(f"{us:7.1f} us {median:5.2f}x [{q1:.2f}-{q3:.2f}]")
         target = "   target <= 1.3x" if n == sizes[-1] else ""
-        print(f"  {n:>6}  {cells[0]:>30}  {cells[1]:>44}{target}")
+        print(f"  {n:>6}  {cells[0]:>31}  {cells[1]:>31}  {cells[2]:>31}{target}")
 
 
 def multi_turn(rounds: int, core: list[float]) -> None:

@@ -60,7 +60,7 @@ class WireList(list[dict[str, Any]]):
     """``request.messages``: a list of wire dicts that refuses changes (it is shared by the
     requests of a session). ``list(request.messages)`` is a copy of your own."""
 
-    __slots__ = ()
+    __slots__ = ("__weakref__",)  # a client may follow it without holding it
 
     def _read_only(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(
