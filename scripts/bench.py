@@ -474,6 +474,30 @@ def import_time(repeats: int = 5) -> None:
     )
 
 
+def first_summary(tasks: int = 30) -> None:
+    """In a fresh interpreter: an evaluation sweep, then its first ``summary`` (scipy.stats is
+    imported in the background while the sweep runs; the summary waits for what is left)."""
+    code = f"""
+import asyncio, time
+import agentnb as an
+tasks = an.TaskSet(list(an.travel.task_set())[:{tasks}])
+agent = an.travel.travel_agent()
+started = time.perf_counter()
+ev = asyncio.run(an.evaluate({{"a": agent, "b": agent.copy()}}, tasks, progress=False))
+sweep = time.perf_counter() - started
+started = time.perf_counter()
+ev.summary
+print(sweep, time.perf_counter() - started, len(ev.records))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    sweep, wait, runs = out.stdout.split()
+    print(
+        f"\nThe first Evaluation.summary in a fresh process, after a sweep of {runs} runs: "
+        f"the sweep {float(sweep):.2f} s, the summary {float(wait):.2f} s   "
+        "target: no longer than the sweep"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=25, help="paired rounds per row")
@@ -491,6 +515,7 @@ def main() -> int:
     growth(max(args.rounds // 2, 5), max(args.runs // 4, 5))
     multi_turn(max(args.rounds // 2, 5), s["agentnb"])
     import_time()
+    first_summary()
     if args.all:
         import bench_more  # type: ignore[import-not-found]
 
