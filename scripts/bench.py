@@ -167,7 +167,8 @@ def make_agent(
         tools = [an.tool(_blocking(name)) for name in FUNCS]
     else:
         tools = [an.tool(f, isolated=isolated) for f in FUNCS.values()]
-    return an.Agent("你是差旅助手。", tools, model=FunctionModel(respond), tool_timeout=timeout)
+    model = FunctionModel(respond, keep_requests=0)  # kept requests would keep sessions alive
+    return an.Agent("你是差旅助手。", tools, model=model, tool_timeout=timeout)
 
 
 def _blocking(name: str) -> Callable[..., Any]:
@@ -512,7 +513,7 @@ def main() -> int:
         f"agentnb {an.__version__} runtime overhead (python {sys.version.split()[0]}); {load()}\n"
     )
     s = overhead(args.rounds, args.runs)
-    growth(max(args.rounds // 2, 5), max(args.runs // 4, 5))
+    growth(max(args.rounds // 2, 5), max(args.runs // 2, 5))
     multi_turn(max(args.rounds // 2, 5), s["agentnb"])
     import_time()
     first_summary()
