@@ -10,17 +10,25 @@
 * **U+2028, U+2029 and U+0085** are escaped in every JSON line agentnb writes
   (:func:`dumps`), so a reader that splits on Unicode line breaks (``str.splitlines``,
   JavaScript's older parsers) never tears a line; agentnb's readers split on ``\\n`` only.
+
+Every file agentnb writes (traces, session exports, cassettes, saved evaluations) is written
+by :func:`write_atomically`: a temporary file beside it, then a rename, so a failed write
+leaves the old file whole.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import tempfile
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
-__all__ = ["dumps", "shown"]
+__all__ = ["dumps", "shown", "write_atomically"]
 
 _UNSAFE = re.compile("[\ud800-\udfff\u2028\u2029\u0085]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -47,3 +55,19 @@ def shown(value: T) -> T:
     if isinstance(value, list | tuple):
         return cast(T, [shown(v) for v in value])
     return value
+
+
+def write_atomically(path: str | Path, text: str) -> Path:
+    """Write ``text`` (UTF-8, ``\\n`` line ends) to ``path`` through a temporary file beside
+    it and a rename: readers see the old file or the new one, never half of one."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return path

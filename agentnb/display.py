@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from . import _html, _json
 from .messages import Message
-from .session.pairing import Problem
 
 if TYPE_CHECKING:
+    from .session.pairing import Problem
     from .session.session import Session
 
 __all__ = [

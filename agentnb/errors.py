@@ -16,6 +16,8 @@ for the developer::
     ├── TraceFormatError            a saved trace line that cannot be read or written
     ├── RunStateError               a stepper used out of order, run_sync inside an event loop
     ├── ScriptNotConsumed           ScriptedModel.assert_complete() with replies left over
+    ├── QueueFull                   the service's queue is at its bound (agentnb.service)
+    ├── TaskNotFound                the service has no task with that id (agentnb.service)
     └── ModelError                  the model could not produce a reply
         ├── ModelCallFailed         the model raised; the original is the __cause__
         ├── ModelHTTPError          an HTTP model failed after its retries (status, body, id)

@@ -16,10 +16,10 @@ from typing import Any, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from . import _html
+from . import _fast, _html
 from ._sdk import normalise_assistant
 from .errors import InvalidMessage
-from .tokens import MESSAGE_OVERHEAD, estimate_tokens
+from .tokens import MESSAGE_OVERHEAD, content_text, estimate_tokens
 
 __all__ = [
     "MEMORY_NAME",
@@ -32,6 +32,7 @@ __all__ = [
     "ToolCall",
     "ToolMessage",
     "UserMessage",
+    "content_text",
     "parse_message",
 ]
 
@@ -72,7 +73,7 @@ class ToolCall(BaseModel):
 
     def model_post_init(self, context: Any, /) -> None:
         # The wire format requires "type"; count it as set so it is always serialised.
-        self.__pydantic_fields_set__.add("type")
+        self.model_fields_set.add("type")
 
     @classmethod
     def make(cls, id: str, name: str, arguments: str | dict[str, Any] = "") -> ToolCall:
@@ -112,8 +113,7 @@ class _Message(BaseModel):
             cached: dict[str, Any] = self.__dict__["_wire_cache"]
         except KeyError:
             cached = {"role": self.role}
-            dump = self.__pydantic_serializer__.to_python  # model_dump without its wrapper
-            cached.update(dump(self, mode="json", exclude_unset=True, by_alias=True))
+            cached.update(_fast.dump(self))  # the fields set, by alias, JSON-ready
             self.__dict__["_wire_cache"] = cached
         return cached
 
@@ -133,11 +133,9 @@ class _Message(BaseModel):
     def text(self) -> str:
         """The text content ('' when there is none; text parts joined for multi-part content)."""
         content = self.__dict__["content"]  # a field of every message class
-        if content.__class__ is str:  # the common case first (no call)
+        if content.__class__ is str:  # the common cases first (no call)
             return content
-        if content is None:
-            return ""
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        return "" if content is None else content_text(content)
 
     @property
     def tokens(self) -> int:
@@ -145,7 +143,9 @@ class _Message(BaseModel):
         try:
             tokens: int = self.__dict__["_tokens_cache"]
         except KeyError:
-            text = self.text
+            text = self.__dict__["content"]  # what .text gives, without the call
+            if text.__class__ is not str:
+                text = "" if text is None else content_text(text)
             calls = self.__dict__.get("tool_calls")
             if calls:  # counted as one text: names and arguments are what the model reads
                 text += "".join([c.function.name + c.function.arguments for c in calls])
@@ -276,30 +276,11 @@ _BY_ROLE: dict[str, type[_Message]] = {
 }
 
 
-def _built(cls: type[_M], fields: dict[str, Any], given: set[str]) -> _M:
-    """A model object from fields known to be valid: what ``model_construct`` does, without
-    its per-field loop. ``fields`` holds every field; ``given`` names those set explicitly.
-
-    Frozen models never change their field-name set or their extras in place (pydantic
-    refuses the assignment first, and ``model_copy`` copies both), so the messages built here
-    share them: ``given`` is one of the constant sets below and the extras one empty dict.
-    That is 280 bytes less per message a session keeps (``make bench``: memory per run).
-    """
-    obj = object.__new__(cls)
-    _set(obj, "__dict__", fields)
-    _set(obj, "__pydantic_fields_set__", given)
-    _set(obj, "__pydantic_extra__", _EMPTY_EXTRA)
-    _set(obj, "__pydantic_private__", None)
-    return obj
-
-
-_M = TypeVar("_M", bound=BaseModel)
-_set = object.__setattr__
+_built = _fast.built  # a message from fields known to be valid (no validation)
 _REPLY_KEYS = frozenset(("role", "content", "tool_calls"))
 _CALL_KEYS = frozenset(("id", "type", "function"))
 _FUNCTION_KEYS = frozenset(("name", "arguments"))
-# The shared field-name sets of built messages (read only, see ``_built``), and their extras.
-_EMPTY_EXTRA: dict[str, Any] = {}
+# The field-name sets of built messages, shared by them (read only: see agentnb._fast.built).
 _GIVEN_CALL, _GIVEN_FUNCTION, _GIVEN_TEXT = set(_CALL_KEYS), set(_FUNCTION_KEYS), {"content"}
 _GIVEN_ANSWER = {"tool_call_id", "content", "name"}
 _GIVEN_REPLY = {  # one per set of keys a reply in the common shape can have

@@ -11,19 +11,32 @@ that knows its tokenizer may bring its own (``model.tokenizer``); provider-repor
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "MESSAGE_OVERHEAD",
     "HeuristicTokenizer",
     "Tokenizer",
+    "content_text",
     "estimate_json_tokens",
     "estimate_tokens",
 ]
 
 #: Tokens a chat template adds around each message (role markers, separators).
 MESSAGE_OVERHEAD = 4
+
+
+def content_text(content: Any) -> str:
+    """The text of a message's ``content``: the string itself, or the ``text`` of each part
+    of multi-part content joined ('' for none). The one rule everyone reads text by
+    (re-exported as :func:`agentnb.messages.content_text`); it lives here, the lowest layer
+    that reads text, because counting tokens needs it too."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list | tuple):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    return ""
 
 
 def estimate_tokens(text: str | None) -> int:
@@ -75,10 +88,7 @@ class HeuristicTokenizer:
     def count_message(self, wire: Mapping[str, Any]) -> int:
         """The message's text with its tool calls' names and arguments, plus the overhead
         (the same count as ``Message.tokens``)."""
-        content = wire.get("content")
-        if isinstance(content, list):
-            content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-        text = content if isinstance(content, str) else ""
+        text = content_text(wire.get("content"))
         for call in wire.get("tool_calls") or ():
             fn = call.get("function") or {}
             text += str(fn.get("name") or "") + str(fn.get("arguments") or "")
@@ -95,22 +105,6 @@ class HeuristicTokenizer:
         if estimated <= 0 or reported <= 0:
             return cls()
         return cls(reported / estimated)
-
-    @classmethod
-    def from_usage(cls, events: Iterable[Any]) -> HeuristicTokenizer:
-        """Calibrated on a run's events: each request's estimated total against the prompt
-        tokens the provider reported for it (estimated usage is ignored)."""
-        estimated = reported = 0
-        budget = None
-        for event in events:
-            kind = type(event).__name__
-            if kind == "RequestAssembled":
-                budget = event.budget.get("total")
-            elif kind == "ModelResponded" and budget and not event.usage.estimated:
-                estimated += budget
-                reported += event.usage.prompt_tokens
-                budget = None
-        return cls.calibrated(estimated, reported)
 
     def __repr__(self) -> str:
         return f"<HeuristicTokenizer scale={self.scale:.3g}>"

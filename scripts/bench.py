@@ -1,20 +1,30 @@
-"""Runtime overhead of agentnb against a bare hand-written loop, measured in one process.
+"""Runtime overhead of agentnb against a bare loop: paired ratios in one process.
 
-    make bench            # or: python scripts/bench.py [--runs N] [--concurrent N]
+    make bench                  # about 2 minutes; python scripts/bench.py [--rounds N]
+    make bench-all              # also records, stores, evaluation sweep, service, proxy, view
 
-Both loops do the same scripted work: 5 model calls per run, the first 4 each asking for one
-of 4 instant async tools (awaited), the 5th answering. The model is a function of the request
-(no I/O) that parses each reply from its JSON text on every call, as a provider's client does,
-so both loops get a fresh reply dict per call. What is measured is the runtime: assembling
-requests, parsing and validating arguments, calling tools, appending messages, stop checks,
-and (agentnb only) recording every event.
+A figure on a shared machine swings with its load; a *ratio* of two loops measured back to
+back does not. So every figure below is a per-round ratio (each round samples every variant
+once, in an order that rotates), reported as its median and interquartile range over the
+rounds, with the load average before and after. Calls are counted under cProfile over every
+code object (dataclass ``__init__``s that cProfile's table merges under one name included).
 
-Figures printed:
-  * CPU time per loop iteration (one model call + its tool), and the ratio to the bare loop;
-  * Python-level calls per iteration under cProfile (independent of machine load);
-  * ``import agentnb`` wall time (fresh interpreters, median of 5);
-  * CPU per iteration as the session grows to 20,000 messages;
-  * N concurrent runs with a model that sleeps 10 ms per call: wall time and CPU.
+The work of the core rows: 5 model calls per run, the first 4 each asking for one of 4
+instant async tools, the 5th answering. The model is a function of the request that parses
+its reply from JSON text on every call (as a client does), so both loops get fresh dicts.
+The bare loop is the minimal runtime of article 002 §4.2, as users write it (no copy of its
+list per call). Rows:
+
+* overhead: CPU per iteration (one model call + its tool), agentnb / bare; and one at a time,
+  the paths the default takes: a subscriber on the session, tools awaited in the run's task,
+  no tool timeout, sync tools in threads;
+* calls per iteration over every code object (the hot path's budget: 200);
+* growth: a model that reads ``request.messages`` (its length and last messages, as the test
+  doubles do) in a session of N messages, against the same run on an empty session;
+* multi-turn: 24 tools with large schemas, 12 turns, 3 batches of 3 calls a turn
+  (``scripts/bench_multiturn.py``): CPU per tool call, against a plain executor and against
+  the core iteration; and what argument validation (``agentnb/tools``) costs of it;
+* start-up: ``import agentnb`` in a fresh interpreter of this environment.
 """
 
 from __future__ import annotations
@@ -25,15 +35,25 @@ import cProfile
 import gc
 import inspect
 import json
-import pstats
+import os
 import statistics
+import subprocess
 import sys
 import time
+import timeit
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))  # bench_multiturn, bench_proxy beside it
+
+import bench_multiturn as multiturn
 
 import agentnb as an
 from agentnb.models import FunctionModel
 
 CALLS = 5  # model calls per run
+TASK = "我周五从上海去北京出差，帮我看看航班和天气，再帮我订个酒店，预算控制在3000以内。"
 TOOL_ARGS = [
     ("search_flights", {"departure": "上海", "destination": "北京", "date": "2025-01-10"}),
     ("search_weather", {"city": "北京", "date": "2025-01-10"}),
@@ -70,17 +90,14 @@ def reply_texts() -> list[str]:
     """The five replies as JSON text, as they arrive from a provider (parsed on every call)."""
     out = []
     for i, (name, args) in enumerate(TOOL_ARGS):
-        call = {
-            "id": f"call_{i}",
-            "type": "function",
-            "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
-        }
+        function = {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}
+        call = {"id": f"call_{i}", "type": "function", "function": function}
         out.append({"role": "assistant", "content": None, "tool_calls": [call]})
     out.append({"role": "assistant", "content": "MU5101 880 元，全季 520 元，合计 1400 元。"})
     return [json.dumps(reply, ensure_ascii=False) for reply in out]
 
 
-def history(n: int) -> list[dict]:
+def history(n: int) -> list[dict[str, Any]]:
     """``n`` messages of earlier conversation (user/assistant pairs)."""
     roles = ("user", "assistant")
     return [{"role": roles[i % 2], "content": f"第 {i} 条消息：之前的对话内容。"} for i in range(n)]
@@ -93,57 +110,69 @@ class BareModel:
     def __init__(self, replies: list[str], delay: float = 0.0) -> None:
         self.replies, self.delay = replies, delay
 
-    async def complete(self, messages: list[dict], turn: int) -> dict:
+    async def complete(self, messages: list[dict[str, Any]], turn: int) -> dict[str, Any]:
         if self.delay:
             await asyncio.sleep(self.delay)
-        return json.loads(self.replies[turn])
+        return json.loads(self.replies[turn])  # type: ignore[no-any-return]
 
 
-async def bare_run(model: BareModel, task: str, past: list[dict], max_steps: int = 10) -> str:
+async def bare_run(model: BareModel, task: str, past: list[dict[str, Any]]) -> str:
     messages = [{"role": "system", "content": "你是差旅助手。"}, *past]
     messages.append({"role": "user", "content": task})
-    for turn in range(max_steps):
-        reply = await model.complete(list(messages), turn)
+    for turn in range(10):
+        reply = await model.complete(messages, turn)
         messages.append(reply)
         calls = reply.get("tool_calls")
         if not calls:
-            return reply["content"]
+            return str(reply["content"])
         for call in calls:
             fn = FUNCS[call["function"]["name"]]
             result = await fn(**json.loads(call["function"]["arguments"]))
-            messages.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": call["id"],
-                    "content": json.dumps(result, ensure_ascii=False),
-                }
-            )
+            content = json.dumps(result, ensure_ascii=False)
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
     raise RuntimeError("no answer")
 
 
-# -- agentnb ---------------------------------------------------------------------------
+# -- agentnb -------------------------------------------------------------------------------------
 def make_agent(
-    delay: float = 0.0, threaded: bool = False, past: int = 0, isolated: bool = True
+    delay: float = 0.0,
+    threaded: bool = False,
+    past: int = 0,
+    isolated: bool = True,
+    reads: str = "size",
+    timeout: float | None = 60.0,
 ) -> an.Agent:
-    """The same work; each reply is parsed from JSON text on every call, as a client does."""
+    """The same work. ``reads="size"``: the model reads ``request.size`` alone;
+    ``"messages"``: it reads ``request.messages`` (its length, and back to the user's
+    question), as the test doubles and clients do."""
     replies = reply_texts()
 
-    async def respond(request):  # type: ignore[no-untyped-def]
+    def turn_of(request: Any) -> int:
+        if reads == "messages":
+            messages = request.messages
+            k, turn = len(messages) - 1, 0
+            while messages[k]["role"] != "user":
+                turn += messages[k]["role"] == "tool"
+                k -= 1
+            return turn
+        size = getattr(request, "size", None)  # agentnb < 0.2 had no size: count the list
+        return ((len(request.messages) if size is None else size) - 2 - past) // 2
+
+    async def respond(request: Any) -> Any:
         if delay:
             await asyncio.sleep(delay)
-        size = getattr(request, "size", None)  # agentnb < 0.2 had no size: count the list
-        turn = ((len(request.messages) if size is None else size) - 2 - past) // 2
-        return json.loads(replies[turn])
+        return json.loads(replies[turn_of(request)])
 
     if threaded:  # the same tools written as plain functions, run in threads (the default)
         tools = [an.tool(_blocking(name)) for name in FUNCS]
     else:
         tools = [an.tool(f, isolated=isolated) for f in FUNCS.values()]
-    return an.Agent("你是差旅助手。", tools, model=FunctionModel(respond))
+    model = FunctionModel(respond, keep_requests=0)  # kept requests would keep sessions alive
+    return an.Agent("你是差旅助手。", tools, model=model, tool_timeout=timeout)
 
 
-def _blocking(name: str):  # type: ignore[no-untyped-def]
-    results = {
+def _blocking(name: str) -> Callable[..., Any]:
+    results: dict[str, Callable[..., Any]] = {
         "search_flights": lambda **kw: {"flights": [{"flight_no": "MU5101", "price": 880}]},
         "search_weather": lambda city, date: {"city": city, "condition": "晴"},
         "search_hotels": lambda **kw: {"hotels": [{"name": "全季", "price": 520}]},
@@ -151,7 +180,7 @@ def _blocking(name: str):  # type: ignore[no-untyped-def]
     }
     fn = results[name]
 
-    def call(**kwargs):  # type: ignore[no-untyped-def]
+    def call(**kwargs: Any) -> Any:
         return fn(**kwargs)
 
     call.__name__ = name
@@ -160,432 +189,340 @@ def _blocking(name: str):  # type: ignore[no-untyped-def]
     return call
 
 
-def cpu_per_iteration(variants: dict, passes: int = 5) -> dict[str, float]:  # type: ignore[type-arg]
-    """Median CPU time per loop iteration of each ``name: (run_once, runs)``, measured in
-    interleaved passes (each pass samples every variant once), so a change in machine load
-    during the measurement weighs on every variant alike."""
-
-    def sample(run_once, runs: int) -> float:  # type: ignore[no-untyped-def]
-        async def many() -> None:
-            for _ in range(runs):
-                await run_once()
-
-        start = time.process_time()
-        asyncio.run(many())
-        return (time.process_time() - start) / (runs * CALLS)
-
-    samples: dict[str, list[float]] = {name: [] for name in variants}
-    for _ in range(passes):
-        for name, (run_once, runs) in variants.items():
-            samples[name].append(sample(run_once, runs))
-    return {name: statistics.median(values) for name, values in samples.items()}
+# -- measuring -----------------------------------------------------------------------------------
+Once = Callable[[], Awaitable[Any]]
 
 
-def calls_per_iteration(run_once, runs: int = 50) -> float:  # type: ignore[no-untyped-def]
+def cpu(once: Once, runs: int, per_run: int = CALLS) -> float:
+    """CPU seconds per unit (model call by default) of ``runs`` runs of ``once``, in a new loop."""
+
+    async def many() -> float:
+        gc.collect()
+        start = time.process_time()  # in the loop: its set-up and tear-down are not counted
+        for _ in range(runs):
+            await once()
+        return time.process_time() - start
+
+    return asyncio.run(many()) / (runs * per_run)
+
+
+def paired(samplers: dict[str, Callable[[], float]], rounds: int) -> dict[str, list[float]]:
+    """Each round calls every sampler once, in an order rotated by one each round."""
+    names = list(samplers)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            samples[name].append(samplers[name]())
+    return samples
+
+
+def spread(values: list[float]) -> tuple[float, float, float]:
+    """(median, first quartile, third quartile)."""
+    q1, median, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return median, q1, q3
+
+
+def ratios(over: list[float], under: list[float]) -> list[float]:
+    return [a / b for a, b in zip(over, under, strict=True)]
+
+
+ROW = "  {:<44}{:>9.1f} us  {:>6.2f}x  [{:.2f}-{:.2f}]  {}"
+
+
+def row(label: str, values: list[float], base: list[float], note: str = "") -> list[float]:
+    r = ratios(values, base)
+    median, q1, q3 = spread(r)
+    print(ROW.format(label, statistics.median(values) * 1e6, median, q1, q3, note))
+    return r
+
+
+def calls_per_unit(once: Once, runs: int, per_run: int = CALLS) -> tuple[float, float]:
+    """Calls per unit under cProfile: (over every code object, as cProfile's table shows it).
+    The table merges code objects that share a file, line and name (every dataclass-generated
+    ``__init__`` is ``<string>:2``), so it undercounts; the raw entries do not."""
+
     async def many() -> None:
         for _ in range(runs):
-            await run_once()
+            await once()
 
     loop = asyncio.new_event_loop()
     loop.run_until_complete(many())  # warm caches
+    gc.collect()
     profile = cProfile.Profile()
     profile.enable()
     loop.run_until_complete(many())
     profile.disable()
     loop.close()
-    return pstats.Stats(profile).total_calls / (runs * CALLS)
+    every = sum(entry.callcount for entry in profile.getstats())
+    import pstats
+
+    table = pstats.Stats(profile).total_calls
+    return every / (runs * per_run), table / (runs * per_run)
 
 
-def concurrent(run_once, n: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
-    async def all_at_once() -> None:
-        await asyncio.gather(*(run_once() for _ in range(n)))
-
-    wall, cpu = time.perf_counter(), time.process_time()
-    asyncio.run(all_at_once())
-    return time.perf_counter() - wall, time.process_time() - cpu
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} CPUs"
 
 
-def event_cost() -> float:
-    """CPU time to build one event (a ToolFinished), for the breakdown."""
-    import timeit
-
-    from agentnb.events import Origin, ToolFinished
-
-    origin = Origin.now("s", "r", "t")
-
-    def make() -> None:
-        ToolFinished(seq=1, stage="execute_tools", iteration=1, time=0.0, origin=origin,
-                     call_id="c", name="n", ok=True, content="x", latency=0.0)  # fmt: skip
-
-    n = 100_000
-    return timeit.timeit(make, number=n) / n
-
-
-def growth(task: str, runs: int, passes: int = 5) -> list[tuple[int, float, float]]:
-    """CPU per iteration with 0/100/1,000/5,000/20,000 messages already in the session.
-
-    The sessions are built before the clock starts: loading history is not loop work. Every
-    size is sampled once per pass, in interleaved passes (medians), like the CPU figures: a
-    sample of a few milliseconds alone swings by half on this kind of machine.
-    """
-    sizes = (0, 100, 1_000, 5_000, 20_000)
-    setups = {}
-    for n in sizes:
-        past = history(n)
-        # parsed once; each run's session shares its messages
-        setups[n] = (past, an.Session(past), BareModel(reply_texts()), make_agent(past=n))
-
-    async def bare_all(model: BareModel, past: list, k: int) -> float:
-        gc.collect()
-        start = time.process_time()
-        for _ in range(k):
-            await bare_run(model, task, past)
-        return (time.process_time() - start) / (k * CALLS)
-
-    async def agentnb_all(agent: an.Agent, template: an.Session, k: int) -> float:
-        sessions = [an.Session(template.messages) for _ in range(k)]
-        gc.collect()  # the sessions are setup: do not bill their first collection to the loop
-        start = time.process_time()
-        for session in sessions:
-            await agent.run(task, session=session)
-        return (time.process_time() - start) / (k * CALLS)
-
-    samples: dict[int, tuple[list[float], list[float]]] = {n: ([], []) for n in sizes}
-    for _ in range(passes):
-        for n, (past, template, bare_model, agent) in setups.items():
-            samples[n][0].append(asyncio.run(bare_all(bare_model, past, runs)))
-            samples[n][1].append(asyncio.run(agentnb_all(agent, template, runs)))
-    return [
-        (n, statistics.median(bare), statistics.median(ours)) for n, (bare, ours) in samples.items()
-    ]
-
-
-def import_time(repeats: int = 5) -> float:
-    """Wall time of ``import agentnb`` in a fresh interpreter (the import alone), median."""
-    import subprocess
-
-    code = "import time; t = time.perf_counter(); import agentnb; print(time.perf_counter() - t)"
-    times = [
-        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True).stdout)
-        for _ in range(repeats)
-    ]  # fmt: skip
-    return statistics.median(times)
-
-
-def records(iterations: int = 2_000, runs_on_one_session: int = 600) -> None:
-    """The record stays linear: a long run's trace, and many runs' requests on one session."""
-    import tempfile
-    import tracemalloc
-    from pathlib import Path
-
-    replies = [
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function",
-         "function": {"name": "calculate_cost", "arguments": '{"items": [880, 520]}'}}]}
-    ] * iterations + ["done"]  # fmt: skip
-    agent = an.Agent(
-        "你是差旅助手。",
-        [an.tool(calculate_cost)],
-        model=an.models.ScriptedModel(replies),
-        max_iterations=iterations + 1,
-        repeat_limit=0,
-    )
-    result = agent.run_sync("go")
-    with tempfile.TemporaryDirectory() as tmp:
-        start = time.perf_counter()
-        path = result.trace.save(Path(tmp) / "long.jsonl")
-        saved = time.perf_counter() - start
-        start = time.perf_counter()
-        loaded = an.Trace.load(path)
-        load = time.perf_counter() - start
-        size = path.stat().st_size
-    assert len(loaded) == len(result.events)
-    print(f"\nA {iterations:,}-iteration run: {len(result.events):,} events, trace file "
-          f"{size / 1e6:.1f} MB, save {saved:.2f} s, load {load:.2f} s"
-          "   target < 2 s, < 20 MB")  # fmt: skip
-
-    one = an.Agent("你是差旅助手。", model=FunctionModel(lambda request: "好的"))
-    session = an.Session()
-    tracemalloc.start()
-    marks = {}
-    for i in range(1, runs_on_one_session + 1):
-        one.run_sync("你好", session=session)
-        if i in (runs_on_one_session // 2, runs_on_one_session):
-            marks[i] = tracemalloc.get_traced_memory()[0]
-    tracemalloc.stop()
-    half, full = marks[runs_on_one_session // 2], marks[runs_on_one_session]
-    print(f"{runs_on_one_session} runs on one session: {half / 1e6:.1f} MB traced after "
-          f"{runs_on_one_session // 2}, {full / 1e6:.1f} MB after {runs_on_one_session} "
-          f"(x{full / half:.2f}; linear is x2, quadratic x4), "
-          f"{(full - half) / (runs_on_one_session // 2) / 1e3:.2f} KB per run")  # fmt: skip
-
-
-def sessions_over_time(quick: bool) -> None:
-    """Assembling long histories under each policy; SQLite commits and loads."""
-    import tempfile
-    from pathlib import Path
-
-    n = 2_000 if quick else 10_000
-    past = history(n)
-    print(f"\nAssemble a {n:,}-message history into a 4,000-token window (ms, median of 5)")
-    policies = {
-        "keep_all (no window)": (an.KeepAll(), None),
-        "drop_oldest": (an.DropOldest(), 4000),
-        "keep_last_turns(5)": (an.KeepLastTurns(5), 4000),
-        "summarise_oldest": (an.SummariseOldest(), 4000),
+# -- the rows ------------------------------------------------------------------------------------
+def overhead(rounds: int, runs: int) -> dict[str, list[float]]:
+    bare_model = BareModel(reply_texts())
+    agents = {
+        "agentnb": make_agent(),
+        "heard": make_agent(),
+        "inline": make_agent(isolated=False),
+        "no_timeout": make_agent(timeout=None),
+        "threaded": make_agent(threaded=True),
     }
-    for label, (policy, window) in policies.items():
-        agent = an.Agent(
-            "你是差旅助手。", model=FunctionModel(lambda r: "好的"), context_window=window,
-            reply_reserve=500, context=policy,
-        )  # fmt: skip
+    heard_session = an.Session()
+    heard_session.subscribe(lambda event: None)
 
-        async def assemble_once(agent: an.Agent = agent) -> float:
-            run = agent.start("最新的问题", session=an.Session(past))
-            await run.step()  # restore
-            start = time.perf_counter()
-            await run.step()  # assemble
-            took = time.perf_counter() - start
-            await run.finish()
-            return took
+    async def bare_once() -> None:
+        assert (await bare_run(bare_model, TASK, [])).startswith("MU5101")
 
-        times = [asyncio.run(assemble_once()) for _ in range(5)]
-        print(f"  {label:<24}{statistics.median(times) * 1000:>8.2f} ms")
+    def agentnb_once(name: str) -> Once:
+        agent = agents[name]
 
-    with tempfile.TemporaryDirectory() as tmp:
-        store = an.SQLiteStore(Path(tmp) / "bench.db")
-        session = an.Session(id="rounds", store=store)
-        rounds = 200
-        start = time.perf_counter()
-        for i in range(rounds):
-            session.append({"role": "user", "content": f"第 {i} 轮"})  # one commit each
-        per_round = (time.perf_counter() - start) / rounds
-        print(f"\nSQLite commit per round (WAL): {per_round * 1000:.2f} ms")
-        big = 20_000 if quick else 100_000
-        store.commit("big", 0, history(big))
-        start = time.perf_counter()
-        loaded = store.load("big")
-        load = time.perf_counter() - start
-        assert len(loaded) == big
-        print(f"Load a {big:,}-message session from SQLite: {load:.2f} s")
-        store.close()
+        async def once() -> None:
+            session = an.Session()
+            if name == "heard":
+                session.subscribe(lambda event: None)
+            result = await agent.run(TASK, session=session)
+            assert result.stop_reason == "final_answer" and result.iterations == CALLS
 
+        return once
 
-def proxy_overhead(quick: bool) -> None:
-    """The recording proxy's added latency (scripts/bench_proxy.py; needs the observe extra)."""
-    try:
-        from bench_proxy import proxy_overhead as measure
-    except ImportError as exc:
-        print(f"\nRecording proxy overhead: skipped ({exc}; pip install 'agentnb[observe]')")
-        return
-    measure(quick)
-
-
-def evaluation_sweep(quick: bool) -> None:
-    """an.evaluate: 30 travel tasks x 4 TravelModel variants x 5 repeats = 600 runs, checks
-    included (target: under 10 s wall on 2 cores)."""
-    from agentnb.travel import INSTRUCTIONS, TravelModel
-
-    tasks = an.TaskSet(list(an.travel.task_set())[:30])
-    base = an.travel.travel_agent()
-    rule = next(line for line in INSTRUCTIONS.splitlines(True) if "必须使用工具" in line)
-    variants = {
-        "article": base,
-        "no_tools_rule": base.copy(instructions=INSTRUCTIONS.replace(rule, ""),
-                                   model=TravelModel("fabricate")),
-        "loop": base.copy(model=TravelModel("loop")),
-        "article_schemas": an.travel.travel_agent(schemas="article"),
-    }  # fmt: skip
-    repeats = 1 if quick else 5
-    imported = time.perf_counter()
-    import scipy.stats  # noqa: F401  (once per process; an.evaluate warms it up in a thread)
-
-    imported = time.perf_counter() - imported
-    gc.collect()
-    wall, cpu = time.perf_counter(), time.process_time()
-    ev = asyncio.run(an.evaluate(variants, tasks, repeats=repeats, progress=False))
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    runs = len(ev.records)
-    summary = time.perf_counter()
-    rates = ev.summary["success_rate"].round(2).to_dict()
-    summary = time.perf_counter() - summary
+    samplers = {"bare": lambda: cpu(bare_once, runs)}
+    for name in agents:
+        n = max(runs // 4, 10) if name == "threaded" else runs
+        samplers[name] = lambda name=name, n=n: cpu(agentnb_once(name), n)
+    s = paired(samplers, rounds)
     print(
-        f"\nan.evaluate: {len(tasks)} tasks x {len(variants)} variants x {repeats} repeats "
-        f"= {runs} runs on TravelModel (concurrency 8)"
+        f"CPU per loop iteration, {rounds} paired rounds: median, ratio to the bare loop "
+        "[interquartile range]"
+    )
+    print(ROW.format("bare dict loop", statistics.median(s["bare"]) * 1e6, 1, 1, 1, ""))
+    s["ratio"] = row("agentnb (every feature on)", s["agentnb"], s["bare"], "target <= 6x")
+    row("  with a subscriber on the session", s["heard"], s["bare"], "events published")
+    row("  tools awaited in the run's task", s["inline"], s["bare"], "@an.tool(isolated=False)")
+    row("  no tool timeout", s["no_timeout"], s["bare"], "tool_timeout=None")
+    row("  sync tools in threads", s["threaded"], s["bare"], "the default for plain functions")
+    calls = calls_per_unit(agentnb_once("agentnb"), 20)
+    bare_calls = calls_per_unit(bare_once, 20)
+    print(
+        "\nPython-level calls per iteration (cProfile, over every code object; its table "
+        "merges some, in brackets)"
+    )
+    print(f"  {'bare dict loop':<44}{bare_calls[0]:>9.0f}  [{bare_calls[1]:.0f}]")
+    print(f"  {'agentnb':<44}{calls[0]:>9.0f}  [{calls[1]:.0f}]   target <= 200")
+    return s
+
+
+def client_agent() -> an.Agent:
+    """The same work through ``OpenAIModel`` over ``httpx.MockTransport`` (the replies in turn,
+    the body not read): what a real client costs as the session grows, encoding included."""
+    import httpx
+
+    texts = [json.loads(t) for t in reply_texts()]
+    bodies = [
+        json.dumps({"choices": [{"message": m, "finish_reason": "stop"}]}).encode() for m in texts
+    ]
+    turn = [0]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = bodies[turn[0] % CALLS]
+        turn[0] += 1
+        return httpx.Response(200, content=body, headers={"content-type": "application/json"})
+
+    model = an.models.OpenAIModel(
+        "bench",
+        base_url="http://bench.invalid/v1",
+        api_key="k",
+        profile="openai",
+        transport=httpx.MockTransport(handler),
+    )
+    tools = [an.tool(f) for f in FUNCS.values()]
+    return an.Agent("你是差旅助手。", tools, model=model)
+
+
+def growth(rounds: int, runs: int, sizes: tuple[int, ...] = (0, 1_000, 20_000)) -> None:
+    """Per-iteration CPU on a session of N messages against the same run on an empty one,
+    with a model that reads ``request.messages``, and with the OpenAI client."""
+    agents = {"a": make_agent(reads="messages"), "c": client_agent()}
+    pasts = {n: history(n) for n in sizes}
+    bare_model = BareModel(reply_texts())
+
+    def ours(key: str, n: int) -> Callable[[], float]:
+        agent = agents[key]
+
+        def sample() -> float:
+            # One session a sample, built before the clock, and one run on it first (a
+            # session's first request builds its message list once); each run then adds 10
+            # messages (the N=0 session ends a sample with a few hundred).
+            session = an.Session(pasts[n])
+            asyncio.run(agent.run(TASK, session=session))
+
+            async def once() -> None:
+                result = await agent.run(TASK, session=session)
+                assert result.stop_reason == "final_answer", result
+
+            return cpu(once, runs)
+
+        return sample
+
+    def bare(n: int) -> Callable[[], float]:
+        async def once() -> None:
+            await bare_run(bare_model, TASK, pasts[n])
+
+        return lambda: cpu(once, runs)
+
+    samplers: dict[str, Callable[[], float]] = {}
+    for n in sizes:
+        samplers[f"a{n}"], samplers[f"c{n}"], samplers[f"b{n}"] = (
+            ours("a", n),
+            ours("c", n),
+            bare(n),
+        )
+    s = paired(samplers, rounds)
+    print(
+        f"\nGrowth: CPU per iteration with N messages already in the session, {rounds} paired "
+        "rounds; ratio to N=0 [interquartile range]"
     )
     print(
-        f"  wall {wall:6.2f} s   cpu {cpu:6.2f} s   {wall / runs * 1e3:.1f} ms per run   "
-        "target wall < 10 s"
+        f"  {'N':>6}  {'model reads request.messages':>31}  {'OpenAI client (mock HTTP)':>31}  "
+        f"{'bare loop (copies its history per run)':>31}"
+    )
+    for n in sizes:
+        cells = []
+        for key in ("a", "c", "b"):
+            values, base = s[f"{key}{n}"], s[f"{key}0"]
+            median, q1, q3 = spread(ratios(values, base))
+            us = statistics.median(values) * 1e6
+            cells.append(f"{us:7.1f} us {median:5.2f}x [{q1:.2f}-{q3:.2f}]")
+        target = "   target <= 1.3x" if n == sizes[-1] else ""
+        print(f"  {n:>6}  {cells[0]:>31}  {cells[1]:>31}  {cells[2]:>31}{target}")
+
+
+def multi_turn(rounds: int, core: list[float]) -> None:
+    agent = multiturn.make_agent()
+    asyncio.run(multiturn.agentnb_session(agent))  # warm up: jsonschema's first validator
+    per = multiturn.CALLS_PER_RUN
+    s = paired(
+        {
+            "agentnb": lambda: cpu(lambda: multiturn.agentnb_session(agent), 1, per),
+            "bare": lambda: cpu(multiturn.bare_session, 3, per),
+        },
+        rounds,
+    )
+    tools = {t.name: t for t in agent.tools}
+    arguments = multiturn._arguments(0)
+    validate = {
+        kind: timeit.timeit(lambda t=tools[name]: t.validate(arguments), number=200) / 200
+        for kind, name in (("pydantic", "search_00"), ("jsonschema", "book_00"))
+    }
+    share = sum(name.startswith("book") for name in multiturn.called_names()) / 9
+    checked = validate["pydantic"] * (1 - share) + validate["jsonschema"] * share
+    print(
+        f"\nMulti-turn: {multiturn.TOOLS} tools with large schemas, {multiturn.TURNS} turns of "
+        f"{multiturn.BATCHES} batches of {multiturn.BATCH} calls ({per} calls a session), "
+        f"{rounds} paired rounds"
+    )
+    agentnb, bare = statistics.median(s["agentnb"]), statistics.median(s["bare"])
+    median, q1, q3 = spread(ratios(s["agentnb"], s["bare"]))
+    print(
+        f"  CPU per tool call: agentnb {agentnb * 1e6:.1f} us, plain executor {bare * 1e6:.1f} "
+        f"us: {median:.2f}x [{q1:.2f}-{q3:.2f}]"
+    )
+    rounds_ratio = ratios(s["agentnb"], core[: len(s["agentnb"])])
+    median, q1, q3 = spread(rounds_ratio)
+    print(
+        f"  against the core iteration (agentnb above): {median:.2f}x [{q1:.2f}-{q3:.2f}]   "
+        "target <= 2x"
     )
     print(
-        f"  summary {summary:.2f} s (import scipy.stats, once per process: {imported:.2f} s); "
-        f"success rates {rates}"
+        f"  of which argument validation (agentnb/tools): {checked * 1e6:.1f} us per call "
+        f"(pydantic {validate['pydantic'] * 1e6:.1f} us, jsonschema "
+        f"{validate['jsonschema'] * 1e6:.1f} us; {share:.0%} of the calls are to "
+        "JSON-schema tools)"
+    )
+
+
+def import_time(repeats: int = 5) -> None:
+    """``import agentnb`` in fresh interpreters of this environment: wall time, and CPU time
+    (on a busy machine the wall time includes waiting for a CPU)."""
+    code = (
+        "import time; t, c = time.perf_counter(), time.process_time(); import agentnb; "
+        "print(time.perf_counter() - t, time.process_time() - c)"
+    )
+    walls, cpus = [], []
+    for _ in range(repeats):
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        wall, used = map(float, out.stdout.split())
+        walls.append(wall)
+        cpus.append(used)
+    source = Path(an.__file__).parent
+    compiled = all(
+        (p.parent / "__pycache__").is_dir() for p in source.rglob("*.py") if p.name != "py.typed"
+    )
+    print(
+        f"\nimport agentnb: wall {statistics.median(walls):.3f} s, CPU "
+        f"{statistics.median(cpus):.3f} s (fresh interpreters, median of {repeats}; its "
+        f"bytecode {'compiled' if compiled else 'NOT compiled: make dev compiles it'})   "
+        "target <= 0.3 s"
+    )
+
+
+def first_summary(tasks: int = 30) -> None:
+    """In a fresh interpreter: an evaluation sweep, then its first ``summary`` (scipy.stats is
+    imported in the background while the sweep runs; the summary waits for what is left)."""
+    code = f"""
+import asyncio, time
+import agentnb as an
+tasks = an.TaskSet(list(an.travel.task_set())[:{tasks}])
+agent = an.travel.travel_agent()
+started = time.perf_counter()
+ev = asyncio.run(an.evaluate({{"a": agent, "b": agent.copy()}}, tasks, progress=False))
+sweep = time.perf_counter() - started
+started = time.perf_counter()
+ev.summary
+print(sweep, time.perf_counter() - started, len(ev.records))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    sweep, wait, runs = out.stdout.split()
+    print(
+        f"\nThe first Evaluation.summary in a fresh process, after a sweep of {runs} runs: "
+        f"the sweep {float(sweep):.2f} s, the summary {float(wait):.2f} s   "
+        "target: no longer than the sweep"
     )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=400, help="runs per CPU sample")
-    parser.add_argument("--concurrent", type=int, default=500)
-    parser.add_argument("--quick", action="store_true", help="fewer runs (for CI smoke checks)")
+    parser.add_argument("--rounds", type=int, default=25, help="paired rounds per row")
+    parser.add_argument("--runs", type=int, default=40, help="runs per sample")
+    parser.add_argument("--all", action="store_true", help="also the slower rows (bench-all)")
+    parser.add_argument("--quick", action="store_true", help="few rounds (a smoke check)")
     args = parser.parse_args()
     if args.quick:
-        args.runs, args.concurrent = 40, 100
-    task = "我周五从上海去北京出差，帮我看看航班和天气，再帮我订个酒店，预算控制在3000以内。"
-
-    bare_model = BareModel(reply_texts())
-    agent = make_agent()
-    threaded = make_agent(threaded=True)
-    inline = make_agent(isolated=False)
-    events_per_run: list[int] = []
-
-    async def bare_once() -> None:
-        assert (await bare_run(bare_model, task, [])).startswith("MU5101")
-
-    async def agentnb_once() -> None:
-        result = await agent.run(task)
-        assert result.stop_reason == "final_answer" and result.iterations == CALLS, result
-        events_per_run.append(len(result.events))
-
-    async def threaded_once() -> None:
-        await threaded.run(task)
-
-    async def inline_once() -> None:
-        await inline.run(task)
-
-    print(f"agentnb {an.__version__} runtime overhead (python {sys.version.split()[0]})")
-    print(f"work per run: {CALLS} model calls (reply dicts parsed), 4 async tools, every event "
-          "recorded\n")  # fmt: skip
-    cpu = cpu_per_iteration({
-        "bare": (bare_once, args.runs),
-        "agentnb": (agentnb_once, args.runs),
-        "inline": (inline_once, args.runs),
-        "threaded": (threaded_once, max(args.runs // 4, 20)),
-    })  # fmt: skip
-    bare_cpu, an_cpu, in_cpu, th_cpu = cpu["bare"], cpu["agentnb"], cpu["inline"], cpu["threaded"]
-    row = "  {:<34}{:>9.1f} us {:>6.1f}x  {}"
-    print("CPU per loop iteration (median of 5 interleaved passes)")
-    print(row.format("bare dict loop", bare_cpu * 1e6, 1.0, ""))
-    print(row.format("agentnb", an_cpu * 1e6, an_cpu / bare_cpu, "target <= 10x"))
-    print(row.format("agentnb, tools not isolated", in_cpu * 1e6, in_cpu / bare_cpu,
-                     "(@an.tool(isolated=False): awaited in the run's task)"))  # fmt: skip
-    print(row.format("agentnb, sync tools in threads", th_cpu * 1e6, th_cpu / bare_cpu,
-                     "(the default for plain functions)"))  # fmt: skip
-    per_iteration = statistics.mean(events_per_run) / CALLS
-    one_event = event_cost()
-    print(f"  of which: {per_iteration:.1f} events per iteration x {one_event * 1e6:.2f} us each "
-          f"= {per_iteration * one_event * 1e6:.1f} us to build the record")  # fmt: skip
-
-    bare_calls = calls_per_iteration(bare_once)
-    an_calls = calls_per_iteration(agentnb_once)
-    in_calls = calls_per_iteration(inline_once)
-    print("\nPython-level calls per iteration (cProfile; independent of machine load)")
-    print(f"  {'bare dict loop':<34}{bare_calls:>9.0f}")
-    print(f"  {'agentnb':<34}{an_calls:>9.0f}    target <= 200")
-    print(f"  {'agentnb, tools not isolated':<34}{in_calls:>9.0f}")
-
-    print(f"\nimport agentnb: {import_time():.3f} s (fresh interpreter, median of 5)   "
-          "target <= 0.45 s")  # fmt: skip
-
+        args.rounds, args.runs = 5, 10
+    started = time.perf_counter()
     print(
-        "\nGrowth: CPU per iteration with N messages already in the session (median of 5 "
-        "interleaved passes)"
+        f"agentnb {an.__version__} runtime overhead (python {sys.version.split()[0]}); {load()}\n"
     )
-    print(f"  {'N':>6} {'bare':>10} {'agentnb':>10} {'ratio':>7} {'vs N=0':>7}")
-    empty = None
-    for n, bare, ours in growth(task, max(args.runs // 10, 10)):
-        empty = empty or ours
-        print(f"  {n:>6} {bare * 1e6:>8.1f}us {ours * 1e6:>8.1f}us {ours / bare:>6.1f}x "
-              f"{ours / empty:>6.2f}x" + ("   target <= 2x" if n == 20_000 else ""))  # fmt: skip
+    s = overhead(args.rounds, args.runs)
+    growth(max(args.rounds // 2, 5), max(args.runs // 2, 5))
+    multi_turn(max(args.rounds // 2, 5), s["agentnb"])
+    import_time()
+    first_summary()
+    if args.all:
+        import bench_more  # type: ignore[import-not-found]
 
-    records(500 if args.quick else 2_000, 150 if args.quick else 600)
-    sessions_over_time(args.quick)
-    evaluation_sweep(args.quick)
-
-    n = args.concurrent
-    slow_agent = make_agent(delay=0.01)
-    slow_bare = BareModel(reply_texts(), delay=0.01)
-
-    async def slow_bare_once() -> None:
-        await bare_run(slow_bare, task, [])
-
-    async def slow_agentnb_once() -> None:
-        await slow_agent.run(task)
-
-    bw, bc = concurrent(slow_bare_once, n)
-    aw, ac = concurrent(slow_agentnb_once, n)
-    print(f"\n{n} concurrent runs, model sleeps 10 ms per call ({CALLS} calls per run)")
-    print(f"  {'bare dict loop':<34}wall {bw:6.3f} s   cpu {bc:6.3f} s")
-    print(f"  {'agentnb':<34}wall {aw:6.3f} s   cpu {ac:6.3f} s   target wall < 0.5 s")
-    service(args.quick)
-    proxy_overhead(args.quick)
+        bench_more.run_all(args.quick)
+    print(f"\n{load()}; the bench took {time.perf_counter() - started:.0f} s")
     return 0
-
-
-# -- the service (agentnb.Runtime) -----------------------------------------------------
-def service(quick: bool) -> None:
-    """Per-task overhead of an.Runtime (in process, and on DBOS) against agent.run; and
-    1,000 queued tasks through max_concurrency=8 with a model that sleeps 10 ms."""
-    import tempfile
-    from pathlib import Path
-
-    from agentnb.service import DBOS
-
-    n = 100 if quick else 400
-    task = "我周五从上海去北京出差，帮我看看航班和天气，再帮我订个酒店，预算控制在3000以内。"
-
-    async def direct() -> float:
-        agent, gate = make_agent(), asyncio.Semaphore(8)
-
-        async def one() -> None:
-            async with gate:
-                await agent.run(task)
-
-        start = time.perf_counter()
-        await asyncio.gather(*(one() for _ in range(n)))
-        return time.perf_counter() - start
-
-    async def through(rt: an.Runtime, count: int) -> float:
-        start = time.perf_counter()
-        ids = [await rt.submit(f"s{i}", task) for i in range(count)]
-        for task_id in ids:
-            assert (await rt.wait(task_id)).status == "done"
-        wall = time.perf_counter() - start
-        await rt.close()
-        return wall
-
-    async def measure() -> tuple[float, float, float, int]:
-        base = await direct()
-        local = await through(an.Runtime(make_agent(), max_concurrency=8), n)
-        folder = Path(tempfile.mkdtemp(prefix="agentnb-bench-"))
-        backend = DBOS(f"sqlite:///{folder / 'dbos.db'}", polling=0.01)
-        store = an.SQLiteStore(folder / "app.db")
-        durable = an.Runtime(make_agent(), store=store, max_concurrency=8, backend=backend)
-        await backend.start()  # DBOS launches once per process: not a per-task cost
-        m = max(n // 4, 25)
-        return base, local, await through(durable, m), m
-
-    base, local, durable, m = asyncio.run(measure())
-    print(f"\nThe service: {n} tasks of the same work through max_concurrency=8 (wall per task)")
-    row = "  {:<40}{:>9.2f} ms {:>7.2f}x"
-    print(row.format("agent.run directly (8 at a time)", base / n * 1e3, 1.0))
-    print(row.format("an.Runtime, in process", local / n * 1e3, local / base))
-    print(row.format(f"an.Runtime on DBOS+SQLite ({m} tasks)", durable / m * 1e3,
-                     durable / m / (base / n)))  # fmt: skip
-
-    async def sleepy(request):  # type: ignore[no-untyped-def]
-        await asyncio.sleep(0.01)
-        return {"role": "assistant", "content": "ok"}
-
-    async def queued() -> tuple[float, int]:
-        rt = an.Runtime(an.Agent(model=FunctionModel(sleepy)), max_concurrency=8)
-        wall = await through(rt, 1000)
-        return wall, rt.backend.peak  # type: ignore[attr-defined]
-
-    wall, peak = asyncio.run(queued())
-    ideal = 1000 * 0.010 / 8
-    print(f"  1,000 queued tasks, model sleeps 10 ms: wall {wall:.2f} s, ideal {ideal:.2f} s "
-          f"(1,000 x 10 ms / 8): {wall / ideal:.2f}x; at most {peak} running at once")  # fmt: skip
 
 
 if __name__ == "__main__":

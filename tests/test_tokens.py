@@ -54,6 +54,6 @@ async def test_the_heuristic_calibrates_from_reported_usage():
     }
     result = await an.Agent("sys " * 10, model=ScriptedModel([reply])).run("hello " * 20)
     estimated = result.trace.of_type(an.events.RequestAssembled)[0].budget["total"]
-    tokenizer = an.HeuristicTokenizer.from_usage(result.events)
+    tokenizer = result.trace.calibrated_tokenizer()
     assert tokenizer.scale == pytest.approx(60 / estimated)
-    assert an.HeuristicTokenizer.from_usage([]).scale == 1.0  # no reported usage: unchanged
+    assert an.Trace([]).calibrated_tokenizer().scale == 1.0  # no reported usage: unchanged

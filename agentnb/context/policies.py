@@ -16,11 +16,12 @@ until the history fits, always keeping the newest user message and everything af
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ConfigurationError
 from ..messages import RUNTIME_NAME, AssistantMessage, Message, ToolMessage
+from ..tokens import DEFAULT_TOKENIZER, Tokenizer
 
 __all__ = [
     "Budget",
@@ -29,6 +30,8 @@ __all__ = [
     "KeepAll",
     "KeepLastTurns",
     "Selection",
+    "message_counter",
+    "oldest_to_drop",
     "turn_groups",
     "turns",
 ]
@@ -36,6 +39,14 @@ __all__ = [
 
 def _heuristic(message: Message) -> int:
     return message.tokens
+
+
+def message_counter(tokenizer: Tokenizer) -> Callable[[Message], int]:
+    """How a budget counts one message with ``tokenizer``: the message's own cached
+    estimate for the default heuristic, else the tokenizer's count of its wire dict."""
+    if tokenizer is DEFAULT_TOKENIZER:
+        return _heuristic
+    return lambda message: tokenizer.count_message(message.wire())
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +144,7 @@ def _last_user(history: Sequence[Message]) -> int:
     return len(history) - 1
 
 
-def _oldest_to_drop(history: Sequence[Message], budget: Budget, spare: int = 0) -> int:
+def oldest_to_drop(history: Sequence[Message], budget: Budget, spare: int = 0) -> int:
     """How many oldest messages (whole turns) must go for the rest to fit, with
     ``spare`` tokens left over (for a summary that will replace them)."""
     room = budget.for_history
@@ -157,7 +168,7 @@ class DropOldest:
     name = "drop_oldest"
 
     def select(self, history: Sequence[Message], budget: Budget) -> Selection:
-        n, start = len(history), _oldest_to_drop(history, budget)
+        n, start = len(history), oldest_to_drop(history, budget)
         if not start:
             return Selection.everything(n)
         note = f"dropped the {start} oldest messages to fit {budget.for_history} tokens"
@@ -182,9 +193,7 @@ class KeepLastTurns:
         start = starts[-self.n] if len(starts) > self.n else 0
         kept = history[start:]
         used = sum(budget.count(m) for m in kept)
-        fit = _oldest_to_drop(kept, Budget(budget.instructions, budget.tools, used,
-                                           budget.context_window, budget.reply_reserve,
-                                           budget.count))  # fmt: skip
+        fit = oldest_to_drop(kept, replace(budget, history=used))
         start += fit  # still over the window: fewer turns
         if not start:
             return Selection.everything(len(history))

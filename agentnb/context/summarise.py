@@ -23,10 +23,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from .. import _json
 from ..errors import AgentnbError, ModelCallFailed
-from ..messages import SUMMARY_NAME, Message
+from ..messages import RUNTIME_NAME, SUMMARY_NAME, Message, content_text
 from ..models.base import ModelLike, ModelRequest, coerce_response
 from ..tokens import estimate_tokens
-from .policies import Budget, Selection, _oldest_to_drop
+from .policies import Budget, Selection, oldest_to_drop
 
 __all__ = ["DeterministicSummariser", "ModelSummariser", "SummariseOldest", "Summariser"]
 
@@ -54,15 +54,12 @@ class DeterministicSummariser:
     async def summarise(self, messages: Sequence[dict[str, Any]]) -> str:
         lines = []
         for m in messages:
-            role, content = m.get("role"), m.get("content")
-            text = content if isinstance(content, str) else ""
-            if isinstance(content, list):  # multi-part content: its text parts
-                text = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+            role, text = m.get("role"), content_text(m.get("content"))
             calls = [c.get("function", {}) for c in m.get("tool_calls") or ()]
             if role == "assistant" and calls:
                 called = ", ".join(f"{f.get('name')}({f.get('arguments')})" for f in calls)
                 lines.append(f"- assistant called {_short(called, self.width)}")
-            if role == "user" and m.get("name") != "agentnb":
+            if role == "user" and m.get("name") != RUNTIME_NAME:
                 lines.append(f"- user asked: {_short(text or '', self.width)}")
             elif role == "tool":
                 tool = m.get("name") or "tool"
@@ -145,7 +142,7 @@ class SummariseOldest:
         self._cache: OrderedDict[str, str] = OrderedDict()
 
     async def select(self, history: Sequence[Message], budget: Budget) -> Selection:
-        n, end = len(history), _oldest_to_drop(history, budget, spare=self.reserve)
+        n, end = len(history), oldest_to_drop(history, budget, spare=self.reserve)
         if not end:
             return Selection.everything(n)
         text = await self._summary(history, end)

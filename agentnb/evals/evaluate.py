@@ -135,8 +135,7 @@ def start(
     if progress or (progress is None and not display.in_kernel() and sys.stderr.isatty()):
         ev.subscribe(_Progress(ev))
     warm_up()
-    ev._task = asyncio.ensure_future(_sweep(ev, jobs))
-    ev._task.add_done_callback(lambda _: ev.finish())  # also when cancelled before it began
+    ev.drive(_sweep(ev, jobs))
     return ev
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -147,6 +147,13 @@ class Evaluation:
             self._traces[record.key] = trace
         for callback in list(self._subscribers):
             self._tell(callback, record)
+
+    def drive(self, sweep: Awaitable[Any]) -> None:
+        """Run ``sweep`` (the coroutine filling this evaluation) as its background task: ``wait``
+        awaits it, ``cancel`` stops it, and its end calls :meth:`finish`, also when it was
+        cancelled before it began."""
+        self._task = asyncio.ensure_future(sweep)
+        self._task.add_done_callback(lambda _: self.finish())
 
     def finish(self) -> None:
         """Mark the sweep ended (done, or cancelled) and tell the subscribers; once only."""

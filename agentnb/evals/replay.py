@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigurationError
-from ..messages import parse_message
+from ..messages import RUNTIME_NAME, parse_message
 from ..models.base import Model, ModelRequest, ModelResponse, coerce_response
 from ..models.differ import changed_paths
 from ..session import Session
@@ -110,7 +110,7 @@ def _source(value: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]], lis
 
 
 def _is_input(m: dict[str, Any]) -> bool:
-    return m.get("role") == "user" and m.get("name") != "agentnb"
+    return m.get("role") == "user" and m.get("name") != RUNTIME_NAME
 
 
 def _shape(m: dict[str, Any]) -> dict[str, Any]:

@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 from .. import _json
 from ..errors import ConfigurationError
 from ..session import Session
-from ..storage.jsonl import write_atomically
 from ..storage.trace import Trace
 from .record import EvalRecord
 from .tasks import Task, TaskSet
@@ -176,7 +175,7 @@ def save(ev: Evaluation, path: Path, *, traces: bool = True) -> Path:
     table = [json.loads(t) for t in objects]
     header["objects"] = [_pack(o, strings, objects, top=True) for o in table]
     body = [_json.dumps(header)] + [_json.dumps(_pack(e, strings, objects)) for e in entries]
-    return write_atomically(path, "\n".join(body) + "\n")
+    return _json.write_atomically(path, "\n".join(body) + "\n")
 
 
 def _lines(path: Path) -> list[tuple[int, str]]:

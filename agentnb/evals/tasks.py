@@ -203,10 +203,8 @@ class TaskSet(BaseModel):
         """Write one task per line (UTF-8, Chinese kept readable; the one character rule of
         :mod:`agentnb._json`, so any text reads back). Refuses, naming them, checks it cannot
         keep (see :mod:`agentnb.evals.checks.source`)."""
-        from ..storage.jsonl import write_atomically
-
         lines = [_json.dumps(r) for r in self.to_dicts()]
-        return write_atomically(Path(path), "\n".join(lines) + "\n")
+        return _json.write_atomically(Path(path), "\n".join(lines) + "\n")
 
     @classmethod
     def from_jsonl(

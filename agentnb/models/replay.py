@@ -24,12 +24,9 @@ recorded answers in order. A request that is not in the cassette raises
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import hashlib
 import json
 import os
-import tempfile
 from collections import defaultdict
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -113,16 +110,7 @@ class Cassette:
         """Add one exchange and rewrite the file atomically (a temporary file, a rename)."""
         self.entries.append(entry)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        text = "".join(_json.dumps(e) + "\n" for e in self.entries)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        _json.write_atomically(self.path, "".join(_json.dumps(e) + "\n" for e in self.entries))
 
     def find(self, canonical: dict[str, Any]) -> dict[str, Any]:
         key = request_key(canonical)
@@ -296,13 +284,10 @@ def record(model: OpenAIModel, path: str | os.PathLike[str]) -> OpenAIModel:
     """A copy of ``model`` that appends every exchange to the cassette at ``path``."""
     if not isinstance(model, OpenAIModel):
         raise ConfigurationError(f"record() takes an OpenAIModel, not {type(model).__name__}")
-    if model._client is not None:
-        raise ConfigurationError("record() cannot wrap a model built with client=; use transport=")
-    recording = copy.copy(model)
     settings = _settings(model)
-    transport = RecordingTransport(Cassette(path), settings, model._transport, model.secrets)
-    recording._transport = transport
-    return recording
+    return model.with_transport(
+        RecordingTransport(Cassette(path), settings, model.transport, model.secrets)
+    )
 
 
 def replay(path: str | os.PathLike[str], **overrides: Any) -> OpenAIModel:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 import difflib
 import json
 from dataclasses import dataclass
-from itertools import islice
 from typing import Any
 
-__all__ = ["ModelRequest", "RequestDiff"]
+from .. import _fast
+
+__all__ = ["ModelRequest", "RequestDiff", "Sent", "WireList"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,19 +52,92 @@ def _split_system(messages: list[dict[str, Any]]) -> tuple[dict[str, Any] | None
     return None, 0
 
 
+def _sum(spans: tuple[tuple[int, int], ...]) -> int:
+    return sum(b - a for a, b in spans)
+
+
+class WireList(list[dict[str, Any]]):
+    """``request.messages``: a list of wire dicts that refuses changes (it is shared by the
+    requests of a session). ``list(request.messages)`` is a copy of your own."""
+
+    __slots__ = ("__weakref__",)  # a client may follow it without holding it
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            "request.messages is read only (the requests of a session share it); "
+            "copy it first: messages = list(request.messages)"
+        )
+
+    append = extend = insert = pop = remove = clear = sort = reverse = _read_only
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
+
+    def __copy__(self) -> list[dict[str, Any]]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[dict[str, Any]]:
+        return copy.deepcopy(list(self), memo)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles as a plain list
+        return (list, (list(self),))
+
+
+class Sent:
+    """The messages a session's requests send, built once and grown as the session grows.
+
+    Requests that send ``[*head, *source[:n]]`` with the same ``head`` and the same
+    ``source`` list (the transcript's wire dicts, which only grow until a rewrite replaces
+    them) share one list: the latest request's ``messages`` costs what the new messages cost,
+    not the whole session. The list grows in place only when nothing else holds it
+    (:func:`agentnb._fast.extended`): a model that kept an earlier request's list keeps it
+    exactly as that request sent it.
+    """
+
+    __slots__ = ("head", "items", "source")
+
+    def __init__(self, head: tuple[dict[str, Any], ...], source: list[dict[str, Any]]) -> None:
+        self.head = head
+        self.source = source
+        self.items = WireList(head)
+
+    def upto(self, n: int) -> WireList:
+        """The first ``n`` messages: the shared list itself when it holds exactly those."""
+        have = len(self.items)
+        if have < n:
+            skip = len(self.head)
+            self.items = _fast.extended(self.items, self.source[have - skip : n - skip])
+        elif have > n:  # an earlier request, read later: its own copy
+            return WireList(self.items[:n])
+        return self.items
+
+
 class ModelRequest:
     """The exact request of one model call, in the Chat Completions shape.
 
     ``messages`` and ``tools`` are the wire dicts the model receives, shared with the
-    session's cached messages: treat them as read only (``to_openai()`` copies).
+    session's cached messages: read only (``to_openai()`` copies).
 
-    A request the runtime assembles is recorded *by reference*: the instructions, the
-    transcript's message list and the spans of it that were sent. ``messages`` is rebuilt
-    from them on access (and held while the model call runs), so keeping every request of a
-    long session costs memory linear in the session, not quadratic.
+    A request the runtime assembles is recorded *by reference*: ``head`` (the instructions
+    and any message a context policy inserted), ``source`` (the transcript's list of wire
+    dicts) and ``spans``, the ranges of it that were sent. Keeping every request of a long
+    session costs memory linear in the session, not quadratic. ``messages`` is built from
+    them: a request that sends the whole history after its head shares one growing list with
+    the session's other such requests (:class:`Sent`), so reading it costs what the new
+    messages cost; any other request builds its list on access (once while its call runs).
     """
 
-    __slots__ = ("_cache", "_head", "_held", "_source", "_spans", "estimate", "params", "tools")
+    __slots__ = (
+        "_cache",
+        "_held",
+        "_sent",
+        "estimate",
+        "head",
+        "params",
+        "shared",
+        "size",
+        "source",
+        "spans",
+        "tools",
+    )
 
     def __init__(
         self,
@@ -73,28 +148,45 @@ class ModelRequest:
         head: tuple[dict[str, Any], ...] = (),
         source: list[dict[str, Any]] | None = None,
         spans: tuple[tuple[int, int], ...] = (),
+        after: ModelRequest | None = None,
     ) -> None:
         if messages is not None:
             source, spans, head = list(messages), ((0, len(messages)),), ()
-        self._head = head
-        self._source: list[dict[str, Any]] = source if source is not None else []
-        self._spans = spans
-        self._cache: list[dict[str, Any]] | None = None
-        self._held = False
+        #: The messages sent before the history: the instructions, inserted ones (read only).
+        self.head = head
+        #: The list of wire dicts the history was sent from (read only).
+        self.source: list[dict[str, Any]] = source if source is not None else []
+        #: The half-open ranges of ``source`` that were sent, in order.
+        self.spans = spans
+        #: How many messages the request carries.
+        self.size = len(head) + (spans[0][1] - spans[0][0] if len(spans) == 1 else _sum(spans))
         self.tools: list[dict[str, Any]] = tools if tools is not None else []
         self.params: dict[str, Any] = params if params is not None else {}
         #: The prompt's token estimate from ``assemble`` (used when a reply reports no usage).
         self.estimate = 0
+        self._cache: WireList | None = None
+        self._held = False
+        self._sent: Sent | None = None
+        #: Whether ``messages`` is the list shared with the session's other requests.
+        self.shared = len(spans) == 1 and spans[0][0] == 0  # the whole history from its start
+        if self.shared:
+            sent = after._sent if after is not None else None
+            if sent is None or sent.source is not self.source or sent.head != head:
+                sent = Sent(head, self.source)  # a new history, or a new head: a list of its own
+            self._sent = sent
 
     @property
-    def messages(self) -> list[dict[str, Any]]:
-        """The messages sent, in order: built on first access (once while the call runs)."""
+    def messages(self) -> WireList:
+        """The messages sent, in order (a read-only list; see the class)."""
+        sent = self._sent
+        if sent is not None:
+            return sent.upto(self.size)
         if self._cache is not None:
             return self._cache
-        out = list(self._head)
-        source = self._source
-        for a, b in self._spans:
-            out.extend(islice(source, a, b))
+        out = WireList(self.head)
+        source = self.source
+        for a, b in self.spans:
+            list.extend(out, source[a:b])
         if self._held:
             self._cache = out
         return out
@@ -110,17 +202,8 @@ class ModelRequest:
     @property
     def system(self) -> dict[str, Any] | None:
         """The instructions message of the request, without building the message list."""
-        first = self._head[0] if self._head else (self._source[0] if self._source else None)
+        first = self.head[0] if self.head else (self.source[0] if self.source else None)
         return first if first is not None and first.get("role") in ("system", "developer") else None
-
-    @property
-    def size(self) -> int:
-        """How many messages the request carries (without building them)."""
-        spans = self._spans
-        if len(spans) == 1:
-            ((a, b),) = spans
-            return len(self._head) + b - a
-        return len(self._head) + sum(b - a for a, b in spans)
 
     def to_openai(self) -> dict[str, Any]:
         """The request body (without ``model``), as a fresh JSON-ready dict."""

@@ -12,7 +12,7 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
-from ..context.policies import Budget, KeepAll, Selection, _heuristic
+from ..context.policies import Budget, KeepAll, Selection, message_counter
 from ..events import RequestAssembled
 from ..messages import Message
 from ..models.base import ModelRequest
@@ -45,7 +45,7 @@ async def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelReque
     if type(policy) is KeepAll:  # everything goes in: nothing to weigh
         selection, spans, history_tokens = _NOTHING_LEFT_OUT, ((0, len(history)),), whole
     else:
-        count = _heuristic if default else lambda m: tokenizer.count_message(m.wire())
+        count = message_counter(tokenizer)
         budget = Budget(instructions, tools_tokens, whole, window, agent.reply_reserve, count)
         selection = policy.select(history, budget)
         if inspect.isawaitable(selection):  # a policy that asks a model (a summariser)
@@ -56,8 +56,9 @@ async def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelReque
     system = prompt.system
     inserted = selection.inserted if memory is None else (memory, *selection.inserted)
     head = (system, *inserted) if system is not None else inserted
+    previous = session.requests[-1].request if session.requests else None
     request = ModelRequest(
-        tools=tools, params=params, head=head, source=transcript.wires, spans=spans
+        tools=tools, params=params, head=head, source=transcript.wires, spans=spans, after=previous
     )
     total = instructions + tools_tokens + history_tokens
     report = {

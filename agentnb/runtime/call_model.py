@@ -30,7 +30,9 @@ async def call_model(state: RunState, request: ModelRequest) -> ModelResponse:
     if model is None:  # set to None between steps
         raise ConfigurationError(f"agent {state.agent.name!r} has no model; set agent.model")
     started = time.monotonic()
-    request.hold()
+    held = not request.shared  # a shared list is built once anyway
+    if held:
+        request.hold()
     try:
         if model.streaming:
             response = await _streamed(state, model, request)
@@ -43,7 +45,8 @@ async def call_model(state: RunState, request: ModelRequest) -> ModelResponse:
     except Exception as exc:
         raise ModelCallFailed(f"model {model.name!r} raised {type(exc).__name__}: {exc}") from exc
     finally:
-        request.release()
+        if held:
+            request.release()
     now = time.monotonic()
     latency = now - started
     usage = response.usage

@@ -85,10 +85,8 @@ def _policies(state: RunState, decision: Decision, wrap_up: bool) -> Verdict | N
     agent = state.agent
     if decision.kind == "final_answer":
         if wrap_up:
-            return Verdict(True, "max_iterations", (
-                f"reached max_iterations={agent.max_iterations}; the model gave a final answer "
-                "with tools disabled"
-            ))  # fmt: skip
+            why = f"reached max_iterations={agent.max_iterations}; the model gave a final answer"
+            return Verdict(True, "max_iterations", why + " with tools disabled")
         return Verdict(True, "final_answer", "the model answered without calling a tool")
     if state.cancel_requested:
         return Verdict(True, "cancelled", "run.cancel() was called")
@@ -105,22 +103,19 @@ def _policies(state: RunState, decision: Decision, wrap_up: bool) -> Verdict | N
     if limit and len(recent) >= limit and recent.count(recent[-1]) >= limit:
         name, args = recent[-1]
         shown = json.dumps(args, ensure_ascii=False, sort_keys=True, default=str)
-        return Verdict(True, "repeated_action", (
-            f"{name} was called {limit} times in a row with the same arguments {shown}"
-        ))  # fmt: skip
+        why = f"{name} was called {limit} times in a row with the same arguments {shown}"
+        return Verdict(True, "repeated_action", why)
     if agent.token_budget is not None and state.tokens[2] >= agent.token_budget:
         used = state.tokens[2]
-        return Verdict(True, "token_budget", (
-            f"the run used {used} tokens; token_budget={agent.token_budget}"
-        ))  # fmt: skip
+        why = f"the run used {used} tokens; token_budget={agent.token_budget}"
+        return Verdict(True, "token_budget", why)
     if state.iteration >= agent.max_iterations:
         if agent.final_answer_on_stop and not wrap_up:
             return Verdict(
                 False, detail="asking for a final answer with tools disabled", wrap_up=True
             )
-        return Verdict(True, "max_iterations", (
-            f"reached max_iterations={agent.max_iterations} model calls without a final answer"
-        ))  # fmt: skip
+        why = f"reached max_iterations={agent.max_iterations} model calls without a final answer"
+        return Verdict(True, "max_iterations", why)
     return None
 
 
@@ -137,10 +132,9 @@ def check_stop(state: RunState, decision: Decision, wrap_up: bool = False) -> Ve
         budget = agent.token_budget
         limit = agent.repeat_limit
         repeat = "no repeated action" if same < 2 else f"the same call {same} of {limit} times"
-        state.emit(StopChecked, stop=False, detail=(
-            f"iteration {state.iteration} of {agent.max_iterations}, {repeat}, "
-            f"{state.tokens[2]:,}{'' if budget is None else f' of {budget:,}'} tokens used"
-        ))  # fmt: skip
+        used = f"{state.tokens[2]:,}{'' if budget is None else f' of {budget:,}'} tokens used"
+        detail = f"iteration {state.iteration} of {agent.max_iterations}, {repeat}, {used}"
+        state.emit(StopChecked, stop=False, detail=detail)
         return _GO_ON
     if verdict.stop:
         assert verdict.reason is not None

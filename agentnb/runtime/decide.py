@@ -71,7 +71,7 @@ def decide(state: RunState, response: ModelResponse, *, tools_enabled: bool = Tr
     if given and (len(given) > 1 or not given[0].id):  # one call with an id needs no check
         message = _normalise_ids(state, message, problems)
     state.append(message)
-    calls = message.calls
+    calls = message.tool_calls or ()
     correction = response.correction
     if calls and not tools_enabled:
         state.answer_open(
@@ -95,12 +95,13 @@ def decide(state: RunState, response: ModelResponse, *, tools_enabled: bool = Tr
         state.output = message.text
     decision = Decision(kind, calls if kind == "tool_calls" else (), tuple(problems))
     reasoning = message.reasoning_content or ""
+    rules = tuple(dict.fromkeys(RULE_NAME.findall(reasoning))) if reasoning else ()
     state.emit(
         Decided,
         decision=kind,
         calls=tuple([c.function.name for c in calls]),
         problems=decision.problems,
         reasoning=reasoning,
-        rules=tuple(dict.fromkeys(RULE_NAME.findall(reasoning))),
+        rules=rules,
     )
     return decision

@@ -16,19 +16,19 @@ out, or ignores being cancelled, is left to finish alone and never delays the ru
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from .._fast import eager, loads
 from ..events import ToolFinished, ToolsExecuted, ToolStarted
 from ..messages import ToolCall
 from ..tools.calls import CURRENT_CALL, ToolCallContext
 from ..tools.tool import InvalidArguments, ToolError, error_content
-from .state import Outcome, RunState, ToolRound
+from .state import CallOutcome, RunState, ToolRound
 from .tool_work import Deadline, Finished, bounded, in_thread, isolated
 
 if TYPE_CHECKING:
@@ -38,8 +38,10 @@ if TYPE_CHECKING:
 def _parse(tool: Tool, raw: str) -> tuple[dict[str, Any] | None, str]:
     """The arguments as a dict, or None and the structured error the model sees."""
     try:
-        args = _loads(raw)
+        args = loads(raw)
     except (ValueError, RecursionError) as exc:
+        if not raw.strip():  # blank: no arguments
+            return {}, ""
         why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         return None, error_content(
             f"the arguments of {tool.name} are not valid JSON ({why})",
@@ -57,27 +59,12 @@ def _parse(tool: Tool, raw: str) -> tuple[dict[str, Any] | None, str]:
     return args, ""
 
 
-#: The C scanner inside ``json.loads`` (set on every decoder; typeshed does not declare it).
-_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-
-
-def _loads(raw: str) -> Any:
-    """``json.loads(raw)`` (blank means no arguments), the common case in one C call."""
-    try:
-        value, end = _SCAN(raw, 0)  # what json.loads does inside its Python layers
-        if end == len(raw):
-            return value
-    except Exception:  # leading space, or not JSON: json.loads says so in its own words
-        pass
-    return json.loads(raw) if raw.strip() else {}
-
-
 def _json_type(value: Any) -> str:
     names = {type(None): "null", bool: "a boolean", int: "a number", float: "a number"}
     return names.get(type(value)) or ("a string" if isinstance(value, str) else "an array")
 
 
-async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Outcome:
+async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> CallOutcome:
     """Run one call; its outcome goes into ``tool_round`` (keyed by this message's ids)."""
     name = call.function.name
     raw = call.function.arguments
@@ -86,26 +73,19 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ou
     args: dict[str, Any] | None = None
     if tool is None:
         available = ", ".join(state.agent.tools.names) or "(none)"
-        outcome = _failed("unknown_tool", error_content(
-            f"unknown tool {name!r}",
-            f"available tools: {available}. Call one of them by its exact name, or answer "
-            "without a tool.",
-            kind="unknown_tool",
-        ))  # fmt: skip
+        hint = f"available tools: {available}. Call one of them by its exact name, or answer "
+        outcome = _failed("unknown_tool", f"unknown tool {name!r}", hint + "without a tool.")
     else:
         args, problem = _parse(tool, raw)
         if args is None:
-            outcome = _failed("invalid_json", problem)
+            outcome = CallOutcome(problem, False, "invalid_json")
         else:
             try:
                 kwargs = tool.validate(args)
             except InvalidArguments as exc:
-                outcome = _failed("invalid_arguments", error_content(
-                    f"invalid arguments for {name}",
-                    tool.hint,
-                    kind="invalid_arguments",
-                    problems=exc.problems,
-                ))  # fmt: skip
+                why = f"invalid arguments for {name}"
+                hint = tool.hint
+                outcome = _failed("invalid_arguments", why, hint, problems=exc.problems)
             else:
                 here = token = None
                 if tool.call_context:  # an.tools.current_call(): tasks and threads copy it
@@ -115,28 +95,31 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ou
                     outcome = await _execute(state, tool, _invoke(state, tool, kwargs, started))
                 except Finished as finished:  # it finished just as the run was cancelled
                     outcome = await _execute(state, tool, finished.result())
-                    _record(state, tool_round, call, started, outcome, args, here)
+                    _finish_call(state, tool_round, call, started, outcome, args, here)
                     raise
                 finally:
                     if token is not None:
                         CURRENT_CALL.reset(token)
-                return _record(state, tool_round, call, started, outcome, args, here)
-    return _record(state, tool_round, call, started, outcome, args)
+                return _finish_call(state, tool_round, call, started, outcome, args, here)
+    return _finish_call(state, tool_round, call, started, outcome, args)
 
 
-def _failed(kind: str, content: str, traceback: str | None = None) -> Outcome:
-    return Outcome(content, False, kind, traceback=traceback)
+def _failed(kind: str, error: str, hint: str | None, **extra: Any) -> CallOutcome:
+    """A call that failed: the model reads ``{"ok": false, "kind", "error", "hint", ...}``."""
+    return CallOutcome(error_content(error, hint, kind=kind, **extra), False, kind)
 
 
-def _record(
+def _finish_call(
     state: RunState,
     tool_round: ToolRound,
     call: ToolCall,
     started: float,
-    outcome: Outcome,
+    outcome: CallOutcome,
     args: dict[str, Any] | None,
     here: ToolCallContext | None = None,
-) -> Outcome:
+) -> CallOutcome:
+    """The call is over: its outcome goes into the round, a call that ran counts toward the
+    repeated-action check, and ``ToolFinished`` says how it went."""
     now = time.monotonic()
     outcome.latency = now - started
     tool_round.outcomes[call.id] = outcome
@@ -181,24 +164,19 @@ async def _invoke(
 
 async def _execute(
     state: RunState, tool: Tool, running: Awaitable[tuple[str, str | None]]
-) -> Outcome:
+) -> CallOutcome:
     """The outcome of a call: the content the model sees, and how it went."""
     try:
         content, note = await running
-        return Outcome(content, note=note)
+        return CallOutcome(content, note=note)
     except ToolError as exc:
         kind = getattr(exc, "kind", "tool_error")
-        return _failed(kind, error_content(
-            exc.message, exc.hint, kind=kind, retryable=exc.retryable, **exc.data
-        ))  # fmt: skip
+        return _failed(kind, exc.message, exc.hint, retryable=exc.retryable, **exc.data)
     except TimeoutError:
-        return _failed("timeout", error_content(
-            f"{tool.name} timed out after {_timeout(state, tool):g} s",
-            "the service is slow or down: retry once at most, otherwise tell the user this "
-            "information is unavailable right now",
-            kind="timeout",
-            retryable=True,
-        ))  # fmt: skip
+        why = f"{tool.name} timed out after {_timeout(state, tool):g} s"
+        hint = "the service is slow or down: retry once at most, otherwise tell the user this "
+        hint += "information is unavailable right now"
+        return _failed("timeout", why, hint, retryable=True)
     except asyncio.CancelledError as exc:
         task = asyncio.current_task()
         if task is not None and task.cancelling():
@@ -215,15 +193,13 @@ def _text_of(exc: BaseException) -> str:
         return f"<{type(exc).__name__} whose message cannot be shown>"
 
 
-def _failure(tool: Tool, exc: BaseException, text: str) -> Outcome:
+def _failure(tool: Tool, exc: BaseException, text: str) -> CallOutcome:
     """A tool that raised: the model hears it failed while running, the developer where."""
-    content = error_content(
-        f"{type(exc).__name__}: {text}",
-        f"{tool.name} accepted the arguments but failed while running (a fault in the tool or "
-        "its service); do not repeat the same call: tell the user, or try another way",
-        kind="tool_error",
-    )
-    return _failed("tool_error", content, _traceback(exc))
+    hint = f"{tool.name} accepted the arguments but failed while running (a fault in the tool "
+    hint += "or its service); do not repeat the same call: tell the user, or try another way"
+    outcome = _failed("tool_error", f"{type(exc).__name__}: {text}", hint)
+    outcome.traceback = _traceback(exc)
+    return outcome
 
 
 _RUNTIME = os.path.dirname(__file__)
@@ -260,6 +236,25 @@ def _segments(state: RunState, calls: list[ToolCall]) -> list[list[ToolCall]]:
     return groups
 
 
+async def _together(state: RunState, tool_round: ToolRound, group: list[ToolCall]) -> None:
+    """A group's calls, concurrently: each starts at once, in call order, in a task of its
+    own (:func:`agentnb._fast.eager`: it runs until it first waits); only the calls still
+    running are then awaited together, so calls that never wait cost no turn of the loop."""
+    running = []
+    for call in group:
+        task, outcome = eager(run_call(state, tool_round, call), _same)
+        if outcome is None:
+            running.append(task)
+        elif not outcome[0]:
+            raise outcome[1]  # only the run's own cancellation gets out of run_call
+    if running:
+        await asyncio.gather(*running)
+
+
+def _same(outcome: CallOutcome) -> CallOutcome:
+    return outcome
+
+
 async def execute_tools(state: RunState) -> ToolRound:
     started = time.monotonic()
     transcript = state.session.transcript
@@ -272,7 +267,7 @@ async def execute_tools(state: RunState) -> ToolRound:
         if count == 1 or len(group) == 1:
             await run_call(state, tool_round, group[0])
         else:
-            await asyncio.gather(*(run_call(state, tool_round, c) for c in group))
+            await _together(state, tool_round, group)
         for call in group:  # append as each group completes: call order, visible early
             outcome = tool_round.outcomes[call.id]
             failed += not outcome.ok

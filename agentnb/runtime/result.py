@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..display import static_bundle
 from ..events import Event
 from ..messages import Message, ToolCall
 from ..session.records import RunRecord
+from ..storage.trace import Trace
 
 if TYPE_CHECKING:
     from ..session.session import Session
-    from ..storage.trace import Trace
 
 __all__ = ["RunRecord", "RunResult"]
 
@@ -37,8 +38,6 @@ class RunResult:
     @property
     def trace(self) -> Trace:
         """The events as a :class:`~agentnb.storage.trace.Trace` (DataFrame, JSONL)."""
-        from ..storage.trace import Trace  # storage sits above the runtime
-
         return Trace(self.events)
 
     @property
@@ -55,8 +54,6 @@ class RunResult:
         )
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from ..display import static_bundle  # the renderer sits above the runtime
-
         title = f"{self!r} — stop_reason={self.stop_reason}: {self.stop_detail}"
         wires = [m.wire() for m in self.messages]
         return static_bundle(self.messages, wires, title=title, first=self.record.start or 0)

@@ -8,15 +8,17 @@ enters the transcript is announced by a ``MessageAppended`` event with the sessi
 from __future__ import annotations
 
 import os
-import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..events import Event, MessageAppended, Origin, ToolFinished, ToolStarted
 from ..messages import Message, ToolCall, ToolMessage
 from ..models.base import Usage
+from ..session.bus import Emit
 from ..session.records import RunRecord
 from ..tools.tool import error_content
 
@@ -25,11 +27,11 @@ if TYPE_CHECKING:
     from ..session.lock import ActiveRun, LockPolicy
     from ..session.session import Session
 
-__all__ = ["Outcome", "RunState", "ToolRound"]
+__all__ = ["CallOutcome", "RunState", "ToolRound"]
 
 
 @dataclass(slots=True)
-class Outcome:
+class CallOutcome:
     """What one call produced: the content the model sees, and how it went."""
 
     content: str
@@ -51,7 +53,7 @@ class ToolRound:
     """
 
     at: int
-    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    outcomes: dict[str, CallOutcome] = field(default_factory=dict)
 
 
 class RunState:
@@ -69,6 +71,10 @@ class RunState:
         self.origin = Origin.now(session.id, self.id, self.trace_id)
         self.events: list[Event] = []
         self.sinks: list[Callable[[Event], Any]] = []
+        #: ``emit(EventType, at=None, **fields)``: an event of this run, numbered on the
+        #: session's bus, published and kept (``EventBus.record`` bound to this state; ``at``
+        #: is its monotonic time when the caller has just read the clock).
+        self.emit: Emit = partial(session.bus.record, weakref.proxy(self))  # no state cycle
         self.stage = "restore"
         self.iteration = 0
         self.tokens = [0, 0, 0]  # prompt, completion, total: summed without new objects
@@ -85,24 +91,6 @@ class RunState:
         self.run_ref: Callable[[], ActiveRun | None] = lambda: None
 
     # -- events and messages ---------------------------------------------------------------
-    def emit(self, cls: type[Event], at: float | None = None, **fields: Any) -> Event:
-        """Record an event, numbered on the session's bus, and publish it.
-
-        ``at`` is the event's monotonic time when the caller has just read the clock.
-        """
-        event = self.session.bus.emit(
-            cls,
-            self.origin,
-            self.stage,
-            self.iteration,
-            time.monotonic() if at is None else at,
-            fields,
-        )
-        self.events.append(event)
-        for sink in self.sinks:
-            sink(event)
-        return event
-
     def append(self, message: Message) -> None:
         index = self.session.transcript.add(message)
         self.emit(MessageAppended, index=index, message=message)

@@ -17,10 +17,10 @@ import contextvars
 import queue
 import threading
 import time
-import types
-from asyncio.tasks import _enter_task, _leave_task  # how 3.12's eager tasks swap the task
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
+
+from .._fast import eager
 
 T = TypeVar("T")
 
@@ -37,76 +37,21 @@ async def isolated(
 
     ``timeout`` counts from ``started`` (``time.monotonic()`` when the call began).
 
-    Python 3.12's eager tasks, by hand (3.11 has none): the task is made first, so inside the
-    tool ``asyncio.current_task()`` is its own from the first line (``asyncio.timeout`` and task
-    groups work), then the first step runs in the caller's turn of the loop. A tool that
-    returns without suspending is done: its task, when its turn comes, has nothing left to do.
+    The task is eager (Python 3.12's ``eager_start``; :func:`agentnb._fast.eager` on 3.11):
+    inside the tool ``asyncio.current_task()`` is its own from the first line, so
+    ``asyncio.timeout`` and task groups work, and the first step runs in the caller's turn of
+    the loop. A tool that returns without suspending is done: no timer, no turn of the loop.
     One that suspends goes on in its task, under :func:`bounded`.
     """
-    loop = asyncio.get_running_loop()
-    steps = _Steps(coro, finish)
-    context = contextvars.copy_context()  # the tool's context, as a task's own would be
-    # Not loop.create_task: a task factory (3.12's eager one) could start it before its
-    # first step, which is ours to run.
-    task = asyncio.Task(steps.rest(), loop=loop, context=context)
-    caller = asyncio.current_task(loop)
-    if caller is not None:
-        _leave_task(loop, caller)
-    _enter_task(loop, task)
-    try:
-        context.run(steps.first)
-    finally:
-        _leave_task(loop, task)
-        if caller is not None:
-            _enter_task(loop, caller)
-    if steps.outcome is not None:
-        ok, value = steps.outcome
+    task, outcome = eager(coro, finish)
+    if outcome is not None:
+        ok, value = outcome
         if ok:
             return value  # type: ignore[no-any-return]
         raise value
     if timeout is not None:  # the first step counts against the deadline too
         timeout = max(timeout - (time.monotonic() - started), 0.0)
     return await bounded(task, timeout)
-
-
-class _Steps:
-    """A tool's coroutine: its first step driven by hand, the rest by its task."""
-
-    __slots__ = ("coro", "finish", "outcome", "waiting")
-
-    def __init__(self, coro: Coroutine[Any, Any, Any], finish: Callable[[Any], Any]) -> None:
-        self.coro = coro
-        self.finish = finish
-        self.outcome: tuple[bool, Any] | None = None  # set when it ended in its first step
-        self.waiting: Any = None  # what it suspended on (a future, or None to yield a turn)
-
-    def first(self) -> None:
-        try:
-            self.waiting = self.coro.send(None)
-        except StopIteration as returned:
-            self.outcome = (True, self.finish(returned.value))
-        except BaseException as exc:  # the tool's own failure: raised in the caller
-            self.outcome = (False, exc)
-
-    @types.coroutine
-    def rest(self) -> Generator[Any, None, Any]:
-        """The task's coroutine: hand the task what the tool waits on, then let it go on."""
-        if self.outcome is not None:
-            return None  # it ended in its first step
-        coro, waiting = self.coro, self.waiting
-        while True:
-            try:
-                yield waiting  # the task waits on it exactly as if the tool had yielded it
-            except GeneratorExit:
-                coro.close()
-                raise
-            except BaseException as exc:  # cancelled while waiting: the tool decides what next
-                try:
-                    waiting = coro.throw(exc)
-                except StopIteration as returned:
-                    return self.finish(returned.value)
-                continue
-            return self.finish((yield from coro))
 
 
 async def bounded(work: asyncio.Future[T], timeout: float | None) -> T:

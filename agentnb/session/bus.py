@@ -11,13 +11,16 @@ one each (:func:`add_observer`). The list is empty unless the user switches one 
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from ..events import Event, Origin
 
-__all__ = ["OBSERVERS", "EventBus", "SubscriberError", "add_observer"]
+__all__ = ["OBSERVERS", "Emit", "EventBus", "Recording", "SubscriberError", "add_observer"]
+
+E = TypeVar("E", bound=Event)
 
 
 class SubscriberError(RuntimeWarning):
@@ -39,11 +42,28 @@ def add_observer(callback: Callable[[Event], Any]) -> Callable[[], None]:
     return remove
 
 
+class Recording(Protocol):
+    """What :meth:`EventBus.record` reads of a run (its ``RunState``)."""
+
+    origin: Origin
+    stage: str
+    iteration: int
+    events: list[Event]
+    sinks: list[Callable[[Event], Any]]
+
+
+class Emit(Protocol):
+    """``state.emit(EventType, at=None, **fields)``: :meth:`EventBus.record` bound to a run."""
+
+    def __call__(self, cls: type[E], at: float | None = None, /, **fields: Any) -> E: ...
+
+
 class EventBus:
     """One ``seq`` counter and the subscribers of a session.
 
-    :meth:`emit` is the only code that numbers and publishes events: the stages (through
-    ``RunState.emit``) and edits (through ``Session``) both call it.
+    :meth:`emit` and :meth:`record` are the only code that numbers and publishes events:
+    edits (through ``Session``) call the first, the stages the second (``state.emit`` is
+    ``record`` bound to the run: one call per event on the hot path).
     """
 
     __slots__ = ("seq", "subscribers")
@@ -63,11 +83,24 @@ class EventBus:
     ) -> Event:
         """Number a new event of type ``cls`` and publish it to every subscriber."""
         self.seq += 1
-        event = cls(
-            seq=self.seq, stage=stage, iteration=iteration, time=at, origin=origin, **fields
-        )
+        event = cls(self.seq, stage, iteration, at, origin, **fields)
         if self.subscribers or OBSERVERS:
             self._publish(event)
+        return event
+
+    def record(self, run: Recording, cls: type[E], at: float | None = None, /, **fields: Any) -> E:
+        """An event of ``run`` at its stage and iteration, numbered and published like
+        :meth:`emit`, then kept in the run's ``events`` and handed to its ``sinks``.
+
+        ``at`` is the event's monotonic time when the caller has just read the clock."""
+        self.seq += 1
+        now = time.monotonic() if at is None else at
+        event = cls(self.seq, run.stage, run.iteration, now, run.origin, **fields)
+        if self.subscribers or OBSERVERS:
+            self._publish(event)
+        run.events.append(event)
+        for sink in run.sinks:
+            sink(event)
         return event
 
     def _publish(self, event: Event) -> None:

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .. import display
 from ..errors import AgentnbError, InvalidConversation, InvalidMessage, SessionBusy, StoreError
 from ..events import Event, MessageAppended, Origin, SessionEdited
 from ..messages import MEMORY_NAME, Message, parse_message
@@ -175,12 +176,11 @@ class Session:
         along: they start the new session as one marked system message, and are kept in the
         memory when there is one.
         """
-        note = [] if not carry else [{
-            "role": "system",
-            "name": MEMORY_NAME,
-            "content": f"Carried over from session {self.id}:\n"
-            + "\n".join(f"- {fact}" for fact in carry),
-        }]  # fmt: skip
+        note: list[dict[str, Any]] = []
+        if carry:
+            facts = "\n".join(f"- {fact}" for fact in carry)
+            text = f"Carried over from session {self.id}:\n{facts}"
+            note.append({"role": "system", "name": MEMORY_NAME, "content": text})
         new = Session(
             note, id=id, store=self.store, lock_policy=self.lock_policy, memory=self.memory
         )
@@ -263,9 +263,14 @@ class Session:
             self.append(m)
 
     def _rewrite(
-        self, action: str, new: list[Message], index: int, count: int, how: str = "",
+        self,
+        action: str,
+        new: list[Message],
+        index: int,
+        count: int,
+        how: str = "",
         call_id: str | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self._guard(action, lambda: _problems(new, self.active_run))
         old = self.transcript.messages
         wire = old[index].wire() if action in ("replace", "delete") and index < len(old) else None
@@ -273,16 +278,17 @@ class Session:
         changed = tuple(changed_paths(wire, after.wire())) if wire and after is not None else ()
         how = how or action
         self.transcript.rewrite(new)
-        event = self._edited(SessionEdited, action=action, index=index, count=count, how=how,
-                             changed=changed, call_id=call_id, before=wire)  # fmt: skip
+        where = {"action": action, "index": index, "count": count, "how": how}
+        event = self._edited(SessionEdited, **where, changed=changed, call_id=call_id, before=wire)
         self.edits.append(EditRecord(event.seq, how, index, wire, after, changed, call_id))
 
     def replace(self, index: int, message: Message | dict[str, Any]) -> Message:
         """Put ``message`` at ``index`` (negative indexes count from the end)."""
         return self._replace(index, message, "replace")
 
-    def _replace(self, index: int, message: Message | dict[str, Any], how: str,
-                 call_id: str | None = None) -> Message:  # fmt: skip
+    def _replace(
+        self, index: int, message: Message | dict[str, Any], how: str, call_id: str | None = None
+    ) -> Message:
         index = range(len(self.transcript))[index]
         new = self.transcript.replaced(index, message)
         self._rewrite("replace", new, index, 1, how, call_id)
@@ -297,9 +303,12 @@ class Session:
         return self._replace(index, {**current.wire(), **changes}, "edit")
 
     def edit_call(
-        self, call_id: str, *, arguments: dict[str, Any] | str | None = None,
+        self,
+        call_id: str,
+        *,
+        arguments: dict[str, Any] | str | None = None,
         name: str | None = None,
-    ) -> Message:  # fmt: skip
+    ) -> Message:
         """Change the arguments (a dict, or JSON text) or the tool name of one tool call.
 
         ``session.edit_call("call_1", arguments={"city": "北京"})``: the assistant message that
@@ -432,8 +441,6 @@ class Session:
     # -- display --------------------------------------------------------------------------
     def view(self, **options: Any) -> Any:
         """The live view of this session (``agentnb.widgets.SessionView``; needs ipywidgets)."""
-        from .. import display  # the renderer sits above the session
-
         return display.live_view(self, **options)
 
     def __repr__(self) -> str:
@@ -442,14 +449,10 @@ class Session:
         return f"<Session {self.id!r}: {size}, {state}>"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from .. import display  # the renderer sits above the session
-
         return display.session_bundle(self)
 
     def static_mimebundle(self) -> dict[str, str]:
         """text/plain and escaped text/html: what nbviewer and GitHub show without a kernel."""
-        from .. import display  # the renderer sits above the session
-
         return display.static_session_bundle(self)
 
 

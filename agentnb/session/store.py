@@ -8,9 +8,10 @@ The ``persist`` stage commits a run's new messages; edits outside runs commit at
 
 The seam is sessions only: ``read``, ``commit``, ``rewrite``, ``list``, ``delete``. What a
 store offers beyond it is shared by :class:`BaseStore`: ``load`` (one path,
-:meth:`Session.open <agentnb.session.session.Session.open>`) and JSONL export and import
-(:mod:`agentnb.storage.jsonl`). Long-term memory has its own small protocol,
-:class:`~agentnb.context.memory.MemoryBackend`, which both stores here also implement.
+:meth:`Session.open <agentnb.session.session.Session.open>`) and JSONL export and import (a
+header line naming the session, then one message per line). Long-term memory has its own
+small protocol, :class:`~agentnb.context.memory.MemoryBackend`, which both stores here also
+implement.
 
 :class:`MemoryStore` is the default (one per session unless you share one).
 """
@@ -18,20 +19,25 @@ store offers beyond it is shared by :class:`BaseStore`: ``load`` (one path,
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from ..errors import ConfigurationError, SessionConflict, SessionNotFound
+from .. import _json
+from ..errors import ConfigurationError, SessionConflict, SessionNotFound, StoreError
 
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["MemoryStore", "Records", "Store", "validate_session_id"]
+__all__ = ["EXPORT_HEADER", "MemoryStore", "Records", "Store", "validate_session_id"]
 
 #: A list of JSON-ready dicts (messages, memory items), as stores keep them.
 Records = list[dict[str, Any]]
+
+#: The key of an exported session's header line, naming the session.
+EXPORT_HEADER = "agentnb_session"
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
@@ -94,17 +100,43 @@ class BaseStore:
         raise NotImplementedError
 
     def export_jsonl(self, session_id: str, path: str | Path) -> Path:
-        """Write a session as JSONL (see :func:`agentnb.storage.jsonl.export_session`)."""
-        from ..storage.jsonl import export_session
-
-        return export_session(self, session_id, path)
+        """Write the stored session to ``path``: a header line naming it, then one OpenAI
+        message per line, atomically and with the one rule for characters
+        (:mod:`agentnb._json`: every line stays one line and reads back exactly)."""
+        version, messages = self.read(validate_session_id(session_id))
+        records: list[Any] = [{EXPORT_HEADER: session_id, "version": version}, *messages]
+        text = "".join(_json.dumps(r) + "\n" for r in records)
+        try:
+            return _json.write_atomically(path, text)
+        except OSError as exc:
+            why = f"session {session_id!r} could not be exported to {path}: {exc}"
+            raise StoreError(why) from exc
 
     def import_jsonl(self, path: str | Path, session_id: str | None = None) -> Session:
-        """Store a session exported with :meth:`export_jsonl` (under its id or ``session_id``;
-        see :func:`agentnb.storage.jsonl.import_session`)."""
-        from ..storage.jsonl import import_session
+        """Store the session in ``path`` (written by :meth:`export_jsonl`, or a plain list of
+        messages with ``session_id``) and return it. Lines are split on ``\\n`` only."""
+        from .session import Session
 
-        return import_session(self, path, session_id)
+        try:
+            lines = [line for line in Path(path).read_text(encoding="utf-8").split("\n") if line]
+            records = [json.loads(line) for line in lines]
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise ConfigurationError(f"{path} is not an exported agentnb session: {exc}") from None
+        header = records[0] if records and isinstance(records[0], dict) else {}
+        if EXPORT_HEADER in header:
+            records = records[1:]
+        elif session_id is None:  # a plain list of messages: nothing names the session
+            raise ConfigurationError(
+                f"{path} has no header line naming the session; pass session_id=... to import "
+                "it as a plain list of messages"
+            )
+        name = session_id or header[EXPORT_HEADER]
+        if validate_session_id(name) in self.list():
+            raise ConfigurationError(
+                f"session {name!r} is already in this store; delete it first, or import it "
+                "under another id with session_id=..."
+            )
+        return Session(records, id=name, store=self)
 
     def load(self, session_id: str) -> Session:
         """The stored session, ready to continue (its writes come back to this store)."""

@@ -104,12 +104,12 @@ class Transcript:
 
     def open_calls(self) -> list[ToolCall]:
         """The calls of the last assistant message that still wait for a result, in order."""
-        at = self.open_at
-        if at is None:
+        pairing = self._pairing
+        if not pairing.open:
             return []
-        message = self.messages[at]
-        assert isinstance(message, AssistantMessage)
-        return [c for c in message.calls if c.id in self._pairing.open]
+        message = self.messages[pairing.open_at]
+        assert isinstance(message, AssistantMessage) and message.tool_calls
+        return [c for c in message.tool_calls if c.id in pairing.open]
 
     def problems(self) -> list[Problem]:
         """The pairing problems, kept up to date on every change (no rescan)."""

@@ -1,4 +1,11 @@
-"""The JSONL trace format: every message stored once, every request rebuilt exactly.
+"""The one event codec: an event as a JSON-ready dict and back, and the JSONL trace format.
+
+:func:`event_to_dict` writes an event's fields by their values (a message as its wire dict, a
+request as its messages, tools and params, a usage as its figures); :func:`event_from_dict`
+rebuilds each field by its *declared type*, so a new event type round-trips with no decoder
+of its own.
+
+The JSONL trace format stores every message once and rebuilds every request exactly.
 
 One JSON object per line, split on ``\\n`` only (U+2028 and friends are ordinary characters
 inside strings). Besides events, a file holds declarations that events refer to:
@@ -15,17 +22,124 @@ the runtime keeps in memory. So a file grows with the run, never with its square
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Iterable, Iterator
+import types
+import typing
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .. import _json
 from ..errors import AgentnbError, TraceFormatError
-from ..events import Event, _encode, event_from_dict
-from ..messages import parse_message
-from ..models.base import ModelRequest
+from ..events import Event, Origin
+from ..messages import AssistantMessage, Message, parse_message
+from ..models.base import ModelRequest, Usage
 
-__all__ = ["decode", "encode"]
+__all__ = ["decode", "encode", "encode_value", "event_from_dict", "event_to_dict"]
+
+_MESSAGES = typing.get_args(Message)
+
+
+def encode_value(value: Any) -> Any:
+    """A field's value as JSON-ready data (read only: wire dicts are shared, not copied)."""
+    if isinstance(value, _MESSAGES):
+        return value.wire()
+    if isinstance(value, ModelRequest):
+        return {"messages": value.messages, "tools": value.tools, "params": value.params}
+    if isinstance(value, Usage):
+        return dataclasses.asdict(value)
+    if isinstance(value, tuple | list):
+        return [encode_value(v) for v in value]
+    return value
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """A JSON-ready dict with ``type`` and every field; :func:`event_from_dict` reverses it."""
+    data = event.header()
+    for key, value in event.fields().items():
+        data[key] = encode_value(value)
+    return data
+
+
+def _request(data: Any) -> ModelRequest:
+    if isinstance(data, ModelRequest):  # a trace's reference, already rebuilt
+        return data
+    return ModelRequest(data["messages"], data["tools"], data["params"])
+
+
+def _tuples(data: Any) -> tuple[Any, ...]:
+    return tuple(_tuples(x) if isinstance(x, list) else x for x in data)
+
+
+def _usage(data: dict[str, Any]) -> Usage:
+    return Usage(**data)
+
+
+def _decoder(hint: Any) -> Callable[[Any], Any] | None:
+    """How a field of declared type ``hint`` is rebuilt from JSON (None: as it is)."""
+    if typing.get_origin(hint) in (types.UnionType, typing.Union) and hint != Message:
+        kinds = [a for a in typing.get_args(hint) if a is not type(None)]
+        return _decoder(kinds[0]) if len(kinds) == 1 else None
+    if hint == Message or hint is AssistantMessage:
+        return parse_message
+    if hint is ModelRequest:
+        return _request
+    if hint is Usage:
+        return _usage
+    if hint is tuple or typing.get_origin(hint) is tuple:
+        return _tuples
+    return None
+
+
+_FIELD_DECODERS: dict[type[Event], dict[str, Callable[[Any], Any]]] = {}
+
+
+def _field_decoders(cls: type[Event]) -> dict[str, Callable[[Any], Any]]:
+    """Field name -> decoder, read once per event type from its type hints."""
+    found = _FIELD_DECODERS.get(cls)
+    if found is None:
+        hints = typing.get_type_hints(cls)
+        common = {f.name for f in dataclasses.fields(Event)}
+        found = _FIELD_DECODERS[cls] = {
+            f.name: decode
+            for f in dataclasses.fields(cls)
+            if f.name not in common and (decode := _decoder(hints[f.name])) is not None
+        }
+    return found
+
+
+def _event_types() -> dict[str, type[Event]]:
+    found: dict[str, type[Event]] = {}
+    todo = [Event]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            found[sub.__name__] = sub
+            todo.append(sub)
+    return found
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """Rebuild an event from :func:`event_to_dict` output (e.g. a line of a JSONL trace)."""
+    data = dict(data)
+    name = data.pop("type")
+    cls = _event_types().get(name)
+    if cls is None:
+        raise ValueError(f"unknown event type {name!r}")
+    data["origin"] = Origin(
+        data.pop("session_id"),
+        data.pop("run_id"),
+        data.pop("trace_id"),
+        data["time"],
+        data.pop("wall"),
+        data.pop("task_id", None),
+    )
+    for key, decode in _field_decoders(cls).items():
+        if data.get(key) is not None:
+            data[key] = decode(data[key])
+    return cls(**data)
+
+
+# -- the JSONL trace format -----------------------------------------------------------------
 
 HEADER = {"type": "$agentnb-trace", "version": 2}
 
@@ -76,11 +190,11 @@ class _Encoder:
             tid = self.tools[id(tools)] = len(self.tools)
             self.keep.append(tools)
             self.out.append(_dump({"type": "$tools", "id": tid, "tools": tools}))
-        spans = request._spans
+        spans = request.spans
         upto = max((b for _, b in spans), default=0)
         return {
-            "head": [self.message(w) for w in request._head],
-            "source": self.source(request._source, upto),
+            "head": [self.message(w) for w in request.head],
+            "source": self.source(request.source, upto),
             "spans": [list(s) for s in spans],
             "tools": tid,
             "params": request.params,
@@ -94,7 +208,7 @@ class _Encoder:
             elif key == "request":
                 data[key] = {"$req": self.request(value)}
             else:
-                data[key] = _encode(value)
+                data[key] = encode_value(value)
         self.out.append(_dump(data))
 
 

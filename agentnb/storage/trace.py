@@ -6,9 +6,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from .. import _html
+from .. import _html, _json
 from ..errors import TraceFormatError
-from ..events import Event
+from ..events import Event, ModelResponded, RequestAssembled
+from ..tokens import HeuristicTokenizer
 from . import codec as _tracefile
 
 if TYPE_CHECKING:
@@ -43,6 +44,21 @@ class Trace:
     def of_type(self, *types: type[Event]) -> list[Event]:
         """The events that are instances of any of ``types``."""
         return [e for e in self.events if isinstance(e, types)]
+
+    def calibrated_tokenizer(self) -> HeuristicTokenizer:
+        """The heuristic scaled to this trace's model: each request's estimated total against
+        the prompt tokens the provider reported for it (estimated usage is left out; with no
+        reported usage, the heuristic as it is)."""
+        estimated = reported = 0
+        budget = None
+        for event in self.events:
+            if isinstance(event, RequestAssembled):
+                budget = event.budget.get("total")
+            elif isinstance(event, ModelResponded) and budget and not event.usage.estimated:
+                estimated += budget
+                reported += event.usage.prompt_tokens
+                budget = None
+        return HeuristicTokenizer.calibrated(estimated, reported)
 
     def to_records(self) -> list[dict[str, Any]]:
         """One flat dict per event: common fields, ``type``, ``summary``, scalar fields."""
@@ -79,9 +95,7 @@ class Trace:
 
     def save(self, path: str | Path) -> Path:
         """Write the JSONL form to ``path`` atomically (a temporary file, then a rename)."""
-        from .jsonl import write_atomically
-
-        return write_atomically(path, self.to_jsonl())
+        return _json.write_atomically(path, self.to_jsonl())
 
     @classmethod
     def from_jsonl(cls, text: str) -> Trace:

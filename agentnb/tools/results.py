@@ -22,6 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from .._fast import dumps_with
+
 __all__ = [
     "ERROR_KINDS",
     "MAX_RESULT_CHARS",
@@ -87,17 +89,8 @@ def _jsonable(value: Any) -> Any:
 
 # One encoder, built once: json.dumps(..., default=...) would build a new one per call.
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=_jsonable, allow_nan=False)
-_make_encoder = getattr(json.encoder, "c_make_encoder", None)  # None without the C accelerator
-# The C encoder inside _ENCODER.encode (which builds one per call), built once. No circular
-# check: a cycle raises RecursionError, and the careful path below sends the value's str().
-_C_ENCODER = _make_encoder and _make_encoder(
-    None, _jsonable, json.encoder.encode_basestring, None, ": ", ", ", False, False, False
-)
-
-
-def _dumps(value: Any) -> str:
-    """``_ENCODER.encode(value)``, through the C encoder when there is one."""
-    return "".join(_C_ENCODER(value, 0)) if _C_ENCODER else _ENCODER.encode(value)
+#: The common case (plain JSON), as fast as json allows (see agentnb._fast).
+_dumps = dumps_with(_jsonable)
 
 
 def _finite(value: Any) -> Any:

@@ -207,7 +207,7 @@ class Timeline(Widget):
 
     @staticmethod
     def _rows(source: Any) -> list[dict[str, Any]]:
-        if hasattr(source, "_events") and hasattr(source, "session"):  # a SessionView
-            return list(source._events)
+        if hasattr(source, "timeline") and hasattr(source, "session"):  # a SessionView
+            return list(source.timeline)
         events: Iterable[Any] = getattr(source, "events", source)
         return [payload.event_row(e) for e in events if e.type != "ModelDelta"]

@@ -60,7 +60,8 @@ class SessionView(Widget):
         self.refresh_every = refresh_every
         self.seq = 0
         self.sent_bytes = 0  # custom-message bytes, for the bench and the tests
-        self._events: deque[dict[str, Any]] = deque(maxlen=max_events)
+        #: The timeline rows this view keeps (the newest ``max_events``), oldest first.
+        self.timeline: deque[dict[str, Any]] = deque(maxlen=max_events)
         self._tools: dict[str, dict[str, Any]] = {}
         self._seen = RequestsSeen(session, agent)
         self._new_since = payload.new_since(session.wire(), session.requests)
@@ -101,7 +102,7 @@ class SessionView(Widget):
             "seq": self.seq,
             "session": s.id,
             "messages": msgs,
-            "events": list(self._events),
+            "events": list(self.timeline),
             "tools": self._tools,
             "context": self._seen.context,
             "status": self._status,
@@ -160,7 +161,7 @@ class SessionView(Widget):
             it = event.iteration if event.run_id is not None else None
             msg = {"op": "append", "index": event.index, "m": payload.message(event.message, it)}
             row = payload.event_row(event)  # a timeline row; the browser rebuilds it from these
-            self._events.append(row)
+            self.timeline.append(row)
             msg.update(st=event.stage, t=round(event.time, 4))
             if event.run_id is not None:
                 msg["run"] = event.run_id
@@ -169,13 +170,13 @@ class SessionView(Widget):
         elif kind == "SessionEdited":
             self._new_since = min(self._new_since, event.index)
             msg = marks.edit_message(self.session, event)
-            self._events.append(msg["e"])
+            self.timeline.append(msg["e"])
         else:
             row = payload.event_row(event)
             msg = {"op": "event", "e": row}
             self._observe(event, row, msg)
             if kind != "ModelDelta":
-                self._events.append(row)
+                self.timeline.append(row)
         msg["eseq"] = event.seq
         if self._ground.after(event):
             msg["ground"] = self._ground.value
@@ -272,7 +273,7 @@ class SessionView(Widget):
         """The timeline rows this view kept, as a pandas DataFrame."""
         import pandas as pd
 
-        return pd.DataFrame(list(self._events))
+        return pd.DataFrame(list(self.timeline))
 
     def inspect(self, k: int = -1) -> Any:
         """A :class:`RequestInspector` on model call ``k`` (1-based; -1 is the latest)."""

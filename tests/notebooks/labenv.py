@@ -45,8 +45,12 @@ def lab_env() -> Path:
     run = {"check": True, "capture_output": True, "text": True}
     try:
         subprocess.run([*_uv(), "venv", "--quiet", "--python", sys.executable, str(env)], **run)
-        install = [*_uv(), "pip", "install", "--quiet", "--python", str(python)]
-        subprocess.run([*install, "-e", f"{ROOT}[notebooks]", *RUNNER], **run)
+        install = [*_uv(), "pip", "install", "--quiet", "--compile-bytecode"]
+        subprocess.run(
+            [*install, "--python", str(python), "-e", f"{ROOT}[notebooks]", *RUNNER], **run
+        )
+        # as `make lab` installs it: bytecode compiled (the package's own, editable, too)
+        subprocess.run([str(python), "-m", "compileall", "-q", str(ROOT / "agentnb")], **run)
     except subprocess.CalledProcessError as exc:
         shutil.rmtree(env, ignore_errors=True)
         pytest.fail(f"could not build the lab environment: {exc.stderr[-2000:]}")

@@ -12,6 +12,7 @@ import pytest
 
 import agentnb as an
 from agentnb.observe.calls import UpstreamFailed
+from agentnb.storage.codec import event_to_dict
 from tests.observe.observe_helpers import KEY, canonical
 from tests.servers.fault_server import Step, completion, reply, text_chunks
 
@@ -340,7 +341,7 @@ def test_the_key_is_forwarded_and_never_kept(fault_server, tmp_path):
         kept = [
             json.dumps([s.to_openai() for s in proxy.sessions], ensure_ascii=False),
             json.dumps(
-                [e.to_dict() for s in proxy.sessions for e in s._test_events],
+                [event_to_dict(e) for s in proxy.sessions for e in s._test_events],
                 ensure_ascii=False,
                 default=str,
             ),

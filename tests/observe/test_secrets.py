@@ -14,6 +14,7 @@ import pytest
 
 import agentnb as an
 from agentnb.session.bus import add_observer
+from agentnb.storage.codec import event_to_dict
 from tests.observe.observe_helpers import KEY
 from tests.servers.fault_server import Step, completion, text_chunks
 
@@ -60,7 +61,7 @@ def artefacts(proxy, events, tmp_path) -> dict[str, str]:
         "requests": json.dumps(
             [r.request.messages for s in sessions for r in s.requests], ensure_ascii=False
         ),
-        "events": json.dumps([e.to_dict() for e in events], ensure_ascii=False, default=str)
+        "events": json.dumps([event_to_dict(e) for e in events], ensure_ascii=False, default=str)
         + repr(events),
         "trace": trace.read_text(encoding="utf-8"),
         "store": (tmp_path / "sessions.db").read_bytes().decode("utf-8", "replace"),

@@ -11,6 +11,7 @@ import pytest
 
 import agentnb as an
 from agentnb.models import FunctionModel, ScriptedModel
+from agentnb.storage.codec import event_to_dict
 from tests.helpers import Holder, assert_valid_conversation, call, calls, content
 
 
@@ -93,7 +94,7 @@ async def test_trace_files_keep_line_separators_and_surrogates(tools, tmp_path):
     result = await an.Agent("", tools, model=model).run(text)
     path = result.trace.save(tmp_path / "t.jsonl")
     loaded = an.Trace.load(path)
-    assert [e.to_dict() for e in loaded] == [e.to_dict() for e in result.events]
+    assert [event_to_dict(e) for e in loaded] == [event_to_dict(e) for e in result.events]
     assert loaded.events[-1].output == text
 
 
@@ -437,7 +438,7 @@ async def test_requests_are_recorded_by_reference_not_copied():
         await agent.run("hi", session=session)
     requests = session.snapshots
     assert len(requests) == 50
-    assert len({id(r._source) for r in requests}) == 1  # one shared transcript list
+    assert len({id(r.source) for r in requests}) == 1  # one shared transcript list
     assert all(r._cache is None for r in requests)  # no per-request copy kept
     assert [r.size for r in requests] == [2 + 2 * i for i in range(50)]
     assert requests[3].messages[-1] == {"role": "user", "content": "hi"}

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import agentnb as an
 from agentnb.models import ScriptedModel
+from agentnb.storage.codec import event_from_dict, event_to_dict
 from tests.helpers import call, calls
 
 
@@ -29,7 +30,7 @@ async def test_jsonl_round_trip(tools, tmp_path):
     result = await make_result(tools)
     path = result.trace.save(tmp_path / "run.jsonl")
     loaded = an.Trace.load(path)
-    assert [e.to_dict() for e in loaded] == [e.to_dict() for e in result.events]
+    assert [event_to_dict(e) for e in loaded] == [event_to_dict(e) for e in result.events]
     assert loaded[3].request == result.events[3].request
     assert loaded.to_dataframe().equals(result.trace.to_dataframe())
     assert "search_weather" in result.trace._repr_mimebundle_()["text/plain"]
@@ -49,12 +50,10 @@ async def test_request_snapshots_diff(tools):
 async def test_every_event_field_round_trips_by_its_declared_type(tools):
     """One codec: a field is rebuilt from its annotation (a message, a request, a usage, a
     tuple), not from its name, so a new event type round-trips without a new decoder."""
-    from agentnb.events import event_from_dict
-
     agent = an.travel.travel_agent()
     result = await agent.run("周五上海到北京的航班", session=an.Session())
     for event in result.events:
-        back = event_from_dict(event.to_dict())
-        assert type(back) is type(event) and back.to_dict() == event.to_dict()
+        back = event_from_dict(event_to_dict(event))
+        assert type(back) is type(event) and event_to_dict(back) == event_to_dict(event)
         for name, value in event.fields().items():
             assert type(getattr(back, name)) is type(value), (event.type, name)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import json
 import os
 from collections.abc import AsyncIterator, Mapping
@@ -34,6 +35,7 @@ from ... import _json
 from ..._secrets import Secrets, check_key, is_secret_name, public_url, url_secrets
 from ...errors import ConfigurationError, ModelHTTPError, ModelResponseError, ModelStreamError
 from ..base import Delta, Model, ModelRequest, ModelResponse, split_response
+from .encoding import MessagesJSON
 from .profiles import Profile, detect_profile, get_profile, is_loopback
 from .retry import RetryPolicy, StatusError, call_with_retries
 from .sse import SSEReader
@@ -143,6 +145,7 @@ class OpenAIModel(Model):
         self.retry = retry or RetryPolicy()
         self._client = client
         self._transport = transport
+        self._encoder = MessagesJSON(chosen)
 
     # -- configuration -------------------------------------------------------------------
 
@@ -150,6 +153,24 @@ class OpenAIModel(Model):
     def profile(self) -> Profile:
         """The compatibility profile in use (after detection, once a call was made)."""
         return self._profile
+
+    @property
+    def transport(self) -> httpx.AsyncBaseTransport | None:
+        """The transport given with ``transport=`` (None: httpx's own, or a ``client=``)."""
+        return self._transport
+
+    def with_transport(self, transport: httpx.AsyncBaseTransport) -> OpenAIModel:
+        """A copy of this model (same settings, credentials and profile) that sends through
+        ``transport`` (a recorder, a replayer, ``httpx.MockTransport``). Refused for a model
+        built with ``client=``: that client carries its own transport."""
+        if self._client is not None:
+            raise ConfigurationError(
+                "this OpenAIModel was built with client=, which carries its own transport; "
+                "build it with transport=... to route its calls elsewhere"
+            )
+        other = copy.copy(self)
+        other._transport = transport
+        return other
 
     @property
     def url(self) -> str:
@@ -208,11 +229,33 @@ class OpenAIModel(Model):
         self._profile = detect_profile(self.base_url, listing if isinstance(listing, dict) else {})
 
     def _body(self, request: ModelRequest, stream: bool) -> tuple[dict[str, Any], list[str]]:
-        body: dict[str, Any] = {"model": self.model, **self.params}
-        body.update(request.to_openai())
+        """The request body as the server takes it. Its messages are the request's wire dicts
+        as the profile prepares them (shared, never changed: :meth:`_content` encodes the body,
+        each message's JSON computed once); the rest is the body's own."""
+        if self._encoder.profile is not self._profile:  # detected since: prepared anew
+            self._encoder = MessagesJSON(self._profile)
+        messages = self._encoder.prepared(request.messages)
+        body: dict[str, Any] = {"model": self.model, **self.params, "messages": messages}
+        if request.tools:
+            body["tools"] = request.tools
+        body.update(request.params)
         body["model"] = self.model
-        body, notes = self._profile.prepare(body, stream=stream)
+        body, notes = self._profile.prepare_fields(body, stream=stream)
         return body, [n for n in notes if "not supported" in n]
+
+    def _content(self, body: dict[str, Any]) -> bytes:
+        """``_json.dumps(body)`` (compact) as UTF-8, the messages' part from the encoder (the
+        bytes are joined once: a long session's body is copied once, not per field)."""
+        parts: list[bytes] = []
+        for key, value in body.items():
+            parts += (b",", _json.dumps(key).encode(), b":")
+            found = self._encoder.encoded(value) if key == "messages" else None
+            parts += (
+                found if found is not None else [_json.dumps(value, separators=(",", ":")).encode()]
+            )
+        parts[0] = b"{"
+        parts.append(b"}")
+        return b"".join(parts)
 
     def _text_actions_on(self) -> bool:
         return self._profile.text_actions if self.text_actions is None else self.text_actions
@@ -245,11 +288,15 @@ class OpenAIModel(Model):
         headers = {**self.headers, **self._auth_headers(), "Content-Type": "application/json"}
         if body.get("stream"):
             headers["Accept"] = "text/event-stream"
-        content = _json.dumps(body, separators=(",", ":")).encode()  # lone surrogates escaped
+        content = self._content(body)  # agentnb._json's rule: lone surrogates escaped
         req = client.build_request(
-            "POST", self.url, content=content, headers=headers, params=self._params(),
+            "POST",
+            self.url,
+            content=content,
+            headers=headers,
+            params=self._params(),
             timeout=self.timeout,
-        )  # fmt: skip
+        )
         response = await client.send(req, stream=True)
         if response.status_code >= 300:
             try:  # only as much as a message shows: never a whole hostile body per retry

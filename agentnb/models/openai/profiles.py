@@ -72,22 +72,43 @@ class Profile:
         """A copy with some fields changed, e.g. ``text_actions=True``."""
         return replace(self, **changes)
 
+    def message(self, wire: dict[str, Any]) -> dict[str, Any]:
+        """One outgoing message as this server takes it: ``wire`` itself when nothing changes
+        (it is not copied, nor changed), else a changed copy."""
+        strip = [key for key in self.strip_message_fields if key in wire]
+        empty = (
+            self.empty_content_as_string
+            and wire.get("role") == "assistant"
+            and wire.get("content") is None
+        )
+        if not strip and not empty:
+            return wire
+        out = {k: v for k, v in wire.items() if k not in strip}
+        if empty:
+            out["content"] = ""
+        return out
+
     def prepare(self, body: dict[str, Any], *, stream: bool) -> tuple[dict[str, Any], list[str]]:
-        """Reshape a request body (in place) for this server; returns it and what changed."""
+        """Reshape a request body for this server (its messages with :meth:`message`, the rest
+        with :meth:`prepare_fields`); returns it and what changed."""
+        messages = body.get("messages") or []
+        prepared = [self.message(m) for m in messages]
+        pairs = zip(messages, prepared, strict=True)
+        emptied = sum(p is not m and m.get("content") is None for m, p in pairs)
+        if messages:
+            body["messages"] = prepared
+        body, notes = self.prepare_fields(body, stream=stream)
+        if emptied:
+            notes.insert(0, f"{emptied} assistant message(s) sent with content '' instead of null")
+        return body, notes
+
+    def prepare_fields(
+        self, body: dict[str, Any], *, stream: bool
+    ) -> tuple[dict[str, Any], list[str]]:
+        """Reshape a request body's fields (in place; its messages are already prepared, and
+        are not changed, but an empty system message may be put first); returns it and what
+        changed."""
         notes: list[str] = []
-        fixed = 0
-        for message in body.get("messages", ()):
-            for key in self.strip_message_fields:
-                message.pop(key, None)
-            if (
-                self.empty_content_as_string
-                and message.get("role") == "assistant"
-                and message.get("content") is None
-            ):
-                message["content"] = ""
-                fixed += 1
-        if fixed:
-            notes.append(f"{fixed} assistant message(s) sent with content '' instead of null")
         if not body.get("tools"):
             # Without tools these fields are errors on OpenAI and meaningless elsewhere.
             body.pop("tools", None)
@@ -101,7 +122,7 @@ class Profile:
             and messages[:1] != []
             and (messages[0].get("role") != "system")
         ):
-            messages.insert(0, {"role": "system", "content": ""})
+            body["messages"] = [{"role": "system", "content": ""}, *messages]  # a new list
             notes.append("an empty system message was added so the tools are listed")
         if body.get("tools") and "tool_choice" not in body and self.tool_choice_default:
             body["tool_choice"] = self.tool_choice_default

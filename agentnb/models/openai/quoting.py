@@ -28,6 +28,8 @@ __all__ = [
     "shown",
 ]
 
+from ...messages import content_text
+
 #: What a reply only shows: fenced code, inline code, quoted (``>``) lines.
 _CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`|^[ \t]*>[^\n]*", re.S | re.M)
 #: A tag inside a quotation that opens right before it: ``the page said "<tool_call>…"``.
@@ -87,10 +89,8 @@ def echoed_texts(messages: Sequence[dict[str, Any]]) -> tuple[str, ...]:
     for m in messages:
         if m.get("role") != "tool":
             continue
-        content = m.get("content")
-        if isinstance(content, list):
-            content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-        if isinstance(content, str) and content:
+        content = content_text(m.get("content"))
+        if content:
             found.append(content)
     return tuple(found)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date as Date
 from typing import Any
 
-from ...messages import MEMORY_NAME
+from ...messages import MEMORY_NAME, RUNTIME_NAME
 from ...models.base import ModelRequest
 from ..data import TravelData
 from .intent import TripRequest, parse_request
@@ -65,7 +65,7 @@ def read(request: ModelRequest, data: TravelData, *, today: Date,
          parallel: bool | None = None, ghost: bool = False) -> Turn:  # fmt: skip
     """Read ``request``. ``ghost`` (misbehave='ghost_call'): earlier hotel talk leaks in."""
     messages = request.messages
-    marked = ("agentnb", MEMORY_NAME)  # the runtime's corrections, carried memory: not the user
+    marked = (RUNTIME_NAME, MEMORY_NAME)  # the runtime's corrections, carried memory: not the user
     users = [i for i, m in enumerate(messages)
              if m.get("role") == "user" and m.get("name") not in marked]  # fmt: skip
     last = users[-1] if users else -1
