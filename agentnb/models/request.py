@@ -158,8 +158,9 @@ class ModelRequest:
         self.source: list[dict[str, Any]] = source if source is not None else []
         #: The half-open ranges of ``source`` that were sent, in order.
         self.spans = spans
+        one_span = len(spans) == 1
         #: How many messages the request carries.
-        self.size = len(head) + (spans[0][1] - spans[0][0] if len(spans) == 1 else _sum(spans))
+        self.size = len(head) + (spans[0][1] - spans[0][0] if one_span else _sum(spans))
         self.tools: list[dict[str, Any]] = tools if tools is not None else []
         self.params: dict[str, Any] = params if params is not None else {}
         #: The prompt's token estimate from ``assemble`` (used when a reply reports no usage).
@@ -168,7 +169,7 @@ class ModelRequest:
         self._held = False
         self._sent: Sent | None = None
         #: Whether ``messages`` is the list shared with the session's other requests.
-        self.shared = len(spans) == 1 and spans[0][0] == 0  # the whole history from its start
+        self.shared = one_span and spans[0][0] == 0  # the whole history from its start
         if self.shared:
             sent = after._sent if after is not None else None
             if sent is None or sent.source is not self.source or sent.head != head:

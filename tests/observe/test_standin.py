@@ -187,12 +187,6 @@ def test_twenty_foreign_tool_result_shapes_are_answered_never_with_a_bare_500():
             assert answer.status_code == 200 and data["choices"][0]["message"]
 
 
-@pytest.mark.xfail(
-    reason="TravelModel itself raises on 2 of the 20 shapes (a JSON string, a number): the "
-    "standin engineer's half of issue 30 makes it read foreign shapes; the lead checks this "
-    "after merging both",
-    strict=False,
-)
 def test_the_stand_in_answers_twenty_foreign_tool_result_shapes_without_a_5xx():
     answers, errors = _answers(an.travel.TravelModel())
     assert [a.status_code for a in answers if a.status_code >= 500] == [], errors
