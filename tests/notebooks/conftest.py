@@ -5,15 +5,25 @@ no ``mcp``. The dev venv has all of them, so a notebook that leans on one passes
 fails for the user. This builds that environment once per pyproject.toml (a venv under
 ``~/.cache/agentnb/lab-env/``, the package installed editable, so code changes need no
 reinstall) plus nbmake to run the notebooks; uv makes a rebuild take seconds.
+
+``executed(name)`` runs a notebook there once per test session — a copy in a temporary
+folder, so the outputs never touch the committed file — and returns nbmake's exit status,
+its report and the executed notebook, for the tests that read what a notebook printed.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.notebooks.labenv import lab_env
+from tests.notebooks.labenv import ROOT, ipython_dir, lab_env, plain_env
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -23,3 +33,48 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def lab_python() -> Path:
     return lab_env()
+
+
+@dataclass(frozen=True)
+class Executed:
+    """One nbmake run of a notebook in the lab environment."""
+
+    name: str
+    returncode: int
+    report: str
+    notebook: dict[str, Any]
+
+    def outputs(self, index: int) -> list[dict[str, Any]]:
+        return list(self.notebook["cells"][index].get("outputs", []))
+
+
+def _run(lab_python: Path, folder: Path, name: str) -> Executed:
+    copy = folder / name
+    shutil.copy(ROOT / "notebooks" / name, copy)
+    ini = lab_python.parents[1] / "pytest.ini"
+    options = ["--nbmake", "--nbmake-timeout=300", "--overwrite", "-q", "-p", "no:cacheprovider"]
+    done = subprocess.run(
+        [str(lab_python), "-m", "pytest", *options, "-c", str(ini), "--rootdir", str(folder), name],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        env={**plain_env(), "IPYTHONDIR": ipython_dir(lab_python)},
+        timeout=600,
+    )
+    notebook = json.loads(copy.read_text(encoding="utf-8"))
+    return Executed(name, done.returncode, done.stdout[-6000:], notebook)
+
+
+@pytest.fixture(scope="session")
+def executed(
+    lab_python: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[str], Executed]:
+    """``executed("09_concurrency.ipynb")``: the notebook run once in the lab env, cached."""
+    runs: dict[str, Executed] = {}
+
+    def run(name: str) -> Executed:
+        if name not in runs:
+            runs[name] = _run(lab_python, tmp_path_factory.mktemp(Path(name).stem), name)
+        return runs[name]
+
+    return run

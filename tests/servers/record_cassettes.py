@@ -3,6 +3,12 @@
     .venv/bin/python tests/servers/record_cassettes.py            # every scenario
     .venv/bin/python tests/servers/record_cassettes.py format     # only format_smollm2.jsonl
     .venv/bin/python tests/servers/record_cassettes.py sweep      # only sweep_smollm2.jsonl
+    .venv/bin/python tests/servers/record_cassettes.py prompts    # only the server prompts
+
+travel_smollm2_tools.prompts.json keeps, for each exchange of travel_smollm2_tools.jsonl, the
+prompt the server's `chatml-function-calling` template builds from its request (llama-cpp-python
+renders it without a model), so notebook 11 shows what SmolLM2 was given without the `local`
+extra.
 
 Each scenario starts from an empty file. The runs are what the tiny model did on that day:
 re-recording changes them (llama.cpp output varies with its prompt cache, even at T=0).
@@ -16,7 +22,7 @@ from pathlib import Path
 
 import agentnb as an
 from agentnb.models import Cassette
-from agentnb.models.local import LocalServer
+from agentnb.models.local import LocalServer, server_prompt
 from agentnb.travel.sweeps import SWEEP_PARAMS, smollm2_sweep
 
 ROOT = Path(__file__).resolve().parents[2] / "data" / "cassettes"
@@ -35,6 +41,7 @@ async def record(server: LocalServer) -> None:
         if type(event).__name__ in ("ModelResponded", "Decided", "ToolFinished", "RunStopped"):
             print("  ", repr(event)[:160], flush=True)
     print(f"{path.name}: {len(session.messages)} messages, valid={session.is_valid}")
+    record_prompts(path)
     path = ROOT / "plain_smollm2_stream.jsonl"
     path.unlink(missing_ok=True)
     agent = an.Agent(
@@ -96,7 +103,29 @@ async def record_sweep(server: LocalServer) -> None:
     print(f"{path.name}: {ev!r}")
 
 
+def record_prompts(path: Path = ROOT / "travel_smollm2_tools.jsonl") -> None:
+    """For each exchange, the prompt the template built from its request (what the model read)."""
+    import json
+    from importlib.metadata import version
+
+    prompts = {
+        "cassette": path.name,
+        "template": "chatml-function-calling",
+        "llama_cpp_python": version("llama-cpp-python"),
+        "prompts": [
+            {"key": e["key"], "prompt": server_prompt(e["request"]["body"])}
+            for e in Cassette(path).entries
+        ],
+    }
+    out = path.with_suffix(".prompts.json")
+    out.write_text(json.dumps(prompts, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"{out.name}: {len(prompts['prompts'])} server prompts")
+
+
 def main(argv: list[str]) -> int:
+    if argv[1:] == ["prompts"]:
+        record_prompts()
+        return 0
     with LocalServer() as server:
         if argv[1:] == ["sweep"]:
             asyncio.run(record_sweep(server))
