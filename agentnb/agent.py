@@ -233,12 +233,24 @@ class Agent:
         *,
         session: Session | None = None,
         lock_policy: LockPolicy | None = None,
+        task_id: str | None = None,
+        trace_id: str | None = None,
     ) -> Run:
-        """A stepper: ``await run.step()`` advances one stage; nothing runs until then."""
+        """A stepper: ``await run.step()`` advances one stage; nothing runs until then.
+
+        ``task_id`` and ``trace_id`` place the run in a larger whole: every event and the
+        run's record carry them (``agentnb.Runtime`` runs each attempt of a task this way, all
+        under the task's one trace id).
+        """
         from .runtime.run import Run
 
         return Run(
-            self, input, session if session is not None else Session(), lock_policy=lock_policy
+            self,
+            input,
+            session if session is not None else Session(),
+            lock_policy=lock_policy,
+            task_id=task_id,
+            trace_id=trace_id,
         )
 
     def run(

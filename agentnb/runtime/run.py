@@ -56,6 +56,8 @@ class Run:
         session: Session,
         *,
         lock_policy: LockPolicy | None = None,
+        task_id: str | None = None,
+        trace_id: str | None = None,
     ) -> None:
         if agent.model is None:
             raise ConfigurationError(
@@ -64,8 +66,16 @@ class Run:
             )
         self.agent = agent
         self.session = session
+        for name, value in (("task_id", task_id), ("trace_id", trace_id)):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ConfigurationError(f"{name} must be a non-empty str, got {value!r}")
         self.state = RunState(
-            agent, session, input_message(input), lock_policy or session.lock_policy
+            agent,
+            session,
+            input_message(input),
+            lock_policy or session.lock_policy,
+            task_id=task_id,
+            trace_id=trace_id,
         )
         self.state.run_ref = weakref.ref(self)
         self._gen = stages(self.state)

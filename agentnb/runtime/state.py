@@ -58,15 +58,26 @@ class RunState:
     """The state the stages of one run share."""
 
     def __init__(
-        self, agent: Agent, session: Session, input: Message | None, lock_policy: LockPolicy
+        self,
+        agent: Agent,
+        session: Session,
+        input: Message | None,
+        lock_policy: LockPolicy,
+        *,
+        task_id: str | None = None,
+        trace_id: str | None = None,
     ) -> None:
         self.agent = agent
         self.session = session
         self.input = input
         self.lock_policy: LockPolicy = lock_policy
         self.id = "r-" + os.urandom(6).hex()
-        self.trace_id = os.urandom(16).hex()  # 128 random bits, as a uuid4's hex
-        self.origin = Origin.now(session.id, self.id, self.trace_id)
+        #: 128 random bits, as a uuid4's hex; or the trace this run belongs to (a service task
+        #: runs each attempt under the task's one trace id).
+        self.trace_id = trace_id or os.urandom(16).hex()
+        self.origin = Origin(
+            session.id, self.id, self.trace_id, time.monotonic(), time.time(), task_id
+        )
         self.events: list[Event] = []
         self.sinks: list[Callable[[Event], Any]] = []
         self.stage = "restore"
@@ -78,7 +89,9 @@ class RunState:
         #: The last ``repeat_limit`` executed calls as (name, parsed arguments).
         self.actions: deque[tuple[str, Any]] = deque(maxlen=max(agent.repeat_limit, 1))
         #: The run's outcome; in ``session.runs`` from ``restore`` on.
-        self.record = RunRecord(self.id, self.trace_id, None if input is None else input.text)
+        self.record = RunRecord(
+            self.id, self.trace_id, None if input is None else input.text, task_id=task_id
+        )
         self.error: BaseException | None = None
         #: The Run driving this state, weakly (no run <-> state cycle): ``restore`` gives it to
         #: the session's lock, whose hold is the one strong link while the run holds the session.

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..events import Event, Origin, ToolStarted
+from ..events import Event, ToolStarted
 from ..messages import AssistantMessage, parse_message
 from ..runtime.execute_tools import execute_tools
 from ..runtime.state import RunState
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ..session import Session
     from .journal import TaskLog
 
-__all__ = ["Outcome", "journal_hook", "outcome_of", "run_attempt", "tag_run"]
+__all__ = ["Outcome", "journal_hook", "outcome_of", "run_attempt"]
 
 Sink = Callable[[Event], Any]
 
@@ -67,17 +67,6 @@ class Outcome:
         }
 
 
-def tag_state(state: RunState, task_id: str, trace_id: str) -> None:
-    """Every event of this run carries the task's id, and the task's one trace id."""
-    state.trace_id = trace_id
-    state.origin = Origin(state.session.id, state.id, trace_id, time.monotonic(), time.time(),
-                          task_id)  # fmt: skip
-
-
-def tag_run(run: Run, task_id: str, trace_id: str) -> None:
-    tag_state(run.state, task_id, trace_id)
-
-
 def journal_hook(agent: Agent, session: Session, log: TaskLog, task_id: str) -> Sink:
     """A run sink writing each side-effecting call to the log before the tool is invoked."""
 
@@ -104,8 +93,7 @@ async def recover(
     assistant = parse_message(live[-1]["assistant"], where="in-flight call")
     assert isinstance(assistant, AssistantMessage)
     in_flight = {r["call_id"] for r in live}
-    state = RunState(agent, session, None, session.lock_policy)
-    tag_state(state, task_id, trace_id)
+    state = RunState(agent, session, None, session.lock_policy, task_id=task_id, trace_id=trace_id)
     state.stage = "execute_tools"
     state.sinks.extend(sinks)
     messages = session.transcript.messages
@@ -156,8 +144,12 @@ async def run_attempt(
     if done is not None and not uncertain:
         return Outcome("done", "final_answer", output=done, events=events,
                        latency=time.monotonic() - started)  # fmt: skip
-    run = agent.start(text if len(session) <= start_len else None, session=session)
-    tag_run(run, task_id, trace_id)
+    run = agent.start(
+        text if len(session) <= start_len else None,
+        session=session,
+        task_id=task_id,
+        trace_id=trace_id,
+    )
     run.state.sinks.extend(hooks)
     if on_run is not None:
         on_run(run)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import RunStateError
-from .attempt import journal_hook, outcome_of, tag_run
+from .attempt import journal_hook, outcome_of
 from .tasks import FINAL
 
 if TYPE_CHECKING:
@@ -37,8 +37,8 @@ async def run_step(backend: InProcess, task: Task) -> Event:
         task.attempt = 1
         session = rt.session(task.session_id)
         assert task.start_len is not None
-        run = rt.agent.start(task.text if len(session) <= task.start_len else None, session=session)
-        tag_run(run, task.id, task.trace_id)
+        text = task.text if len(session) <= task.start_len else None
+        run = rt.agent.start(text, session=session, task_id=task.id, trace_id=task.trace_id)
         run.state.sinks += [rt.progress(task), journal_hook(rt.agent, session, rt.log, task.id)]
         task.run = run
     if not task.stepped or task.run is None or task.status in FINAL:
