@@ -235,12 +235,16 @@ class Agent:
         lock_policy: LockPolicy | None = None,
         task_id: str | None = None,
         trace_id: str | None = None,
+        interrupted: Iterable[str] = (),
     ) -> Run:
         """A stepper: ``await run.step()`` advances one stage; nothing runs until then.
 
         ``task_id`` and ``trace_id`` place the run in a larger whole: every event and the
         run's record carry them (``agentnb.Runtime`` runs each attempt of a task this way, all
-        under the task's one trace id).
+        under the task's one trace id). Started with no input on a session that ends in open
+        tool calls, the run resumes that round first; ``interrupted`` names the calls that may
+        already have run (a crash cut them short): those with side effects are answered
+        ``uncertain`` instead of running again.
         """
         from .runtime.run import Run
 
@@ -251,6 +255,7 @@ class Agent:
             lock_policy=lock_policy,
             task_id=task_id,
             trace_id=trace_id,
+            interrupted=interrupted,
         )
 
     def run(

@@ -276,11 +276,17 @@ async def execute_tools(state: RunState) -> ToolRound:
     transcript = state.session.transcript
     calls = transcript.open_calls()
     at = transcript.open_at
-    tool_round = state.round = ToolRound(at if at is not None else -1)
+    tool_round, settled = state.round, True  # resuming (iteration 0): restore answered some
+    if tool_round is None or state.iteration:
+        tool_round = state.round = ToolRound(at if at is not None else -1)
+        settled = False
     failed = 0
     count = len(calls)
     for group in _segments(state, calls) if count > 1 else [calls]:
-        if count == 1 or len(group) == 1:
+        if settled:  # a resumed round: what may have changed the world is not run again
+            todo = [c for c in group if c.id not in tool_round.outcomes]
+            await asyncio.gather(*(run_call(state, tool_round, c) for c in todo))
+        elif count == 1 or len(group) == 1:
             await run_call(state, tool_round, group[0])
         else:
             await asyncio.gather(*(run_call(state, tool_round, c) for c in group))

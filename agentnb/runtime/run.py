@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, InvalidMessage, RunStateError
@@ -58,6 +58,7 @@ class Run:
         lock_policy: LockPolicy | None = None,
         task_id: str | None = None,
         trace_id: str | None = None,
+        interrupted: Iterable[str] = (),
     ) -> None:
         if agent.model is None:
             raise ConfigurationError(
@@ -76,6 +77,7 @@ class Run:
             lock_policy or session.lock_policy,
             task_id=task_id,
             trace_id=trace_id,
+            interrupted=frozenset(interrupted),
         )
         self.state.run_ref = weakref.ref(self)
         self._gen = stages(self.state)
@@ -97,6 +99,8 @@ class Run:
     stop_reason = property(lambda self: self.state.stop_reason)
     stop_detail = property(lambda self: self.state.stop_detail)
     error = property(lambda self: self.state.error)
+    #: The run's :class:`~agentnb.session.records.RunRecord` (final once the run is over).
+    record = property(lambda self: self.state.record)
 
     @property
     def usage(self) -> Usage:

@@ -66,6 +66,7 @@ class RunState:
         *,
         task_id: str | None = None,
         trace_id: str | None = None,
+        interrupted: frozenset[str] = frozenset(),
     ) -> None:
         self.agent = agent
         self.session = session
@@ -86,6 +87,9 @@ class RunState:
         self.estimated = False
         self.cancel_requested = False
         self.round: ToolRound | None = None
+        #: Ids of the open calls this run resumes that may have started before the run that
+        #: made them was stopped (a crash): side-effecting ones are answered ``uncertain``.
+        self.interrupted = interrupted
         #: The last ``repeat_limit`` executed calls as (name, parsed arguments).
         self.actions: deque[tuple[str, Any]] = deque(maxlen=max(agent.repeat_limit, 1))
         #: The run's outcome; in ``session.runs`` from ``restore`` on.

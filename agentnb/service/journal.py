@@ -1,13 +1,14 @@
-"""The task log: tasks, their traces and their in-flight side-effecting calls, kept where
-the sessions are.
+"""The task log: tasks, their attempts' traces and their in-flight side-effecting calls, kept
+where the sessions are.
 
 A service must answer ``status`` and ``get_trace`` for a task id after its process
 restarted, and a worker must know, after a crash, which side-effecting calls were in flight.
 So the log lives in the session store's own database: a dict for a :class:`MemoryStore`,
 tables beside the sessions for :class:`~agentnb.SQLiteStore` and
 :class:`~agentnb.storage.postgres.PostgresStore` (every worker reaches them). Three tables:
-``agentnb_tasks`` (one JSON row per task, and the session length its input starts at),
-``agentnb_traces`` (one JSONL trace per attempt) and ``agentnb_calls`` (in-flight calls).
+``agentnb_tasks`` (one JSON row per task: its status and its attempts' run records, and the
+session length its input starts at), ``agentnb_task_runs`` (one JSONL trace per attempt, by
+run id) and ``agentnb_calls`` (in-flight calls).
 """
 
 from __future__ import annotations
@@ -20,26 +21,42 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from .tasks import TaskInfo
+from ..events import Event
+from ..storage.trace import Trace
+from .rows import task_from_row, task_row
+from .tasks import TaskState
 
 __all__ = ["MemoryTaskLog", "SQLTaskLog", "TaskLog", "task_log_for"]
 
 
 class TaskLog(Protocol):
-    def put(self, info: TaskInfo) -> None: ...
-    def get(self, task_id: str) -> TaskInfo | None: ...
-    def infos(self) -> list[TaskInfo]: ...
+    #: True when the log outlives the process (tasks and traces are read back from it).
+    persistent: bool
+
+    def put(self, task: TaskState) -> None: ...
+    def get(self, task_id: str) -> TaskState | None: ...
+    def tasks(self, session_id: str | None = None) -> list[TaskState]:
+        """Every task (of one session), in submission order."""
+        ...
+
     def start_len(self, task_id: str, length: int) -> int:
         """The session length where the task's input goes: set once, then read back."""
         ...
 
-    def put_trace(self, task_id: str, attempt: int, jsonl: str) -> None: ...
-    def traces(self, task_id: str) -> list[str]:
-        """One JSONL trace per attempt, in order ([] when none was kept)."""
+    def put_trace(self, task_id: str, run_id: str, events: list[Event]) -> None: ...
+    def trace(self, task_id: str) -> list[Event]:
+        """Every attempt's events, attempt after attempt ([] when none was kept)."""
         ...
 
-    def begin_call(self, task_id: str, session_id: str, version: int, call_id: str, tool: str,
-                   assistant: dict[str, Any]) -> None:  # fmt: skip
+    def begin_call(
+        self,
+        task_id: str,
+        session_id: str,
+        version: int,
+        call_id: str,
+        tool: str,
+        assistant: dict[str, Any],
+    ) -> None:
         """A side-effecting call is about to run in the round built on ``version``."""
         ...
 
@@ -48,37 +65,52 @@ class TaskLog(Protocol):
 
 
 class MemoryTaskLog:
-    """The log of a runtime whose store is in memory (it dies with the process)."""
+    """The log of a runtime whose store is in memory (it dies with the process): it keeps
+    the task objects and event lists themselves."""
+
+    persistent = False
 
     def __init__(self) -> None:
-        self._rows: dict[str, TaskInfo] = {}
+        self._tasks: dict[str, TaskState] = {}
         self._start: dict[str, int] = {}
-        self._traces: dict[str, dict[int, str]] = {}
+        self._traces: dict[str, dict[str, list[Event]]] = {}
         self._calls: dict[str, list[dict[str, Any]]] = {}
 
-    def put(self, info: TaskInfo) -> None:
-        self._rows[info.id] = info
+    def put(self, task: TaskState) -> None:
+        self._tasks[task.id] = task
 
-    def get(self, task_id: str) -> TaskInfo | None:
-        return self._rows.get(task_id)
+    def get(self, task_id: str) -> TaskState | None:
+        return self._tasks.get(task_id)
 
-    def infos(self) -> list[TaskInfo]:
-        return list(self._rows.values())
+    def tasks(self, session_id: str | None = None) -> list[TaskState]:
+        found = sorted(self._tasks.values(), key=lambda t: t.id)  # ids sort by submission
+        return found if session_id is None else [t for t in found if t.session_id == session_id]
 
     def start_len(self, task_id: str, length: int) -> int:
         return self._start.setdefault(task_id, length)
 
-    def put_trace(self, task_id: str, attempt: int, jsonl: str) -> None:
-        self._traces.setdefault(task_id, {})[attempt] = jsonl
+    def put_trace(self, task_id: str, run_id: str, events: list[Event]) -> None:
+        self._traces.setdefault(task_id, {})[run_id] = events
 
-    def traces(self, task_id: str) -> list[str]:
-        parts = self._traces.get(task_id, {})
-        return [parts[k] for k in sorted(parts)]
+    def trace(self, task_id: str) -> list[Event]:
+        return [e for events in self._traces.get(task_id, {}).values() for e in events]
 
-    def begin_call(self, task_id: str, session_id: str, version: int, call_id: str, tool: str,
-                   assistant: dict[str, Any]) -> None:  # fmt: skip
-        row = {"call_id": call_id, "session_id": session_id, "version": version, "tool": tool,
-               "assistant": assistant}  # fmt: skip
+    def begin_call(
+        self,
+        task_id: str,
+        session_id: str,
+        version: int,
+        call_id: str,
+        tool: str,
+        assistant: dict[str, Any],
+    ) -> None:
+        row = {
+            "call_id": call_id,
+            "session_id": session_id,
+            "version": version,
+            "tool": tool,
+            "assistant": assistant,
+        }
         self._calls.setdefault(task_id, []).append(row)
 
     def open_calls(self, task_id: str) -> list[dict[str, Any]]:
@@ -91,8 +123,8 @@ class MemoryTaskLog:
 _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS agentnb_tasks (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, "
     "body TEXT NOT NULL, start_len INTEGER)",
-    "CREATE TABLE IF NOT EXISTS agentnb_traces (task_id TEXT NOT NULL, attempt INTEGER NOT NULL, "
-    "body TEXT NOT NULL, PRIMARY KEY (task_id, attempt))",
+    "CREATE TABLE IF NOT EXISTS agentnb_task_runs (task_id TEXT NOT NULL, run_id TEXT NOT NULL, "
+    "position DOUBLE PRECISION NOT NULL, body TEXT NOT NULL, PRIMARY KEY (task_id, run_id))",
     "CREATE TABLE IF NOT EXISTS agentnb_calls (task_id TEXT NOT NULL, call_id TEXT NOT NULL, "
     "session_id TEXT NOT NULL, version INTEGER NOT NULL, tool TEXT NOT NULL, "
     "assistant TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (task_id, version, call_id))",
@@ -105,6 +137,8 @@ class SQLTaskLog:
     Every method is one statement or one short transaction, so a process killed at any
     moment leaves each row whole.
     """
+
+    persistent = True
 
     def __init__(self, connect: Callable[[], Any], *, placeholder: str = "?") -> None:
         self._connect = connect
@@ -142,21 +176,26 @@ class SQLTaskLog:
             cursor = self._db.execute(sql, args)
             return list(cursor.fetchall()) if cursor.description else []
 
-    def put(self, info: TaskInfo) -> None:
-        body = json.dumps(info.row(), ensure_ascii=False)
+    def put(self, task: TaskState) -> None:
+        body = json.dumps(task_row(task), ensure_ascii=False)
         self._run(
             "INSERT INTO agentnb_tasks (id, session_id, body) VALUES (?, ?, ?) "
             "ON CONFLICT (id) DO UPDATE SET body = excluded.body",
-            (info.id, info.session_id, body),
+            (task.id, task.session_id, body),
         )
 
-    def get(self, task_id: str) -> TaskInfo | None:
+    def get(self, task_id: str) -> TaskState | None:
         rows = self._run("SELECT body FROM agentnb_tasks WHERE id = ?", (task_id,))
-        return TaskInfo.from_row(json.loads(rows[0][0])) if rows else None
+        return task_from_row(json.loads(rows[0][0])) if rows else None
 
-    def infos(self) -> list[TaskInfo]:
-        rows = self._run("SELECT body FROM agentnb_tasks")
-        return [TaskInfo.from_row(json.loads(body)) for (body,) in rows]
+    def tasks(self, session_id: str | None = None) -> list[TaskState]:
+        if session_id is None:
+            rows = self._run("SELECT body FROM agentnb_tasks ORDER BY id")
+        else:
+            rows = self._run(
+                "SELECT body FROM agentnb_tasks WHERE session_id = ? ORDER BY id", (session_id,)
+            )
+        return [task_from_row(json.loads(body)) for (body,) in rows]
 
     def start_len(self, task_id: str, length: int) -> int:
         self._run(
@@ -166,21 +205,30 @@ class SQLTaskLog:
         rows = self._run("SELECT start_len FROM agentnb_tasks WHERE id = ?", (task_id,))
         return int(rows[0][0]) if rows and rows[0][0] is not None else length
 
-    def put_trace(self, task_id: str, attempt: int, jsonl: str) -> None:
+    def put_trace(self, task_id: str, run_id: str, events: list[Event]) -> None:
+        position = events[0].wall if events else time.time()
         self._run(
-            "INSERT INTO agentnb_traces (task_id, attempt, body) VALUES (?, ?, ?) "
-            "ON CONFLICT (task_id, attempt) DO UPDATE SET body = excluded.body",
-            (task_id, attempt, jsonl),
+            "INSERT INTO agentnb_task_runs (task_id, run_id, position, body) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (task_id, run_id) DO UPDATE SET body = excluded.body",
+            (task_id, run_id, position, Trace(events).to_jsonl()),
         )
 
-    def traces(self, task_id: str) -> list[str]:
+    def trace(self, task_id: str) -> list[Event]:
         rows = self._run(
-            "SELECT body FROM agentnb_traces WHERE task_id = ? ORDER BY attempt", (task_id,)
+            "SELECT body FROM agentnb_task_runs WHERE task_id = ? ORDER BY position, run_id",
+            (task_id,),
         )
-        return [body for (body,) in rows]
+        return [event for (body,) in rows for event in Trace.from_jsonl(body)]
 
-    def begin_call(self, task_id: str, session_id: str, version: int, call_id: str, tool: str,
-                   assistant: dict[str, Any]) -> None:  # fmt: skip
+    def begin_call(
+        self,
+        task_id: str,
+        session_id: str,
+        version: int,
+        call_id: str,
+        tool: str,
+        assistant: dict[str, Any],
+    ) -> None:
         self._run(
             "INSERT INTO agentnb_calls "
             "(task_id, call_id, session_id, version, tool, assistant, at) "

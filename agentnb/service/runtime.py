@@ -20,45 +20,32 @@ from __future__ import annotations
 import asyncio
 import builtins
 import logging
+import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from .. import display
 from ..errors import ConfigurationError, RunStateError, SessionNotFound
-from ..events import Event, ModelResponded, RunStarted, RunStopped, ToolFinished
+from ..events import Event, ModelResponded, RunStarted, ToolFinished
+from ..runtime.result import RunResult
 from ..session.session import Session
 from ..session.store import MemoryStore, Store, validate_session_id
 from ..storage.trace import Trace
+from .backend import Backend
 from .inprocess import InProcess
-from .journal import MemoryTaskLog, task_log_for
+from .journal import task_log_for
 from .policies import MULTITASK, ON_FULL, Multitask, OnFull, Retry, check_choice
-from .tasks import FINAL, Task, TaskInfo, TaskNotFound, new_task_id
+from .tasks import FINAL, Status, TaskInfo, TaskNotFound, TaskState, new_task_id
 
 if TYPE_CHECKING:
     from ..agent import Agent
-    from ..runtime.run import RunResult
 
 __all__ = ["Backend", "Runtime"]
 
 logger = logging.getLogger("agentnb.service")
+_PROGRESS = (RunStarted, ModelResponded, ToolFinished)
 
-Listener = Callable[[Task], Any]
-
-
-class Backend(Protocol):
-    """Where tasks run: :class:`InProcess` (default) or a durable engine."""
-
-    name: str
-    durable: bool
-
-    def bind(self, rt: Runtime) -> None: ...
-    async def submit(self, task: Task, multitask: str) -> None: ...
-    def status(self, task_id: str) -> TaskInfo: ...
-    def infos(self) -> list[TaskInfo]: ...
-    async def wait(self, task_id: str) -> TaskInfo: ...
-    def cancel(self, task_id: str) -> bool: ...
-    async def run_step(self, task_id: str) -> Event: ...
-    async def close(self) -> None: ...
+Listener = Callable[[TaskState], Any]
 
 
 class Runtime:
@@ -102,7 +89,7 @@ class Runtime:
         self.retry = retry if isinstance(retry, Retry) else Retry(attempts=retry or 3)
         self.log = task_log_for(self.store)
         #: True when tasks and traces outlive this process (the store is on disk or a server).
-        self.persistent = not isinstance(self.log, MemoryTaskLog)
+        self.persistent = self.log.persistent
         self.backend: Backend = backend if backend is not None else InProcess()
         self._sessions: dict[str, Session] = {}
         self._listeners: list[Listener] = []
@@ -121,89 +108,92 @@ class Runtime:
         if not isinstance(text, str):
             raise ConfigurationError(f"a task's text must be a str, got {type(text).__name__}")
         policy = check_choice("multitask", multitask or self.multitask, MULTITASK)
-        task = Task(new_task_id(), session_id, text)
+        task = TaskState(new_task_id(), session_id, text)
         await self.backend.submit(task, policy)
         return task.id
 
     # -- asking ------------------------------------------------------------------------------
     def status(self, task_id: str) -> TaskInfo:
         """Where the task is (``.status``, ``.stop_reason``, ``.attempt``, ``.iteration``...)."""
-        return self.backend.status(task_id)
+        return self.backend.task(task_id).info()
 
     async def wait(self, task_id: str, timeout: float | None = None) -> TaskInfo:
         """Wait until the task is done, error or cancelled; returns its final status."""
         return await asyncio.wait_for(self.backend.wait(task_id), timeout)
 
-    async def join(self, timeout: float | None = None) -> list[TaskInfo]:
+    async def join(self, timeout: float | None = None) -> builtins.list[TaskInfo]:
         """Wait for every task submitted so far (to this runtime)."""
-        mine = getattr(self.backend, "tasks", None)
-        ids = list(mine) if mine is not None else [i.id for i in self.backend.infos()]
-        return [await self.wait(i, timeout) for i in ids]
+        return [await self.wait(i, timeout) for i in self.backend.submitted()]
 
     def result(self, task_id: str) -> RunResult:
-        """The :class:`~agentnb.RunResult` of the task's last attempt (once it is over)."""
-        info = self.status(task_id)
-        if not info.done:
-            raise RunStateError(f"task {task_id} is {info.status}; `await rt.wait(id)` first")
-        task = getattr(self.backend, "tasks", {}).get(task_id)
-        if task is not None and task.result is not None:
-            result: RunResult = task.result
-            return result
-        from ..runtime.result import RunResult
-        from ..session.records import RunRecord
-
-        trace = self.get_trace(task_id)
-        stopped = [e for e in trace if isinstance(e, RunStopped)]
-        last = stopped[-1] if stopped else None
-        record = RunRecord(
-            last.run_id or "" if last else "",
-            info.trace_id,
-            info.text,
-            output=info.output,
-            stop_reason=info.stop_reason or info.status,
-            detail=last.detail if last else (info.error or ""),
-            iterations=info.iteration,
+        """The :class:`~agentnb.RunResult` of the task's last attempt, once the task is over:
+        its record, its messages, its events (the same on every backend)."""
+        task = self.backend.task(task_id)
+        if task.status not in FINAL:
+            raise RunStateError(f"task {task_id} is {task.status}; `await rt.wait(id)` first")
+        if not task.runs:
+            raise RunStateError(
+                f"task {task_id} ended {task.status} before any run "
+                f"({task.error or 'it never started'}): it has no result"
+            )
+        record = task.runs[-1]
+        session = self.session(task.session_id)
+        messages = session.transcript.messages
+        mine = (
+            messages[record.start : record.end]
+            if record.start is not None and record.end >= 0
+            else []
         )
-        if last is not None:
-            record.usage = last.usage
-        return RunResult(record, self.session(info.session_id), list(trace))
+        events = [e for e in self.get_trace(task_id) if e.run_id == record.run_id]
+        return RunResult(record, session, events, list(mine))
 
     def get_trace(self, task_id: str) -> Trace:
         """The task's events, every attempt in order (from the store after a restart)."""
-        task = getattr(self.backend, "tasks", {}).get(task_id)
-        if task is not None and (task.events or not self.persistent):
-            return Trace(task.events)
-        texts = self.log.traces(task_id)
-        if not texts:
-            self.status(task_id)  # TaskNotFound when nobody knows it
-        return Trace([event for text in texts for event in Trace.from_jsonl(text)])
+        task = self.backend.task(task_id)
+        run = task.run
+        if run is None:
+            return Trace(self.log.trace(task_id))
+        kept = [e for e in self.log.trace(task_id) if e.run_id != run.id]
+        return Trace([*kept, *run.events])  # the attempt running now, as far as it got
 
-    def list(self, status: str | None = None, session_id: str | None = None) -> list[TaskInfo]:
+    def list(
+        self, status: str | None = None, session_id: str | None = None
+    ) -> builtins.list[TaskInfo]:
         """Tasks in submission order, filtered by status and/or session."""
-        infos = sorted(self.backend.infos(), key=lambda i: i.created)
+        infos = [t.info() for t in self.backend.tasks()]
         return [
-            i for i in infos
+            i
+            for i in infos
             if (status is None or i.status == status)
             and (session_id is None or i.session_id == session_id)
-        ]  # fmt: skip
+        ]
 
     def counts(self) -> dict[str, int]:
         """Tasks per status, and ``queued``: the queue's depth."""
         out = dict.fromkeys(("pending", "running", "paused", "done", "error", "cancelled"), 0)
-        for info in self.backend.infos():
-            out[info.status] += 1
-        depth = getattr(self.backend, "depth", None)
-        out["queued"] = depth if isinstance(depth, int) else out["pending"]
+        for task in self.backend.tasks():
+            out[task.status] += 1
+        out["queued"] = self.backend.depth()
         return out
 
     def session(self, session_id: str) -> Session:
-        """The session as this runtime keeps it (loaded from the store on first use)."""
+        """The session as this runtime keeps it: loaded from the store on first use, with the
+        records of the runs its tasks made (``session.runs``)."""
         session = self._sessions.get(session_id)
+        if (
+            session is not None
+            and self.backend.durable
+            and session.lock.hold is None
+            and self.store.read(session_id)[0] != session.version  # a worker elsewhere wrote
+        ):
+            session = None
         if session is None:
             try:
                 session = Session.open(self.store, session_id)
             except SessionNotFound:
                 session = Session(id=session_id, store=self.store)
+            for task in self.log.tasks(session_id):
+                session.runs.extend(r for r in task.runs if r.start is not None)
             self._sessions[session_id] = session
         return session
 
@@ -216,8 +206,7 @@ class Runtime:
         """Take over the tasks a crashed process left unfinished (in-process backend on a
         persistent store; DBOS recovers its own). They resume from their last committed
         round; a side-effecting call that was in flight is answered ``uncertain``."""
-        recover = getattr(self.backend, "recover", None)
-        return [] if recover is None else builtins.list(await recover())
+        return await self.backend.recover()
 
     def cancel(self, task_id: str) -> bool:
         """Cancel a pending or running task (open calls answered ``cancelled``); False when
@@ -228,36 +217,52 @@ class Runtime:
         """Drive a task yourself, one stage per call (as ``run.step()``); the workers leave it."""
         return await self.backend.run_step(task_id)
 
+    # -- the one way a task ends -------------------------------------------------------------
+    def finish(self, task: TaskState, status: Status, error: str | None = None) -> TaskInfo:
+        """End ``task`` with ``status`` (its runs' records say the rest; ``error`` says why
+        when none does): recorded in the log, its waiters woken, its watchers told."""
+        if task.status in FINAL:
+            return task.info()
+
+        task.status = status
+        task.error = error
+        task.finished = time.time()
+        task.run = None
+        self.log.end_task(task.id)
+        info = self.changed(task)
+        if task.future is not None and not task.future.done():
+            task.future.set_result(info)
+        return info
+
     # -- watching ----------------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(task)`` whenever a task changes (status, attempt, progress)."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    def changed(self, task: Task) -> None:
-        if task.status in FINAL or (task.status == "running" and task.iteration == 0):
-            run_id = task.attempts[-1]["run_id"] if task.attempts else None
+    def changed(self, task: TaskState, *, write: bool = True) -> TaskInfo:
+        """A task changed: written to the log (``write``), logged, its watchers told."""
+        if write:
+            self.log.put(task)
+        info = task.info()
+        if task.status in FINAL or (task.status == "running" and info.iteration == 0):
+            run_id = task.runs[-1].run_id if task.runs else None
+            ids = {"session_id": task.session_id, "task_id": task.id, "run_id": run_id}
+            reason = f" stop_reason={info.stop_reason}" if info.stop_reason else ""
+            line = f"task {task.id} {task.status} (session={task.session_id} run={run_id} "
             logger.info(
-                "task %s %s (session=%s run=%s trace=%s%s)",
-                task.id, task.status, task.session_id, run_id, task.trace_id,
-                f" stop_reason={task.stop_reason}" if task.stop_reason else "",
-                extra={"session_id": task.session_id, "task_id": task.id, "run_id": run_id,
-                       "trace_id": task.trace_id},
-            )  # fmt: skip
-        for listener in list(self._listeners):
+                line + f"trace={task.trace_id}{reason})", extra=ids | {"trace_id": task.trace_id}
+            )
+        for listener in builtins.list(self._listeners):
             listener(task)
+        return info
 
-    def progress(self, task: Task) -> Callable[[Event], None]:
-        """A run sink keeping the task's iteration and tokens current while it runs."""
+    def progress(self, task: TaskState) -> Callable[[Event], None]:
+        """A run sink telling the task's watchers of its progress (a model reply, a tool)."""
 
         def sink(event: Event) -> None:
-            kind = type(event)
-            if kind is ModelResponded:
-                task.tokens += event.usage.total_tokens  # type: ignore[attr-defined]
-            elif kind is not ToolFinished and kind is not RunStarted:
-                return
-            task.iteration = event.iteration
-            self.changed(task)
+            if type(event) in _PROGRESS:
+                self.changed(task, write=False)
 
         return sink
 

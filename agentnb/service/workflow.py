@@ -1,111 +1,171 @@
 """What runs inside the DBOS workflow of a task (in a worker process).
 
-A task's workflow loads the session afresh from the store (another worker may have written
-it), fixes where the task's input goes (once, in the task log), then runs attempts as DBOS
-steps: an attempt that ended is checkpointed and never runs again; one cut short by a crash
-runs again from the session's last committed round (:mod:`.attempt`). Backoff between
-attempts is a durable sleep.
+A task's workflow runs attempts as DBOS steps: an attempt that ended is checkpointed and never
+runs again; one cut short by a crash runs again, resuming the session's last committed round
+(:mod:`.attempt`). The backoff between attempts is a durable sleep (tenacity drives it, as it
+drives the in-process backend's). Each attempt loads the session afresh from the store
+(another worker may have written it) and keeps the task's row in the log current.
+
+DBOS finds the runtime a workflow runs for through a *configured instance* (its own way of
+binding workflows to objects, recorded by name so a restarted worker finds it again): one
+:class:`TaskWorkflows` per process and application, pointed at the runtime whose workers run
+in this process.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..storage.trace import Trace
-from .attempt import run_attempt
-from .tasks import Task
+from ..errors import ConfigurationError
+from ..runtime.run import Run
+from .attempt import finish_attempt, start_attempt, status_of
+from .policies import Retry, attempts
+from .tasks import TaskState
 
 if TYPE_CHECKING:
-    from ..runtime.run import Run
+    from .durable import DBOS
     from .runtime import Runtime
 
-__all__ = ["ACTIVE", "WORKFLOW", "execute", "register"]
+__all__ = ["CLASS", "WORKFLOW", "LiveRuns", "bind", "execute"]
 
 WORKFLOW = "agentnb_task"
-#: The runtime whose agent this process's workflows run (set when a worker starts).
-ACTIVE: dict[str, Runtime] = {}
+#: The DBOS class name of the task workflows (with the application name as instance name).
+CLASS = "agentnb.service"
 
 
-async def _watch(rt: Runtime, task_id: str, runs: list[Run], every: float = 0.2) -> None:
-    """Cancel the attempt's run as soon as the task's workflow is cancelled (DBOS itself stops
-    a cancelled workflow only at its next step)."""
-    client = getattr(rt.backend, "_client", None)
-    while client is not None:
-        await asyncio.sleep(every)
-        found = await asyncio.to_thread(
-            client.list_workflows, workflow_ids=[task_id], load_input=False, load_output=False
+@functools.cache
+def _workflows() -> type[Any]:
+    """Declare the task workflow (DBOS registers it for the whole process: once)."""
+    import dbos
+
+    @dbos.DBOS.dbos_class(CLASS)
+    class TaskWorkflows(dbos.DBOSConfiguredInstance):
+        def __init__(self, name: str) -> None:
+            super().__init__(name)
+            self.backend: DBOS | None = None
+
+        @dbos.DBOS.workflow(name=WORKFLOW, max_recovery_attempts=200)
+        async def run(self, task_id: str, session_id: str, text: str) -> dict[str, Any]:
+            if self.backend is None:
+                raise ConfigurationError("no DBOS-backed Runtime runs its workers here")
+            return await execute(self.backend, task_id, session_id, text)
+
+    return TaskWorkflows
+
+
+@functools.cache
+def _instance(app_name: str) -> Any:
+    return _workflows()(app_name)
+
+
+def bind(backend: DBOS | None, app_name: str) -> None:
+    """Run ``app_name``'s task workflows in this process on ``backend`` (None: on nothing).
+    Call before DBOS launches, so it recovers this process's workflows with their runtime."""
+    workflows = _instance(app_name)
+    if backend is not None and workflows.backend not in (None, backend):
+        raise ConfigurationError(
+            "one process runs one DBOS-backed Runtime's workers at a time: close the other "
+            "first (await rt.close())"
         )
-        if found and found[0].status == "CANCELLED" and runs:
-            runs[-1].cancel()
-            return
+    workflows.backend = backend
 
 
-def register() -> None:
-    """Declare the task workflow (once per process, before DBOS launches)."""
-    if "_workflow" in globals():
-        return
+async def execute(backend: DBOS, task_id: str, session_id: str, text: str) -> dict[str, Any]:
+    """The workflow's body: attempts (durable steps) under the retry policy, then the end."""
     import dbos
 
-    @dbos.DBOS.workflow(name=WORKFLOW, max_recovery_attempts=200)
-    async def agentnb_task(task_id: str, session_id: str, text: str) -> dict[str, Any]:
-        return await execute(ACTIVE["rt"], task_id, session_id, text)
+    rt = backend.rt
 
-    globals()["_workflow"] = agentnb_task
+    async def attempt(_: int) -> dict[str, Any]:
+        result: dict[str, Any] = await dbos.DBOS.run_step_async(
+            {"name": "attempt"}, run_attempt, backend, task_id, session_id, text
+        )
+        return result
+
+    last = await attempts(
+        rt.retry, attempt, sleep=dbos.DBOS.sleep_async, retry_on=lambda r: r["retryable"]
+    )
+    task = _task(rt, task_id, session_id, text)
+    info = rt.finish(task, last["status"] if last is not None else "done")
+    return {"status": info.status, "stop_reason": info.stop_reason}
 
 
-async def execute(rt: Runtime, task_id: str, session_id: str, text: str) -> dict[str, Any]:
-    import dbos
+def _task(rt: Runtime, task_id: str, session_id: str, text: str) -> TaskState:
+    """The task as the log keeps it (submit wrote its row before the workflow existed)."""
+    return rt.log.get(task_id) or TaskState(task_id, session_id, text)
 
-    info = rt.log.get(task_id)
-    task = Task(task_id, session_id, text)
-    if info is not None:
-        task.trace_id, task.created = info.trace_id, info.created
-    task.status, task.started = "running", time.time()
+
+async def run_attempt(backend: DBOS, task_id: str, session_id: str, text: str) -> dict[str, Any]:
+    """One attempt (a DBOS step): what the step checkpoints is how it ended."""
+    rt = backend.rt
+    task = _task(rt, task_id, session_id, text)
+    task.status = "running"
+    task.started = task.started or time.time()
     rt.forget(session_id)  # another worker may have written it: read the store afresh
-    task.start_len = rt.log.start_len(task_id, len(rt.session(session_id)))
-    rt.log.put(task.info())
-    while True:
-        task.attempt += 1
-        record = await dbos.DBOS.run_step_async(
-            {"name": "attempt"}, attempt, rt, task_id, session_id, text, task.start_len,
-            task.trace_id, task.attempt,
-        )  # fmt: skip
-        task.attempts.append(record)
-        task.iteration, task.tokens = record["iteration"], record["tokens"]
-        if record["retryable"] and task.attempt < rt.retry.attempts:
-            rt.log.put(task.info())
-            await dbos.DBOS.sleep_async(rt.retry.delay(task.attempt))
-            continue
-        break
-    task.status = record["status"]
-    task.stop_reason, task.output, task.error = (
-        record["stop_reason"], record["output"], record["error"]
-    )  # fmt: skip
-    task.finished = time.time()
-    rt.log.end_task(task_id)
-    final = task.info()
-    rt.log.put(final)
-    return final.row()
-
-
-async def attempt(
-    rt: Runtime, task_id: str, session_id: str, text: str, start_len: int, trace_id: str, n: int
-) -> dict[str, Any]:
-    """One attempt (a DBOS step): its record is what the step checkpoints."""
-    rt.forget(session_id)
     session = rt.session(session_id)
-    runs: list[Run] = []
-    watcher = asyncio.ensure_future(_watch(rt, task_id, runs))
+    task.start_len = rt.log.start_len(task_id, len(session))
+    run = start_attempt(rt.agent, session, rt.log, task, [rt.progress(task)])
+    if not isinstance(run, Run):  # the answer was committed already
+        rt.changed(task)
+        return {"status": "done", "retryable": False}
+    task.run = run
+    rt.changed(task)  # the attempt is on record before it does anything
+    backend.live.add(task_id, run)
     try:
-        outcome = await run_attempt(
-            rt.agent, session, task_id=task_id, trace_id=trace_id, text=text,
-            start_len=start_len, log=rt.log, sinks=[], on_run=runs.append,
-        )  # fmt: skip
+        result = await finish_attempt(run)
     finally:
-        watcher.cancel()
-    rt.log.put_trace(task_id, n, Trace(outcome.events).to_jsonl())
-    record = outcome.record(n)
-    record.update(output=outcome.output, retryable=outcome.retryable)
-    return record
+        backend.live.remove(task_id)
+        task.run = None
+        if run.result is not None:
+            rt.log.put_trace(task_id, run.id, run.result.events)
+        rt.changed(task)
+    return {"status": status_of(result), "retryable": Retry.retryable(result.error)}
+
+
+class LiveRuns:
+    """The attempts running in this process's workflows, each cancelled as soon as its
+    task's workflow is cancelled from anywhere (DBOS itself stops a cancelled workflow only
+    at its next step). DBOS runs workflows on an event loop of its own, in a thread: a run is
+    cancelled from other threads through that loop."""
+
+    def __init__(self, backend: DBOS, every: float = 0.2) -> None:
+        self.backend = backend
+        self.every = every
+        self.runs: dict[str, Run] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.watcher: asyncio.Task[None] | None = None
+
+    def add(self, task_id: str, run: Run) -> None:
+        self.runs[task_id] = run
+        self.loop = asyncio.get_running_loop()  # DBOS's own
+        if self.watcher is None or self.watcher.done():
+            self.watcher = asyncio.ensure_future(self._watch())
+
+    def remove(self, task_id: str) -> None:
+        self.runs.pop(task_id, None)
+
+    def stop(self, task_id: str) -> None:
+        run, loop = self.runs.pop(task_id, None), self.loop
+        if run is not None and loop is not None:
+            loop.call_soon_threadsafe(run.cancel)
+
+    async def _watch(self) -> None:
+        while self.runs and (client := self.backend.client) is not None:
+            await asyncio.sleep(self.every)
+            found = await asyncio.to_thread(
+                client.list_workflows,
+                workflow_ids=list(self.runs),
+                status="CANCELLED",
+                load_input=False,
+                load_output=False,
+            )
+            for w in found:
+                self.stop(w.workflow_id)
+
+    def close(self) -> None:
+        if self.watcher is not None and self.loop is not None and not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self.watcher.cancel)
+        self.watcher = None

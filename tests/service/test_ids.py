@@ -42,7 +42,7 @@ def _agent(failures: int = 0) -> an.Agent:
     return an.Agent(tools=[lookup], model=FunctionModel(reply))
 
 
-@pytest.fixture(params=["inprocess"])  # DBOS: see the next commit
+@pytest.fixture(params=["inprocess", "dbos"])
 async def make_runtime(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
     made: list[an.Runtime] = []
 
@@ -103,12 +103,90 @@ async def test_a_recovered_task_is_one_trace(tmp_path: Path) -> None:
     assistant = {"role": "assistant", "content": "", "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
     ]}  # fmt: skip
-    from agentnb.service.tasks import Task
+    from agentnb.service.tasks import TaskState
 
-    task = Task("t-0000000000000001abcdef", "s", "北京")
-    rt.log.put(task.info())
+    task = TaskState("t-0000000000000001abcdef", "s", "北京")
+    rt.log.put(task)
     rt.log.start_len(task.id, 0)
     rt.log.begin_call(task.id, "s", session.version, "c1", "lookup", assistant)
     assert await rt.recover() == [task.id]
     assert (await rt.wait(task.id, timeout=10)).status == "done"
     assert _one_trace(rt, task.id) == task.trace_id
+
+
+async def test_the_same_task_costs_the_same_tokens_on_both_backends(tmp_path: Path) -> None:
+    infos = []
+    for name in ("inprocess", "dbos"):
+        folder = tmp_path / name
+        folder.mkdir()
+        backend = DBOS(f"sqlite:///{folder / 'dbos.db'}", polling=0.05) if name == "dbos" else None
+        rt = an.Runtime(_agent(), store=an.SQLiteStore(folder / "app.db"), backend=backend)
+        infos.append(await rt.wait(await rt.submit("s", "北京"), timeout=60))
+        result = rt.result(infos[-1].id)
+        assert infos[-1].tokens == result.usage.total_tokens > 0
+        await rt.close()
+    here, there = infos
+    assert (here.tokens, here.iteration, here.output) == (
+        there.tokens,
+        there.iteration,
+        there.output,
+    )
+
+
+DOOMED_WORKER = """
+import asyncio, sys
+import agentnb as an, crash_agent
+from agentnb.service import DBOS
+async def main():
+    backend = DBOS(sys.argv[2], executor_id="solo", polling=0.05)
+    rt = an.Runtime(crash_agent.make_agent(), store=an.SQLiteStore(sys.argv[1]), backend=backend)
+    print(await rt.submit("trip", "task-1"), flush=True)
+    await asyncio.sleep(60)  # killed long before
+asyncio.run(main())
+"""
+
+
+async def test_a_task_recovered_by_dbos_is_one_trace(tmp_path: Path) -> None:
+    """A DBOS worker is killed mid-booking; the worker started again under its executor id
+    resumes the task: the recovery round is a run with the task's ids."""
+    import asyncio
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.service import crash_agent
+
+    here = Path(crash_agent.__file__).parent
+    effects, db, dbos_db = tmp_path / "effects.txt", tmp_path / "app.db", tmp_path / "dbos.db"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PYTHONPATH=str(here), AGENTNB_EFFECTS=str(effects), AGENTNB_TOOL_SECONDS="30")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", DOOMED_WORKER, str(db), f"sqlite:///{dbos_db}"],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    task_id = proc.stdout.readline().strip()
+    for _ in range(1200):  # mid-booking
+        if effects.exists() and "effect" in effects.read_text():
+            break
+        assert proc.poll() is None
+        await asyncio.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    os.environ["AGENTNB_EFFECTS"] = str(effects)
+    try:
+        backend = DBOS(f"sqlite:///{dbos_db}", executor_id="solo", polling=0.05)
+        rt = an.Runtime(crash_agent.make_agent(), store=an.SQLiteStore(db), backend=backend)
+        await backend.start()  # DBOS recovers the workflows of its executor id
+        info = await rt.wait(task_id, timeout=60)
+    finally:
+        del os.environ["AGENTNB_EFFECTS"]
+    assert (info.status, info.output) == ("done", "uncertain: task-1")
+    assert [a["status"] for a in info.attempts] == ["error", "done"]  # the lost one, marked
+    assert "lost" in info.attempts[0]["error"]
+    _one_trace(rt, task_id)
+    await rt.close()

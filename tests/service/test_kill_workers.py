@@ -190,7 +190,7 @@ async def test_fifty_kills_two_workers(pg_admin: str, tmp_path: Path) -> None:
     ends = Counter(infos[t].status for t in accepted)
     assert set(ends) <= {"done", "error", "cancelled"}, ends
     assert ends["done"] == len(accepted), ends
-    workflows = rt.backend._client.list_workflows(workflow_ids=accepted, load_input=False)  # type: ignore[attr-defined]
+    workflows = rt.backend.client.list_workflows(workflow_ids=accepted, load_input=False)  # type: ignore[attr-defined]
     assert {w.status for w in workflows} == {"SUCCESS"} and len(workflows) == len(accepted)
     runs = _effects(effects)
     started_calls = Counter(call for kind, call, _ in runs if kind == "effect")

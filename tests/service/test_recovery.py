@@ -71,8 +71,11 @@ async def test_a_booking_in_flight_at_a_crash_is_answered_uncertain(tmp_path: Pa
     results = [json.loads(m["content"]) for m in session.to_openai() if m["role"] == "tool"]
     assert results[0] == {"city": "北京", "train": "G1"}
     assert results[1]["kind"] == "uncertain" and "may or may not" in results[1]["error"]
-    uncertain = [e for e in rt.get_trace(task_id) if getattr(e, "kind", None) == "uncertain"]
-    assert not uncertain or all(e.task_id == task_id for e in uncertain)
+    trace = rt.get_trace(task_id)
+    uncertain = [e for e in trace if getattr(e, "kind", None) == "uncertain"]
+    assert [e.call_id for e in uncertain] == [results[1]["call"]]  # the recovery run said so
+    assert {e.trace_id for e in trace} == {info.trace_id} == {rt.result(task_id).trace_id}
+    assert [a["status"] for a in info.attempts] == ["error", "done"]  # the lost one, marked
 
 
 async def test_recovery_reruns_calls_without_side_effects(tmp_path: Path) -> None:
@@ -113,10 +116,10 @@ async def test_recovery_reruns_calls_without_side_effects(tmp_path: Path) -> Non
         {"role": "assistant", "content": "paid 3"},
     ]  # fmt: skip
     session.extend([*earlier, {"role": "user", "content": "pay 5"}])
-    from agentnb.service.tasks import Task
+    from agentnb.service.tasks import TaskState
 
-    task = Task("t-0000000000000001abcdef", "s", "pay 5")
-    rt.log.put(task.info())
+    task = TaskState("t-0000000000000001abcdef", "s", "pay 5")
+    rt.log.put(task)
     rt.log.start_len(task.id, len(earlier))
     rt.log.begin_call(task.id, "s", session.version, "b", "pay", assistant)  # before pay ran
     assert await rt.recover() == [task.id]
