@@ -14,14 +14,12 @@ run id) and ``agentnb_calls`` (in-flight calls).
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 import time
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Protocol
 
 from ..events import Event
+from ..storage.database import SQLDatabase, Statements
+from ..storage.sql import SQLStore
 from ..storage.trace import Trace
 from .rows import task_from_row, task_row
 from .tasks import TaskState
@@ -132,82 +130,68 @@ _SCHEMA = [
 
 
 class SQLTaskLog:
-    """The log in tables of a SQL database (SQLite or Postgres), one autocommit connection.
+    """The log in tables beside a SQL store's sessions, on a connection of its own.
 
     Every method is one statement or one short transaction, so a process killed at any
-    moment leaves each row whole.
+    moment leaves each row whole; failures are the store's typed ``StoreError``.
     """
 
     persistent = True
 
-    def __init__(self, connect: Callable[[], Any], *, placeholder: str = "?") -> None:
-        self._connect = connect
-        self._db = connect()
-        self._p = placeholder
-        self._lock = threading.Lock()
-        if placeholder == "%s":  # Postgres: CREATE ... IF NOT EXISTS races between processes
-            with self._db.transaction():
-                self._db.execute("SELECT pg_advisory_xact_lock(7242001)")
-                for statement in _SCHEMA:
-                    self._db.execute(statement)
-        else:
+    def __init__(self, db: SQLDatabase) -> None:
+        self.db = db
+
+        def create(run: Statements) -> None:
+            if db.dialect == "postgres":  # CREATE ... IF NOT EXISTS races between processes
+                run("SELECT pg_advisory_xact_lock(7242001)")
             for statement in _SCHEMA:
-                self._run(statement)
+                run(statement)
 
-    @classmethod
-    def sqlite(cls, path: str | Path) -> SQLTaskLog:
-        def connect() -> sqlite3.Connection:
-            db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL survives kill -9
-            return db
+        db.write("set up the task log in", create)
 
-        return cls(connect)
-
-    @classmethod
-    def postgres(cls, url: str) -> SQLTaskLog:
-        import psycopg
-
-        return cls(lambda: psycopg.connect(url, autocommit=True), placeholder="%s")
-
-    def _run(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        sql = sql.replace("?", self._p)
-        with self._lock:
-            cursor = self._db.execute(sql, args)
-            return list(cursor.fetchall()) if cursor.description else []
+    def _run(self, what: str, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        return self.db.run(what, sql, args)
 
     def put(self, task: TaskState) -> None:
         body = json.dumps(task_row(task), ensure_ascii=False)
         self._run(
+            f"keep task {task.id} in",
             "INSERT INTO agentnb_tasks (id, session_id, body) VALUES (?, ?, ?) "
             "ON CONFLICT (id) DO UPDATE SET body = excluded.body",
             (task.id, task.session_id, body),
         )
 
     def get(self, task_id: str) -> TaskState | None:
-        rows = self._run("SELECT body FROM agentnb_tasks WHERE id = ?", (task_id,))
+        rows = self._run(
+            f"read task {task_id!r} from", "SELECT body FROM agentnb_tasks WHERE id = ?", (task_id,)
+        )
         return task_from_row(json.loads(rows[0][0])) if rows else None
 
     def tasks(self, session_id: str | None = None) -> list[TaskState]:
         if session_id is None:
-            rows = self._run("SELECT body FROM agentnb_tasks ORDER BY id")
+            rows = self._run("read the tasks of", "SELECT body FROM agentnb_tasks ORDER BY id")
         else:
             rows = self._run(
-                "SELECT body FROM agentnb_tasks WHERE session_id = ? ORDER BY id", (session_id,)
+                f"read the tasks of session {session_id!r} from",
+                "SELECT body FROM agentnb_tasks WHERE session_id = ? ORDER BY id",
+                (session_id,),
             )
         return [task_from_row(json.loads(body)) for (body,) in rows]
 
     def start_len(self, task_id: str, length: int) -> int:
+        what = f"keep where task {task_id}'s input goes in"
         self._run(
+            what,
             "UPDATE agentnb_tasks SET start_len = ? WHERE id = ? AND start_len IS NULL",
             (length, task_id),
         )
-        rows = self._run("SELECT start_len FROM agentnb_tasks WHERE id = ?", (task_id,))
+        rows = self._run(what, "SELECT start_len FROM agentnb_tasks WHERE id = ?", (task_id,))
         return int(rows[0][0]) if rows and rows[0][0] is not None else length
 
     def put_trace(self, task_id: str, run_id: str, events: list[Event]) -> None:
         position = events[0].wall if events else time.time()
         self._run(
+            f"keep the trace of task {task_id} in",
             "INSERT INTO agentnb_task_runs (task_id, run_id, position, body) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (task_id, run_id) DO UPDATE SET body = excluded.body",
             (task_id, run_id, position, Trace(events).to_jsonl()),
@@ -215,6 +199,7 @@ class SQLTaskLog:
 
     def trace(self, task_id: str) -> list[Event]:
         rows = self._run(
+            f"read the trace of task {task_id!r} from",
             "SELECT body FROM agentnb_task_runs WHERE task_id = ? ORDER BY position, run_id",
             (task_id,),
         )
@@ -230,6 +215,7 @@ class SQLTaskLog:
         assistant: dict[str, Any],
     ) -> None:
         self._run(
+            f"journal call {call_id} of task {task_id} in",
             "INSERT INTO agentnb_calls "
             "(task_id, call_id, session_id, version, tool, assistant, at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (task_id, version, call_id) DO NOTHING",
@@ -246,6 +232,7 @@ class SQLTaskLog:
 
     def open_calls(self, task_id: str) -> list[dict[str, Any]]:
         rows = self._run(
+            f"read the journal of task {task_id} from",
             "SELECT call_id, session_id, version, tool, assistant FROM agentnb_calls "
             "WHERE task_id = ? ORDER BY at",
             (task_id,),
@@ -256,23 +243,18 @@ class SQLTaskLog:
         ]
 
     def end_task(self, task_id: str) -> None:
-        self._run("DELETE FROM agentnb_calls WHERE task_id = ?", (task_id,))
+        self._run(
+            f"clear the journal of task {task_id} in",
+            "DELETE FROM agentnb_calls WHERE task_id = ?",
+            (task_id,),
+        )
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-    def __del__(self) -> None:  # dropped without close(): close the connection quietly
-        db = getattr(self, "_db", None)
-        if db is not None:
-            db.close()
+        self.db.close()
 
 
 def task_log_for(store: Any) -> TaskLog:
     """The log kept beside ``store``'s sessions (a dict for stores in memory)."""
-    kind = getattr(store, "name", None)
-    if kind == "postgres":
-        return SQLTaskLog.postgres(store.url)
-    if kind == "sqlite":
-        return SQLTaskLog.sqlite(store.path)
+    if isinstance(store, SQLStore):
+        return SQLTaskLog(store.database())
     return MemoryTaskLog()

@@ -15,11 +15,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import re
 import signal
 import sys
+import traceback
 from typing import Any
 
-from ..errors import ConfigurationError
+from .._secrets import Secrets
+from ..errors import AgentnbError, ConfigurationError
+from ..storage.postgres import describe
 
 __all__ = ["load_factory", "main", "parser", "serve"]
 
@@ -34,7 +38,8 @@ def load_factory(spec: str) -> Any:
 
 
 def _store(spec: str) -> Any:
-    if spec.startswith(("postgresql://", "postgres://")):
+    """A Postgres url or keyword string (``host=... dbname=...``), else a SQLite path."""
+    if spec.startswith(("postgresql://", "postgres://")) or re.match(r"\s*\w+\s*=", spec):
         from ..storage.postgres import PostgresStore
 
         return PostgresStore(spec)
@@ -77,8 +82,14 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
+    secrets = Secrets()
+    for url in (args.backend, args.store):  # whatever fails, their passwords never show
+        secrets.add(*describe(url)[1].values)
     try:
         return asyncio.run(serve(args))
-    except ConfigurationError as exc:
-        print(f"agentnb worker: {exc}", file=sys.stderr)
+    except AgentnbError as exc:  # ours: one line says what is wrong
+        print(secrets.mask(f"agentnb worker: {exc}"), file=sys.stderr)
         return 2
+    except Exception as exc:  # the engine's or a driver's: the traceback, masked
+        print(secrets.mask("".join(traceback.format_exception(exc))), file=sys.stderr)
+        return 1

@@ -236,3 +236,38 @@ async def test_the_worker_command(pg_admin: str, tmp_path: Path) -> None:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(20) == 0
         proc.stdout.close()
+
+
+async def test_the_worker_never_shows_a_password(pg_admin: str, tmp_path: Path) -> None:
+    """Given in a url's query or userinfo, the passwords of the store and of DBOS's database
+    never appear in what the worker prints: not when it runs, not when it fails."""
+    secret = "wOrk3r-s3cret"
+    store_url = pg.create_database(pg_admin, "pw_app") + f"?password={secret}"
+    dbos_url = pg.create_database(pg_admin, "pw_dbos") + f"?password={secret}"
+    env = dict(ENV, PYTHONPATH=str(HERE), AGENTNB_EFFECTS=str(tmp_path / "e.txt"))
+    base = [sys.executable, "-m", "agentnb", "worker", "--agent", "crash_agent:make_agent"]
+    proc = subprocess.Popen(
+        [*base, "--backend", dbos_url, "--store", store_url],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert "ready" in proc.stdout.readline()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and secret not in out + err
+    downs = [
+        f"postgresql://nobody:{secret}@127.0.0.1:1/x",
+        f"postgresql://nobody@127.0.0.1:1/x?password={secret}",
+        f"host=127.0.0.1 port=1 dbname=x user=nobody password={secret}",
+    ]
+    runs = [["--backend", dbos_url, "--store", down] for down in downs]
+    for args in [*runs, ["--backend", downs[1], "--store", store_url]]:
+        failed = subprocess.run(
+            [*base, *args], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert failed.returncode != 0, failed.stderr
+        assert secret not in failed.stdout + failed.stderr
+        assert failed.stderr.strip(), "it says why"
