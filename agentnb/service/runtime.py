@@ -30,6 +30,7 @@ from ..events import Event, ModelResponded, RunStarted, ToolFinished
 from ..runtime.result import RunResult
 from ..session.session import Session
 from ..session.store import MemoryStore, Store, validate_session_id
+from ..storage.sql import SQLStore
 from ..storage.trace import Trace
 from .backend import Backend
 from .inprocess import InProcess
@@ -184,7 +185,8 @@ class Runtime:
             session is not None
             and self.backend.durable
             and session.lock.hold is None
-            and self.store.read(session_id)[0] != session.version  # a worker elsewhere wrote
+            and isinstance(self.store, SQLStore)
+            and self.store.version(session_id) != session.version  # a worker elsewhere wrote
         ):
             session = None
         if session is None:

@@ -29,11 +29,12 @@ export default {
     storeFor(model);
     return () => STORES.delete(model.get("uid"));
   },
-  render({ model, el }) {
+  render({ model, el, host }) {
     el.classList.add("anb-root");
     const kind = model.get("kind");
     return guarded(el, () => {
       if (kind === "session") return renderSession(model, el, storeFor(model));
+      if (kind === "queue") return renderQueue(model, el, host);
       if (kind === "matrix") return renderMatrix(model, el);
       if (kind === "playground") return renderPlayground(model, el);
       if (kind === "trajectory") {

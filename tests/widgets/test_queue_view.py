@@ -1,4 +1,6 @@
-"""QueueView, kernel side: rows follow the tasks, clicks open a session and cancel a task."""
+"""QueueView, kernel side: one anywidget whose rows follow the tasks, whose clicks open a
+session (composed in place by reference) and cancel a task, and whose snapshot lets a late
+view draw every row."""
 
 from __future__ import annotations
 
@@ -8,10 +10,12 @@ from typing import Any
 import agentnb as an
 from agentnb.models import FunctionModel
 from agentnb.widgets import QueueView, SessionView
+from agentnb.widgets.base import ESM, Widget
+from agentnb.widgets.payload import unpack
 
 
-def _table_comm(comms: list[Any], view: QueueView) -> Any:
-    return next(c for c in comms if c.comm_id == view.table.comm.comm_id)
+def _comm(comms: list[Any], view: QueueView) -> Any:
+    return next(c for c in comms if c.comm_id == view.comm.comm_id)
 
 
 async def test_rows_update_while_tasks_run_and_clicks_work(comms: list[Any]) -> None:
@@ -25,8 +29,9 @@ async def test_rows_update_while_tasks_run_and_clicks_work(comms: list[Any]) -> 
 
     rt = an.Runtime(an.Agent(model=FunctionModel(reply)), max_concurrency=4)
     view = rt.view(interval=0.02)
-    assert isinstance(view, QueueView)
-    comm = _table_comm(comms, view)
+    assert isinstance(view, QueueView) and isinstance(view, Widget)  # one anywidget
+    assert view._esm == ESM and "renderQueue" in ESM  # the one ES module, no second bundle
+    comm = _comm(comms, view)
     comm.deliver({"op": "hello"})  # a view rendered: it gets the whole (empty) table
     slow = await rt.submit("u-slow", "slow")
     ids = [await rt.submit(f"u{i % 20}", f"m{i}") for i in range(200)]
@@ -48,8 +53,8 @@ async def test_rows_update_while_tasks_run_and_clicks_work(comms: list[Any]) -> 
     assert view.sent < 5 * 201  # only changed rows travel
     comm.deliver({"op": "open", "task": ids[7]})  # a click on a row
     assert isinstance(view.opened, SessionView)
-    assert view.opened.session is rt.session("u7") and view.detail.children == (view.opened,)
-    assert view.table.selected == ids[7]
+    assert view.opened.session is rt.session("u7")
+    assert view.view == f"anywidget:{view.opened.model_id}" and view.selected == ids[7]
     comm.deliver({"op": "cancel", "task": slow, "id": 1})  # Cancel on the running row
     info = await rt.wait(slow, timeout=5)
     assert (info.status, info.stop_reason) == ("cancelled", "cancelled")
@@ -60,4 +65,24 @@ async def test_rows_update_while_tasks_run_and_clicks_work(comms: list[Any]) -> 
     assert rt.session("u-slow").is_valid
     view.close()
     gate.set()
+    await rt.close()
+
+
+async def test_a_late_view_draws_every_row_from_the_snapshot(comms: list[Any]) -> None:
+    async def reply(request: Any) -> dict[str, Any]:
+        return {"role": "assistant", "content": "ok"}
+
+    rt = an.Runtime(an.Agent(model=FunctionModel(reply)))
+    ids = [await rt.submit(f"u{i}", f"m{i}") for i in range(30)]
+    await rt.join(timeout=10)
+    view = rt.view(refresh_every=0)
+    state = unpack(view.snapshot)
+    assert [r["id"] for r in state["rows"]] == ids and state["counts"]["done"] == 30
+    more = await rt.submit("late", "one more")
+    await rt.wait(more, timeout=5)
+    view.flush()  # the change travels as a message, and the snapshot follows (refresh_every=0)
+    assert unpack(view.snapshot)["rows"][-1]["id"] == more
+    sent = [m for m in _comm(comms, view).custom() if m["op"] == "rows"]
+    assert [r["id"] for r in sent[-1]["rows"]] == [more]
+    view.close()
     await rt.close()
