@@ -54,8 +54,13 @@ async def serve(args: argparse.Namespace) -> int:
 
     agent = load_factory(args.agent)
     backend = DBOS(args.backend, workers=True, executor_id=args.executor_id, polling=args.polling)
-    rt = Runtime(agent, store=_store(args.store), max_concurrency=args.concurrency,
-                 retry=args.attempts, backend=backend)  # fmt: skip
+    rt = Runtime(
+        agent,
+        store=_store(args.store),
+        max_concurrency=args.concurrency,
+        retry=args.attempts,
+        backend=backend,
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -70,8 +75,9 @@ async def serve(args: argparse.Namespace) -> int:
 def parser() -> argparse.ArgumentParser:
     w = argparse.ArgumentParser(prog="python -m agentnb worker", description=__doc__.split("\n")[0])
     w.add_argument("--agent", required=True, help="module:factory returning the Agent")
-    w.add_argument("--backend", required=True,
-                   help="DBOS's database: postgresql://… or sqlite:///path")  # fmt: skip
+    w.add_argument(
+        "--backend", required=True, help="DBOS's database: postgresql://… or sqlite:///path"
+    )
     w.add_argument("--store", required=True, help="the sessions: postgresql://… or a SQLite path")
     w.add_argument("--concurrency", type=int, default=8, help="tasks run at once here")
     w.add_argument("--attempts", type=int, default=3, help="attempts per task (retries + 1)")

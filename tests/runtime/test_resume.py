@@ -46,8 +46,16 @@ async def test_the_loop_enters_at_execute_tools() -> None:
     stages = []
     while not run.done:
         stages.append((await run.step()).stage)
-    assert stages == ["restore", "execute_tools", "check_stop", "assemble", "call_model",
-                      "decide", "check_stop", "persist"]  # fmt: skip
+    assert stages == [
+        "restore",
+        "execute_tools",
+        "check_stop",
+        "assemble",
+        "call_model",
+        "decide",
+        "check_stop",
+        "persist",
+    ]
     assert ran == ["lookup 北京", "book G1"]  # nothing said they had started: both run
     assert_valid_conversation(session)
     result = run.result

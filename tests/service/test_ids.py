@@ -34,9 +34,17 @@ def _agent(failures: int = 0) -> an.Agent:
         last = request.messages[-1]
         if last["role"] == "user":
             args = json.dumps({"city": last["content"]})
-            return {"role": "assistant", "content": "", "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": args}}
-            ]}  # fmt: skip
+            return {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "lookup", "arguments": args},
+                    }
+                ],
+            }
         return {"role": "assistant", "content": "G1"}
 
     return an.Agent(tools=[lookup], model=FunctionModel(reply))
@@ -100,9 +108,13 @@ async def test_a_recovered_task_is_one_trace(tmp_path: Path) -> None:
     rt = an.Runtime(_agent(), store=store)
     session = rt.session("s")
     session.append({"role": "user", "content": "北京"})
-    assistant = {"role": "assistant", "content": "", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
-    ]}  # fmt: skip
+    assistant = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+        ],
+    }
     from agentnb.service.tasks import TaskState
 
     task = TaskState("t-0000000000000001abcdef", "s", "北京")

@@ -64,9 +64,12 @@ class Zygote:
         self.logs = logs
         self.lives = 0
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", ZYGOTE], env=env, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            [sys.executable, "-c", ZYGOTE],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
 
     def spawn(self, args: list[str]) -> tuple[int, Path]:
         self.lives += 1
@@ -95,9 +98,19 @@ class Worker:
     def __init__(self, name: str, dbos_url: str, store_url: str, zygote: Zygote) -> None:
         self.name, self.zygote = name, zygote
         self.args = [
-            "--agent", "crash_agent:make_agent", "--backend", dbos_url, "--store", store_url,
-            "--executor-id", name, "--concurrency", "4", "--polling", "0.05",
-        ]  # fmt: skip
+            "--agent",
+            "crash_agent:make_agent",
+            "--backend",
+            dbos_url,
+            "--store",
+            store_url,
+            "--executor-id",
+            name,
+            "--concurrency",
+            "4",
+            "--polling",
+            "0.05",
+        ]
         self.killed: list[int] = []
         self.start()
 

@@ -105,16 +105,29 @@ async def test_recovery_reruns_calls_without_side_effects(tmp_path: Path) -> Non
     store = an.SQLiteStore(tmp_path / "s.db")
     rt = an.Runtime(agent, store=store)
     session = rt.session("s")
-    assistant = {"role": "assistant", "content": "", "tool_calls": [
-        {"id": "a", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "x"}'}},
-        {"id": "b", "type": "function", "function": {"name": "pay", "arguments": '{"amount": 5}'}},
-    ]}  # fmt: skip
+    assistant = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": "a",
+                "type": "function",
+                "function": {"name": "lookup", "arguments": '{"q": "x"}'},
+            },
+            {
+                "id": "b",
+                "type": "function",
+                "function": {"name": "pay", "arguments": '{"amount": 5}'},
+            },
+        ],
+    }
     earlier = [  # an earlier task whose calls had the same ids (models reuse "call_0")
-        {"role": "user", "content": "pay 3"}, assistant,
+        {"role": "user", "content": "pay 3"},
+        assistant,
         {"role": "tool", "tool_call_id": "a", "name": "lookup", "content": "fine"},
         {"role": "tool", "tool_call_id": "b", "name": "pay", "content": "paid"},
         {"role": "assistant", "content": "paid 3"},
-    ]  # fmt: skip
+    ]
     session.extend([*earlier, {"role": "user", "content": "pay 5"}])
     from agentnb.service.tasks import TaskState
 
@@ -128,8 +141,12 @@ async def test_recovery_reruns_calls_without_side_effects(tmp_path: Path) -> Non
     tool_results = {m["tool_call_id"]: m["content"] for m in seen[0][-3:] if m["role"] == "tool"}
     assert tool_results["a"] == "fine" and json.loads(tool_results["b"])["kind"] == "uncertain"
     assert [m["role"] for m in store.read("s")[1][len(earlier) :]] == [
-        "user", "assistant", "tool", "tool", "assistant"
-    ]  # fmt: skip
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+    ]
     assert not rt.log.open_calls(task.id)  # the journal is cleared once the task ended
 
 
@@ -217,8 +234,20 @@ async def test_the_worker_command(pg_admin: str, tmp_path: Path) -> None:
     dbos_url = pg.create_database(pg_admin, "cli_dbos")
     effects = tmp_path / "effects.txt"
     env = dict(ENV, PYTHONPATH=str(HERE), AGENTNB_EFFECTS=str(effects), AGENTNB_TOOL_SECONDS="0")
-    cmd = [sys.executable, "-m", "agentnb", "worker", "--agent", "crash_agent:make_agent",
-           "--backend", dbos_url, "--store", store_url, "--executor-id", "solo"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "agentnb",
+        "worker",
+        "--agent",
+        "crash_agent:make_agent",
+        "--backend",
+        dbos_url,
+        "--store",
+        store_url,
+        "--executor-id",
+        "solo",
+    ]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     try:

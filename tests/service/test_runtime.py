@@ -113,10 +113,20 @@ def slow_tool_agent(calls: list[str]) -> an.Agent:
     def reply(request: Any) -> dict[str, Any]:
         last = request.messages[-1]
         if last["role"] == "user":
-            return {"role": "assistant", "content": "", "tool_calls": [{
-                "id": f"c{len(calls)}", "type": "function",
-                "function": {"name": "lookup", "arguments": json.dumps({"q": last["content"]})},
-            }]}  # fmt: skip
+            return {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": f"c{len(calls)}",
+                        "type": "function",
+                        "function": {
+                            "name": "lookup",
+                            "arguments": json.dumps({"q": last["content"]}),
+                        },
+                    }
+                ],
+            }
         user = next(m["content"] for m in reversed(request.messages) if m["role"] == "user")
         return {"role": "assistant", "content": f"answer to {user}"}
 
