@@ -48,6 +48,11 @@ LONG_MODULES = {
     "truncate, repair): every way to change a conversation, read beside the state it guards",
     "models/replay.py": "the cassette format, written by the recorder and read by the replayer, "
     "in one place so the two cannot drift",
+    "tools/tool.py": "a tool's function, schema and options (timeout, threads, side effects, "
+    "approval, idempotency) with the decorator that sets them, read as one",
+    "runtime/execute_tools.py": "every outcome a call can have (bad JSON, unknown tool, invalid "
+    "arguments, errors, timeouts, a guarded call's key and admission) beside the one call path "
+    "that produces it, read as one",
 }
 
 

@@ -29,6 +29,7 @@ from ..messages import ToolCall
 from ..tools.calls import CURRENT_CALL, ToolCallContext
 from ..tools.results import serialise
 from ..tools.tool import InvalidArguments, ToolError, error_content
+from .guard import WAITING, admit, idempotency_key
 from .state import Outcome, RunState, ToolRound
 from .tool_work import Deadline, Finished, bounded, in_thread, isolated
 
@@ -92,8 +93,13 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ou
     """Run one call; its outcome goes into ``tool_round`` (keyed by this message's ids)."""
     name = call.function.name
     raw = call.function.arguments
-    started = state.emit(ToolStarted, call_id=call.id, name=name, arguments=raw).time
     tool = state.agent.tools.get(name)
+    key = None  # a guarded call's (see guard.py); attributes only: a plain call pays nothing
+    if tool is not None and (tool.approval or tool.side_effects or state.agent.tools.side_effects):
+        key = idempotency_key(state, tool_round, call)
+    started = state.emit(
+        ToolStarted, call_id=call.id, name=name, arguments=raw, idempotency_key=key
+    ).time
     args: dict[str, Any] | None = None
     if tool is None:
         available = ", ".join(state.agent.tools.names) or "(none)"
@@ -118,9 +124,13 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ou
                     problems=exc.problems,
                 ))  # fmt: skip
             else:
+                if key and (settled := admit(state, tool_round, call, tool, key)):  # see guard
+                    if settled.kind is WAITING:  # left open: no result yet
+                        return settled
+                    return _record(state, tool_round, call, started, settled, args)
                 here = token = None
-                if tool.call_context:  # an.tools.current_call(): tasks and threads copy it
-                    here = ToolCallContext(call.id, name, state.session, state.id)
+                if tool.call_context or key:  # an.tools.current_call(): tasks, threads copy it
+                    here = ToolCallContext(call.id, name, state.session, state.id, None, key)
                     token = CURRENT_CALL.set(here)
                 try:
                     outcome = await _execute(state, tool, _invoke(state, tool, kwargs, started))
@@ -276,22 +286,18 @@ async def execute_tools(state: RunState) -> ToolRound:
     transcript = state.session.transcript
     calls = transcript.open_calls()
     at = transcript.open_at
-    tool_round, settled = state.round, True  # resuming (iteration 0): restore answered some
-    if tool_round is None or state.iteration:
-        tool_round = state.round = ToolRound(at if at is not None else -1)
-        settled = False
+    tool_round = state.round = ToolRound(at if at is not None else -1)
     failed = 0
     count = len(calls)
     for group in _segments(state, calls) if count > 1 else [calls]:
-        if settled:  # a resumed round: what may have changed the world is not run again
-            todo = [c for c in group if c.id not in tool_round.outcomes]
-            await asyncio.gather(*(run_call(state, tool_round, c) for c in todo))
-        elif count == 1 or len(group) == 1:
+        if count == 1 or len(group) == 1:
             await run_call(state, tool_round, group[0])
         else:
             await asyncio.gather(*(run_call(state, tool_round, c) for c in group))
         for call in group:  # append as each group completes: call order, visible early
             outcome = tool_round.outcomes[call.id]
+            if outcome.kind is WAITING:  # it awaits approval: it stays open, the run stops
+                continue
             failed += not outcome.ok
             state.answer(call, outcome.content)
     now = time.monotonic()

@@ -7,15 +7,14 @@ A run started without input on a session that ends in open tool calls - a round 
 a stop or a waiting approval cut short - *resumes* it: restore returns those calls and the
 loop goes to ``execute_tools`` first. Calls the run was told may already have started
 (``interrupted``) and that change the world are answered ``uncertain`` there, never run again
-on their own (invariant 8).
+on their own (invariant 8; see ``guard``).
 """
 
 from __future__ import annotations
 
-from ..events import ContextRestored, RunStarted, ToolFinished
-from ..tools.results import UNCERTAIN, UNCERTAIN_HINT, error_content
+from ..events import ContextRestored, RunStarted
 from .decide import Decision
-from .state import Outcome, RunState, ToolRound
+from .state import RunState
 
 
 async def restore(state: RunState) -> Decision | None:
@@ -45,28 +44,4 @@ async def restore(state: RunState) -> Decision | None:
     if state.input is not None:
         state.append(state.input)
     state.emit(ContextRestored, history=history, appended=int(state.input is not None))
-    if resume is not None and state.interrupted:
-        _uncertain(state, resume)
     return resume
-
-
-def _uncertain(state: RunState, resume: Decision) -> None:
-    """Settle ``uncertain`` the side-effecting calls that may have run before a crash
-    (``execute_tools`` answers them in call order with the others, and runs only those)."""
-    at = state.session.transcript.open_at
-    settled = state.round = ToolRound(at if at is not None else -1)
-    tools = state.agent.tools
-    for call in resume.calls:
-        name = call.function.name
-        if call.id in state.interrupted and tools.has_side_effects(name):
-            content = error_content(UNCERTAIN, UNCERTAIN_HINT, kind="uncertain", call=call.id)
-            settled.outcomes[call.id] = Outcome(content, False, "uncertain")
-            state.emit(
-                ToolFinished,
-                call_id=call.id,
-                name=name,
-                ok=False,
-                content=content,
-                latency=0.0,
-                kind="uncertain",
-            )

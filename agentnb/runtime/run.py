@@ -29,6 +29,7 @@ from .state import RunState
 if TYPE_CHECKING:
     from ..agent import Agent
     from ..session.lock import LockPolicy
+    from .guard import CallGuard
 
 __all__ = ["Run", "RunResult"]
 
@@ -59,6 +60,7 @@ class Run:
         task_id: str | None = None,
         trace_id: str | None = None,
         interrupted: Iterable[str] = (),
+        guard: CallGuard | None = None,
     ) -> None:
         if agent.model is None:
             raise ConfigurationError(
@@ -78,6 +80,7 @@ class Run:
             task_id=task_id,
             trace_id=trace_id,
             interrupted=frozenset(interrupted),
+            guard=guard,
         )
         self.state.run_ref = weakref.ref(self)
         self._gen = stages(self.state)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..agent import Agent
     from ..session.lock import ActiveRun, LockPolicy
     from ..session.session import Session
+    from .guard import ApprovalRequest, CallGuard
 
 __all__ = ["Outcome", "RunState", "ToolRound"]
 
@@ -67,6 +68,7 @@ class RunState:
         task_id: str | None = None,
         trace_id: str | None = None,
         interrupted: frozenset[str] = frozenset(),
+        guard: CallGuard | None = None,
     ) -> None:
         self.agent = agent
         self.session = session
@@ -90,6 +92,10 @@ class RunState:
         #: Ids of the open calls this run resumes that may have started before the run that
         #: made them was stopped (a crash): side-effecting ones are answered ``uncertain``.
         self.interrupted = interrupted
+        #: What guarded calls ask first (approvals; the service's journal): see ``guard``.
+        self.guard = guard
+        #: The calls of this round that wait for approval (the run stops after the round).
+        self.awaiting: list[ApprovalRequest] = []
         #: The last ``repeat_limit`` executed calls as (name, parsed arguments).
         self.actions: deque[tuple[str, Any]] = deque(maxlen=max(agent.repeat_limit, 1))
         #: The run's outcome; in ``session.runs`` from ``restore`` on.
@@ -133,11 +139,12 @@ class RunState:
         transcript = self.session.transcript
         done = self.round.outcomes if self.round and self.round.at == transcript.open_at else {}
         # Invariant 8: a call that started is never reported as not run.
+        waiting = {r.call_id for r in self.awaiting}  # asked for approval, never run
         started = {
             e.call_id
             for e in self.events
             if type(e) is ToolStarted and e.iteration == self.iteration
-        }
+        } - waiting
         for call in transcript.open_calls():
             outcome = done.get(call.id)
             if outcome is None:

@@ -3,7 +3,7 @@
 Shared by every backend. An attempt is idempotent over the store: it starts from the session
 as last committed (the end of a tool round, or of a run), so it never repeats a round that
 landed. Before a side-effecting call runs, the task log records it (a synchronous write,
-before the tool is invoked: :func:`journal_hook`). If the worker dies before that round is
+before the tool is invoked: :class:`TaskGuard`). If the worker dies before that round is
 committed, the next attempt puts the round's assistant message back and *resumes* it as a run
 of its own (the runtime's resume: the loop enters at ``execute_tools``): the journalled
 side-effecting calls are answered ``uncertain`` ("this call may or may not have happened;
@@ -17,12 +17,14 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..events import Event, ToolStarted
+from ..events import Event
 from ..messages import AssistantMessage
 from ..session.records import RunRecord
 
 if TYPE_CHECKING:
     from ..agent import Agent
+    from ..messages import ToolCall
+    from ..runtime.guard import ApprovalRequest, Verdict
     from ..runtime.run import Run, RunResult
     from ..session import Session
     from .journal import TaskLog
@@ -30,10 +32,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LOST",
+    "TaskGuard",
     "answered",
     "finish_attempt",
     "interrupted_round",
-    "journal_hook",
     "start_attempt",
     "status_of",
 ]
@@ -44,18 +46,34 @@ Sink = Callable[[Event], Any]
 LOST = "lost: its worker stopped before the run ended; the next attempt resumed the task"
 
 
-def journal_hook(agent: Agent, session: Session, log: TaskLog, task_id: str) -> Sink:
-    """A run sink writing each side-effecting call to the log before the tool is invoked."""
+class TaskGuard:
+    """The run's guard for one task (see :mod:`agentnb.runtime.guard`): each side-effecting
+    call is written to the task log before the tool is invoked (``begin``)."""
 
-    def hook(event: Event) -> None:
-        if type(event) is ToolStarted and agent.tools.has_side_effects(event.name):
-            at = session.transcript.open_at
-            assistant = session.transcript.messages[at].wire() if at is not None else {}
-            log.begin_call(
-                task_id, session.id, session.version, event.call_id, event.name, assistant
-            )
+    def __init__(self, session: Session, log: TaskLog, task_id: str) -> None:
+        self.session, self.log, self.task_id = session, log, task_id
 
-    return hook
+    def begin(self, call: ToolCall, key: str) -> None:
+        transcript = self.session.transcript
+        at = transcript.open_at
+        assistant = transcript.messages[at].wire() if at is not None else {}
+        self.log.begin_call(
+            self.task_id,
+            self.session.id,
+            self.session.version,
+            call.id,
+            call.function.name,
+            assistant,
+        )
+
+    def decide(self, request: ApprovalRequest) -> tuple[Verdict, str]:
+        return "pending", ""
+
+    def consume(self, request: ApprovalRequest) -> bool:
+        return True
+
+    def expires(self, request: ApprovalRequest) -> float | None:
+        return None
 
 
 def interrupted_round(session: Session, log: TaskLog, task_id: str) -> frozenset[str]:
@@ -124,9 +142,14 @@ def start_attempt(
     assert task.start_len is not None
     text = task.text if len(session) <= task.start_len else None  # the input landed already
     run = agent.start(
-        text, session=session, task_id=task.id, trace_id=task.trace_id, interrupted=interrupted
+        text,
+        session=session,
+        task_id=task.id,
+        trace_id=task.trace_id,
+        interrupted=interrupted,
+        guard=TaskGuard(session, log, task.id),
     )
-    run.state.sinks.extend([*sinks, journal_hook(agent, session, log, task.id)])
+    run.state.sinks.extend(sinks)
     task.runs.append(run.record)
     return run
 

@@ -180,6 +180,8 @@ ERROR_KINDS = (
     "cancelled",
     "not_executed",
     "uncertain",
+    # a person said no to the call (an approval denied, or expired): it did not run
+    "denied",
     # a replaying tool was asked a call its recording does not hold (never executed)
     "not_recorded",
 )

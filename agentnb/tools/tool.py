@@ -61,6 +61,8 @@ class Tool:
         side_effects: bool | None = None,
         parameters: dict[str, Any] | None = None,
         strict: bool = False,
+        approval: bool | Callable[[dict[str, Any]], bool] = False,
+        idempotent: bool = False,
     ) -> None:
         if not callable(fn):
             hint = (
@@ -95,7 +97,8 @@ class Tool:
         self.sequential = sequential
         #: The call changes the world (books, pays, sends): after a crash it is never re-run
         #: on its own but answered ``uncertain``. None: the toolset's default (False).
-        self.side_effects = side_effects
+        #: ``approval``: a person says yes first; ``idempotent``: it dedupes by its key (guard.py).
+        self.side_effects, self.approval, self.idempotent = side_effects, approval, idempotent
         #: Give the function ``an.tools.current_call()`` (its call id, the run's session) while it
         #: runs; off by default, as it costs each call a context switch (``Agent.as_tool`` on).
         self.call_context = False
@@ -196,6 +199,8 @@ def tool(
     side_effects: bool | None = None,
     parameters: dict[str, Any] | None = None,
     strict: bool = False,
+    approval: bool | Callable[[dict[str, Any]], bool] = False,
+    idempotent: bool = False,
 ) -> Any:
     """Turn a typed function into a :class:`Tool`. Use bare or with options::
 
@@ -220,6 +225,8 @@ def tool(
             side_effects=side_effects,
             parameters=parameters,
             strict=strict,
+            approval=approval,
+            idempotent=idempotent,
         )
 
     return wrap(fn) if fn is not None else wrap

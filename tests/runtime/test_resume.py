@@ -79,9 +79,11 @@ async def test_an_interrupted_side_effect_is_answered_uncertain_and_never_rerun(
     assert tools[0]["content"] == "G1"
     answer = json.loads(tools[1]["content"])
     assert answer["kind"] == "uncertain" and "may or may not" in answer["error"]
-    finished = [e for e in result.events if e.type == "ToolFinished"]
-    assert [(e.call_id, e.kind) for e in finished] == [("b", "uncertain"), ("a", None)]
-    assert [e.call_id for e in result.events if e.type == "ToolStarted"] == ["a"]
+    finished = {e.call_id: e.kind for e in result.events if e.type == "ToolFinished"}
+    assert finished == {"a": None, "b": "uncertain"}
+    started = {e.call_id: e.idempotency_key for e in result.events if e.type == "ToolStarted"}
+    assert started["a"] is None and started["b"].startswith(f"{session.id}:1:b:")  # its key
+    assert answer["idempotency_key"] == started["b"]
     assert_valid_conversation(session)
 
 
