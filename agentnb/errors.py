@@ -16,6 +16,7 @@ for the developer::
     ├── TraceFormatError            a saved trace line that cannot be read or written
     ├── RunStateError               a stepper used out of order, run_sync inside an event loop
     ├── ScriptNotConsumed           ScriptedModel.assert_complete() with replies left over
+    ├── ApprovalError               an approval refused: another digest, expired, decided, none
     └── ModelError                  the model could not produce a reply
         ├── ModelCallFailed         the model raised; the original is the __cause__
         ├── ModelHTTPError          an HTTP model failed after its retries (status, body, id)
@@ -34,6 +35,7 @@ from typing import Any
 
 __all__ = [
     "AgentnbError",
+    "ApprovalError",
     "CassetteMiss",
     "ConfigurationError",
     "InvalidConversation",
@@ -130,6 +132,11 @@ class TraceFormatError(AgentnbError, ValueError):
 
 class RunStateError(AgentnbError):
     """A run or stepper was used out of order (step after the end, run_sync in a loop)."""
+
+
+class ApprovalError(AgentnbError):
+    """An approval or denial was refused: no such waiting call, other arguments than the
+    digest given, an expired request, or one decided already."""
 
 
 class ModelError(AgentnbError):

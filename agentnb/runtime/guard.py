@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from ..errors import AgentnbError
+from ..errors import ApprovalError
 from ..events import ApprovalRequested
 from ..tools.results import UNCERTAIN, UNCERTAIN_HINT, error_content
 from .state import Outcome
@@ -58,10 +58,6 @@ __all__ = [
 #: The kind of a call left open because it awaits approval (it gets no result yet).
 WAITING = "awaiting_approval"
 Verdict = Literal["approved", "denied", "pending"]
-
-
-class ApprovalError(AgentnbError):
-    """An approval or denial was refused: no such request, another digest, expired, decided."""
 
 
 def idempotency_key(state: RunState, tool_round: ToolRound, call: ToolCall) -> str:

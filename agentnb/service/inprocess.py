@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+import weakref
 from typing import TYPE_CHECKING
 
 from ..errors import RunStateError, SessionBusy
@@ -23,6 +24,8 @@ from ..events import Event
 from ..runtime.run import Run
 from . import stepping
 from .attempt import finish_attempt, start_attempt, status_of
+from .journal import SQLTaskLog
+from .lease import Membership, take_over
 from .policies import Retry, attempts
 from .queue import SessionQueues
 from .tasks import FINAL, Status, TaskInfo, TaskState
@@ -50,6 +53,33 @@ class InProcess:
         self._wake: dict[str, asyncio.Event] = {}  # a task waiting to retry, woken by cancel
         self.running = 0
         self.peak = 0  # most tasks running at once, ever
+        #: This runtime among the workers of its store (a persistent one): see :mod:`.workers`.
+        self.member: Membership | None = None
+        self.lost: str | None = None  #: why this runtime stopped running tasks
+
+    def _join(self) -> None:
+        """Run tasks as a worker of the store: a unique id, a heartbeat, a lease."""
+        log = self.rt.log
+        if self.lost is not None:
+            raise RunStateError(f"this runtime stopped running tasks: {self.lost}")
+        if self.member is None and isinstance(log, SQLTaskLog):
+            loop, me = asyncio.get_running_loop(), weakref.ref(self)
+
+            def lost(why: str) -> None:  # from the heartbeat thread
+                backend = me()
+                if backend is not None and not loop.is_closed():
+                    loop.call_soon_threadsafe(backend._lose, why)
+
+            member = Membership(log.workers, on_lost=lost, owner=self)
+            member.join()
+            self.member, log.worker = member, member.id
+
+    def _lose(self, why: str) -> None:
+        """Another worker took this one's tasks (its lease lapsed): stop them, take no more."""
+        self.lost = why
+        for task in list(self.mine.values()):
+            if task.run is not None:
+                task.run.cancel()
 
     # -- the queue ---------------------------------------------------------------------------
     def depth(self) -> int:
@@ -79,7 +109,9 @@ class InProcess:
                 holder,
             )
         await self.queue.room(rt.on_full)
+        self._join()
         running = self.active(sid)  # the wait may have changed who runs
+        task.owner = self.member.id if self.member is not None else None
         self.mine[task.id] = task
         rt.changed(task)
         if multitask in ("interrupt", "rollback") and running is not None:
@@ -192,13 +224,18 @@ class InProcess:
         return list(self.mine)
 
     async def recover(self) -> list[str]:
-        """Queue again the unfinished tasks an earlier process left in the store's log."""
-        left = [t for t in self.rt.log.tasks() if t.status not in FINAL and t.id not in self.mine]
-        for task in left:
+        """Take over the unfinished tasks of workers that are gone (see :mod:`.workers`):
+        each claimed in one conditional update, so two processes recovering the same store
+        share the tasks out; a task whose worker is alive is left alone."""
+        self._join()
+        if self.member is None or not isinstance(self.rt.log, SQLTaskLog):
+            return []
+        won = await asyncio.to_thread(take_over, self.member, self.rt.log, set(self.mine))
+        for task in won:
             task.status = "pending"
             self.mine[task.id] = task
             self._put(task)
-        return [t.id for t in left]
+        return [t.id for t in won]
 
     async def wait(self, task_id: str) -> TaskInfo:
         task = self.task(task_id)
@@ -245,3 +282,6 @@ class InProcess:
                 if self.queue.holds(task):
                     self.queue.take(task)
                 self.end(task, "cancelled", "the runtime closed")
+        if self.member is not None:
+            await asyncio.to_thread(self.member.leave)
+            self.member = None

@@ -17,36 +17,31 @@ import json
 import time
 from typing import Any, Protocol
 
+from ..errors import StoreError
 from ..events import Event
 from ..storage.database import SQLDatabase, Statements
 from ..storage.sql import SQLStore
 from ..storage.trace import Trace
 from .rows import task_from_row, task_row
 from .tasks import TaskState
+from .workers import Workers
 
 __all__ = ["MemoryTaskLog", "SQLTaskLog", "TaskLog", "task_log_for"]
 
 
 class TaskLog(Protocol):
+    """What the service keeps of its tasks (see the module docstring)."""
+
     #: True when the log outlives the process (tasks and traces are read back from it).
     persistent: bool
 
     def put(self, task: TaskState) -> None: ...
     def get(self, task_id: str) -> TaskState | None: ...
-    def tasks(self, session_id: str | None = None) -> list[TaskState]:
-        """Every task (of one session), in submission order."""
-        ...
-
-    def start_len(self, task_id: str, length: int) -> int:
-        """The session length where the task's input goes: set once, then read back."""
-        ...
-
+    def tasks(self, session_id: str | None = None) -> list[TaskState]: ...  # by submission
+    def start_len(self, task_id: str, length: int) -> int: ...  # set once, then read back
     def put_trace(self, task_id: str, run_id: str, events: list[Event]) -> None: ...
-    def trace(self, task_id: str) -> list[Event]:
-        """Every attempt's events, attempt after attempt ([] when none was kept)."""
-        ...
-
-    def begin_call(
+    def trace(self, task_id: str) -> list[Event]: ...  # every attempt's events, in order
+    def begin_call(  # a side-effecting call is about to run in the round built on version
         self,
         task_id: str,
         session_id: str,
@@ -54,10 +49,7 @@ class TaskLog(Protocol):
         call_id: str,
         tool: str,
         assistant: dict[str, Any],
-    ) -> None:
-        """A side-effecting call is about to run in the round built on ``version``."""
-        ...
-
+    ) -> None: ...
     def open_calls(self, task_id: str) -> list[dict[str, Any]]: ...
     def end_task(self, task_id: str) -> None: ...
 
@@ -140,14 +132,22 @@ class SQLTaskLog:
 
     def __init__(self, db: SQLDatabase) -> None:
         self.db = db
+        #: The id of the worker writing here (side-effecting calls are journalled only while
+        #: it is alive: see :mod:`.workers`); None when this process runs no tasks.
+        self.worker: str | None = None
 
         def create(run: Statements) -> None:
             if db.dialect == "postgres":  # CREATE ... IF NOT EXISTS races between processes
                 run("SELECT pg_advisory_xact_lock(7242001)")
             for statement in _SCHEMA:
                 run(statement)
+            if db.dialect == "postgres":  # who runs a task (a table of the first release lacks it)
+                run("ALTER TABLE agentnb_tasks ADD COLUMN IF NOT EXISTS owner TEXT")
+            elif "owner" not in {row[1] for row in run("PRAGMA table_info(agentnb_tasks)")}:
+                run("ALTER TABLE agentnb_tasks ADD COLUMN owner TEXT")
 
         db.write("set up the task log in", create)
+        self.workers = Workers(db)
 
     def _run(self, what: str, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         return self.db.run(what, sql, args)
@@ -156,27 +156,43 @@ class SQLTaskLog:
         body = json.dumps(task_row(task), ensure_ascii=False)
         self._run(
             f"keep task {task.id} in",
-            "INSERT INTO agentnb_tasks (id, session_id, body) VALUES (?, ?, ?) "
-            "ON CONFLICT (id) DO UPDATE SET body = excluded.body",
-            (task.id, task.session_id, body),
+            "INSERT INTO agentnb_tasks (id, session_id, body, owner) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET body = excluded.body, "
+            "owner = COALESCE(excluded.owner, agentnb_tasks.owner)",
+            (task.id, task.session_id, body, task.owner),
         )
 
     def get(self, task_id: str) -> TaskState | None:
         rows = self._run(
-            f"read task {task_id!r} from", "SELECT body FROM agentnb_tasks WHERE id = ?", (task_id,)
+            f"read task {task_id!r} from",
+            "SELECT body, owner FROM agentnb_tasks WHERE id = ?",
+            (task_id,),
         )
-        return task_from_row(json.loads(rows[0][0])) if rows else None
+        return _task(*rows[0]) if rows else None
 
     def tasks(self, session_id: str | None = None) -> list[TaskState]:
         if session_id is None:
-            rows = self._run("read the tasks of", "SELECT body FROM agentnb_tasks ORDER BY id")
+            rows = self._run(
+                "read the tasks of", "SELECT body, owner FROM agentnb_tasks ORDER BY id"
+            )
         else:
             rows = self._run(
                 f"read the tasks of session {session_id!r} from",
-                "SELECT body FROM agentnb_tasks WHERE session_id = ? ORDER BY id",
+                "SELECT body, owner FROM agentnb_tasks WHERE session_id = ? ORDER BY id",
                 (session_id,),
             )
-        return [task_from_row(json.loads(body)) for (body,) in rows]
+        return [_task(body, owner) for body, owner in rows]
+
+    def claim(self, task_id: str, owner: str, previous: str | None) -> bool:
+        """Make ``owner`` run the task if ``previous`` still does: True for the one claimer
+        that won (two processes recovering the same task: one of them)."""
+        was = "owner IS NULL" if previous is None else "owner = ?"
+        rows = self._run(
+            f"claim task {task_id} in",
+            f"UPDATE agentnb_tasks SET owner = ? WHERE id = ? AND {was} RETURNING id",
+            (owner, task_id) if previous is None else (owner, task_id, previous),
+        )
+        return bool(rows)
 
     def start_len(self, task_id: str, length: int) -> int:
         what = f"keep where task {task_id}'s input goes in"
@@ -214,21 +230,33 @@ class SQLTaskLog:
         tool: str,
         assistant: dict[str, Any],
     ) -> None:
-        self._run(
-            f"journal call {call_id} of task {task_id} in",
-            "INSERT INTO agentnb_calls "
-            "(task_id, call_id, session_id, version, tool, assistant, at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (task_id, version, call_id) DO NOTHING",
-            (
-                task_id,
-                call_id,
-                session_id,
-                version,
-                tool,
-                json.dumps(assistant, ensure_ascii=False),
-                time.time(),
-            ),
-        )
+        worker = self.worker
+        what = f"journal call {call_id} of task {task_id} in"
+
+        def work(run: Statements) -> None:
+            if worker is not None:  # the fence: a worker declared dead runs no side effect
+                rows = run("SELECT state FROM agentnb_workers WHERE id = ?", (worker,))
+                if not rows or rows[0][0] != "alive":
+                    raise StoreError(
+                        f"worker {worker} was declared dead by another (its lease lapsed): "
+                        f"call {call_id} of task {task_id} was not run; its taker goes on"
+                    )
+            run(
+                "INSERT INTO agentnb_calls "
+                "(task_id, call_id, session_id, version, tool, assistant, at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (task_id, version, call_id) DO NOTHING",
+                (
+                    task_id,
+                    call_id,
+                    session_id,
+                    version,
+                    tool,
+                    json.dumps(assistant, ensure_ascii=False),
+                    time.time(),
+                ),
+            )
+
+        self.db.write(what, work, task_id, call_id)
 
     def open_calls(self, task_id: str) -> list[dict[str, Any]]:
         rows = self._run(
@@ -251,6 +279,12 @@ class SQLTaskLog:
 
     def close(self) -> None:
         self.db.close()
+
+
+def _task(body: str, owner: str | None) -> TaskState:
+    task = task_from_row(json.loads(body))
+    task.owner = owner
+    return task
 
 
 def task_log_for(store: Any) -> TaskLog:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import display
 from ..errors import ConfigurationError, RunStateError, SessionNotFound
-from ..events import Event, ModelResponded, RunStarted, ToolFinished
+from ..events import Event, ModelResponded, RunStarted, ToolFinished, ToolsExecuted
 from ..runtime.result import RunResult
 from ..session.session import Session
 from ..session.store import MemoryStore, Store, validate_session_id
@@ -260,10 +260,15 @@ class Runtime:
         return info
 
     def progress(self, task: TaskState) -> Callable[[Event], None]:
-        """A run sink telling the task's watchers of its progress (a model reply, a tool)."""
+        """A run sink telling the task's watchers of its progress (a model reply, a tool);
+        in a persistent log, the attempt's trace is kept at each round's end too (an attempt
+        whose worker dies keeps its events up to there)."""
 
         def sink(event: Event) -> None:
-            if type(event) in _PROGRESS:
+            kind = type(event)
+            if kind is ToolsExecuted and self.persistent and task.run is not None:
+                self.log.put_trace(task.id, task.run.id, list(task.run.events))
+            if kind in _PROGRESS:
                 self.changed(task, write=False)
 
         return sink

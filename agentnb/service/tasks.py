@@ -140,6 +140,8 @@ class TaskState:
     error: str | None = None
     #: The session's length before this task's input (where its messages start).
     start_len: int | None = None
+    #: The worker that runs it (or last did, or submitted it): see :mod:`.workers`.
+    owner: str | None = None
     run: Run | None = None  # the attempt running now, in this process
     #: Set when a policy ended it: "interrupt" or "rollback" (its messages then go).
     ended_by: str | None = None
