@@ -24,12 +24,16 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import os
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, RunStateError, SessionBusy
 from ..events import Event
 from . import workflow
+from .journal import SQLTaskLog
+from .lease import Membership
 from .tasks import FINAL, QueueFull, TaskInfo, TaskState
 
 if TYPE_CHECKING:
@@ -66,9 +70,15 @@ class DBOS:
             ``postgresql://…/dbname`` (workers in several processes; a database of its own).
         workers: run tasks in this process (DBOS is launched here). ``False``: only submit and
             watch (a notebook in front of ``python -m agentnb worker`` processes).
-        executor_id: this process's name among the workers; a restarted worker with the same
-            id takes back the workflows its previous life left unfinished.
+        executor_id: this worker's id among the workers; a unique one by default (host, pid,
+            start time). A live worker's id is refused; a restarted worker given its old id
+            takes back what its previous life left, if no survivor took it first.
         polling: seconds between the queue's polls for work.
+        heartbeat, lease: a worker renews its lease every ``heartbeat`` seconds; the workers
+            take over one whose lease lapsed (or, on the same machine, whose process is gone):
+            its tasks resume elsewhere within about ``lease + heartbeat`` seconds.
+        exit_when_lost: a worker declared dead (its lease had lapsed) exits at once (the
+            worker command); otherwise it cancels its runs and takes no more work.
     """
 
     name = "dbos"
@@ -82,14 +92,21 @@ class DBOS:
         executor_id: str | None = None,
         polling: float = 0.1,
         app_name: str = "agentnb",
+        heartbeat: float = 1.0,
+        lease: float = 5.0,
+        exit_when_lost: bool = False,
     ) -> None:
         self.url = url
         self.workers = workers
         self.executor_id = executor_id
         self.polling = polling
         self.app_name = app_name
-        self._started = False
+        self.heartbeat, self.lease, self.exit_when_lost = heartbeat, lease, exit_when_lost
+        self._starting: asyncio.Lock | None = None
         self.client: Any = None
+        #: This process among the workers (when it runs tasks): see :mod:`.lease`.
+        self.member: Membership | None = None
+        self.lost: str | None = None  #: why this worker stopped running tasks
         self._mine: list[str] = []
         #: The attempts running in this process's workflows.
         self.live = workflow.LiveRuns(self)
@@ -103,12 +120,33 @@ class DBOS:
         self.rt = rt
 
     async def start(self) -> None:
-        """Launch DBOS in this process (workers) and connect the client."""
-        if self._started:
+        """Launch DBOS in this process (workers) and connect the client (once, also when
+        several submits come at once)."""
+        if self.client is not None:
             return
-        self._started = True
+        self._starting = self._starting or asyncio.Lock()
+        async with self._starting:
+            if self.client is None:
+                await self._start()
+
+    async def _start(self) -> None:
+        if self.lost is not None:
+            raise RunStateError(f"this worker stopped running tasks: {self.lost}")
         dbos = _dbos()
         if self.workers:
+            log = self.rt.log
+            assert isinstance(log, SQLTaskLog)  # bind() saw a persistent store
+            member = Membership(
+                log.workers,
+                self.executor_id,
+                heartbeat=self.heartbeat,
+                lease=self.lease,
+                on_lost=self._lose,
+                reap=lambda: workflow.take_over(member),
+                owner=self,
+            )
+            await asyncio.to_thread(member.join)  # a live worker's id is refused here
+            self.member, self.executor_id, log.worker = member, member.id, member.id
             workflow.bind(self, self.app_name)
             config: dict[str, Any] = {
                 "name": self.app_name,
@@ -117,8 +155,7 @@ class DBOS:
                 "log_level": "WARNING",
                 "notification_listener_polling_interval_sec": 0.05,
             }
-            if self.executor_id is not None:
-                config["executor_id"] = self.executor_id
+            config["executor_id"] = member.id
             dbos.DBOS(config=config)
             await asyncio.to_thread(dbos.DBOS.launch)
             await dbos.DBOS.register_queue_async(
@@ -260,12 +297,21 @@ class DBOS:
     async def recover(self) -> list[str]:
         return []  # DBOS recovers its workflows itself (see the worker's executor id)
 
+    def _lose(self, why: str) -> None:
+        """Declared dead by another worker (its lease had lapsed): stop (from its thread)."""
+        self.lost = why
+        if self.exit_when_lost:  # the worker command: its taker runs its tasks now
+            print(f"agentnb worker {self.executor_id} exits: {why}", file=sys.stderr, flush=True)
+            os._exit(75)
+        for task_id in list(self.live.runs):
+            self.live.stop(task_id)
+
     async def close(self) -> None:
         self.live.close()
         if self.client is not None:
             await asyncio.to_thread(self.client.destroy)
             self.client = None
-        if self.workers and self._started:
+        if self.member is not None:
             dbos = _dbos()
             await asyncio.to_thread(dbos.DBOS.destroy, workflow_completion_timeout_sec=0)
             workflow.bind(None, self.app_name)
@@ -273,4 +319,5 @@ class DBOS:
             # now: give the loop a fresh one, or the next asyncio.to_thread (a second
             # Runtime in this notebook) fails with "cannot schedule new futures".
             asyncio.get_running_loop().set_default_executor(concurrent.futures.ThreadPoolExecutor())
-        self._started = False
+            await asyncio.to_thread(self.member.leave)
+            self.member = None

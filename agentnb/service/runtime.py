@@ -26,7 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from .. import display
 from ..errors import ConfigurationError, RunStateError, SessionNotFound
-from ..events import Event, ModelResponded, RunStarted, ToolFinished, ToolsExecuted
+from ..events import (
+    ContextRestored,
+    Event,
+    ModelResponded,
+    RunStarted,
+    ToolFinished,
+    ToolsExecuted,
+)
 from ..runtime.result import RunResult
 from ..session.session import Session
 from ..session.store import MemoryStore, Store, validate_session_id
@@ -261,13 +268,15 @@ class Runtime:
 
     def progress(self, task: TaskState) -> Callable[[Event], None]:
         """A run sink telling the task's watchers of its progress (a model reply, a tool);
-        in a persistent log, the attempt's trace is kept at each round's end too (an attempt
-        whose worker dies keeps its events up to there)."""
+        in a persistent log, the attempt's trace is kept at its start and at each round's end
+        too (an attempt whose worker dies is listed, with its events up to there)."""
 
         def sink(event: Event) -> None:
             kind = type(event)
-            if kind is ToolsExecuted and self.persistent and task.run is not None:
-                self.log.put_trace(task.id, task.run.id, list(task.run.events))
+            if (kind is ToolsExecuted or kind is ContextRestored) and self.persistent:
+                run = task.run  # kept at its start and at each round's end: none goes unlisted
+                if run is not None:
+                    self.log.put_trace(task.id, run.id, list(run.events))
             if kind in _PROGRESS:
                 self.changed(task, write=False)
 

@@ -5,9 +5,12 @@
 
 ``--agent`` names a function (``module:factory``) returning the :class:`~agentnb.Agent`; every
 worker must run the same agent. ``--store`` is where the sessions live (a Postgres url, or a
-SQLite path for one machine); ``--backend`` is DBOS's own database. Workers take tasks from
-the shared queue; a worker killed at any moment loses nothing: started again with the same
-``--executor-id`` it takes back its unfinished tasks (from their last committed tool round).
+SQLite path for one machine); ``--backend`` is DBOS's own database. Start as many workers as
+you like, anywhere they reach both databases: each gets a unique id, and they take tasks from
+one queue. A worker killed at any moment loses nothing: the others notice within ``--lease``
+seconds (at once on the same machine) and take its unfinished tasks over, from their last
+committed tool round. ``--executor-id`` gives a worker a fixed id instead (a restart with it
+takes back what no survivor took first; a live worker's id is refused).
 """
 
 from __future__ import annotations
@@ -53,7 +56,15 @@ async def serve(args: argparse.Namespace) -> int:
     from .runtime import Runtime
 
     agent = load_factory(args.agent)
-    backend = DBOS(args.backend, workers=True, executor_id=args.executor_id, polling=args.polling)
+    backend = DBOS(
+        args.backend,
+        workers=True,
+        executor_id=args.executor_id,
+        polling=args.polling,
+        heartbeat=args.heartbeat,
+        lease=args.lease,
+        exit_when_lost=True,
+    )
     rt = Runtime(
         agent,
         store=_store(args.store),
@@ -66,7 +77,7 @@ async def serve(args: argparse.Namespace) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     await backend.start()
-    print(f"agentnb worker {args.executor_id or 'local'} ready: {agent!r}", flush=True)
+    print(f"agentnb worker {backend.executor_id} ready: {agent!r}", flush=True)
     await stop.wait()
     await rt.close()
     return 0
@@ -81,8 +92,14 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--store", required=True, help="the sessions: postgresql://… or a SQLite path")
     w.add_argument("--concurrency", type=int, default=8, help="tasks run at once here")
     w.add_argument("--attempts", type=int, default=3, help="attempts per task (retries + 1)")
-    w.add_argument("--executor-id", default=None, help="this worker's name (keep it on restart)")
+    w.add_argument(
+        "--executor-id", default=None, help="a fixed id for this worker (default: a unique one)"
+    )
     w.add_argument("--polling", type=float, default=0.1, help="seconds between queue polls")
+    w.add_argument("--heartbeat", type=float, default=1.0, help="seconds between beats")
+    w.add_argument(
+        "--lease", type=float, default=5.0, help="seconds without a beat before a takeover"
+    )
     return w
 
 

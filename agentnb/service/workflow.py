@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -24,12 +25,16 @@ from ..runtime.run import Run
 from .attempt import finish_attempt, start_attempt, status_of
 from .policies import Retry, attempts
 from .tasks import TaskState
+from .workers import process_gone
+
+logger = logging.getLogger("agentnb.service")
 
 if TYPE_CHECKING:
     from .durable import DBOS
+    from .lease import Membership
     from .runtime import Runtime
 
-__all__ = ["CLASS", "WORKFLOW", "LiveRuns", "bind", "execute"]
+__all__ = ["CLASS", "WORKFLOW", "LiveRuns", "bind", "execute", "take_over"]
 
 WORKFLOW = "agentnb_task"
 #: The DBOS class name of the task workflows (with the application name as instance name).
@@ -104,6 +109,7 @@ async def run_attempt(backend: DBOS, task_id: str, session_id: str, text: str) -
     task = _task(rt, task_id, session_id, text)
     task.status = "running"
     task.started = task.started or time.time()
+    task.owner = backend.executor_id
     rt.forget(session_id)  # another worker may have written it: read the store afresh
     session = rt.session(session_id)
     task.start_len = rt.log.start_len(task_id, len(session))
@@ -122,6 +128,7 @@ async def run_attempt(backend: DBOS, task_id: str, session_id: str, text: str) -
         if run.result is not None:
             rt.log.put_trace(task_id, run.id, run.result.events)
         rt.changed(task)
+        rt.forget(session_id)  # the next attempt reads it afresh: nothing kept per session
     return {"status": status_of(result), "retryable": Retry.retryable(result.error)}
 
 
@@ -169,3 +176,22 @@ class LiveRuns:
         if self.watcher is not None and self.loop is not None and not self.loop.is_closed():
             self.loop.call_soon_threadsafe(self.watcher.cancel)
         self.watcher = None
+
+
+def take_over(member: Membership) -> None:
+    """Take each lost worker (one survivor wins each) and hand its pending workflows back to
+    the queue with DBOS's recovery for other executors, the one the admin API's
+    ``/dbos-workflow-recovery`` runs; they resume on whichever worker dequeues them (called
+    after every beat, from the heartbeat thread)."""
+    import dbos
+
+    for row in member.lost_workers():
+        if member.take(row):
+            handles = dbos.DBOS._recover_pending_workflows([row.id])
+            logger.warning(
+                "worker %s took over lost worker %s (%s): %d workflows back in the queue",
+                member.id,
+                row.id,
+                "its process is gone" if process_gone(row) else f"no beat for {row.age:.1f} s",
+                len(handles),
+            )
