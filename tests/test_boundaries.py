@@ -48,6 +48,9 @@ LONG_MODULES = {
     "truncate, repair): every way to change a conversation, read beside the state it guards",
     "models/replay.py": "the cassette format, written by the recorder and read by the replayer, "
     "in one place so the two cannot drift",
+    "service/runtime.py": "the service's one public class: each verb of its API (submit, "
+    "status, wait, result, get_trace, list, session, cancel, run_step, recover, approve, "
+    "deny, close) and the one finish() every backend ends a task with, read as one",
     "tools/tool.py": "a tool's function, schema and options (timeout, threads, side effects, "
     "approval, idempotency) with the decorator that sets them, read as one",
     "runtime/execute_tools.py": "every outcome a call can have (bad JSON, unknown tool, invalid "

@@ -48,10 +48,12 @@ LOST = "lost: its worker stopped before the run ended; the next attempt resumed 
 
 class TaskGuard:
     """The run's guard for one task (see :mod:`agentnb.runtime.guard`): each side-effecting
-    call is written to the task log before the tool is invoked (``begin``)."""
+    call is written to the task log before the tool is invoked (``begin``); approvals are
+    asked of, decided in and used from the log (:mod:`.approvals`)."""
 
-    def __init__(self, session: Session, log: TaskLog, task_id: str) -> None:
-        self.session, self.log, self.task_id = session, log, task_id
+    def __init__(self, session: Session, log: TaskLog, task_id: str, timeout: float | None) -> None:
+        self.session, self.log, self.task_id, self.timeout = session, log, task_id, timeout
+        self.expiry: dict[str, float | None] = {}
 
     def begin(self, call: ToolCall, key: str) -> None:
         transcript = self.session.transcript
@@ -67,13 +69,16 @@ class TaskGuard:
         )
 
     def decide(self, request: ApprovalRequest) -> tuple[Verdict, str]:
-        return "pending", ""
+        book = self.log.approvals
+        verdict, reason, expires = book.ask(self.task_id, self.session.id, request, self.timeout)
+        self.expiry[request.key] = expires
+        return verdict, reason
 
     def consume(self, request: ApprovalRequest) -> bool:
-        return True
+        return self.log.approvals.use(request.key)
 
     def expires(self, request: ApprovalRequest) -> float | None:
-        return None
+        return self.expiry.get(request.key)
 
 
 def interrupted_round(session: Session, log: TaskLog, task_id: str) -> frozenset[str]:
@@ -125,7 +130,12 @@ def answered(session: Session, task: TaskState) -> RunRecord | None:
 
 
 def start_attempt(
-    agent: Agent, session: Session, log: TaskLog, task: TaskState, sinks: list[Sink]
+    agent: Agent,
+    session: Session,
+    log: TaskLog,
+    task: TaskState,
+    sinks: list[Sink],
+    approval_timeout: float | None = None,
 ) -> Run | RunRecord:
     """The run of the task's next attempt (not started yet: ``await run.finish()`` or step
     it), or the record of the task's answer when it is already there (see :func:`answered`).
@@ -147,7 +157,7 @@ def start_attempt(
         task_id=task.id,
         trace_id=task.trace_id,
         interrupted=interrupted,
-        guard=TaskGuard(session, log, task.id),
+        guard=TaskGuard(session, log, task.id, approval_timeout),
     )
     run.state.sinks.extend(sinks)
     task.runs.append(run.record)
@@ -155,10 +165,12 @@ def start_attempt(
 
 
 def status_of(result: RunResult) -> Status:
-    """The task's status after an attempt: done, error or cancelled."""
+    """The task's status after an attempt: done, error, cancelled, or awaiting_approval."""
     reason = result.stop_reason
     if reason == "cancelled":
         return "cancelled"
+    if reason == "awaiting_approval":
+        return "awaiting_approval"
     return "error" if reason == "error" or result.error is not None else "done"
 
 

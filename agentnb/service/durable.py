@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigurationError, RunStateError, SessionBusy
 from ..events import Event
 from . import workflow
-from .journal import SQLTaskLog
 from .lease import Membership
 from .tasks import FINAL, QueueFull, TaskInfo, TaskState
 
@@ -41,15 +40,10 @@ if TYPE_CHECKING:
 
 __all__ = ["DBOS"]
 
-QUEUE = "agentnb"
+QUEUE = workflow.QUEUE
 #: What a workflow's status in the engine says of the task.
-_STATUS = {
-    "ENQUEUED": "pending",
-    "DELAYED": "pending",
-    "PENDING": "running",
-    "SUCCESS": "done",
-    "CANCELLED": "cancelled",
-}
+_STATUS = {"ENQUEUED": "pending", "DELAYED": "pending", "PENDING": "running"}
+_STATUS.update(SUCCESS="done", CANCELLED="cancelled")
 
 
 def _dbos() -> Any:
@@ -134,37 +128,7 @@ class DBOS:
             raise RunStateError(f"this worker stopped running tasks: {self.lost}")
         dbos = _dbos()
         if self.workers:
-            log = self.rt.log
-            assert isinstance(log, SQLTaskLog)  # bind() saw a persistent store
-            member = Membership(
-                log.workers,
-                self.executor_id,
-                heartbeat=self.heartbeat,
-                lease=self.lease,
-                on_lost=self._lose,
-                reap=lambda: workflow.take_over(member),
-                owner=self,
-            )
-            await asyncio.to_thread(member.join)  # a live worker's id is refused here
-            self.member, self.executor_id, log.worker = member, member.id, member.id
-            workflow.bind(self, self.app_name)
-            config: dict[str, Any] = {
-                "name": self.app_name,
-                "system_database_url": self.url,
-                "application_version": "agentnb-1",
-                "log_level": "WARNING",
-                "notification_listener_polling_interval_sec": 0.05,
-            }
-            config["executor_id"] = member.id
-            dbos.DBOS(config=config)
-            await asyncio.to_thread(dbos.DBOS.launch)
-            await dbos.DBOS.register_queue_async(
-                QUEUE,
-                worker_concurrency=self.rt.max_concurrency,
-                partition_concurrency=1,
-                polling_interval_sec=self.polling,
-                on_conflict="always_update",
-            )
+            await workflow.launch(self)
         self.client = await asyncio.to_thread(
             dbos.DBOSClient, system_database_url=self.url, application_name=self.app_name
         )
@@ -286,6 +250,10 @@ class DBOS:
             return False
         self.client.cancel_workflow(task_id)
         self.live.stop(task_id)  # running here: stop it now, not at the workflow's next step
+        if task.status == "awaiting_approval":  # its open calls get their answer
+            self.rt.session(task.session_id).repair(
+                "cancelled: the task was cancelled while this call awaited approval"
+            )
         self.rt.finish(task, "cancelled")
         return True
 
@@ -295,9 +263,14 @@ class DBOS:
         )
 
     async def recover(self) -> list[str]:
-        return []  # DBOS recovers its workflows itself (see the worker's executor id)
+        return []  # the workers take over lost workers' workflows themselves (see .lease)
 
-    def _lose(self, why: str) -> None:
+    async def wake(self, task_id: str) -> None:
+        """Tell the task's workflow its calls were answered (a durable message)."""
+        await self.start()
+        await self.client.send_async(task_id, "decided", workflow.TOPIC)
+
+    def lose(self, why: str) -> None:
         """Declared dead by another worker (its lease had lapsed): stop (from its thread)."""
         self.lost = why
         if self.exit_when_lost:  # the worker command: its taker runs its tasks now

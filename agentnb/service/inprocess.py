@@ -5,10 +5,9 @@ session has its own FIFO of tasks, and at most one of them runs at a time; the w
 sessions in the order they became ready, so a busy session never blocks the others. The
 queue's depth (tasks accepted, not yet started) is bounded by ``max_queue``.
 
-A task's life here, in public steps that the workers and :mod:`.stepping` share:
-:meth:`InProcess.begin` (it runs: its session is taken), :meth:`InProcess.start` (an
-attempt's run exists), :meth:`InProcess.attempted` (that run ended: its trace is kept) and
-:meth:`InProcess.end` (the task is over: its session is free, ``Runtime.finish`` records it).
+A task's life here, in public steps the workers and :mod:`.stepping` share: ``begin`` (its
+session taken), ``start`` (an attempt's run exists), ``attempted`` (that run ended, its trace
+kept), ``end`` (the task over, its session free, ``Runtime.finish`` records it).
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-import weakref
 from typing import TYPE_CHECKING
 
 from ..errors import RunStateError, SessionBusy
@@ -25,7 +23,8 @@ from ..runtime.run import Run
 from . import stepping
 from .attempt import finish_attempt, start_attempt, status_of
 from .journal import SQLTaskLog
-from .lease import Membership, take_over
+from .lease import Membership, join_in_loop, take_over
+from .parking import Parking
 from .policies import Retry, attempts
 from .queue import SessionQueues
 from .tasks import FINAL, Status, TaskInfo, TaskState
@@ -56,6 +55,7 @@ class InProcess:
         #: This runtime among the workers of its store (a persistent one): see :mod:`.workers`.
         self.member: Membership | None = None
         self.lost: str | None = None  #: why this runtime stopped running tasks
+        self.parking = Parking(self)  #: the tasks waiting for a person
 
     def _join(self) -> None:
         """Run tasks as a worker of the store: a unique id, a heartbeat, a lease."""
@@ -63,16 +63,7 @@ class InProcess:
         if self.lost is not None:
             raise RunStateError(f"this runtime stopped running tasks: {self.lost}")
         if self.member is None and isinstance(log, SQLTaskLog):
-            loop, me = asyncio.get_running_loop(), weakref.ref(self)
-
-            def lost(why: str) -> None:  # from the heartbeat thread
-                backend = me()
-                if backend is not None and not loop.is_closed():
-                    loop.call_soon_threadsafe(backend._lose, why)
-
-            member = Membership(log.workers, on_lost=lost, owner=self)
-            member.join()
-            self.member, log.worker = member, member.id
+            self.member = join_in_loop(log, self, InProcess._lose)
 
     def _lose(self, why: str) -> None:
         """Another worker took this one's tasks (its lease lapsed): stop them, take no more."""
@@ -85,7 +76,7 @@ class InProcess:
     def depth(self) -> int:
         return self.queue.depth
 
-    def _put(self, task: TaskState, *, first: bool = False) -> None:
+    def put(self, task: TaskState, *, first: bool = False) -> None:
         if not self._workers:
             self._workers = [
                 asyncio.ensure_future(self._work()) for _ in range(self.rt.max_concurrency)
@@ -116,26 +107,28 @@ class InProcess:
         rt.changed(task)
         if multitask in ("interrupt", "rollback") and running is not None:
             running.ended_by = multitask
-            self._put(task, first=True)
+            self.put(task, first=True)
             self.cancel(running.id)
         else:
-            self._put(task)
+            self.put(task)
 
     async def _work(self) -> None:
         while True:
             task = await self.queue.next()
+            parked = False
             try:
-                await self._execute(task)
+                parked = await self._execute(task)
             except Exception as exc:  # a fault of ours must not kill a worker
                 self.end(task, "error", f"{type(exc).__name__}: {exc}")
             finally:
-                self.queue.release(task.session_id)
+                if not parked:  # a parked task keeps its session (see .parking)
+                    self.queue.release(task.session_id)
 
     # -- a task's life -----------------------------------------------------------------------
     def begin(self, task: TaskState) -> Session:
         """The task runs now: it holds its session (fixing where its input goes)."""
         task.status = "running"
-        task.started = time.time()
+        task.started = task.started or time.time()
         self.current[task.session_id] = task
         self.running += 1
         self.peak = max(self.peak, self.running)
@@ -147,7 +140,9 @@ class InProcess:
     def start(self, task: TaskState, session: Session) -> Run | None:
         """The run of the task's next attempt (its record joins the task), or None when the
         task's answer is committed already (a crash came after it)."""
-        run = start_attempt(self.rt.agent, session, self.rt.log, task, [self.rt.progress(task)])
+        rt = self.rt
+        sinks = [rt.progress(task)]
+        run = start_attempt(rt.agent, session, rt.log, task, sinks, rt.approval_timeout)
         if not isinstance(run, Run):
             return None
         task.run = run
@@ -177,7 +172,8 @@ class InProcess:
         self._wake.pop(task.id, None)
         return self.rt.finish(task, status, error)
 
-    async def _execute(self, task: TaskState) -> None:
+    async def _execute(self, task: TaskState) -> bool:
+        """Run the task's attempts; True when it is parked, awaiting approval."""
         session = self.begin(task)
         wake = self._wake[task.id] = asyncio.Event()
 
@@ -204,8 +200,14 @@ class InProcess:
         )
         if result is None:  # the answer was there already, or a cancel came between attempts
             self.end(task, "cancelled" if task.cancel_requested else "done")
+        elif (status := status_of(result)) == "awaiting_approval" and not task.cancel_requested:
+            self.running -= 1
+            self.current.pop(task.session_id, None)
+            self.parking.park(task)
+            return True
         else:
-            self.end(task, status_of(result))
+            self.end(task, "cancelled" if status == "awaiting_approval" else status)
+        return False
 
     # -- asking and steering -----------------------------------------------------------------
     def task(self, task_id: str) -> TaskState:
@@ -232,10 +234,16 @@ class InProcess:
             return []
         won = await asyncio.to_thread(take_over, self.member, self.rt.log, set(self.mine))
         for task in won:
-            task.status = "pending"
             self.mine[task.id] = task
-            self._put(task)
+            if task.status == "awaiting_approval":  # it waits on, here (see .parking)
+                self.parking.park(task)
+                continue
+            task.status = "pending"
+            self.put(task)
         return [t.id for t in won]
+
+    async def wake(self, task_id: str) -> None:
+        self.parking.wake(task_id)
 
     async def wait(self, task_id: str) -> TaskInfo:
         task = self.task(task_id)
@@ -255,7 +263,9 @@ class InProcess:
         if task.status in FINAL:
             return False
         task.cancel_requested = True
-        if task.status == "pending":
+        if task.status == "awaiting_approval" and self.parking.leave(task_id) is not None:
+            self.end(task, "cancelled")  # its open calls got their answer (see .parking)
+        elif task.status == "pending":
             if self.queue.holds(task):
                 self.queue.take(task)
             self.end(task, "cancelled")
@@ -277,7 +287,10 @@ class InProcess:
             with contextlib.suppress(asyncio.CancelledError):
                 await worker
         self._workers = []
+        self.parking.close()
         for task in list(self.mine.values()):  # what the closing cut short ends, on record
+            if task.status == "awaiting_approval" and self.rt.persistent:
+                continue  # it waits on in the store: recover() in the next process parks it
             if task.status not in FINAL:
                 if self.queue.holds(task):
                     self.queue.take(task)

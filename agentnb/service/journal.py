@@ -22,6 +22,7 @@ from ..events import Event
 from ..storage.database import SQLDatabase, Statements
 from ..storage.sql import SQLStore
 from ..storage.trace import Trace
+from .approvals import MemoryApprovals, SQLApprovals
 from .rows import task_from_row, task_row
 from .tasks import TaskState
 from .workers import Workers
@@ -34,6 +35,8 @@ class TaskLog(Protocol):
 
     #: True when the log outlives the process (tasks and traces are read back from it).
     persistent: bool
+    #: The calls waiting for a person's yes (see :mod:`.approvals`).
+    approvals: MemoryApprovals | SQLApprovals
 
     def put(self, task: TaskState) -> None: ...
     def get(self, task_id: str) -> TaskState | None: ...
@@ -61,6 +64,7 @@ class MemoryTaskLog:
     persistent = False
 
     def __init__(self) -> None:
+        self.approvals: MemoryApprovals | SQLApprovals = MemoryApprovals()
         self._tasks: dict[str, TaskState] = {}
         self._start: dict[str, int] = {}
         self._traces: dict[str, dict[str, list[Event]]] = {}
@@ -148,6 +152,7 @@ class SQLTaskLog:
 
         db.write("set up the task log in", create)
         self.workers = Workers(db)
+        self.approvals: MemoryApprovals | SQLApprovals = SQLApprovals(db)
 
     def _run(self, what: str, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         return self.db.run(what, sql, args)

@@ -18,6 +18,7 @@ declared dead never runs; its taker answers it as the journal says.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -25,7 +26,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ConfigurationError
 from .tasks import FINAL
@@ -35,9 +36,10 @@ if TYPE_CHECKING:
     from .journal import SQLTaskLog
     from .tasks import TaskState
 
-__all__ = ["Membership", "take_over"]
+__all__ = ["Membership", "join_in_loop", "take_over"]
 
 logger = logging.getLogger("agentnb.service")
+T = TypeVar("T")
 
 
 class Membership:
@@ -186,3 +188,20 @@ def take_over(member: Membership, log: SQLTaskLog, skip: set[str]) -> list[TaskS
             task.owner = member.id
             won.append(task)
     return won
+
+
+def join_in_loop(log: SQLTaskLog, owner: T, lose: Callable[[T, str], Any]) -> Membership:
+    """Join ``log``'s workers for ``owner`` (a backend in this event loop): if this worker is
+    declared dead, ``lose(owner, why)`` runs in the loop (the owner is held weakly: a runtime
+    dropped without close() stops its worker)."""
+    loop, ref = asyncio.get_running_loop(), weakref.ref(owner)
+
+    def lost(why: str) -> None:  # from the heartbeat thread
+        alive = ref()
+        if alive is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(lose, alive, why)
+
+    member = Membership(log.workers, on_lost=lost, owner=owner)
+    member.join()
+    log.worker = member.id
+    return member

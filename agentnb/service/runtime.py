@@ -39,14 +39,16 @@ from ..session.session import Session
 from ..session.store import MemoryStore, Store, validate_session_id
 from ..storage.sql import SQLStore
 from ..storage.trace import Trace
+from .approvals import Pending
 from .backend import Backend
 from .inprocess import InProcess
 from .journal import task_log_for
 from .policies import MULTITASK, ON_FULL, Multitask, OnFull, Retry, check_choice
-from .tasks import FINAL, Status, TaskInfo, TaskNotFound, TaskState, new_task_id
+from .tasks import FINAL, STATUSES, Status, TaskInfo, TaskNotFound, TaskState, new_task_id
 
 if TYPE_CHECKING:
     from ..agent import Agent
+    from ..runtime.guard import Verdict
 
 __all__ = ["Backend", "Runtime"]
 
@@ -69,6 +71,8 @@ class Runtime:
             may override it per message.
         retry: a :class:`Retry`, or the number of attempts (model/transport failures only).
         backend: :class:`InProcess` by default; ``agentnb.service.DBOS(...)`` for durable runs.
+        approval_timeout: seconds a call waits for ``approve``/``deny`` before it is denied
+            as expired (None: it waits until answered).
     """
 
     def __init__(
@@ -82,6 +86,7 @@ class Runtime:
         multitask: Multitask = "enqueue",
         retry: Retry | int | None = None,
         backend: Backend | None = None,
+        approval_timeout: float | None = 3600.0,
     ) -> None:
         if agent.model is None:
             raise ConfigurationError(f"agent {agent.name!r} has no model; a Runtime needs one")
@@ -95,6 +100,9 @@ class Runtime:
         self.on_full: OnFull = check_choice("on_full", on_full, ON_FULL)  # type: ignore[assignment]
         self.multitask = check_choice("multitask", multitask, MULTITASK)
         self.retry = retry if isinstance(retry, Retry) else Retry(attempts=retry or 3)
+        if approval_timeout is not None and not approval_timeout > 0:
+            raise ConfigurationError(f"approval_timeout must be positive, got {approval_timeout!r}")
+        self.approval_timeout = approval_timeout
         self.log = task_log_for(self.store)
         #: True when tasks and traces outlive this process (the store is on disk or a server).
         self.persistent = self.log.persistent
@@ -178,7 +186,7 @@ class Runtime:
 
     def counts(self) -> dict[str, int]:
         """Tasks per status, and ``queued``: the queue's depth."""
-        out = dict.fromkeys(("pending", "running", "paused", "done", "error", "cancelled"), 0)
+        out: dict[str, int] = dict.fromkeys(STATUSES, 0)
         for task in self.backend.tasks():
             out[task.status] += 1
         out["queued"] = self.backend.depth()
@@ -225,6 +233,38 @@ class Runtime:
     async def run_step(self, task_id: str) -> Event:
         """Drive a task yourself, one stage per call (as ``run.step()``); the workers leave it."""
         return await self.backend.run_step(task_id)
+
+    # -- approvals ---------------------------------------------------------------------------
+    def approvals(self, task_id: str | None = None) -> builtins.list[Pending]:
+        """The calls waiting for a yes or no (of one task), oldest first."""
+        return self.log.approvals.pending(task_id)
+
+    async def approve(self, task_id: str, call_id: str, *, digest: str) -> None:
+        """Let the waiting call run (``digest``: the one its ``ApprovalRequested`` showed; an
+        approval of other arguments is refused). The task resumes; the call runs once."""
+        await self._decide(task_id, call_id, digest, "approved", "")
+
+    async def deny(
+        self,
+        task_id: str,
+        call_id: str,
+        reason: str = "a person said no",
+        *,
+        digest: str | None = None,
+    ) -> None:
+        """Refuse the waiting call: the model reads a ``denied`` result with ``reason``."""
+        await self._decide(task_id, call_id, digest, "denied", reason)
+
+    async def _decide(
+        self, task_id: str, call_id: str, digest: str | None, verdict: Verdict, reason: str
+    ) -> None:
+        self.backend.task(task_id)  # TaskNotFound first
+        await asyncio.to_thread(
+            self.log.approvals.decide, task_id, call_id, digest, verdict, reason
+        )
+        logger.info("task %s: call %s %s", task_id, call_id, verdict)
+        if not self.log.approvals.pending(task_id):  # every call of its round answered
+            await self.backend.wake(task_id)
 
     # -- the one way a task ends -------------------------------------------------------------
     def finish(self, task: TaskState, status: Status, error: str | None = None) -> TaskInfo:

@@ -34,9 +34,17 @@ __all__ = [
     "new_task_id",
 ]
 
-Status = Literal["pending", "running", "paused", "done", "error", "cancelled"]
+Status = Literal["pending", "running", "paused", "awaiting_approval", "done", "error", "cancelled"]
 #: Every status a task can have; the last three are final.
-STATUSES: tuple[Status, ...] = ("pending", "running", "paused", "done", "error", "cancelled")
+STATUSES: tuple[Status, ...] = (
+    "pending",
+    "running",
+    "paused",
+    "awaiting_approval",
+    "done",
+    "error",
+    "cancelled",
+)
 FINAL = frozenset({"done", "error", "cancelled"})
 
 

@@ -88,10 +88,7 @@ class Workers:
 
     def __init__(self, db: SQLDatabase) -> None:
         self.db = db
-        if db.dialect == "postgres":
-            self.now = "EXTRACT(EPOCH FROM clock_timestamp())"
-        else:
-            self.now = "((julianday('now') - 2440587.5) * 86400.0)"
+        self.now = db.now
 
         def create(run: Statements) -> None:
             if db.dialect == "postgres":  # CREATE ... IF NOT EXISTS races between processes

@@ -18,11 +18,13 @@ import asyncio
 import functools
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ConfigurationError
 from ..runtime.run import Run
 from .attempt import finish_attempt, start_attempt, status_of
+from .journal import SQLTaskLog
+from .lease import Membership
 from .policies import Retry, attempts
 from .tasks import TaskState
 from .workers import process_gone
@@ -31,12 +33,16 @@ logger = logging.getLogger("agentnb.service")
 
 if TYPE_CHECKING:
     from .durable import DBOS
-    from .lease import Membership
     from .runtime import Runtime
 
-__all__ = ["CLASS", "WORKFLOW", "LiveRuns", "bind", "execute", "take_over"]
+__all__ = ["CLASS", "WORKFLOW", "LiveRuns", "bind", "execute", "launch", "take_over"]
 
 WORKFLOW = "agentnb_task"
+#: The queue every worker serves.
+QUEUE = "agentnb"
+#: The topic of the message that wakes a task awaiting approval (``rt.approve``/``deny``).
+TOPIC = "agentnb-approval"
+_FOREVER = 10 * 365 * 86400.0
 #: The DBOS class name of the task workflows (with the application name as instance name).
 CLASS = "agentnb.service"
 
@@ -78,6 +84,44 @@ def bind(backend: DBOS | None, app_name: str) -> None:
     workflows.backend = backend
 
 
+async def launch(backend: DBOS) -> None:
+    """Make this process a worker: join the store's workers (a live worker's id is refused),
+    launch DBOS under the worker's id, and serve the queue, partitioned by session."""
+    import dbos
+
+    log = backend.rt.log
+    assert isinstance(log, SQLTaskLog)  # bind() saw a persistent store
+    member = Membership(
+        log.workers,
+        backend.executor_id,
+        heartbeat=backend.heartbeat,
+        lease=backend.lease,
+        on_lost=backend.lose,
+        reap=lambda: take_over(member),
+        owner=backend,
+    )
+    await asyncio.to_thread(member.join)
+    backend.member, backend.executor_id, log.worker = member, member.id, member.id
+    bind(backend, backend.app_name)
+    config: dict[str, Any] = {
+        "name": backend.app_name,
+        "system_database_url": backend.url,
+        "application_version": "agentnb-1",
+        "log_level": "WARNING",
+        "notification_listener_polling_interval_sec": 0.05,
+        "executor_id": member.id,
+    }
+    dbos.DBOS(config=cast(Any, config))
+    await asyncio.to_thread(dbos.DBOS.launch)
+    await dbos.DBOS.register_queue_async(
+        QUEUE,
+        worker_concurrency=backend.rt.max_concurrency,
+        partition_concurrency=1,
+        polling_interval_sec=backend.polling,
+        on_conflict="always_update",
+    )
+
+
 async def execute(backend: DBOS, task_id: str, session_id: str, text: str) -> dict[str, Any]:
     """The workflow's body: attempts (durable steps) under the retry policy, then the end."""
     import dbos
@@ -90,9 +134,17 @@ async def execute(backend: DBOS, task_id: str, session_id: str, text: str) -> di
         )
         return result
 
-    last = await attempts(
-        rt.retry, attempt, sleep=dbos.DBOS.sleep_async, retry_on=lambda r: r["retryable"]
-    )
+    while True:
+        last = await attempts(
+            rt.retry, attempt, sleep=dbos.DBOS.sleep_async, retry_on=lambda r: r["retryable"]
+        )
+        if last is None or last["status"] != "awaiting_approval":
+            break
+        # a call waits for a person: a durable wait for rt.approve/deny (DBOS.send), at most
+        # until its request lapses; then the next attempt resumes the round. The workflow
+        # holds its session's partition meanwhile (and a worker_concurrency slot).
+        left = last["expires"] - time.time() if last["expires"] is not None else _FOREVER
+        await dbos.DBOS.recv_async(TOPIC, timeout_seconds=max(left, 0.0) + 0.5)
     task = _task(rt, task_id, session_id, text)
     info = rt.finish(task, last["status"] if last is not None else "done")
     return {"status": info.status, "stop_reason": info.stop_reason}
@@ -113,10 +165,10 @@ async def run_attempt(backend: DBOS, task_id: str, session_id: str, text: str) -
     rt.forget(session_id)  # another worker may have written it: read the store afresh
     session = rt.session(session_id)
     task.start_len = rt.log.start_len(task_id, len(session))
-    run = start_attempt(rt.agent, session, rt.log, task, [rt.progress(task)])
+    run = start_attempt(rt.agent, session, rt.log, task, [rt.progress(task)], rt.approval_timeout)
     if not isinstance(run, Run):  # the answer was committed already
         rt.changed(task)
-        return {"status": "done", "retryable": False}
+        return {"status": "done", "retryable": False, "expires": None}
     task.run = run
     rt.changed(task)  # the attempt is on record before it does anything
     backend.live.add(task_id, run)
@@ -129,7 +181,14 @@ async def run_attempt(backend: DBOS, task_id: str, session_id: str, text: str) -
             rt.log.put_trace(task_id, run.id, run.result.events)
         rt.changed(task)
         rt.forget(session_id)  # the next attempt reads it afresh: nothing kept per session
-    return {"status": status_of(result), "retryable": Retry.retryable(result.error)}
+    status = status_of(result)
+    expires = None
+    if status == "awaiting_approval":
+        task.status = status
+        rt.changed(task)
+        pending = rt.log.approvals.pending(task_id)
+        expires = min((p.expires for p in pending if p.expires), default=None)
+    return {"status": status, "retryable": Retry.retryable(result.error), "expires": expires}
 
 
 class LiveRuns:

@@ -97,6 +97,12 @@ class SQLDatabase:
         self.errors: tuple[type[BaseException], ...] = (*errors, ValueError, TypeError, OSError)
         self.lost: tuple[type[BaseException], ...] = lost
         self.lock = threading.Lock()
+        #: The database's clock in SQL (Unix seconds): one clock for every machine.
+        self.now = (
+            "EXTRACT(EPOCH FROM clock_timestamp())"
+            if dialect == "postgres"
+            else "((julianday('now') - 2440587.5) * 86400.0)"
+        )
         self.db: Any = None
         with self.guard("be opened"):
             self.db = connect()
