@@ -51,6 +51,9 @@ LONG_MODULES = {
     "service/runtime.py": "the service's one public class: each verb of its API (submit, "
     "status, wait, result, get_trace, list, session, cancel, run_step, recover, approve, "
     "deny, close) and the one finish() every backend ends a task with, read as one",
+    "widgets/session_view.py": "the live view of one session: its state for late views, each "
+    "change as one message, the status line, and what its controls and Approve / Deny send, "
+    "read as one",
     "tools/tool.py": "a tool's function, schema and options (timeout, threads, side effects, "
     "approval, idempotency) with the decorator that sets them, read as one",
     "runtime/execute_tools.py": "every outcome a call can have (bad JSON, unknown tool, invalid "

@@ -263,11 +263,27 @@ function callBlock(call, i, m, ctx, msgs, seen) {
   const j = res ? res.get(id) : undefined;
   if (seen.has(id)) block.append(h("div", { class: "anb-pending anb-bad", text: "shares its id with a call above: its result cannot be told apart" }));
   else if (j !== undefined) block.append(resultCard(j, msgs[j], ctx, false));
+  else if (ctx.waiting && ctx.waiting[id]) block.append(waitingBox(id, ctx.waiting[id], ctx));
   else {
     const text = ctx.running ? "waiting for its result…" : ctx.paused ? `not run yet: the run is paused (next: ${ctx.next || "?"})` : "no result for this call";
     block.append(h("div", { class: "anb-pending", text }));
   }
   return block;
+}
+
+// A call that waits for a person: what was asked, when it lapses, and (with an approver)
+// Approve / Deny, sent with the digest of the arguments shown.
+function waitingBox(id, w, ctx) {
+  const lapses = w.expires ? ` · lapses at ${new Date(w.expires * 1000).toLocaleTimeString()}` : "";
+  const box = h("div", { class: "anb-pending anb-waiting", "data-call": id },
+    h("span", { class: "anb-waiting-badge", text: "awaiting approval" }),
+    h("span", { class: "anb-muted", title: w.digest, text: ` digest ${String(w.digest).slice(0, 12)}…${lapses}` }));
+  if (w.can && ctx.decide) {
+    box.append(
+      h("button", { class: "anb-btn anb-approve", type: "button", text: "Approve", onclick: () => ctx.decide("approve", id, w.digest) }),
+      h("button", { class: "anb-btn anb-deny", type: "button", text: "Deny", onclick: () => ctx.decide("deny", id, w.digest) }));
+  } else box.append(h("span", { class: "anb-muted", text: " (approve with rt.approve(task_id, call_id, digest=…))" }));
+  return box;
 }
 
 // One top-level card. `flat` shows tool results standalone (filters, search, orphans).

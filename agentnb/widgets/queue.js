@@ -6,7 +6,7 @@ const QUEUE_COLUMNS = [
   ["session", "session"], ["status", "status"], ["attempt", "attempt"], ["iteration", "iter"],
   ["latency", "latency"], ["tokens", "tokens"], ["stop", "stop reason"], ["text", "message"],
 ];
-const QUEUE_COUNTS = ["pending", "running", "paused", "done", "error", "cancelled"];
+const QUEUE_COUNTS = ["pending", "running", "paused", "awaiting_approval", "done", "error", "cancelled"];
 const QUEUE_FINAL = ["done", "error", "cancelled"];
 
 function queueCell(key, row) {
@@ -46,9 +46,15 @@ function renderQueue(model, el, host) {
       class: "anb-btn anb-q-cancel", type: "button", text: "Cancel", title: `cancel ${row.id}`,
       onclick: (ev) => { ev.stopPropagation(); model.send({ op: "cancel", task: row.id }); },
     });
+    // A call awaiting a person: Approve / Deny right on the row (with the digest shown).
+    const decide = (op, a) => (ev) => { ev.stopPropagation(); model.send({ op, task: row.id, call: a.call_id, digest: a.digest }); };
+    const asks = (row.approvals || []).map((a) => h("span", { class: "anb-q-ask", title: `${a.tool}(${a.arguments}) · digest ${a.digest}` },
+      h("span", { class: "anb-waiting-badge", text: `${a.tool}?` }),
+      h("button", { class: "anb-btn anb-approve", type: "button", text: "Approve", onclick: decide("approve", a) }),
+      h("button", { class: "anb-btn anb-deny", type: "button", text: "Deny", onclick: decide("deny", a) })));
     tr.className = `anb-q-row anb-q-${row.status}` + (model.get("selected") === row.id ? " anb-q-selected" : "");
     tr.title = row.error ? `${row.id}: ${row.error}` : row.id;
-    tr.replaceChildren(...QUEUE_COLUMNS.map(([key]) => h("td", { class: `anb-q-${key}`, text: queueCell(key, row) })), h("td", {}, cancel));
+    tr.replaceChildren(...QUEUE_COLUMNS.map(([key]) => h("td", { class: `anb-q-${key}`, text: queueCell(key, row) })), h("td", {}, ...asks, cancel));
   }
 
   function apply(msg) {

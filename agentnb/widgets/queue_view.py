@@ -8,11 +8,13 @@ iteration, latency, tokens and stop reason, and updates while it runs. Clicking 
 that task's :class:`SessionView` under the table, composed into the same output (the browser
 renders the child widget in place); Cancel on a row cancels the task.
 
-Changes reach the browser as one small custom message per flush (every ``interval`` seconds,
-only the rows that changed); a compressed ``snapshot`` of every row, refreshed at most every
-``refresh_every`` seconds, lets a late view or a reloaded notebook draw at once, and a view
-that renders asks for the whole table once. Clicks are handled while tasks run: the tasks are
-background asyncio tasks, so the kernel is idle.
+Changes reach the browser as one small custom message per flush (every ``interval``
+seconds, only the rows that changed). A task awaiting approval shows its call with Approve
+and Deny (``rt.approve`` / ``rt.deny``), and so does its session's view. A compressed
+``snapshot`` of every row, refreshed at most every ``refresh_every`` seconds, lets a late view
+or a reloaded notebook draw at once, and a view that renders asks for the whole table once.
+Clicks are handled while tasks run: the tasks are background asyncio tasks, so the kernel is
+idle.
 """
 
 from __future__ import annotations
@@ -25,14 +27,20 @@ from typing import Any
 import traitlets
 
 from . import payload
+from .approvals import TaskApprover
 from .base import Widget
 from .session_view import SessionView
 
 __all__ = ["QueueView"]
 
 
-def _row(info: Any) -> dict[str, Any]:
+def _row(info: Any, waiting: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    calls = [
+        {k: p[k] for k in ("call_id", "tool", "digest")} | {"arguments": p["arguments"][:120]}
+        for p in waiting.get(info.id, ())
+    ]
     return {
+        "approvals": calls,
         "id": info.id,
         "session": info.session_id,
         "text": info.text[:80],
@@ -84,9 +92,17 @@ class QueueView(Widget):
         with contextlib.suppress(RuntimeError):  # no loop (a script): flush() by hand
             self._timer = asyncio.get_running_loop().create_task(self._ticks())
 
+    def _waiting(self) -> dict[str, list[dict[str, Any]]]:
+        """The calls awaiting approval, by task."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for p in self.runtime.approvals():
+            out.setdefault(p.task_id, []).append(p.row())
+        return out
+
     def _pack(self) -> bytes:
         self._refreshed = time.monotonic()
-        rows = [_row(i) for i in self.runtime.list()]  # in submission order
+        waiting = self._waiting()
+        rows = [_row(i, waiting) for i in self.runtime.list()]  # in submission order
         return payload.pack({"rows": rows, "counts": self.runtime.counts()})
 
     def _changed(self, task: Any) -> None:
@@ -113,7 +129,8 @@ class QueueView(Widget):
             for task_id in dirty:
                 with contextlib.suppress(Exception):  # gone meanwhile: nothing to show
                     infos.append(self.runtime.status(task_id))
-        rows = [_row(i) for i in sorted(infos, key=lambda i: i.id)]  # ids sort by submission
+        waiting = self._waiting() if any(i.status == "awaiting_approval" for i in infos) else {}
+        rows = [_row(i, waiting) for i in sorted(infos, key=lambda i: i.id)]  # by submission
         self.sent += len(rows)
         msg = {"op": "rows", "rows": rows, "reset": everything, "counts": self.runtime.counts()}
         self.send(payload.sendable(msg)[0])
@@ -128,12 +145,29 @@ class QueueView(Widget):
             return {"cancelled": self.runtime.cancel(str(content["task"]))}
         elif op == "open":
             self.open_task(str(content["task"]))
+        elif op in ("approve", "deny"):  # Approve / Deny on a waiting task's row
+            task, call, digest = str(content["task"]), str(content["call"]), str(content["digest"])
+            if op == "approve":
+                done = self.runtime.approve(task, call, digest=digest)
+            else:
+                done = self.runtime.deny(task, call, "denied in the queue view", digest=digest)
+            asyncio.ensure_future(done).add_done_callback(self._decided)
         return None
+
+    def _decided(self, done: asyncio.Future[Any]) -> None:
+        if not done.cancelled() and done.exception() is not None:
+            self.report(done.exception())  # type: ignore[arg-type]
+        if self.opened is not None:
+            self.opened.waiting.refresh()
+            self.opened.send_waiting()
 
     def open_task(self, task_id: str) -> SessionView:
         """Show the session of ``task_id`` under the table (as clicking its row does)."""
         info = self.runtime.status(task_id)
         self.opened = SessionView.of(self.runtime.session(info.session_id))
+        self.opened.waiting.approver = TaskApprover(self.runtime)  # Approve / Deny on its calls
+        self.opened.waiting.refresh()
+        self.opened.send_waiting()
         self.selected = task_id
         self.view = f"anywidget:{self.opened.model_id}"
         return self.opened

@@ -17,6 +17,7 @@ class Store {
     this.errors = [];
     this.errorsRev = 0; // bumped when the errors are cleared (the next action succeeded)
     this.ground = null; // {i, figures}: figures of the final answer found in no tool result
+    this.waiting = {}; // call id -> {tool, digest, expires, can}: calls awaiting approval
     this.delta = null; // text streaming in before the reply is appended
     this.views = new Set();
     this.replies = new Map();
@@ -44,6 +45,7 @@ class Store {
         this.seq = s.seq;
         this.session = s.session;
         this.ground = s.ground || null;
+        this.waiting = s.waiting || {};
         this.delta = null;
       }
     } catch (err) {
@@ -135,6 +137,7 @@ class Store {
     }
     if (msg.e && msg.op !== "event") this.events.push(msg.e); // an edit's timeline row
     if (msg.ground !== undefined) this.ground = msg.ground;
+    if (msg.waiting !== undefined) this.waiting = msg.waiting; // "waiting", or with an event
     if (msg.status) this.status = { ...this.status, ...msg.status }; // only what changed
     if (msg.new_since != null) this.newSince = msg.new_since;
     if (msg.calls != null) this.calls = msg.calls;

@@ -86,3 +86,56 @@ async def test_a_late_view_draws_every_row_from_the_snapshot(comms: list[Any]) -
     assert [r["id"] for r in sent[-1]["rows"]] == [more]
     view.close()
     await rt.close()
+
+
+async def test_approve_and_deny_from_the_queue_and_the_session_view(comms: list[Any]) -> None:
+    from tests.service import approval_agent
+
+    rt = an.Runtime(approval_agent.make_agent())
+    view = rt.view(interval=0.02)
+    comm = _comm(comms, view)
+    first, second = await rt.submit("a", "30"), await rt.submit("b", "3000")
+    for _ in range(200):
+        await asyncio.sleep(0.02)
+        if rt.counts()["awaiting_approval"] == 2:
+            break
+    await asyncio.sleep(0.1)
+    rows = {r["id"]: r for m in comm.custom() if m["op"] == "rows" for r in m["rows"]}
+    (ask,) = rows[first]["approvals"]
+    assert rows[first]["status"] == "awaiting_approval" and ask["tool"] == "pay"
+    comm.deliver({"op": "approve", "task": first, "call": ask["call_id"], "digest": ask["digest"]})
+    assert (await rt.wait(first, timeout=5)).output == "paid 30"
+    opened = view.open_task(second)  # its session's view gets Approve / Deny too
+    waiting = opened.state()["waiting"]
+    assert list(waiting) == ["p1"] and waiting["p1"]["can"] is True
+    session_comm = next(c for c in comms if c.comm_id == opened.comm.comm_id)
+    session_comm.deliver({"op": "deny", "call": "p1", "digest": waiting["p1"]["digest"]})
+    info = await rt.wait(second, timeout=5)
+    assert info.output == "denied: denied in the view"
+    await asyncio.sleep(0.05)
+    assert opened.state()["waiting"] == {}
+    view.close()
+    await rt.close()
+
+
+async def test_a_view_with_controls_approves_and_resumes_its_run(comms: list[Any]) -> None:
+    from tests.service import approval_agent
+
+    session = an.Session()
+    view = SessionView(session, agent=approval_agent.make_agent())
+    view_comm = next(c for c in comms if c.comm_id == view.comm.comm_id)
+    view_comm.deliver({"op": "run", "text": "30"})
+    for _ in range(200):
+        await asyncio.sleep(0.01)
+        if view.state()["waiting"]:
+            break
+    (call,) = view.state()["waiting"].values()
+    assert call["can"] and view.status["reason"] == "awaiting_approval"
+    assert [m["op"] for m in view_comm.custom()].count("waiting") == 0  # came with its event
+    view_comm.deliver({"op": "approve", "call": call["call_id"], "digest": call["digest"]})
+    for _ in range(200):
+        await asyncio.sleep(0.01)
+        if view.status.get("reason") == "final_answer":
+            break
+    assert session.to_openai()[-1]["content"] == "paid 30" and view.state()["waiting"] == {}
+    view.close()
