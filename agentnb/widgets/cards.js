@@ -253,11 +253,13 @@ function resultCard(i, m, ctx, standalone) {
 function callBlock(call, i, m, ctx, msgs, seen) {
   const fn = call.function || {};
   const id = String(call.id);
+  const key = ctx.keys && ctx.keys[id];
   const block = h("div", { class: "anb-call" },
     h("div", { class: "anb-call-head" },
       h("span", { class: "anb-arrow", text: "→ " }),
       h("span", { class: "anb-name", text: String(fn.name) }),
-      h("span", { class: "anb-id", text: `#${id}` })),
+      h("span", { class: "anb-id", text: `#${id}` }),
+      key ? h("span", { class: "anb-muted anb-key", title: "idempotency key: the same for this call in every retry and recovery", text: ` key ${key}` }) : null),
     fold(pretty(fn.arguments || ""), "anb-json anb-args"));
   const res = ctx.results.get(i);
   const j = res ? res.get(id) : undefined;

@@ -86,7 +86,7 @@ function renderSession(model, el, store) {
   const isLive = () => ["running", "pausing", "paused"].includes(store.status.state);
   const decide = (op, call, digest) => model.send({ op, call, digest });
   const ctx = () => ({ ...facts, tools: store.tools, newSince: store.newSince, ground: store.ground,
-    waiting: store.waiting, decide,
+    waiting: store.waiting, keys: store.keys, decide,
     running: store.status.state === "running" || store.status.state === "pausing",
     paused: store.status.state === "paused", next: store.status.next, maxIt: store.status.max_iterations });
   let cardCtx = null;

@@ -18,6 +18,7 @@ class Store {
     this.errorsRev = 0; // bumped when the errors are cleared (the next action succeeded)
     this.ground = null; // {i, figures}: figures of the final answer found in no tool result
     this.waiting = {}; // call id -> {tool, digest, expires, can}: calls awaiting approval
+    this.keys = {}; // call id -> the idempotency key of a side-effecting call
     this.delta = null; // text streaming in before the reply is appended
     this.views = new Set();
     this.replies = new Map();
@@ -46,6 +47,8 @@ class Store {
         this.session = s.session;
         this.ground = s.ground || null;
         this.waiting = s.waiting || {};
+        this.keys = {};
+        for (const e of this.events) if (e.idempotency_key) this.keys[e.call_id] = e.idempotency_key;
         this.delta = null;
       }
     } catch (err) {
@@ -161,6 +164,7 @@ class Store {
       if (msg.sub) stat.sub = msg.sub; // a sub-agent's session, nested under the result
       this.tools[e.call_id] = stat;
     }
+    if (e.type === "ToolStarted" && e.idempotency_key) this.keys[e.call_id] = e.idempotency_key;
     if (e.type === "RunStopped") this.delta = null;
     this.events.push(e);
     if (this.events.length > 5000) this.events.splice(0, this.events.length - 4000);

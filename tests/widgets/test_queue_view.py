@@ -138,4 +138,8 @@ async def test_a_view_with_controls_approves_and_resumes_its_run(comms: list[Any
         if view.status.get("reason") == "final_answer":
             break
     assert session.to_openai()[-1]["content"] == "paid 30" and view.state()["waiting"] == {}
+    keys = {
+        e["call_id"]: e["idempotency_key"] for e in view.state()["events"] if "idempotency_key" in e
+    }
+    assert keys["p1"].startswith(f"{session.id}:1:p1:")  # the call's key, shown on its card
     view.close()
