@@ -217,8 +217,10 @@ def admit(
             return waiting
         if guard is not None and not guard.consume(request):  # approved, used once already
             return _answered(call, "uncertain", UNCERTAIN, UNCERTAIN_HINT, key)
-    if effects and guard is not None:
-        guard.begin(call, key)
+    if effects:
+        if guard is not None:
+            guard.begin(call, key)
+        state.begun[(tool_round.at, call.id)] = key
     return None
 
 

@@ -18,6 +18,7 @@ from ..events import Event, MessageAppended, Origin, ToolFinished, ToolStarted
 from ..messages import Message, ToolCall, ToolMessage
 from ..models.base import Usage
 from ..session.records import RunRecord
+from ..tools.results import UNCERTAIN_HINT
 from ..tools.tool import error_content
 
 if TYPE_CHECKING:
@@ -96,6 +97,9 @@ class RunState:
         self.guard = guard
         #: The calls of this round that wait for approval (the run stops after the round).
         self.awaiting: list[ApprovalRequest] = []
+        #: Side-effecting calls that began to run, by (message index, call id), with their
+        #: keys: cut short, they are answered ``uncertain``, never ``cancelled``.
+        self.begun: dict[tuple[int | None, str], str] = {}
         #: The last ``repeat_limit`` executed calls as (name, parsed arguments).
         self.actions: deque[tuple[str, Any]] = deque(maxlen=max(agent.repeat_limit, 1))
         #: The run's outcome; in ``session.runs`` from ``restore`` on.
@@ -154,7 +158,13 @@ class RunState:
                     if call.id in started
                     else "this call did not run; do not assume its result"
                 )
-                content = error_content(f"{kind.replace('_', ' ')}: {why}", hint, kind=kind)
+                said = kind
+                key = self.begun.get((transcript.open_at, call.id))
+                if key is not None:  # it changes the world and was running: uncertain, keyed
+                    said, error = "uncertain", f"this call may or may not have happened ({why})"
+                    content = error_content(error, UNCERTAIN_HINT, kind=said, idempotency_key=key)
+                else:
+                    content = error_content(f"{kind.replace('_', ' ')}: {why}", hint, kind=kind)
                 self.emit(
                     ToolFinished,
                     call_id=call.id,
@@ -162,7 +172,7 @@ class RunState:
                     ok=False,
                     content=content,
                     latency=0.0,
-                    kind=kind,
+                    kind=said,
                 )
             else:
                 content = outcome.content

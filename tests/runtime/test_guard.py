@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import time
 from typing import Any
@@ -9,7 +11,7 @@ from typing import Any
 import pytest
 
 import agentnb as an
-from agentnb.models import FunctionModel
+from agentnb.models import FunctionModel, ScriptedModel
 from agentnb.runtime.guard import ApprovalError, Approvals, digest
 from tests.helpers import assert_valid_conversation, call, calls
 
@@ -145,3 +147,40 @@ async def test_a_run_cancelled_while_a_call_waits_says_it_did_not_run() -> None:
     run.cancel()
     answer = json.loads(session.to_openai()[-1]["content"])
     assert answer["kind"] == "cancelled" and "did not run" in answer["hint"] and paid == []
+
+
+async def test_a_side_effect_cut_short_by_a_cancel_is_uncertain_not_cancelled() -> None:
+    """Issue 27 M12: the charge happened, then the run was cancelled while the bank was slow
+    to answer: reported 'cancelled', the next task charged again. It is uncertain, keyed."""
+    charged: list[str] = []
+    started = asyncio.Event()
+
+    @an.tool(side_effects=True)
+    async def pay(amount: int) -> str:
+        """Charges the card."""
+        charged.append(str(amount))
+        started.set()
+        await asyncio.sleep(30)  # the bank is slow to answer
+        return "paid"
+
+    @an.tool
+    async def look(city: str) -> str:
+        """Read only, slow too."""
+        await asyncio.sleep(30)
+        return "G1"
+
+    model = ScriptedModel([calls(call("p", "pay", amount=30), call("l", "look", city="x"))])
+    run = an.Agent(tools=[pay, look], model=model).start("pay 30")
+    task = asyncio.ensure_future(run.finish())
+    await started.wait()
+    run.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    answers = {
+        m["tool_call_id"]: json.loads(m["content"])
+        for m in run.session.to_openai()
+        if m["role"] == "tool"
+    }
+    assert answers["p"]["kind"] == "uncertain" and answers["p"]["idempotency_key"]
+    assert answers["l"]["kind"] == "cancelled"  # a lookup cut short is just cancelled
+    assert charged == ["30"]
