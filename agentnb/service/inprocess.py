@@ -50,10 +50,8 @@ class InProcess:
         self.queue = SessionQueues(rt.max_queue)
         self._workers: list[asyncio.Task[None]] = []
         self._wake: dict[str, asyncio.Event] = {}  # a task waiting to retry, woken by cancel
-        self.running = 0
-        self.peak = 0  # most tasks running at once, ever
-        #: This runtime among the workers of its store (a persistent one): see :mod:`.workers`.
-        self.member: Membership | None = None
+        self.running, self.peak = 0, 0  # tasks running now; most at once, ever
+        self.member: Membership | None = None  #: this runtime among its store's workers
         self.lost: str | None = None  #: why this runtime stopped running tasks
         self.parking = Parking(self)  #: the tasks waiting for a person
 
@@ -83,25 +81,15 @@ class InProcess:
             ]
         self.queue.put(task, first=first)
 
-    def active(self, session_id: str) -> TaskState | None:
-        """The session's task that is running or paused, if any."""
-        return self.current.get(session_id)
-
     async def submit(self, task: TaskState, multitask: str) -> None:
         rt, sid = self.rt, task.session_id
-        running = self.active(sid)
-        queued = self.queue.by_session.get(sid)
-        if multitask == "reject" and (running is not None or queued):
-            holder = running.id if running is not None else queued[0].id  # type: ignore[index]
-            raise SessionBusy(
-                f"session {sid!r} already has task {holder}; multitask='reject' refuses a "
-                "second message while it is busy (use 'enqueue', 'interrupt' or 'rollback')",
-                sid,
-                holder,
-            )
+        if multitask == "reject":
+            self._refuse_if_busy(sid)
         await self.queue.room(rt.on_full)
+        if multitask == "reject":  # another message may have come in while this one waited
+            self._refuse_if_busy(sid)
         self._join()
-        running = self.active(sid)  # the wait may have changed who runs
+        running = self.current.get(sid)  # the wait may have changed who runs
         task.owner = self.member.id if self.member is not None else None
         self.mine[task.id] = task
         rt.changed(task)
@@ -111,6 +99,19 @@ class InProcess:
             self.cancel(running.id)
         else:
             self.put(task)
+
+    def _refuse_if_busy(self, sid: str) -> None:
+        running = self.current.get(sid)
+        queued = self.queue.by_session.get(sid)
+        parked = [t for t in self.parking.tasks.values() if t.session_id == sid]
+        holder = running or (queued[0] if queued else None) or (parked[0] if parked else None)
+        if holder is not None:
+            raise SessionBusy(
+                f"session {sid!r} already has task {holder.id}; multitask='reject' refuses a "
+                "second message while it is busy (use 'enqueue', 'interrupt' or 'rollback')",
+                sid,
+                holder.id,
+            )
 
     async def _work(self) -> None:
         while True:
@@ -223,12 +224,11 @@ class InProcess:
         return sorted([*self.mine.values(), *stored], key=lambda t: t.id)
 
     def submitted(self) -> list[str]:
-        return list(self.mine)
+        return list(self.mine)  # in submission order (dicts keep it)
 
     async def recover(self) -> list[str]:
-        """Take over the unfinished tasks of workers that are gone (see :mod:`.workers`):
-        each claimed in one conditional update, so two processes recovering the same store
-        share the tasks out; a task whose worker is alive is left alone."""
+        """Take over the unfinished tasks of workers that are gone, each claimed once (two
+        processes recovering one store share them out; see :mod:`.lease`)."""
         self._join()
         if self.member is None or not isinstance(self.rt.log, SQLTaskLog):
             return []

@@ -44,7 +44,12 @@ class SessionQueues:
                 )
             waiter = asyncio.get_running_loop().create_future()
             self._room.append(waiter)
-            await waiter
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():  # woken, then cancelled:
+                    self._wake_one()  # the room it was given goes to the next waiter
+                raise
 
     def put(self, task: TaskState, *, first: bool = False) -> None:
         queue = self.by_session.setdefault(task.session_id, deque())
@@ -62,6 +67,9 @@ class SessionQueues:
         if not queue:
             del self.by_session[task.session_id]
         self.depth -= 1
+        self._wake_one()
+
+    def _wake_one(self) -> None:
         while self._room:
             waiter = self._room.popleft()
             if not waiter.done():

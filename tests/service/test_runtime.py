@@ -314,3 +314,46 @@ async def test_closing_the_runtime_ends_every_task_on_record() -> None:
     assert [rt.status(t).status for t in (running, pending)] == ["cancelled", "cancelled"]
     assert rt.session("a").is_valid
     assert (await rt.wait(running, timeout=1)).error == "the runtime closed"
+
+
+async def test_a_woken_waiter_that_is_cancelled_passes_its_room_on() -> None:
+    """Issue 27 M13: with on_full="wait", the submitter woken for the free slot was cancelled
+    before it used it; the wake-up was lost and the next submitter waited forever."""
+    gate, started = asyncio.Event(), []
+    rt = an.Runtime(gated_agent(gate, started), max_concurrency=1, max_queue=1, on_full="wait")
+    await rt.submit("u0", "m0")
+    await asyncio.sleep(0.01)  # the worker took it
+    held = await rt.submit("u1", "m1")  # the queue is full now
+    first = asyncio.ensure_future(rt.submit("u2", "m2"))
+    second = asyncio.ensure_future(rt.submit("u3", "m3"))
+    await asyncio.sleep(0.01)
+    assert not first.done() and not second.done()
+    assert rt.cancel(held)  # room for one: the first waiter is woken...
+    first.cancel()  # ...and cancelled before it could use it
+    task_id = await asyncio.wait_for(second, 2)  # the room went on to the next waiter
+    gate.set()
+    assert (await rt.wait(task_id, timeout=5)).status == "done"
+    await rt.close()
+
+
+async def test_reject_holds_for_messages_that_waited_for_room() -> None:
+    """Issue 27 M14: two messages for one idle session, both waiting for room with
+    multitask="reject", were both admitted."""
+    gate, started = asyncio.Event(), []
+    rt = an.Runtime(gated_agent(gate, started), max_concurrency=1, max_queue=2, on_full="wait")
+    await rt.submit("busy", "m0")
+    await asyncio.sleep(0.01)  # it runs (and holds the only worker)
+    fillers = [await rt.submit(f"other{i}", "m") for i in range(2)]  # the queue is full
+    waiting = [
+        asyncio.ensure_future(rt.submit("s", f"for s {i}", multitask="reject")) for i in range(2)
+    ]
+    await asyncio.sleep(0.01)
+    for task_id in fillers:  # room for both at once: the first for s is admitted, the
+        rt.cancel(task_id)  # second finds s busy with it
+    outcomes = await asyncio.gather(*waiting, return_exceptions=True)
+    assert isinstance(outcomes[0], str) and isinstance(outcomes[1], an.SessionBusy), outcomes
+    gate.set()
+    await rt.join(timeout=5)
+    users = [m["content"] for m in rt.session("s").to_openai() if m["role"] == "user"]
+    assert users == ["for s 0"]
+    await rt.close()
