@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LOST",
+    "MAX_LOST",
+    "Abandoned",
     "TaskGuard",
     "answered",
     "finish_attempt",
@@ -44,6 +46,12 @@ Sink = Callable[[Event], Any]
 
 #: The detail of an attempt whose worker stopped (a crash, a kill) before the run ended.
 LOST = "lost: its worker stopped before the run ended; the next attempt resumed the task"
+#: Attempts lost to a dead worker before a task is given up (one that kills its process).
+MAX_LOST = 3
+
+
+class Abandoned(Exception):
+    """The task's workers died under it ``MAX_LOST`` times: it is not run again."""
 
 
 class TaskGuard:
@@ -144,6 +152,12 @@ def start_attempt(
         if record.stop_reason is None:
             record.stop_reason = "error"
             record.detail = LOST
+    lost = sum(1 for r in task.runs if r.detail == LOST)
+    if lost >= MAX_LOST:
+        raise Abandoned(
+            f"its worker stopped {lost} times while running it (a task that kills its process?):"
+            " it is not run again"
+        )
     interrupted = interrupted_round(session, log, task.id)
     if not interrupted and session.transcript.open_at is None:
         done = answered(session, task)

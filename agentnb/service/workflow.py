@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ConfigurationError
 from ..runtime.run import Run
-from .attempt import finish_attempt, start_attempt, status_of
+from .attempt import Abandoned, finish_attempt, start_attempt, status_of
 from .journal import SQLTaskLog
 from .lease import Membership
 from .policies import Retry, attempts
-from .tasks import TaskState
+from .tasks import Status, TaskState
 from .workers import process_gone
 
 logger = logging.getLogger("agentnb.service")
@@ -146,7 +146,8 @@ async def execute(backend: DBOS, task_id: str, session_id: str, text: str) -> di
         left = last["expires"] - time.time() if last["expires"] is not None else _FOREVER
         await dbos.DBOS.recv_async(TOPIC, timeout_seconds=max(left, 0.0) + 0.5)
     task = _task(rt, task_id, session_id, text)
-    info = rt.finish(task, last["status"] if last is not None else "done")
+    status: Status = last["status"] if last is not None else "done"
+    info = rt.finish(task, status, last.get("error") if last is not None else None)
     return {"status": info.status, "stop_reason": info.stop_reason}
 
 
@@ -165,7 +166,12 @@ async def run_attempt(backend: DBOS, task_id: str, session_id: str, text: str) -
     rt.forget(session_id)  # another worker may have written it: read the store afresh
     session = rt.session(session_id)
     task.start_len = rt.log.start_len(task_id, len(session))
-    run = start_attempt(rt.agent, session, rt.log, task, [rt.progress(task)], rt.approval_timeout)
+    try:
+        sinks = [rt.progress(task)]
+        run = start_attempt(rt.agent, session, rt.log, task, sinks, rt.approval_timeout)
+    except Abandoned as exc:
+        rt.changed(task)
+        return {"status": "error", "retryable": False, "expires": None, "error": str(exc)}
     if not isinstance(run, Run):  # the answer was committed already
         rt.changed(task)
         return {"status": "done", "retryable": False, "expires": None}

@@ -300,3 +300,55 @@ async def test_the_worker_never_shows_a_password(pg_admin: str, tmp_path: Path) 
         assert failed.returncode != 0, failed.stderr
         assert secret not in failed.stdout + failed.stderr
         assert failed.stderr.strip(), "it says why"
+
+
+SUICIDE = """
+import asyncio, os, signal, sys
+import agentnb as an
+from agentnb.models import FunctionModel
+
+@an.tool
+def die() -> str:
+    "Kills the process that runs it (a bug no retry can fix)."
+    os.kill(os.getpid(), signal.SIGKILL)
+    return "never"
+
+def reply(request):
+    return {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "die", "arguments": "{}"}}]}
+
+async def main():
+    rt = an.Runtime(an.Agent(tools=[die], model=FunctionModel(reply)),
+                    store=an.SQLiteStore(sys.argv[1]))
+    if sys.argv[2] == "submit":
+        print(await rt.submit("s", "go"), flush=True)
+    else:
+        print(" ".join(await rt.recover()), flush=True)
+    await rt.join(timeout=30)  # it dies first, unless the task is given up
+    await rt.close()
+asyncio.run(main())
+"""
+
+
+async def test_a_task_that_kills_its_process_is_given_up(tmp_path: Path) -> None:
+    """Issue 27 M15: recovered on every restart without limit, its status "running,
+    attempt 0". After three lost attempts it ends in error, saying why."""
+    db = tmp_path / "app.db"
+    for n in range(4):  # the submit, then restarts that each take it over and die again
+        out = subprocess.run(
+            [sys.executable, "-c", SUICIDE, str(db), "submit" if n == 0 else "recover"],
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert out.returncode == (-signal.SIGKILL if n < 3 else 0), out.stderr
+        if n == 0:
+            task_id = out.stdout.strip()
+        later = an.Runtime(crash_agent.make_agent(), store=an.SQLiteStore(db))
+        info = later.status(task_id)
+        if n < 3:
+            assert (info.status, info.attempt) == ("running", n + 1)  # each attempt on record
+    assert info.status == "error" and "stopped 3 times" in (info.error or "")
+    assert [a["status"] for a in info.attempts] == ["error"] * 3
+    assert await later.recover() == []  # over: no restart takes it again
