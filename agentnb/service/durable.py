@@ -33,6 +33,7 @@ from ..errors import ConfigurationError, RunStateError, SessionBusy
 from ..events import Event
 from . import workflow
 from .lease import Membership
+from .sqllog import SQLTaskLog
 from .tasks import FINAL, QueueFull, TaskInfo, TaskState
 
 if TYPE_CHECKING:
@@ -152,8 +153,10 @@ class DBOS:
                     task.session_id,
                     busy[0].id,
                 )
-        depth = await self.queue_depth()
-        while depth >= rt.max_queue:
+        log = rt.log
+        assert isinstance(log, SQLTaskLog)  # bind() saw a persistent store
+        # admitted in one transaction: concurrent submitters never overfill the queue
+        while (depth := await asyncio.to_thread(log.admit, task, rt.max_queue)) is not None:
             if rt.on_full == "reject":
                 raise QueueFull(
                     f"the queue holds {depth} tasks (max_queue={rt.max_queue}); this task was "
@@ -161,8 +164,7 @@ class DBOS:
                     depth,
                 )
             await asyncio.sleep(self.polling)
-            depth = await self.queue_depth()
-        rt.changed(task)  # before the workflow exists: a worker always finds its row
+        rt.changed(task, write=False)  # its row is kept: a worker always finds it
         options = {
             "queue_name": QUEUE,
             "workflow_name": workflow.WORKFLOW,
@@ -172,16 +174,17 @@ class DBOS:
             "queue_partition_key": task.session_id,
             "app_version": "agentnb-1",
         }
-        await self.client.enqueue_async(options, task.id, task.session_id, task.text)
+        try:
+            await self.client.enqueue_async(options, task.id, task.session_id, task.text)
+        except Exception as exc:  # not accepted after all: its row goes, and we say why
+            await asyncio.to_thread(log.drop, task.id)
+            if "workflow_status" in str(exc):  # DBOS's tables: a worker makes them
+                raise ConfigurationError(
+                    "DBOS's database has no tables yet: start a worker first (python -m "
+                    "agentnb worker ..., or a Runtime with DBOS(url) here); nothing was queued"
+                ) from exc
+            raise
         self._mine.append(task.id)
-
-    async def queue_depth(self) -> int:
-        """Tasks accepted and not started (DBOS's ENQUEUED workflows of this queue)."""
-        await self.start()
-        rows = await self.client.list_queued_workflows_async(
-            queue_name=QUEUE, status="ENQUEUED", load_input=False, load_output=False
-        )
-        return len(rows)
 
     def depth(self) -> int:
         if self.client is None:

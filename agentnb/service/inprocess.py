@@ -22,11 +22,11 @@ from ..events import Event
 from ..runtime.run import Run
 from . import stepping
 from .attempt import finish_attempt, start_attempt, status_of
-from .journal import SQLTaskLog
 from .lease import Membership, join_in_loop, take_over
 from .parking import Parking
 from .policies import Retry, attempts
 from .queue import SessionQueues
+from .sqllog import SQLTaskLog
 from .tasks import FINAL, Status, TaskInfo, TaskState
 
 if TYPE_CHECKING:

@@ -33,7 +33,7 @@ from .tasks import FINAL
 from .workers import WorkerRow, Workers, new_worker_id, process_gone, started_at
 
 if TYPE_CHECKING:
-    from .journal import SQLTaskLog
+    from .sqllog import SQLTaskLog
     from .tasks import TaskState
 
 __all__ = ["Membership", "join_in_loop", "take_over"]

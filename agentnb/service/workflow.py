@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any, cast
 from ..errors import ConfigurationError
 from ..runtime.run import Run
 from .attempt import Abandoned, finish_attempt, start_attempt, status_of
-from .journal import SQLTaskLog
 from .lease import Membership
 from .policies import Retry, attempts
+from .sqllog import SQLTaskLog
 from .tasks import Status, TaskState
 from .workers import process_gone
 

@@ -21,7 +21,7 @@ import pytest
 
 import agentnb as an
 from agentnb.service import DBOS
-from agentnb.service.journal import SQLTaskLog
+from agentnb.service.sqllog import SQLTaskLog
 from agentnb.storage.postgres import PostgresStore
 from tests.service import payments
 from tests.service import pgcluster as pg

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import agentnb as an
-from agentnb.service.journal import SQLTaskLog
 from agentnb.service.lease import Membership
+from agentnb.service.sqllog import SQLTaskLog
 from agentnb.service.workers import HOST, Workers
 
 
