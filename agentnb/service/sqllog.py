@@ -11,6 +11,7 @@ one short transaction, so a process killed at any moment leaves each row whole.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from typing import Any
 
@@ -24,6 +25,8 @@ from .tasks import TaskState
 from .workers import Workers
 
 __all__ = ["SQLTaskLog"]
+
+logger = logging.getLogger("agentnb.service")
 
 
 _SCHEMA = [
@@ -110,7 +113,7 @@ class SQLTaskLog:
     def get(self, task_id: str) -> TaskState | None:
         rows = self._run(
             f"read task {task_id!r} from",
-            "SELECT body, owner FROM agentnb_tasks WHERE id = ?",
+            "SELECT id, session_id, body, owner FROM agentnb_tasks WHERE id = ?",
             (task_id,),
         )
         return _task(*rows[0]) if rows else None
@@ -118,15 +121,17 @@ class SQLTaskLog:
     def tasks(self, session_id: str | None = None) -> list[TaskState]:
         if session_id is None:
             rows = self._run(
-                "read the tasks of", "SELECT body, owner FROM agentnb_tasks ORDER BY id"
+                "read the tasks of",
+                "SELECT id, session_id, body, owner FROM agentnb_tasks ORDER BY id",
             )
         else:
             rows = self._run(
                 f"read the tasks of session {session_id!r} from",
-                "SELECT body, owner FROM agentnb_tasks WHERE session_id = ? ORDER BY id",
+                "SELECT id, session_id, body, owner FROM agentnb_tasks WHERE session_id = ? "
+                "ORDER BY id",
                 (session_id,),
             )
-        return [_task(body, owner) for body, owner in rows]
+        return [_task(*row) for row in rows]
 
     def claim(self, task_id: str, owner: str, previous: str | None) -> bool:
         """Make ``owner`` run the task if ``previous`` still does: True for the one claimer
@@ -226,7 +231,14 @@ class SQLTaskLog:
         self.db.close()
 
 
-def _task(body: str, owner: str | None) -> TaskState:
-    task = task_from_row(json.loads(body))
+def _task(task_id: str, session_id: str, body: str, owner: str | None) -> TaskState:
+    """The task a row keeps; a row that cannot be read (torn, or written by hand) is shown as a
+    task in error that says so - listed, never run, the row left as it is."""
+    try:
+        task = task_from_row(json.loads(body))
+    except (ValueError, TypeError, KeyError) as exc:
+        logger.warning("task %s: its row in the task log cannot be read: %s", task_id, exc)
+        why = f"its row in the task log cannot be read ({type(exc).__name__}: {exc}); left as is"
+        task = TaskState(task_id, session_id, "", status="error", error=why)
     task.owner = owner
     return task

@@ -352,3 +352,31 @@ async def test_a_task_that_kills_its_process_is_given_up(tmp_path: Path) -> None
     assert info.status == "error" and "stopped 3 times" in (info.error or "")
     assert [a["status"] for a in info.attempts] == ["error"] * 3
     assert await later.recover() == []  # over: no restart takes it again
+
+
+async def test_a_torn_or_foreign_task_row_is_shown_not_fatal(tmp_path: Path) -> None:
+    """Issue 27 M21: one row with an unknown field or torn JSON broke list, counts and
+    recover with a TypeError."""
+    import sqlite3
+
+    db = tmp_path / "app.db"
+    rt = an.Runtime(crash_agent.make_agent(), store=an.SQLiteStore(db))
+    good = await rt.submit("trip", "task-0")
+    await rt.wait(good, timeout=10)
+    await rt.close()
+    with sqlite3.connect(db) as con:
+        (body,) = con.execute("SELECT body FROM agentnb_tasks WHERE id = ?", (good,)).fetchone()
+        row = json.loads(body)
+        row["from_a_later_release"] = {"x": 1}  # an unknown field
+        con.execute("UPDATE agentnb_tasks SET body = ? WHERE id = ?", (json.dumps(row), good))
+        con.execute(
+            "INSERT INTO agentnb_tasks (id, session_id, body) VALUES ('t-torn', 'trip', ?)",
+            (body[: len(body) // 2],),  # torn: cut mid-way
+        )
+    later = an.Runtime(crash_agent.make_agent(), store=an.SQLiteStore(db))
+    infos = {i.id: i for i in later.list()}
+    assert infos[good].status == "done"  # the unknown field is left out
+    assert infos["t-torn"].status == "error" and "cannot be read" in (infos["t-torn"].error or "")
+    assert later.counts()["error"] == 1 and later.counts()["done"] == 1
+    assert await later.recover() == []
+    await later.close()
