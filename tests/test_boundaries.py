@@ -48,6 +48,9 @@ LONG_MODULES = {
     "truncate, repair): every way to change a conversation, read beside the state it guards",
     "models/replay.py": "the cassette format, written by the recorder and read by the replayer, "
     "in one place so the two cannot drift",
+    "service/inprocess.py": "the in-process backend: its queue and workers, each step of a "
+    "task's life (begin, start, attempted, end; run_step shares them) and the verbs the "
+    "Runtime asks of a backend, read as one",
     "service/runtime.py": "the service's one public class: each verb of its API (submit, "
     "status, wait, result, get_trace, list, session, cancel, run_step, recover, approve, "
     "deny, close) and the one finish() every backend ends a task with, read as one",

@@ -112,6 +112,10 @@ class MemoryApprovals:
         found[-1].update(verdict=verdict, reason=reason)
         return pending
 
+    def forget(self, task_id: str) -> None:
+        for key in [k for k, r in self.rows.items() if r["pending"].task_id == task_id]:
+            del self.rows[key]
+
     def use(self, key: str) -> bool:
         row = self.rows.get(key)
         if row is None or row["used"]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import deque
 from typing import TYPE_CHECKING
 
 from ..errors import RunStateError, SessionBusy
@@ -22,6 +23,7 @@ from ..events import Event
 from ..runtime.run import Run
 from . import stepping
 from .attempt import finish_attempt, start_attempt, status_of
+from .journal import MemoryTaskLog
 from .lease import Membership, join_in_loop, take_over
 from .parking import Parking
 from .policies import Retry, attempts
@@ -48,6 +50,7 @@ class InProcess:
         self.mine: dict[str, TaskState] = {}  # the tasks submitted or recovered here
         self.current: dict[str, TaskState] = {}  # session id -> its task running or paused
         self.queue = SessionQueues(rt.max_queue)
+        self.finished: deque[str] = deque()  # the finished tasks kept here, oldest first
         self._workers: list[asyncio.Task[None]] = []
         self._wake: dict[str, asyncio.Event] = {}  # a task waiting to retry, woken by cancel
         self.running, self.peak = 0, 0  # tasks running now; most at once, ever
@@ -101,10 +104,8 @@ class InProcess:
             self.put(task)
 
     def _refuse_if_busy(self, sid: str) -> None:
-        running = self.current.get(sid)
-        queued = self.queue.by_session.get(sid)
-        parked = [t for t in self.parking.tasks.values() if t.session_id == sid]
-        holder = running or (queued[0] if queued else None) or (parked[0] if parked else None)
+        queued = self.queue.by_session.get(sid) or ()
+        holder = self.current.get(sid) or next(iter(queued), None) or self.parking.of(sid)
         if holder is not None:
             raise SessionBusy(
                 f"session {sid!r} already has task {holder.id}; multitask='reject' refuses a "
@@ -171,7 +172,14 @@ class InProcess:
             if len(session) > task.start_len:
                 session.truncate(task.start_len)  # its messages go; an edit commits at once
         self._wake.pop(task.id, None)
-        return self.rt.finish(task, status, error)
+        info = self.rt.finish(task, status, error)
+        self.finished.append(task.id)
+        while len(self.finished) > self.rt.keep_finished:  # bounded: see Runtime(keep_finished)
+            old = self.finished.popleft()
+            self.mine.pop(old, None)
+            if isinstance(self.rt.log, MemoryTaskLog):  # a SQL log keeps it answerable
+                self.rt.log.forget(old)
+        return info
 
     async def _execute(self, task: TaskState) -> bool:
         """Run the task's attempts; True when it is parked, awaiting approval."""

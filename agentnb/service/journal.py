@@ -75,6 +75,13 @@ class MemoryTaskLog:
     def start_len(self, task_id: str, length: int) -> int:
         return self._start.setdefault(task_id, length)
 
+    def forget(self, task_id: str) -> None:
+        """Drop a finished task and its traces (the runtime keeps so many finished ones)."""
+        for kept in (self._tasks, self._start, self._traces, self._calls):
+            kept.pop(task_id, None)
+        if isinstance(self.approvals, MemoryApprovals):
+            self.approvals.forget(task_id)
+
     def put_trace(self, task_id: str, run_id: str, events: list[Event]) -> None:
         self._traces.setdefault(task_id, {})[run_id] = events
 

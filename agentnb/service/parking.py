@@ -53,6 +53,10 @@ class Parking:
                 self.wake(task_id)
         self._poll = None
 
+    def of(self, session_id: str) -> TaskState | None:
+        """The session's task parked here, if any."""
+        return next((t for t in self.tasks.values() if t.session_id == session_id), None)
+
     def _expired(self, task_id: str) -> None:
         self._timers.pop(task_id, None)
         self.wake(task_id)

@@ -73,6 +73,8 @@ class Runtime:
         backend: :class:`InProcess` by default; ``agentnb.service.DBOS(...)`` for durable runs.
         approval_timeout: seconds a call waits for ``approve``/``deny`` before it is denied
             as expired (None: it waits until answered).
+        keep_finished: finished tasks kept in memory (the newest); older ones stay answerable
+            from a SQLite or Postgres store, and are forgotten with an in-memory one.
     """
 
     def __init__(
@@ -87,10 +89,12 @@ class Runtime:
         retry: Retry | int | None = None,
         backend: Backend | None = None,
         approval_timeout: float | None = 3600.0,
+        keep_finished: int = 10_000,
     ) -> None:
         if agent.model is None:
             raise ConfigurationError(f"agent {agent.name!r} has no model; a Runtime needs one")
-        for name, value in (("max_concurrency", max_concurrency), ("max_queue", max_queue)):
+        sizes = ("max_concurrency", max_concurrency), ("max_queue", max_queue)
+        for name, value in (*sizes, ("keep_finished", keep_finished)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigurationError(f"{name} must be a positive int, got {value!r}")
         self.agent = agent
@@ -103,6 +107,7 @@ class Runtime:
         if approval_timeout is not None and not approval_timeout > 0:
             raise ConfigurationError(f"approval_timeout must be positive, got {approval_timeout!r}")
         self.approval_timeout = approval_timeout
+        self.keep_finished = keep_finished
         self.log = task_log_for(self.store)
         #: True when tasks and traces outlive this process (the store is on disk or a server).
         self.persistent = self.log.persistent
@@ -138,8 +143,15 @@ class Runtime:
         return await asyncio.wait_for(self.backend.wait(task_id), timeout)
 
     async def join(self, timeout: float | None = None) -> builtins.list[TaskInfo]:
-        """Wait for every task submitted so far (to this runtime)."""
-        return [await self.wait(i, timeout) for i in self.backend.submitted()]
+        """Wait for every task submitted so far (to this runtime); their final statuses (of
+        the ones it keeps: see ``keep_finished``)."""
+        infos = []
+        for task_id in self.backend.submitted():
+            try:
+                infos.append(await self.wait(task_id, timeout))
+            except TaskNotFound:  # it ended and was let go meanwhile
+                continue
+        return infos
 
     def result(self, task_id: str) -> RunResult:
         """The :class:`~agentnb.RunResult` of the task's last attempt, once the task is over:
@@ -323,7 +335,15 @@ class Runtime:
         return sink
 
     def missing(self, task_id: str) -> TaskNotFound:
-        return TaskNotFound(f"no task {task_id!r} in this runtime or its store", task_id)
+        forgotten = (
+            ""
+            if self.persistent
+            else (
+                f" (an in-memory runtime keeps its {self.keep_finished} newest finished tasks: "
+                "keep_finished=)"
+            )
+        )
+        return TaskNotFound(f"no task {task_id!r} in this runtime or its store{forgotten}", task_id)
 
     def view(self, **options: Any) -> Any:
         """The live :class:`~agentnb.widgets.QueueView` of this runtime (needs ipywidgets)."""

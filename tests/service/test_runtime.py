@@ -357,3 +357,23 @@ async def test_reject_holds_for_messages_that_waited_for_room() -> None:
     users = [m["content"] for m in rt.session("s").to_openai() if m["role"] == "user"]
     assert users == ["for s 0"]
     await rt.close()
+
+
+async def test_the_finished_tasks_kept_in_memory_are_bounded(tmp_path: Path) -> None:
+    """Issue 27 (low): the finished-task table of a Runtime grew forever (~15 KB a task)."""
+    rt = an.Runtime(echo_agent(), keep_finished=50)
+    ids = [await rt.submit(f"s{i % 7}", f"m{i}") for i in range(200)]
+    await rt.join(timeout=30)
+    assert len(rt.list()) == 50 and [i.id for i in rt.list()] == ids[-50:]
+    with pytest.raises(an.TaskNotFound, match="keep_finished"):
+        rt.status(ids[0])  # forgotten, and the error says why
+    assert rt.status(ids[-1]).status == "done"
+    await rt.close()
+    kept = an.Runtime(echo_agent(), store=an.SQLiteStore(tmp_path / "s.db"), keep_finished=50)
+    ids = [await kept.submit("s", f"m{i}") for i in range(120)]
+    for task_id in ids:
+        await kept.wait(task_id, timeout=10)
+    assert len(kept.backend.mine) == 50  # type: ignore[attr-defined]
+    assert kept.status(ids[0]).output == "m0 ok"  # older ones answer from the store
+    assert len(kept.list()) == 120
+    await kept.close()
