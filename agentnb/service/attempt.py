@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..events import Event
 from ..messages import AssistantMessage
 from ..session.records import RunRecord
+from .tasks import LOST
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -44,8 +45,6 @@ __all__ = [
 
 Sink = Callable[[Event], Any]
 
-#: The detail of an attempt whose worker stopped (a crash, a kill) before the run ended.
-LOST = "lost: its worker stopped before the run ended; the next attempt resumed the task"
 #: Attempts lost to a dead worker before a task is given up (one that kills its process).
 MAX_LOST = 3
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FINAL",
+    "LOST",
     "STATUSES",
     "QueueFull",
     "TaskInfo",
@@ -33,6 +34,9 @@ __all__ = [
     "attempt_status",
     "new_task_id",
 ]
+
+#: The detail of an attempt whose worker stopped (a crash, a kill) before the run ended.
+LOST = "lost: its worker stopped before the run ended; the next attempt resumed the task"
 
 Status = Literal["pending", "running", "paused", "awaiting_approval", "done", "error", "cancelled"]
 #: Every status a task can have; the last three are final.
@@ -106,7 +110,7 @@ class TaskInfo:
     created: float
     trace_id: str
     #: One row per attempt, read from its run's record (``attempt``, ``run_id``, ``status``,
-    #: ``stop_reason``, ``error``, ``iterations``, ``tokens``, ``started``).
+    #: ``stop_reason``, ``error``, ``lost``, ``iterations``, ``tokens``, ``started``).
     attempts: tuple[dict[str, Any], ...] = ()
 
     @property
@@ -190,6 +194,7 @@ class TaskState:
                 "status": attempt_status(r),
                 "stop_reason": r.stop_reason,
                 "error": r.detail if r.stop_reason == "error" else None,
+                "lost": r.detail == LOST,  # its worker died under it; a later attempt went on
                 "iterations": its,
                 "tokens": tokens,
                 "started": r.started,
