@@ -100,6 +100,7 @@ typecheck: lint
 bench: dev
 	$(BIN)/python scripts/bench.py
 	$(BIN)/python scripts/bench_view.py
+	$(BIN)/python scripts/bench_service.py
 
 strip: $(BIN)/python
 	$(BIN)/python scripts/check_notebooks.py --strip
