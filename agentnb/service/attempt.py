@@ -45,12 +45,13 @@ __all__ = [
 
 Sink = Callable[[Event], Any]
 
-#: Attempts lost to a dead worker before a task is given up (one that kills its process).
-MAX_LOST = 3
+#: Attempts lost to a dead worker before a task is given up (one that kills its process):
+#: ``Runtime(max_lost=...)``.
+MAX_LOST = 5
 
 
 class Abandoned(Exception):
-    """The task's workers died under it ``MAX_LOST`` times: it is not run again."""
+    """The task's workers died under it ``max_lost`` times: it is not run again."""
 
 
 class TaskGuard:
@@ -143,6 +144,7 @@ def start_attempt(
     task: TaskState,
     sinks: list[Sink],
     approval_timeout: float | None = None,
+    max_lost: int = MAX_LOST,
 ) -> Run | RunRecord:
     """The run of the task's next attempt (not started yet: ``await run.finish()`` or step
     it), or the record of the task's answer when it is already there (see :func:`answered`).
@@ -152,7 +154,7 @@ def start_attempt(
             record.stop_reason = "error"
             record.detail = LOST
     lost = sum(1 for r in task.runs if r.detail == LOST)
-    if lost >= MAX_LOST:
+    if lost >= max_lost:
         raise Abandoned(
             f"its worker stopped {lost} times while running it (a task that kills its process?):"
             " it is not run again"

@@ -144,7 +144,9 @@ class InProcess:
         task's answer is committed already (a crash came after it)."""
         rt = self.rt
         sinks = [rt.progress(task)]
-        run = start_attempt(rt.agent, session, rt.log, task, sinks, rt.approval_timeout)
+        run = start_attempt(
+            rt.agent, session, rt.log, task, sinks, rt.approval_timeout, rt.max_lost
+        )
         if not isinstance(run, Run):
             return None
         task.run = run

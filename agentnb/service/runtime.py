@@ -75,6 +75,8 @@ class Runtime:
             as expired (None: it waits until answered).
         keep_finished: finished tasks kept in memory (the newest); older ones stay answerable
             from a SQLite or Postgres store, and are forgotten with an in-memory one.
+        max_lost: a task whose workers die under it this many times (one that kills its
+            process) ends in error instead of being taken over again.
     """
 
     def __init__(
@@ -90,11 +92,12 @@ class Runtime:
         backend: Backend | None = None,
         approval_timeout: float | None = 3600.0,
         keep_finished: int = 10_000,
+        max_lost: int = 5,
     ) -> None:
         if agent.model is None:
             raise ConfigurationError(f"agent {agent.name!r} has no model; a Runtime needs one")
         sizes = ("max_concurrency", max_concurrency), ("max_queue", max_queue)
-        for name, value in (*sizes, ("keep_finished", keep_finished)):
+        for name, value in (*sizes, ("keep_finished", keep_finished), ("max_lost", max_lost)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigurationError(f"{name} must be a positive int, got {value!r}")
         self.agent = agent
@@ -107,7 +110,7 @@ class Runtime:
         if approval_timeout is not None and not approval_timeout > 0:
             raise ConfigurationError(f"approval_timeout must be positive, got {approval_timeout!r}")
         self.approval_timeout = approval_timeout
-        self.keep_finished = keep_finished
+        self.keep_finished, self.max_lost = keep_finished, max_lost
         self.log = task_log_for(self.store)
         #: True when tasks and traces outlive this process (the store is on disk or a server).
         self.persistent = self.log.persistent

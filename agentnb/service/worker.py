@@ -67,6 +67,7 @@ async def serve(args: argparse.Namespace) -> int:
     )
     rt = Runtime(
         agent,
+        max_lost=args.max_lost,
         store=_store(args.store),
         max_concurrency=args.concurrency,
         retry=args.attempts,
@@ -97,6 +98,9 @@ def parser() -> argparse.ArgumentParser:
     )
     w.add_argument("--polling", type=float, default=0.1, help="seconds between queue polls")
     w.add_argument("--heartbeat", type=float, default=1.0, help="seconds between beats")
+    w.add_argument(
+        "--max-lost", type=int, default=5, help="a task whose workers die under it this often ends"
+    )
     w.add_argument(
         "--lease", type=float, default=5.0, help="seconds without a beat before a takeover"
     )

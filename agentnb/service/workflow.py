@@ -168,7 +168,9 @@ async def run_attempt(backend: DBOS, task_id: str, session_id: str, text: str) -
     task.start_len = rt.log.start_len(task_id, len(session))
     try:
         sinks = [rt.progress(task)]
-        run = start_attempt(rt.agent, session, rt.log, task, sinks, rt.approval_timeout)
+        run = start_attempt(
+            rt.agent, session, rt.log, task, sinks, rt.approval_timeout, rt.max_lost
+        )
     except Abandoned as exc:
         rt.changed(task)
         return {"status": "error", "retryable": False, "expires": None, "error": str(exc)}

@@ -106,6 +106,7 @@ class Worker:
         self.name, self.zygote = name, zygote
         self.args = ["--agent", agent, "--backend", dbos_url, "--store", store_url]
         self.args += ["--executor-id", name, "--concurrency", "4", "--polling", "0.05"]
+        self.args += ["--max-lost", "50"]  # killed 50 times on purpose: no task is given up
         self.killed: list[int] = []
         self.start()
 

@@ -319,7 +319,7 @@ def reply(request):
 
 async def main():
     rt = an.Runtime(an.Agent(tools=[die], model=FunctionModel(reply)),
-                    store=an.SQLiteStore(sys.argv[1]))
+                    store=an.SQLiteStore(sys.argv[1]), max_lost=3)
     if sys.argv[2] == "submit":
         print(await rt.submit("s", "go"), flush=True)
     else:
