@@ -32,6 +32,7 @@ from .tasks import Task, TaskSet
 
 if TYPE_CHECKING:
     from ..agent import Agent
+    from ..service import Runtime
 
 __all__ = ["evaluate", "start"]
 
@@ -89,6 +90,7 @@ def start(
     cache: ResponseCache | str | bool | None = None,
     progress: bool | None = False,
     keep: Iterable[tuple[Any, ...]] = (),
+    runtime: Runtime | None = None,
 ) -> Evaluation:
     """Start a sweep in the background and return its :class:`Evaluation` at once.
 
@@ -136,7 +138,10 @@ def start(
     if progress or (progress is None and not display.in_kernel() and sys.stderr.isatty()):
         ev.subscribe(_Progress(ev))
     _warm_up_statistics()
-    ev._task = asyncio.ensure_future(_sweep(ev, jobs))
+    run = (
+        run_task if runtime is None else runtime.evaluation_runner(agents, ev.tasks, repeats, seed)
+    )
+    ev._task = asyncio.ensure_future(_sweep(ev, jobs, run))
     ev._task.add_done_callback(lambda _: ev._end())  # also when cancelled before it began
     return ev
 
@@ -181,12 +186,12 @@ def _warm_up_statistics() -> None:
     threading.Thread(target=load, name="agentnb-scipy-import", daemon=True).start()
 
 
-async def _sweep(ev: Evaluation, jobs: list[tuple[str, Task, int]]) -> None:
+async def _sweep(ev: Evaluation, jobs: list[tuple[str, Task, int]], run: Any = run_task) -> None:
     pending = iter(jobs)
 
     async def worker() -> None:
         for name, task, repeat in pending:  # one shared iterator: each job is taken once
-            record, session, trace = await run_task(
+            record, session, trace = await run(
                 name, ev.agents[name], task, repeat, ev.seed, timeout=ev.timeout, cache=ev.cache
             )
             ev._add(record, session, trace)
@@ -211,6 +216,7 @@ async def evaluate(
     timeout: float | None = 300.0,
     cache: ResponseCache | str | bool | None = None,
     progress: bool | None = None,
+    runtime: Runtime | None = None,
 ) -> Evaluation:
     """Run every variant on every task ``repeats`` times and return the :class:`Evaluation`.
 
@@ -228,6 +234,10 @@ async def evaluate(
         progress: ``None``: the live matrix in a notebook (a progress line there when the
             widgets are not installed), a progress line on a terminal's stderr; ``True``: the
             progress line; ``False``: nothing.
+        runtime: an :class:`agentnb.Runtime` to run the sweep's runs as its jobs: at most its
+            ``max_concurrency`` at once, each kept in its store (the same sweep again runs
+            only what is missing), on DBOS spread over its workers (see
+            :mod:`agentnb.service.sweeps`).
     """
     ev = start(
         variants,
@@ -239,6 +249,7 @@ async def evaluate(
         timeout=timeout,
         cache=cache,
         progress=progress,
+        runtime=runtime,
     )
     if progress is None and display.in_kernel():
         if _has_matrix():

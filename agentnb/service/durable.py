@@ -99,6 +99,8 @@ class DBOS:
         self.heartbeat, self.lease, self.exit_when_lost = heartbeat, lease, exit_when_lost
         self._starting: asyncio.Lock | None = None
         self.client: Any = None
+        self.sweep_variants: dict[str, Any] = {}  #: a sweep's, for workers here (.sweeps)
+        self.sweep_tasks: Any = ()
         #: This process among the workers (when it runs tasks): see :mod:`.lease`.
         self.member: Membership | None = None
         self.lost: str | None = None  #: why this worker stopped running tasks
@@ -165,15 +167,7 @@ class DBOS:
                 )
             await asyncio.sleep(self.polling)
         rt.changed(task, write=False)  # its row is kept: a worker always finds it
-        options = {
-            "queue_name": QUEUE,
-            "workflow_name": workflow.WORKFLOW,
-            "class_name": workflow.CLASS,
-            "instance_name": self.app_name,
-            "workflow_id": task.id,
-            "queue_partition_key": task.session_id,
-            "app_version": "agentnb-1",
-        }
+        options = workflow.options(self.app_name, workflow.WORKFLOW, task.id, task.session_id)
         try:
             await self.client.enqueue_async(options, task.id, task.session_id, task.text)
         except Exception as exc:  # not accepted after all: its row goes, and we say why

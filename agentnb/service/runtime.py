@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -44,6 +45,8 @@ from .backend import Backend
 from .inprocess import InProcess
 from .journal import task_log_for
 from .policies import MULTITASK, ON_FULL, Multitask, OnFull, Retry, check_choice
+from .sqllog import SQLTaskLog
+from .sweeps import SweepRunner, SweepRuns, sweep_key
 from .tasks import FINAL, STATUSES, Status, TaskInfo, TaskNotFound, TaskState, new_task_id
 
 if TYPE_CHECKING:
@@ -248,6 +251,23 @@ class Runtime:
     async def run_step(self, task_id: str) -> Event:
         """Drive a task yourself, one stage per call (as ``run.step()``); the workers leave it."""
         return await self.backend.run_step(task_id)
+
+    # -- sweeps (an.evaluate(..., runtime=rt)) --------------------------------------------------
+    def evaluation_runner(
+        self, variants: dict[str, Any], tasks: Any, repeats: int, seed: int
+    ) -> SweepRunner:
+        """What runs an evaluation's runs through this runtime (see :mod:`.sweeps`)."""
+        from .durable import DBOS
+
+        if isinstance(self.backend, DBOS) and self.backend.workers:  # its workers are here
+            self.backend.sweep_variants.update({n: a for n, a in variants.items() if a})
+            self.backend.sweep_tasks = tasks
+        return SweepRunner(self, sweep_key(variants, tasks, repeats, seed))
+
+    @functools.cached_property
+    def sweep_runs(self) -> SweepRuns:
+        """The finished runs of sweeps (made on first use)."""
+        return SweepRuns(self.log.db if isinstance(self.log, SQLTaskLog) else None)
 
     # -- approvals ---------------------------------------------------------------------------
     def approvals(self, task_id: str | None = None) -> builtins.list[Pending]:

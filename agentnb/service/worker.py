@@ -11,6 +11,11 @@ one queue. A worker killed at any moment loses nothing: the others notice within
 seconds (at once on the same machine) and take its unfinished tasks over, from their last
 committed tool round. ``--executor-id`` gives a worker a fixed id instead (a restart with it
 takes back what no survivor took first; a live worker's id is refused).
+
+A worker also runs the runs of sweeps (``an.evaluate(variants, tasks, runtime=rt)`` on a
+Runtime with this backend): start it with ``--variants module:attr`` (a dict of names to
+agents, or a function returning one) and ``--tasks module:attr`` (a TaskSet or a list of
+tasks), the same the sweep names.
 """
 
 from __future__ import annotations
@@ -56,6 +61,10 @@ async def serve(args: argparse.Namespace) -> int:
     from .runtime import Runtime
 
     agent = load_factory(args.agent)
+    variants = load_factory(args.variants) if args.variants else {}
+    tasks = load_factory(args.tasks) if args.tasks else ()
+    if bool(variants) != bool(tasks):
+        raise ConfigurationError("--variants and --tasks go together (a sweep's runs need both)")
     backend = DBOS(
         args.backend,
         workers=True,
@@ -73,6 +82,11 @@ async def serve(args: argparse.Namespace) -> int:
         retry=args.attempts,
         backend=backend,
     )
+    if variants:
+        from ..evals.tasks import TaskSet
+
+        backend.sweep_variants.update(variants)
+        backend.sweep_tasks = tasks if isinstance(tasks, TaskSet) else TaskSet(list(tasks))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -104,6 +118,8 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument(
         "--lease", type=float, default=5.0, help="seconds without a beat before a takeover"
     )
+    w.add_argument("--variants", default=None, help="module:attr, a sweep's variants (a dict)")
+    w.add_argument("--tasks", default=None, help="module:attr, a sweep's tasks (a TaskSet)")
     return w
 
 

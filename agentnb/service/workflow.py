@@ -26,6 +26,7 @@ from .attempt import Abandoned, finish_attempt, start_attempt, status_of
 from .lease import Membership
 from .policies import Retry, attempts
 from .sqllog import SQLTaskLog
+from .sweeps import run_job
 from .tasks import Status, TaskState
 from .workers import process_gone
 
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
 __all__ = ["CLASS", "WORKFLOW", "LiveRuns", "bind", "execute", "launch", "take_over"]
 
 WORKFLOW = "agentnb_task"
+#: The workflow of one run of a sweep (``an.evaluate(..., runtime=rt)``: see :mod:`.sweeps`).
+SWEEP_RUN = "agentnb_sweep_run"
 #: The queue every worker serves.
 QUEUE = "agentnb"
 #: The topic of the message that wakes a task awaiting approval (``rt.approve``/``deny``).
@@ -45,6 +48,19 @@ TOPIC = "agentnb-approval"
 _FOREVER = 10 * 365 * 86400.0
 #: The DBOS class name of the task workflows (with the application name as instance name).
 CLASS = "agentnb.service"
+
+
+def options(app_name: str, name: str, workflow_id: str, partition: str) -> dict[str, Any]:
+    """What a client enqueues a workflow of ours with (in its session's partition)."""
+    return {
+        "queue_name": QUEUE,
+        "workflow_name": name,
+        "class_name": CLASS,
+        "instance_name": app_name,
+        "workflow_id": workflow_id,
+        "queue_partition_key": partition,
+        "app_version": "agentnb-1",
+    }
 
 
 @functools.cache
@@ -63,6 +79,15 @@ def _workflows() -> type[Any]:
             if self.backend is None:
                 raise ConfigurationError("no DBOS-backed Runtime runs its workers here")
             return await execute(self.backend, task_id, session_id, text)
+
+        @dbos.DBOS.workflow(name=SWEEP_RUN, max_recovery_attempts=200)
+        async def sweep_run(
+            self, job: str, name: str, task: str, repeat: int, seed: int, *rest: Any
+        ) -> str:  # rest: the timeout, the variant's digest
+            if self.backend is None:
+                raise ConfigurationError("no DBOS-backed Runtime runs its workers here")
+            args = (self.backend, job, name, task, repeat, seed, *rest)
+            return await dbos.DBOS.run_step_async({"name": "run"}, run_job, *args)
 
     return TaskWorkflows
 
