@@ -119,6 +119,7 @@ bench-all: dev
 	$(BIN)/python scripts/bench.py --all
 	$(BIN)/python scripts/bench_view.py
 	$(BIN)/python scripts/bench_tools.py
+	$(BIN)/python scripts/bench_service.py
 
 strip: $(BIN)/python
 	$(BIN)/python scripts/check_notebooks.py --strip

@@ -56,7 +56,6 @@ from .messages import (
     parse_message,
 )
 from .runtime import Run, RunResult, RunView
-from .service import QueueFull, Runtime, TaskInfo, TaskNotFound
 from .session.session import Session
 from .session.store import MemoryStore, Store
 from .storage.sqlite import SQLiteStore
@@ -148,6 +147,8 @@ for _name in __all__:
 
 #: Prompt tuning (agentnb.evals) loads on first use too: ``an.evaluate``, ``an.Task``, ...
 _EVALS = ("Evaluation", "Task", "TaskSet", "ToolRecording", "checks", "evaluate")
+#: ... and so does the service (agentnb.service): ``an.Runtime`` and its errors.
+_SERVICE = ("QueueFull", "Runtime", "TaskInfo", "TaskNotFound")
 
 
 def __getattr__(name: str) -> Any:
@@ -156,8 +157,9 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module(f".{name}", __name__)
     if name == "log":  # an.log(level=...): agentnb.observe.logs.log
         return importlib.import_module(".observe", __name__).log
-    if name in _EVALS:
-        value = getattr(importlib.import_module(".evals", __name__), name)
+    if name in _EVALS or name in _SERVICE:
+        package = ".evals" if name in _EVALS else ".service"
+        value = getattr(importlib.import_module(package, __name__), name)
         if isinstance(value, type):
             value.__module__ = "agentnb"  # the public path in reprs, as for the names above
         globals()[name] = value

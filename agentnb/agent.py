@@ -30,6 +30,7 @@ from .tools.toolset import Toolset
 
 if TYPE_CHECKING:
     from .runtime.check_stop import RunView
+    from .runtime.guard import CallGuard
     from .runtime.run import Run, RunResult
     from .session.lock import LockPolicy
     from .tools.replaying import ReplaySource
@@ -242,12 +243,33 @@ class Agent:
         *,
         session: Session | None = None,
         lock_policy: LockPolicy | None = None,
+        task_id: str | None = None,
+        trace_id: str | None = None,
+        interrupted: Iterable[str] = (),
+        guard: CallGuard | None = None,
     ) -> Run:
-        """A stepper: ``await run.step()`` advances one stage; nothing runs until then."""
+        """A stepper: ``await run.step()`` advances one stage; nothing runs until then.
+
+        ``task_id`` and ``trace_id`` place the run in a larger whole: every event and the
+        run's record carry them (``agentnb.Runtime`` runs each attempt of a task this way, all
+        under the task's one trace id). Started with no input on a session that ends in open
+        tool calls, the run resumes that round first; ``interrupted`` names the calls that may
+        already have run (a crash cut them short): those with side effects are answered
+        ``uncertain`` instead of running again. ``guard`` decides the approvals of calls that
+        need one and hears of every side-effecting call before it runs
+        (:class:`~agentnb.runtime.guard.Approvals` in memory; the service keeps its own).
+        """
         from .runtime.run import Run
 
         return Run(
-            self, input, session if session is not None else Session(), lock_policy=lock_policy
+            self,
+            input,
+            session if session is not None else Session(),
+            lock_policy=lock_policy,
+            task_id=task_id,
+            trace_id=trace_id,
+            interrupted=interrupted,
+            guard=guard,
         )
 
     def run(
@@ -256,12 +278,15 @@ class Agent:
         *,
         session: Session | None = None,
         lock_policy: LockPolicy | None = None,
+        guard: CallGuard | None = None,
     ) -> Coroutine[Any, Any, RunResult]:
         """Run the loop to a stop and return the result (``await`` it). ``input=None``
-        continues a session. Used without ``await``, the call's attributes say to await it."""
+        continues a session (or resumes its open round); ``guard`` decides approvals (see
+        :meth:`start`). Used without ``await``, the call's attributes say to await it."""
 
         async def run() -> RunResult:  # nothing starts until it is awaited
-            return await self.start(input, session=session, lock_policy=lock_policy).finish()
+            run = self.start(input, session=session, lock_policy=lock_policy, guard=guard)
+            return await run.finish()
 
         return Pending(run(), "agent.run(...)")
 

@@ -18,6 +18,7 @@ for the developer::
     ├── ScriptNotConsumed           ScriptedModel.assert_complete() with replies left over
     ├── QueueFull                   the service's queue is at its bound (agentnb.service)
     ├── TaskNotFound                the service has no task with that id (agentnb.service)
+    ├── ApprovalError               an approval refused: another digest, expired, decided, none
     └── ModelError                  the model could not produce a reply
         ├── ModelCallFailed         the model raised; the original is the __cause__
         ├── ModelHTTPError          an HTTP model failed after its retries (status, body, id)
@@ -36,6 +37,7 @@ from typing import Any
 
 __all__ = [
     "AgentnbError",
+    "ApprovalError",
     "CassetteMiss",
     "ConfigurationError",
     "InvalidConversation",
@@ -132,6 +134,11 @@ class TraceFormatError(AgentnbError, ValueError):
 
 class RunStateError(AgentnbError):
     """A run or stepper was used out of order (step after the end, run_sync in a loop)."""
+
+
+class ApprovalError(AgentnbError):
+    """An approval or denial was refused: no such waiting call, other arguments than the
+    digest given, an expired request, or one decided already."""
 
 
 class ModelError(AgentnbError):

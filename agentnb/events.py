@@ -22,6 +22,7 @@ from .models.base import ModelRequest, Usage
 __all__ = [
     "STAGES",
     "STOP_REASONS",
+    "ApprovalRequested",
     "ContextRestored",
     "Decided",
     "Event",
@@ -155,6 +156,9 @@ STOP_REASONS = (
     "custom",
     "cancelled",
     "error",
+    # a call waits for a person's yes (@an.tool(approval=...)): the session ends in its open
+    # call, and a run without input resumes it once it is approved or denied
+    "awaiting_approval",
 )
 
 
@@ -318,9 +322,31 @@ class ToolStarted(Event):
     call_id: str
     name: str
     arguments: str
+    #: A side-effecting (or approval-gated) call's key: the same for this call in every retry,
+    #: recovery and replay; the tool reads it as ``an.tools.current_call().idempotency_key``.
+    idempotency_key: str | None = None
 
     def summary(self) -> str:
         return f"tool {self.name}({_short(self.arguments, 80)}) started"
+
+
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
+class ApprovalRequested(Event):
+    """execute_tools: a call waits for a person's yes or no; it has not run.
+
+    ``digest`` is the call's tool and arguments hashed (approve with it: an approval of other
+    arguments does not apply); ``expires`` the Unix time the request lapses (None: never).
+    """
+
+    call_id: str
+    name: str
+    arguments: str
+    digest: str
+    idempotency_key: str | None = None
+    expires: float | None = None
+
+    def summary(self) -> str:
+        return f"tool {self.name}({_short(self.arguments, 60)}) awaits approval"
 
 
 @dataclass(slots=True, kw_only=True, repr=False, eq=False)

@@ -51,6 +51,20 @@ LONG_MODULES = {
     "stand-in) in one module, so the two cannot drift",
     "observe/wire/anthropic.py": "one wire format both ways (read by the proxy, written by the "
     "stand-in) in one module, so the two cannot drift",
+    "service/inprocess.py": "the in-process backend: its queue and workers, each step of a "
+    "task's life (begin, start, attempted, end; run_step shares them) and the verbs the "
+    "Runtime asks of a backend, read as one",
+    "service/runtime.py": "the service's one public class: each verb of its API (submit, "
+    "status, wait, result, get_trace, list, session, cancel, run_step, recover, approve, "
+    "deny, close) and the one finish() every backend ends a task with, read as one",
+    "widgets/session_view.py": "the live view of one session: its state for late views, each "
+    "change as one message, the status line, and what its controls and Approve / Deny send, "
+    "read as one",
+    "tools/tool.py": "a tool's function, schema and options (timeout, threads, side effects, "
+    "approval, idempotency) with the decorator that sets them, read as one",
+    "runtime/execute_tools.py": "every outcome a call can have (bad JSON, unknown tool, invalid "
+    "arguments, errors, timeouts, a guarded call's key and admission) beside the one call path "
+    "that produces it, read as one",
 }
 
 # The layers, lowest first (DESIGN.md "Layout"): an import may only point to its own layer or

@@ -31,6 +31,7 @@ from .tasks import Task, TaskSet
 
 if TYPE_CHECKING:
     from ..agent import Agent
+    from ..service import Runtime
 
 __all__ = ["evaluate", "start"]
 
@@ -88,6 +89,7 @@ def start(
     cache: ResponseCache | str | bool | None = None,
     progress: bool | None = False,
     keep: Iterable[tuple[Any, ...]] = (),
+    runtime: Runtime | None = None,
 ) -> Evaluation:
     """Start a sweep in the background and return its :class:`Evaluation` at once.
 
@@ -135,7 +137,10 @@ def start(
     if progress or (progress is None and not display.in_kernel() and sys.stderr.isatty()):
         ev.subscribe(_Progress(ev))
     warm_up()
-    ev.drive(_sweep(ev, jobs))
+    run = (
+        run_task if runtime is None else runtime.evaluation_runner(agents, ev.tasks, repeats, seed)
+    )
+    ev.drive(_sweep(ev, jobs, run))
     return ev
 
 
@@ -184,12 +189,12 @@ def extend(ev: Evaluation, variants: dict[str, Agent]) -> Evaluation:
     return started
 
 
-async def _sweep(ev: Evaluation, jobs: list[tuple[str, Task, int]]) -> None:
+async def _sweep(ev: Evaluation, jobs: list[tuple[str, Task, int]], run: Any = run_task) -> None:
     pending = iter(jobs)
 
     async def worker() -> None:
         for name, task, repeat in pending:  # one shared iterator: each job is taken once
-            record, session, trace, state = await run_task(
+            record, session, trace, state = await run(
                 name, ev.agents[name], task, repeat, ev.seed, timeout=ev.timeout, cache=ev.cache
             )
             ev.add(record, session, trace, state)
@@ -217,6 +222,7 @@ async def evaluate(
     timeout: float | None = 300.0,
     cache: ResponseCache | str | bool | None = None,
     progress: bool | None = None,
+    runtime: Runtime | None = None,
 ) -> Evaluation:
     """Run every variant on every task ``repeats`` times and return the :class:`Evaluation`.
 
@@ -234,6 +240,10 @@ async def evaluate(
         progress: ``None``: the live matrix in a notebook (a progress line there when the
             widgets are not installed), a progress line on a terminal's stderr; ``True``: the
             progress line; ``False``: nothing.
+        runtime: an :class:`agentnb.Runtime` to run the sweep's runs as its jobs: at most its
+            ``max_concurrency`` at once, each kept in its store (the same sweep again runs
+            only what is missing), on DBOS spread over its workers (see
+            :mod:`agentnb.service.sweeps`).
     """
     ev = start(
         variants,
@@ -245,6 +255,7 @@ async def evaluate(
         timeout=timeout,
         cache=cache,
         progress=progress,
+        runtime=runtime,
     )
     if progress is None and display.in_kernel():
         if _has_matrix():

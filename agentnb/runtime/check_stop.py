@@ -83,6 +83,9 @@ class RunView:
 
 def _policies(state: RunState, decision: Decision, wrap_up: bool) -> Verdict | None:
     agent = state.agent
+    if state.awaiting:  # calls wait for approval: the session keeps them open until then
+        names = ", ".join(f"{r.name} ({r.call_id})" for r in state.awaiting)
+        return Verdict(True, "awaiting_approval", f"waiting for approval of {names}")
     if decision.kind == "final_answer":
         if wrap_up:
             why = f"reached max_iterations={agent.max_iterations}; the model gave a final answer"

@@ -28,6 +28,7 @@ from ..events import ToolFinished, ToolsExecuted, ToolStarted
 from ..messages import ToolCall
 from ..tools.calls import CURRENT_CALL, ToolCallContext
 from ..tools.tool import InvalidArguments, ToolError, error_content
+from .guard import WAITING, admit, idempotency_key
 from .state import CallOutcome, RunState, ToolRound
 from .tool_work import Deadline, Finished, bounded, in_thread, isolated
 
@@ -68,8 +69,13 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ca
     """Run one call; its outcome goes into ``tool_round`` (keyed by this message's ids)."""
     name = call.function.name
     raw = call.function.arguments
-    started = state.emit(ToolStarted, call_id=call.id, name=name, arguments=raw).time
     tool = state.agent.tools.get(name)
+    key = None  # a guarded call's (see guard.py); attributes only: a plain call pays nothing
+    if tool is not None and (tool.approval or tool.side_effects or state.agent.tools.side_effects):
+        key = idempotency_key(state, tool_round, call)
+    started = state.emit(
+        ToolStarted, call_id=call.id, name=name, arguments=raw, idempotency_key=key
+    ).time
     args: dict[str, Any] | None = None
     if tool is None:
         available = ", ".join(state.agent.tools.names) or "(none)"
@@ -87,9 +93,13 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ca
                 hint = tool.hint
                 outcome = _failed("invalid_arguments", why, hint, problems=exc.problems)
             else:
+                if key and (settled := admit(state, tool_round, call, tool, key)):  # see guard
+                    if settled.kind is WAITING:  # left open: no result yet
+                        return settled
+                    return _finish_call(state, tool_round, call, started, settled, args)
                 here = token = None
-                if tool.call_context:  # an.tools.current_call(): tasks and threads copy it
-                    here = ToolCallContext(call.id, name, state.session, state.id)
+                if tool.call_context or key:  # an.tools.current_call(): tasks, threads copy it
+                    here = ToolCallContext(call.id, name, state.session, state.id, None, key)
                     token = CURRENT_CALL.set(here)
                 try:
                     outcome = await _execute(state, tool, _invoke(state, tool, kwargs, started))
@@ -270,6 +280,8 @@ async def execute_tools(state: RunState) -> ToolRound:
             await _together(state, tool_round, group)
         for call in group:  # append as each group completes: call order, visible early
             outcome = tool_round.outcomes[call.id]
+            if outcome.kind is WAITING:  # it awaits approval: it stays open, the run stops
+                continue
             failed += not outcome.ok
             state.answer(call, outcome.content)
     now = time.monotonic()

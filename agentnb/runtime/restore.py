@@ -2,22 +2,34 @@
 
 The run waits for (or is refused) the session's lock, refuses an invalid conversation before
 touching it, and appends the input (already validated when the run was created).
+
+A run started without input on a session that ends in open tool calls - a round that a crash,
+a stop or a waiting approval cut short - *resumes* it: restore returns those calls and the
+loop goes to ``execute_tools`` first. Calls the run was told may already have started
+(``interrupted``) and that change the world are answered ``uncertain`` there, never run again
+on their own (invariant 8; see ``guard``).
 """
 
 from __future__ import annotations
 
 from ..events import ContextRestored, RunStarted
+from .decide import Decision
 from .state import RunState
 
 
-async def restore(state: RunState) -> None:
+async def restore(state: RunState) -> Decision | None:
+    """Take the session; returns the open calls to finish first when the run resumes."""
     session = state.session
     run = state.run_ref()
     assert run is not None, "a run's state is driven by its Run"
     await session.lock.acquire(state.id, session.id, state.lock_policy, run)
+    resume = None
     if not session.is_valid:  # refuse before touching it: InvalidConversation, in words
-        session.lock.release(state.id)
-        session.check()
+        only_open = all(p.kind == "open" for p in session.problems)
+        if state.input is not None or not only_open:
+            session.lock.release(state.id)
+            session.check()
+        resume = Decision("tool_calls", tuple(session.transcript.open_calls()))
     model = state.agent.model
     text = state.input.text if state.input is not None else None
     state.emit(
@@ -33,3 +45,4 @@ async def restore(state: RunState) -> None:
     if state.input is not None:
         state.append(state.input)
     state.emit(ContextRestored, history=history, appended=int(state.input is not None))
+    return resume

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, InvalidMessage, RunStateError
@@ -29,6 +29,7 @@ from .state import RunState
 if TYPE_CHECKING:
     from ..agent import Agent
     from ..session.lock import LockPolicy
+    from .guard import CallGuard
 
 __all__ = ["Run", "RunResult"]
 
@@ -56,6 +57,10 @@ class Run:
         session: Session,
         *,
         lock_policy: LockPolicy | None = None,
+        task_id: str | None = None,
+        trace_id: str | None = None,
+        interrupted: Iterable[str] = (),
+        guard: CallGuard | None = None,
     ) -> None:
         if agent.model is None:
             raise ConfigurationError(
@@ -64,8 +69,18 @@ class Run:
             )
         self.agent = agent
         self.session = session
+        for name, value in (("task_id", task_id), ("trace_id", trace_id)):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ConfigurationError(f"{name} must be a non-empty str, got {value!r}")
         self.state = RunState(
-            agent, session, input_message(input), lock_policy or session.lock_policy
+            agent,
+            session,
+            input_message(input),
+            lock_policy or session.lock_policy,
+            task_id=task_id,
+            trace_id=trace_id,
+            interrupted=frozenset(interrupted),
+            guard=guard,
         )
         self.state.run_ref = weakref.ref(self)
         self._gen = stages(self.state)
@@ -87,6 +102,8 @@ class Run:
     stop_reason = property(lambda self: self.state.stop_reason)
     stop_detail = property(lambda self: self.state.stop_detail)
     error = property(lambda self: self.state.error)
+    #: The run's :class:`~agentnb.session.records.RunRecord` (final once the run is over).
+    record = property(lambda self: self.state.record)
 
     @property
     def usage(self) -> Usage:

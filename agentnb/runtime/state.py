@@ -8,6 +8,7 @@ enters the transcript is announced by a ``MessageAppended`` event with the sessi
 from __future__ import annotations
 
 import os
+import time
 import weakref
 from collections import deque
 from collections.abc import Callable
@@ -20,12 +21,14 @@ from ..messages import Message, ToolCall, ToolMessage
 from ..models.base import Usage
 from ..session.bus import Emit
 from ..session.records import RunRecord
+from ..tools.results import UNCERTAIN_HINT
 from ..tools.tool import error_content
 
 if TYPE_CHECKING:
     from ..agent import Agent
     from ..session.lock import ActiveRun, LockPolicy
     from ..session.session import Session
+    from .guard import ApprovalRequest, CallGuard
 
 __all__ = ["CallOutcome", "RunState", "ToolRound"]
 
@@ -60,15 +63,28 @@ class RunState:
     """The state the stages of one run share."""
 
     def __init__(
-        self, agent: Agent, session: Session, input: Message | None, lock_policy: LockPolicy
+        self,
+        agent: Agent,
+        session: Session,
+        input: Message | None,
+        lock_policy: LockPolicy,
+        *,
+        task_id: str | None = None,
+        trace_id: str | None = None,
+        interrupted: frozenset[str] = frozenset(),
+        guard: CallGuard | None = None,
     ) -> None:
         self.agent = agent
         self.session = session
         self.input = input
         self.lock_policy: LockPolicy = lock_policy
         self.id = "r-" + os.urandom(6).hex()
-        self.trace_id = os.urandom(16).hex()  # 128 random bits, as a uuid4's hex
-        self.origin = Origin.now(session.id, self.id, self.trace_id)
+        #: 128 random bits, as a uuid4's hex; or the trace this run belongs to (a service task
+        #: runs each attempt under the task's one trace id).
+        self.trace_id = trace_id or os.urandom(16).hex()
+        self.origin = Origin(
+            session.id, self.id, self.trace_id, time.monotonic(), time.time(), task_id
+        )
         self.events: list[Event] = []
         self.sinks: list[Callable[[Event], Any]] = []
         #: ``emit(EventType, at=None, **fields)``: an event of this run, numbered on the
@@ -81,10 +97,22 @@ class RunState:
         self.estimated = False
         self.cancel_requested = False
         self.round: ToolRound | None = None
+        #: Ids of the open calls this run resumes that may have started before the run that
+        #: made them was stopped (a crash): side-effecting ones are answered ``uncertain``.
+        self.interrupted = interrupted
+        #: What guarded calls ask first (approvals; the service's journal): see ``guard``.
+        self.guard = guard
+        #: The calls of this round that wait for approval (the run stops after the round).
+        self.awaiting: list[ApprovalRequest] = []
+        #: Side-effecting calls that began to run, by (message index, call id), with their
+        #: keys: cut short, they are answered ``uncertain``, never ``cancelled``.
+        self.begun: dict[tuple[int | None, str], str] = {}
         #: The last ``repeat_limit`` executed calls as (name, parsed arguments).
         self.actions: deque[tuple[str, Any]] = deque(maxlen=max(agent.repeat_limit, 1))
         #: The run's outcome; in ``session.runs`` from ``restore`` on.
-        self.record = RunRecord(self.id, self.trace_id, None if input is None else input.text)
+        self.record = RunRecord(
+            self.id, self.trace_id, None if input is None else input.text, task_id=task_id
+        )
         self.error: BaseException | None = None
         #: The Run driving this state, weakly (no run <-> state cycle): ``restore`` gives it to
         #: the session's lock, whose hold is the one strong link while the run holds the session.
@@ -104,11 +132,12 @@ class RunState:
         transcript = self.session.transcript
         done = self.round.outcomes if self.round and self.round.at == transcript.open_at else {}
         # Invariant 8: a call that started is never reported as not run.
+        waiting = {r.call_id for r in self.awaiting}  # asked for approval, never run
         started = {
             e.call_id
             for e in self.events
             if type(e) is ToolStarted and e.iteration == self.iteration
-        }
+        } - waiting
         for call in transcript.open_calls():
             outcome = done.get(call.id)
             if outcome is None:
@@ -118,7 +147,13 @@ class RunState:
                     if call.id in started
                     else "this call did not run; do not assume its result"
                 )
-                content = error_content(f"{kind.replace('_', ' ')}: {why}", hint, kind=kind)
+                said = kind
+                key = self.begun.get((transcript.open_at, call.id))
+                if key is not None:  # it changes the world and was running: uncertain, keyed
+                    said, error = "uncertain", f"this call may or may not have happened ({why})"
+                    content = error_content(error, UNCERTAIN_HINT, kind=said, idempotency_key=key)
+                else:
+                    content = error_content(f"{kind.replace('_', ' ')}: {why}", hint, kind=kind)
                 self.emit(
                     ToolFinished,
                     call_id=call.id,
@@ -126,7 +161,7 @@ class RunState:
                     ok=False,
                     content=content,
                     latency=0.0,
-                    kind=kind,
+                    kind=said,
                 )
             else:
                 content = outcome.content

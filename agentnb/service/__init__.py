@@ -14,8 +14,16 @@ from .policies import Retry
 from .runtime import Runtime
 from .tasks import STATUSES, QueueFull, TaskInfo, TaskNotFound
 
-__all__ = ["DBOS", "STATUSES", "InProcess", "QueueFull", "Retry", "Runtime", "TaskInfo",
-           "TaskNotFound"]  # fmt: skip
+__all__ = [
+    "DBOS",
+    "STATUSES",
+    "InProcess",
+    "QueueFull",
+    "Retry",
+    "Runtime",
+    "TaskInfo",
+    "TaskNotFound",
+]
 
 
 def __getattr__(name: str) -> Any:

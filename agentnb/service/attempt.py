@@ -1,197 +1,198 @@
-"""One attempt of a task: recover what a crash left, run the agent, classify the end.
+"""One attempt of a task: one run of the agent, resuming whatever a crash cut short.
 
-Shared by every backend. An attempt is idempotent over the store: it starts from the
-session as last committed (the end of a tool round, or of a run), so it never repeats a
-round that landed. Before a side-effecting call runs, the task log records it (a
-synchronous write, before the tool is invoked); if the worker dies before that round is
-committed, the next attempt finds the record and answers the call ``uncertain`` ("this call
-may or may not have happened; check before repeating"), shown in the view and to the model,
-and never runs it again on its own. Calls without side effects in that round simply run
-again.
+Shared by every backend. An attempt is idempotent over the store: it starts from the session
+as last committed (the end of a tool round, or of a run), so it never repeats a round that
+landed. Before a side-effecting call runs, the task log records it (a synchronous write,
+before the tool is invoked: :class:`TaskGuard`). If the worker dies before that round is
+committed, the next attempt puts the round's assistant message back and *resumes* it as a run
+of its own (the runtime's resume: the loop enters at ``execute_tools``): the journalled
+side-effecting calls are answered ``uncertain`` ("this call may or may not have happened;
+check before repeating"), shown in the view and to the model, never run again on their own;
+calls without side effects run again.
 """
 
 from __future__ import annotations
 
-import time
+import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..events import Event, Origin, ToolStarted
-from ..messages import AssistantMessage, parse_message
-from ..runtime.execute_tools import execute_tools
-from ..runtime.state import RunState
-from ..tools.results import UNCERTAIN, UNCERTAIN_HINT, error_content
-from .policies import Retry
+from ..events import Event
+from ..messages import AssistantMessage
+from ..session.records import RunRecord
+from .tasks import LOST
 
 if TYPE_CHECKING:
     from ..agent import Agent
+    from ..messages import ToolCall
+    from ..runtime.guard import ApprovalRequest, Verdict
     from ..runtime.run import Run, RunResult
     from ..session import Session
     from .journal import TaskLog
+    from .tasks import Status, TaskState
 
-__all__ = ["Outcome", "journal_hook", "outcome_of", "run_attempt", "tag_run"]
+__all__ = [
+    "LOST",
+    "MAX_LOST",
+    "Abandoned",
+    "TaskGuard",
+    "answered",
+    "finish_attempt",
+    "interrupted_round",
+    "start_attempt",
+    "status_of",
+]
 
 Sink = Callable[[Event], Any]
 
-
-@dataclass
-class Outcome:
-    """How one attempt ended."""
-
-    status: str  # done | error | cancelled
-    stop_reason: str
-    output: str | None = None
-    error: str | None = None
-    retryable: bool = False
-    iteration: int = 0
-    tokens: int = 0
-    run_id: str | None = None
-    uncertain: list[str] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
-    result: RunResult | None = None
-    latency: float = 0.0
-
-    def record(self, attempt: int) -> dict[str, Any]:
-        """The JSON-ready line of this attempt in the task's ``attempts``."""
-        return {
-            "attempt": attempt,
-            "run_id": self.run_id,
-            "status": self.status,
-            "stop_reason": self.stop_reason,
-            "error": self.error,
-            "iteration": self.iteration,
-            "tokens": self.tokens,
-            "latency": round(self.latency, 6),
-            "uncertain": list(self.uncertain),
-        }
+#: Attempts lost to a dead worker before a task is given up (one that kills its process):
+#: ``Runtime(max_lost=...)``.
+MAX_LOST = 5
 
 
-def tag_state(state: RunState, task_id: str, trace_id: str) -> None:
-    """Every event of this run carries the task's id, and the task's one trace id."""
-    state.trace_id = trace_id
-    state.origin = Origin(state.session.id, state.id, trace_id, time.monotonic(), time.time(),
-                          task_id)  # fmt: skip
+class Abandoned(Exception):
+    """The task's workers died under it ``max_lost`` times: it is not run again."""
 
 
-def tag_run(run: Run, task_id: str, trace_id: str) -> None:
-    tag_state(run.state, task_id, trace_id)
+class TaskGuard:
+    """The run's guard for one task (see :mod:`agentnb.runtime.guard`): each side-effecting
+    call is written to the task log before the tool is invoked (``begin``); approvals are
+    asked of, decided in and used from the log (:mod:`.approvals`)."""
+
+    def __init__(self, session: Session, log: TaskLog, task_id: str, timeout: float | None) -> None:
+        self.session, self.log, self.task_id, self.timeout = session, log, task_id, timeout
+        self.expiry: dict[str, float | None] = {}
+
+    def begin(self, call: ToolCall, key: str) -> None:
+        transcript = self.session.transcript
+        at = transcript.open_at
+        assistant = transcript.messages[at].wire() if at is not None else {}
+        self.log.begin_call(
+            self.task_id,
+            self.session.id,
+            self.session.version,
+            call.id,
+            call.function.name,
+            assistant,
+        )
+
+    def decide(self, request: ApprovalRequest) -> tuple[Verdict, str]:
+        book = self.log.approvals
+        verdict, reason, expires = book.ask(self.task_id, self.session.id, request, self.timeout)
+        self.expiry[request.key] = expires
+        return verdict, reason
+
+    def consume(self, request: ApprovalRequest) -> bool:
+        return self.log.approvals.use(request.key)
+
+    def expires(self, request: ApprovalRequest) -> float | None:
+        return self.expiry.get(request.key)
 
 
-def journal_hook(agent: Agent, session: Session, log: TaskLog, task_id: str) -> Sink:
-    """A run sink writing each side-effecting call to the log before the tool is invoked."""
+def interrupted_round(session: Session, log: TaskLog, task_id: str) -> frozenset[str]:
+    """Put back the round a crash interrupted; the ids of its calls that may have started.
 
-    def hook(event: Event) -> None:
-        if type(event) is ToolStarted and agent.tools.has_side_effects(event.name):
-            at = session.transcript.open_at
-            assistant = session.transcript.messages[at].wire() if at is not None else {}
-            log.begin_call(task_id, session.id, session.version, event.call_id, event.name,
-                           assistant)  # fmt: skip
+    A side-effecting call is journalled (with its round's assistant message and the session
+    version the round builds on) before it runs. If that round never landed, the store still
+    holds that version: the assistant message goes back into the session (committed, so a
+    second crash finds it there), and its journalled calls are the interrupted ones. If the
+    session already ends in open calls, the journalled calls of that message are. (Call ids
+    are no key: models reuse "call_0" in every turn.)
+    """
+    rows = log.open_calls(task_id)
+    if not rows:
+        return frozenset()
+    at = session.transcript.open_at
+    if at is None:
+        live = [r for r in rows if r["version"] == session.version]
+        if not live:
+            return frozenset()  # the round landed: its results are in the session
+        session.append(live[-1]["assistant"])
+        at = len(session) - 1
+    wire = session.transcript.messages[at].wire()
+    return frozenset(r["call_id"] for r in rows if r["assistant"] == wire)
 
-    return hook
 
-
-async def recover(
-    agent: Agent, session: Session, log: TaskLog, task_id: str, trace_id: str, sinks: list[Sink]
-) -> tuple[list[str], list[Event]]:
-    """Finish the round a crash interrupted: ``uncertain`` for side-effecting calls that were
-    in flight, a fresh run of the others. Returns the call ids answered ``uncertain``."""
-    # A round built on the version still stored never landed: its calls were in flight. (Call
-    # ids are no key: models reuse "call_0" in every turn.)
-    live = [r for r in log.open_calls(task_id) if r["version"] == session.version]
-    if not live:
-        return [], []
-    assistant = parse_message(live[-1]["assistant"], where="in-flight call")
-    assert isinstance(assistant, AssistantMessage)
-    in_flight = {r["call_id"] for r in live}
-    state = RunState(agent, session, None, session.lock_policy)
-    tag_state(state, task_id, trace_id)
-    state.stage = "execute_tools"
-    state.sinks.extend(sinks)
+def answered(session: Session, task: TaskState) -> RunRecord | None:
+    """The record of the task's answer if it is committed already: the worker that wrote it
+    stopped before recording its run's end. That run's record (left open in ``task.runs``)
+    is completed, or one is added; nothing is left to run. None when there is no answer."""
     messages = session.transcript.messages
-    if not messages or messages[-1].wire() != assistant.wire():
-        state.append(assistant)  # the round's assistant message never landed: it does now
-    uncertain = []
-    for call in session.transcript.open_calls():
-        if call.id in in_flight and agent.tools.has_side_effects(call.function.name):
-            uncertain.append(call.id)
-            content = error_content(UNCERTAIN, UNCERTAIN_HINT, kind="uncertain", call=call.id)
-            state.answer(call, content)
-    if session.transcript.open_calls():
-        await execute_tools(state)  # calls without side effects (or never started) run again
-    else:
-        session.commit()
-    return uncertain, state.events
-
-
-def _answered(session: Session, start_len: int) -> str | None:
-    """The final answer already committed for this task (an attempt ended, its record did
-    not: the worker died in between), or None."""
-    messages = session.transcript.messages
-    if len(messages) <= start_len + 1 or not session.is_valid:
+    start = task.start_len
+    if start is None or len(messages) <= start + 1 or not session.is_valid:
         return None
     last = messages[-1]
-    if isinstance(last, AssistantMessage) and not last.tool_calls:
-        return last.text or ""
-    return None
+    if not isinstance(last, AssistantMessage) or last.tool_calls:
+        return None
+    record = task.runs[-1] if task.runs and task.runs[-1].stop_reason is None else None
+    if record is None:
+        record = RunRecord("r-" + os.urandom(6).hex(), task.trace_id, None, start=start)
+        record.task_id = task.id
+        task.runs.append(record)
+    record.end = len(messages)
+    record.output = last.text or ""
+    record.stop_reason = "final_answer"
+    record.stage = "persist"
+    record.detail = "the answer was committed before the worker that ran it stopped"
+    return record
 
 
-async def run_attempt(
+def start_attempt(
     agent: Agent,
     session: Session,
-    *,
-    task_id: str,
-    trace_id: str,
-    text: str,
-    start_len: int,
     log: TaskLog,
+    task: TaskState,
     sinks: list[Sink],
-    on_run: Callable[[Run], Any] | None = None,
-) -> Outcome:
-    """One attempt of the task: recover, then run the agent on the session until it stops."""
-    started = time.monotonic()
-    hooks = [*sinks, journal_hook(agent, session, log, task_id)]
-    uncertain, events = await recover(agent, session, log, task_id, trace_id, hooks)
-    done = _answered(session, start_len)
-    if done is not None and not uncertain:
-        return Outcome("done", "final_answer", output=done, events=events,
-                       latency=time.monotonic() - started)  # fmt: skip
-    run = agent.start(text if len(session) <= start_len else None, session=session)
-    tag_run(run, task_id, trace_id)
-    run.state.sinks.extend(hooks)
-    if on_run is not None:
-        on_run(run)
-    error: BaseException | None = None
-    try:
-        result = await run.finish()
-    except Exception as exc:  # the run is closed and its result attached (Run._drive)
-        error = exc
-        result = run.result  # type: ignore[assignment]
-    return outcome_of(run, result, error, uncertain, events, time.monotonic() - started)
-
-
-def outcome_of(
-    run: Run,
-    result: RunResult | None,
-    error: BaseException | None,
-    uncertain: list[str],
-    before: list[Event],
-    latency: float,
-) -> Outcome:
-    error = error or (result.error if result is not None else None)
-    reason = result.stop_reason if result is not None else "error"
-    status = "cancelled" if reason == "cancelled" else "error" if reason == "error" else "done"
-    return Outcome(
-        status,
-        reason,
-        output=result.output if result is not None else None,
-        error=None if error is None else f"{type(error).__name__}: {error}",
-        retryable=status == "error" and Retry.retryable(error),
-        iteration=run.iteration,
-        tokens=run.usage.total_tokens,
-        run_id=run.id,
-        uncertain=uncertain,
-        events=[*before, *run.events],
-        result=result,
-        latency=latency,
+    approval_timeout: float | None = None,
+    max_lost: int = MAX_LOST,
+) -> Run | RunRecord:
+    """The run of the task's next attempt (not started yet: ``await run.finish()`` or step
+    it), or the record of the task's answer when it is already there (see :func:`answered`).
+    The run's record joins ``task.runs`` at once."""
+    for record in task.runs:  # an attempt whose worker died: it ended where its last round did
+        if record.stop_reason is None:
+            record.stop_reason = "error"
+            record.detail = LOST
+    lost = sum(1 for r in task.runs if r.detail == LOST)
+    if lost >= max_lost:
+        raise Abandoned(
+            f"its worker stopped {lost} times while running it (a task that kills its process?):"
+            " it is not run again"
+        )
+    interrupted = interrupted_round(session, log, task.id)
+    if not interrupted and session.transcript.open_at is None:
+        done = answered(session, task)
+        if done is not None:
+            return done
+    assert task.start_len is not None
+    text = task.text if len(session) <= task.start_len else None  # the input landed already
+    run = agent.start(
+        text,
+        session=session,
+        task_id=task.id,
+        trace_id=task.trace_id,
+        interrupted=interrupted,
+        guard=TaskGuard(session, log, task.id, approval_timeout),
     )
+    run.state.sinks.extend(sinks)
+    task.runs.append(run.record)
+    return run
+
+
+def status_of(result: RunResult) -> Status:
+    """The task's status after an attempt: done, error, cancelled, or awaiting_approval."""
+    reason = result.stop_reason
+    if reason == "cancelled":
+        return "cancelled"
+    if reason == "awaiting_approval":
+        return "awaiting_approval"
+    return "error" if reason == "error" or result.error is not None else "done"
+
+
+async def finish_attempt(run: Run) -> RunResult:
+    """Drive the run to its end; its result, also when it failed (the error rides along)."""
+    try:
+        return await run.finish()
+    except Exception:  # the run closed itself first: its result and error are attached
+        assert run.result is not None
+        return run.result

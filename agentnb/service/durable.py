@@ -2,12 +2,12 @@
 
 Why DBOS (``dbos`` on PyPI, the ``service`` extra): durable workflows and queues as a
 library, in-process on SQLite and across processes on Postgres, with cancellation,
-per-partition concurrency and recovery of a dead worker's workflows when it starts again
-(arq is in maintenance mode, Celery has no asyncio tasks, Temporal and Hatchet download a
-server binary). Each task is one workflow (its id is the task id): its attempts are steps,
-checkpointed when they end, and the backoff between them a durable sleep. The queue is
-partitioned by session id with ``partition_concurrency=1``, so a session runs one task at a
-time on all workers together, in submission order.
+per-partition concurrency and recovery of a dead worker's workflows (arq is in maintenance
+mode, Celery has no asyncio tasks, Temporal and Hatchet download a server binary). Each task
+is one workflow (its id is the task id): its attempts are steps, checkpointed when they end,
+and the backoff between them a durable sleep. The queue is partitioned by session id with
+``partition_concurrency=1``, so a session runs one task at a time on all workers together,
+in submission order.
 
 Inside an attempt agentnb's own commits do the fine-grained part: the session is committed
 at the end of every tool round, and side-effecting calls are journalled before they run
@@ -22,23 +22,29 @@ answers an in-flight side-effecting call ``uncertain`` and never runs it again.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import os
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, RunStateError, SessionBusy
 from ..events import Event
-from .tasks import FINAL, QueueFull, Task, TaskInfo
-from .workflow import ACTIVE, WORKFLOW, register
+from . import workflow
+from .lease import Membership
+from .sqllog import SQLTaskLog
+from .tasks import FINAL, QueueFull, TaskInfo, TaskState
 
 if TYPE_CHECKING:
     from .runtime import Runtime
 
 __all__ = ["DBOS"]
 
-QUEUE = "agentnb"
-_STATUS = {"ENQUEUED": "pending", "DELAYED": "pending", "PENDING": "running",
-           "SUCCESS": "done", "CANCELLED": "cancelled"}  # fmt: skip
+QUEUE = workflow.QUEUE
+#: What a workflow's status in the engine says of the task.
+_STATUS = {"ENQUEUED": "pending", "DELAYED": "pending", "PENDING": "running"}
+_STATUS.update(SUCCESS="done", CANCELLED="cancelled")
 
 
 def _dbos() -> Any:
@@ -59,9 +65,15 @@ class DBOS:
             ``postgresql://…/dbname`` (workers in several processes; a database of its own).
         workers: run tasks in this process (DBOS is launched here). ``False``: only submit and
             watch (a notebook in front of ``python -m agentnb worker`` processes).
-        executor_id: this process's name among the workers; a restarted worker with the same
-            id takes back the workflows its previous life left unfinished.
+        executor_id: this worker's id among the workers; a unique one by default (host, pid,
+            start time). A live worker's id is refused; a restarted worker given its old id
+            takes back what its previous life left, if no survivor took it first.
         polling: seconds between the queue's polls for work.
+        heartbeat, lease: a worker renews its lease every ``heartbeat`` seconds; the workers
+            take over one whose lease lapsed (or, on the same machine, whose process is gone):
+            its tasks resume elsewhere within about ``lease + heartbeat`` seconds.
+        exit_when_lost: a worker declared dead (its lease had lapsed) exits at once (the
+            worker command); otherwise it cancels its runs and takes no more work.
     """
 
     name = "dbos"
@@ -75,14 +87,26 @@ class DBOS:
         executor_id: str | None = None,
         polling: float = 0.1,
         app_name: str = "agentnb",
+        heartbeat: float = 1.0,
+        lease: float = 5.0,
+        exit_when_lost: bool = False,
     ) -> None:
         self.url = url
         self.workers = workers
         self.executor_id = executor_id
         self.polling = polling
         self.app_name = app_name
-        self._started = False
-        self._client: Any = None
+        self.heartbeat, self.lease, self.exit_when_lost = heartbeat, lease, exit_when_lost
+        self._starting: asyncio.Lock | None = None
+        self.client: Any = None
+        self.sweep_variants: dict[str, Any] = {}  #: a sweep's, for workers here (.sweeps)
+        self.sweep_tasks: Any = ()
+        #: This process among the workers (when it runs tasks): see :mod:`.lease`.
+        self.member: Membership | None = None
+        self.lost: str | None = None  #: why this worker stopped running tasks
+        self._mine: list[str] = []
+        #: The attempts running in this process's workflows.
+        self.live = workflow.LiveRuns(self)
 
     def bind(self, rt: Runtime) -> None:
         if not rt.persistent:
@@ -93,40 +117,27 @@ class DBOS:
         self.rt = rt
 
     async def start(self) -> None:
-        """Launch DBOS in this process (workers) and connect the client."""
-        if self._started:
+        """Launch DBOS in this process (workers) and connect the client (once, also when
+        several submits come at once)."""
+        if self.client is not None:
             return
-        self._started = True
+        self._starting = self._starting or asyncio.Lock()
+        async with self._starting:
+            if self.client is None:
+                await self._start()
+
+    async def _start(self) -> None:
+        if self.lost is not None:
+            raise RunStateError(f"this worker stopped running tasks: {self.lost}")
         dbos = _dbos()
         if self.workers:
-            if ACTIVE.get("rt") not in (None, self.rt):
-                raise ConfigurationError("one process runs one DBOS-backed Runtime's workers")
-            ACTIVE["rt"] = self.rt
-            register()
-            config: dict[str, Any] = {
-                "name": self.app_name,
-                "system_database_url": self.url,
-                "application_version": "agentnb-1",
-                "log_level": "WARNING",
-                "notification_listener_polling_interval_sec": 0.05,
-            }
-            if self.executor_id is not None:
-                config["executor_id"] = self.executor_id
-            dbos.DBOS(config=config)
-            await asyncio.to_thread(dbos.DBOS.launch)
-            await dbos.DBOS.register_queue_async(
-                QUEUE,
-                worker_concurrency=self.rt.max_concurrency,
-                partition_concurrency=1,
-                polling_interval_sec=self.polling,
-                on_conflict="always_update",
-            )
-        self._client = await asyncio.to_thread(
+            await workflow.launch(self)
+        self.client = await asyncio.to_thread(
             dbos.DBOSClient, system_database_url=self.url, application_name=self.app_name
         )
 
     # -- submitting and asking ---------------------------------------------------------------
-    async def submit(self, task: Task, multitask: str) -> None:
+    async def submit(self, task: TaskState, multitask: str) -> None:
         await self.start()
         rt = self.rt
         if multitask in ("interrupt", "rollback"):
@@ -135,8 +146,8 @@ class DBOS:
                 "this process); the DBOS backend enqueues or rejects"
             )
         if multitask == "reject":
-            busy = [i for i in rt.log.infos() if i.session_id == task.session_id and not i.done]
-            busy = [i for i in busy if self.status(i.id).status not in FINAL]
+            busy = [t for t in rt.log.tasks(task.session_id) if t.status not in FINAL]
+            busy = [t for t in busy if self._merged(t).status not in FINAL]
             if busy:
                 raise SessionBusy(
                     f"session {task.session_id!r} already has task {busy[0].id}; "
@@ -144,8 +155,10 @@ class DBOS:
                     task.session_id,
                     busy[0].id,
                 )
-        depth = await self.queue_depth()
-        while depth >= rt.max_queue:
+        log = rt.log
+        assert isinstance(log, SQLTaskLog)  # bind() saw a persistent store
+        # admitted in one transaction: concurrent submitters never overfill the queue
+        while (depth := await asyncio.to_thread(log.admit, task, rt.max_queue)) is not None:
             if rt.on_full == "reject":
                 raise QueueFull(
                     f"the queue holds {depth} tasks (max_queue={rt.max_queue}); this task was "
@@ -153,82 +166,92 @@ class DBOS:
                     depth,
                 )
             await asyncio.sleep(self.polling)
-            depth = await self.queue_depth()
-        rt.log.put(task.info())  # before the workflow exists: a worker always finds its row
-        options = {
-            "queue_name": QUEUE,
-            "workflow_name": WORKFLOW,
-            "workflow_id": task.id,
-            "queue_partition_key": task.session_id,
-            "app_version": "agentnb-1",
-        }
-        await self._client.enqueue_async(options, task.id, task.session_id, task.text)
+        rt.changed(task, write=False)  # its row is kept: a worker always finds it
+        options = workflow.options(self.app_name, workflow.WORKFLOW, task.id, task.session_id)
+        try:
+            await self.client.enqueue_async(options, task.id, task.session_id, task.text)
+        except Exception as exc:  # not accepted after all: its row goes, and we say why
+            await asyncio.to_thread(log.drop, task.id)
+            if "workflow_status" in str(exc):  # DBOS's tables: a worker makes them
+                raise ConfigurationError(
+                    "DBOS's database has no tables yet: start a worker first (python -m "
+                    "agentnb worker ..., or a Runtime with DBOS(url) here); nothing was queued"
+                ) from exc
+            raise
+        self._mine.append(task.id)
 
-    async def queue_depth(self) -> int:
-        """Tasks accepted and not started (DBOS's ENQUEUED workflows of this queue)."""
-        await self.start()
-        rows = await self._client.list_queued_workflows_async(
+    def depth(self) -> int:
+        if self.client is None:
+            return sum(1 for t in self.rt.log.tasks() if t.status == "pending")
+        rows = self.client.list_queued_workflows(
             queue_name=QUEUE, status="ENQUEUED", load_input=False, load_output=False
         )
         return len(rows)
 
-    def _merge(self, info: TaskInfo, engine: str | None) -> TaskInfo:
-        """The log's row, with the engine's word on whether it ended."""
-        status = _STATUS.get(engine or "", "error" if engine else info.status)
-        if engine == "SUCCESS" or (engine == "PENDING" and info.status != "pending"):
-            return info  # the worker's own row is the richer one
-        if status == info.status:
-            return info
-        row = info.row()
-        row["status"] = status
-        if status in FINAL and not row["stop_reason"]:
-            row["stop_reason"] = "cancelled" if status == "cancelled" else "error"
-        return TaskInfo.from_row(row)
+    def _merged(self, task: TaskState, engine: str | None = None, known: bool = False) -> TaskState:
+        """The log's row, with the engine's word on whether the task ended."""
+        if task.status in FINAL or self.client is None:
+            return task
+        if not known:
+            found = self.client.list_workflows(
+                workflow_ids=[task.id], load_input=False, load_output=False
+            )
+            engine = found[0].status if found else None
+        if engine is None or engine == "SUCCESS":
+            return task  # not enqueued yet, or the worker's own row is about to say the end
+        status = _STATUS.get(engine, "error")  # ERROR, MAX_RECOVERY_ATTEMPTS_EXCEEDED
+        if status == "running" and task.status != "pending":
+            return task  # the worker's row says more (paused, its attempt)
+        task.status = status  # type: ignore[assignment]
+        if status in FINAL and task.error is None and status == "error":
+            task.error = f"the engine ended the task's workflow: {engine}"
+        return task
 
-    def status(self, task_id: str) -> TaskInfo:
-        info = self.rt.log.get(task_id)
-        if info is None:
+    def task(self, task_id: str) -> TaskState:
+        task = self.rt.log.get(task_id)
+        if task is None:
             raise self.rt.missing(task_id)
-        if info.done or self._client is None:
-            return info
-        found = self._client.list_workflows(
-            workflow_ids=[task_id], load_input=False, load_output=False
-        )
-        return self._merge(info, found[0].status if found else None)
+        return self._merged(task)
 
-    def infos(self) -> list[TaskInfo]:
-        infos = self.rt.log.infos()
-        open_ids = [i.id for i in infos if not i.done]
-        if not open_ids or self._client is None:
-            return infos
+    def tasks(self) -> list[TaskState]:
+        tasks = self.rt.log.tasks()
+        open_ids = [t.id for t in tasks if t.status not in FINAL]
+        if not open_ids or self.client is None:
+            return tasks
         engine = {
             w.workflow_id: w.status
-            for w in self._client.list_workflows(
+            for w in self.client.list_workflows(
                 workflow_ids=open_ids, load_input=False, load_output=False
             )
         }
-        return [self._merge(i, engine.get(i.id)) if not i.done else i for i in infos]
+        return [self._merged(t, engine.get(t.id), known=True) for t in tasks]
+
+    def submitted(self) -> list[str]:
+        return list(self._mine)
 
     async def wait(self, task_id: str) -> TaskInfo:
         await self.start()
-        handle = await self._client.retrieve_workflow_async(task_id)
+        handle = await self.client.retrieve_workflow_async(task_id)
         with contextlib.suppress(Exception):  # cancelled or failed: the status says which
             await handle.get_result(polling_interval_sec=self.polling)
         deadline = time.monotonic() + 5
         while True:  # the engine's end is final; the log's row follows within a moment
-            info = self.status(task_id)
+            info = self.task(task_id).info()
             if info.done or time.monotonic() > deadline:
                 return info
             await asyncio.sleep(0.05)
 
     def cancel(self, task_id: str) -> bool:
-        info = self.status(task_id)
-        if info.done:
+        task = self.task(task_id)
+        if task.status in FINAL:
             return False
-        self._client.cancel_workflow(task_id)
-        row = info.row()
-        row.update(status="cancelled", stop_reason="cancelled")
-        self.rt.log.put(TaskInfo.from_row(row))
+        self.client.cancel_workflow(task_id)
+        self.live.stop(task_id)  # running here: stop it now, not at the workflow's next step
+        if task.status == "awaiting_approval":  # its open calls get their answer
+            self.rt.session(task.session_id).repair(
+                "cancelled: the task was cancelled while this call awaited approval"
+            )
+        self.rt.finish(task, "cancelled")
         return True
 
     async def run_step(self, task_id: str) -> Event:
@@ -236,12 +259,35 @@ class DBOS:
             "run_step drives a task in this process: use the in-process backend to step tasks"
         )
 
+    async def recover(self) -> list[str]:
+        return []  # the workers take over lost workers' workflows themselves (see .lease)
+
+    async def wake(self, task_id: str) -> None:
+        """Tell the task's workflow its calls were answered (a durable message)."""
+        await self.start()
+        await self.client.send_async(task_id, "decided", workflow.TOPIC)
+
+    def lose(self, why: str) -> None:
+        """Declared dead by another worker (its lease had lapsed): stop (from its thread)."""
+        self.lost = why
+        if self.exit_when_lost:  # the worker command: its taker runs its tasks now
+            print(f"agentnb worker {self.executor_id} exits: {why}", file=sys.stderr, flush=True)
+            os._exit(75)
+        for task_id in list(self.live.runs):
+            self.live.stop(task_id)
+
     async def close(self) -> None:
-        if self._client is not None:
-            await asyncio.to_thread(self._client.destroy)
-            self._client = None
-        if self.workers and self._started and ACTIVE.get("rt") is self.rt:
+        self.live.close()
+        if self.client is not None:
+            await asyncio.to_thread(self.client.destroy)
+            self.client = None
+        if self.member is not None:
             dbos = _dbos()
             await asyncio.to_thread(dbos.DBOS.destroy, workflow_completion_timeout_sec=0)
-            ACTIVE.pop("rt", None)
-        self._started = False
+            workflow.bind(None, self.app_name)
+            # DBOS made its thread pool this loop's default executor, and it is shut down
+            # now: give the loop a fresh one, or the next asyncio.to_thread (a second
+            # Runtime in this notebook) fails with "cannot schedule new futures".
+            asyncio.get_running_loop().set_default_executor(concurrent.futures.ThreadPoolExecutor())
+            await asyncio.to_thread(self.member.leave)
+            self.member = None

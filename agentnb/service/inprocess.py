@@ -4,6 +4,10 @@ Works in a notebook with no server (002 §3.1: one asyncio loop managing many ta
 session has its own FIFO of tasks, and at most one of them runs at a time; the workers take
 sessions in the order they became ready, so a busy session never blocks the others. The
 queue's depth (tasks accepted, not yet started) is bounded by ``max_queue``.
+
+A task's life here, in public steps the workers and :mod:`.stepping` share: ``begin`` (its
+session taken), ``start`` (an attempt's run exists), ``attempted`` (that run ended, its trace
+kept), ``end`` (the task over, its session free, ``Runtime.finish`` records it).
 """
 
 from __future__ import annotations
@@ -11,18 +15,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import deque
 from typing import TYPE_CHECKING
 
 from ..errors import RunStateError, SessionBusy
 from ..events import Event
-from ..storage.trace import Trace
+from ..runtime.run import Run
 from . import stepping
-from .attempt import Outcome, run_attempt
+from .attempt import finish_attempt, start_attempt, status_of
+from .journal import MemoryTaskLog
+from .lease import Membership, join_in_loop, take_over
+from .parking import Parking
+from .policies import Retry, attempts
 from .queue import SessionQueues
-from .tasks import FINAL, Task, TaskInfo
+from .sqllog import SQLTaskLog
+from .tasks import FINAL, Status, TaskInfo, TaskState
 
 if TYPE_CHECKING:
-    from ..runtime.run import Run
+    from ..runtime.result import RunResult
+    from ..session.session import Session
     from .runtime import Runtime
 
 __all__ = ["InProcess"]
@@ -36,214 +47,248 @@ class InProcess:
 
     def bind(self, rt: Runtime) -> None:
         self.rt = rt
-        self.tasks: dict[str, Task] = {}
-        self.current: dict[str, Task] = {}  # session id -> its task running or paused
+        self.mine: dict[str, TaskState] = {}  # the tasks submitted or recovered here
+        self.current: dict[str, TaskState] = {}  # session id -> its task running or paused
         self.queue = SessionQueues(rt.max_queue)
+        self.finished: deque[str] = deque()  # the finished tasks kept here, oldest first
         self._workers: list[asyncio.Task[None]] = []
-        self.running = 0
-        self.peak = 0  # most tasks running at once, ever
+        self._wake: dict[str, asyncio.Event] = {}  # a task waiting to retry, woken by cancel
+        self.running, self.peak = 0, 0  # tasks running now; most at once, ever
+        self.member: Membership | None = None  #: this runtime among its store's workers
+        self.lost: str | None = None  #: why this runtime stopped running tasks
+        self.parking = Parking(self)  #: the tasks waiting for a person
+
+    def _join(self) -> None:
+        """Run tasks as a worker of the store: a unique id, a heartbeat, a lease."""
+        log = self.rt.log
+        if self.lost is not None:
+            raise RunStateError(f"this runtime stopped running tasks: {self.lost}")
+        if self.member is None and isinstance(log, SQLTaskLog):
+            self.member = join_in_loop(log, self, InProcess._lose)
+
+    def _lose(self, why: str) -> None:
+        """Another worker took this one's tasks (its lease lapsed): stop them, take no more."""
+        self.lost = why
+        for task in list(self.mine.values()):
+            if task.run is not None:
+                task.run.cancel()
 
     # -- the queue ---------------------------------------------------------------------------
-    @property
     def depth(self) -> int:
-        """Tasks accepted and not started."""
         return self.queue.depth
 
-    def _put(self, task: Task, *, first: bool = False) -> None:
+    def put(self, task: TaskState, *, first: bool = False) -> None:
         if not self._workers:
             self._workers = [
                 asyncio.ensure_future(self._work()) for _ in range(self.rt.max_concurrency)
             ]
         self.queue.put(task, first=first)
 
-    def active(self, session_id: str) -> Task | None:
-        """The session's task that is running or paused, if any."""
-        return self.current.get(session_id)
-
-    async def submit(self, task: Task, multitask: str) -> None:
+    async def submit(self, task: TaskState, multitask: str) -> None:
         rt, sid = self.rt, task.session_id
-        running = self.active(sid)
-        queued = self.queue.by_session.get(sid)
-        if multitask == "reject" and (running is not None or queued):
-            holder = running.id if running is not None else queued[0].id  # type: ignore[index]
-            raise SessionBusy(
-                f"session {sid!r} already has task {holder}; multitask='reject' refuses a "
-                "second message while it is busy (use 'enqueue', 'interrupt' or 'rollback')",
-                sid,
-                holder,
-            )
+        if multitask == "reject":
+            self._refuse_if_busy(sid)
         await self.queue.room(rt.on_full)
-        running = self.active(sid)  # the wait may have changed who runs
-        self.tasks[task.id] = task
-        rt.log.put(task.info())
+        if multitask == "reject":  # another message may have come in while this one waited
+            self._refuse_if_busy(sid)
+        self._join()
+        running = self.current.get(sid)  # the wait may have changed who runs
+        task.owner = self.member.id if self.member is not None else None
+        self.mine[task.id] = task
+        rt.changed(task)
         if multitask in ("interrupt", "rollback") and running is not None:
             running.ended_by = multitask
-            self._put(task, first=True)
+            self.put(task, first=True)
             self.cancel(running.id)
         else:
-            self._put(task)
-        rt.changed(task)
+            self.put(task)
+
+    def _refuse_if_busy(self, sid: str) -> None:
+        queued = self.queue.by_session.get(sid) or ()
+        holder = self.current.get(sid) or next(iter(queued), None) or self.parking.of(sid)
+        if holder is not None:
+            raise SessionBusy(
+                f"session {sid!r} already has task {holder.id}; multitask='reject' refuses a "
+                "second message while it is busy (use 'enqueue', 'interrupt' or 'rollback')",
+                sid,
+                holder.id,
+            )
 
     async def _work(self) -> None:
         while True:
             task = await self.queue.next()
+            parked = False
             try:
-                await self._execute(task)
-            except Exception as exc:  # a bug of ours must not kill a worker
-                self._finish(task, Outcome("error", "error", error=f"{type(exc).__name__}: {exc}"))
+                parked = await self._execute(task)
+            except Exception as exc:  # a fault of ours must not kill a worker
+                self.end(task, "error", f"{type(exc).__name__}: {exc}")
             finally:
-                self.queue.release(task.session_id)
+                if not parked:  # a parked task keeps its session (see .parking)
+                    self.queue.release(task.session_id)
 
-    # -- running a task ----------------------------------------------------------------------
-    def _begin(self, task: Task) -> None:
+    # -- a task's life -----------------------------------------------------------------------
+    def begin(self, task: TaskState) -> Session:
+        """The task runs now: it holds its session (fixing where its input goes)."""
         task.status = "running"
-        task.started = time.time()
+        task.started = task.started or time.time()
         self.current[task.session_id] = task
         self.running += 1
         self.peak = max(self.peak, self.running)
         session = self.rt.session(task.session_id)
         task.start_len = self.rt.log.start_len(task.id, len(session))
-        self.rt.log.put(task.info())  # a restarted process sees it was running
-        self.rt.changed(task)
+        self.rt.changed(task, write=False)  # written with its attempt's record (start)
+        return session
 
-    async def _execute(self, task: Task) -> None:
+    def start(self, task: TaskState, session: Session) -> Run | None:
+        """The run of the task's next attempt (its record joins the task), or None when the
+        task's answer is committed already (a crash came after it)."""
         rt = self.rt
-        self._begin(task)
-        session = rt.session(task.session_id)
-        assert task.start_len is not None
-        while True:
-            task.attempt += 1
-            outcome = await run_attempt(
-                rt.agent,
-                session,
-                task_id=task.id,
-                trace_id=task.trace_id,
-                text=task.text,
-                start_len=task.start_len,
-                log=rt.log,
-                sinks=[rt.progress(task)],
-                on_run=lambda run: self._started(task, run),
-            )
-            task.run = None
-            self._attempted(task, outcome)
-            if outcome.retryable and task.attempt < rt.retry.attempts and not task.cancel_requested:
-                await asyncio.sleep(rt.retry.delay(task.attempt))
-                if not task.cancel_requested:
-                    continue
-                outcome = Outcome("cancelled", "cancelled", error=outcome.error)
-            self._finish(task, outcome)
-            return
-
-    @staticmethod
-    def _started(task: Task, run: Run) -> None:
+        sinks = [rt.progress(task)]
+        run = start_attempt(
+            rt.agent, session, rt.log, task, sinks, rt.approval_timeout, rt.max_lost
+        )
+        if not isinstance(run, Run):
+            return None
         task.run = run
+        self.rt.changed(task)  # a restarted process sees it running, and this attempt
         if task.cancel_requested:
             run.cancel()
+        return run
 
-    def _attempted(self, task: Task, outcome: Outcome) -> None:
-        task.events.extend(outcome.events)
-        task.attempts.append(outcome.record(task.attempt))
-        task.iteration = outcome.iteration
-        if self.rt.persistent:
-            self.rt.log.put_trace(task.id, task.attempt, Trace(outcome.events).to_jsonl())
-            self.rt.log.put(task.info())
+    def attempted(self, task: TaskState, result: RunResult) -> None:
+        """An attempt's run ended: its events are kept, its record is final."""
+        task.run = None
+        self.rt.log.put_trace(task.id, result.run_id, result.events)
         self.rt.changed(task)
 
-    def _finish(self, task: Task, outcome: Outcome) -> None:
+    def end(self, task: TaskState, status: Status, error: str | None = None) -> TaskInfo:
+        """The task is over: its session is free (its messages gone if it was rolled back)."""
         if task.status in FINAL:
-            return
-        rt = self.rt
-        if task.status == "running":
+            return task.info()
+        if task.status in ("running", "paused"):
             self.running -= 1
         if self.current.get(task.session_id) is task:
             del self.current[task.session_id]
         if task.ended_by == "rollback" and task.start_len is not None:
-            session = rt.session(task.session_id)
+            session = self.rt.session(task.session_id)
             if len(session) > task.start_len:
                 session.truncate(task.start_len)  # its messages go; an edit commits at once
-                session.commit()
-        task.status = outcome.status  # type: ignore[assignment]
-        task.stop_reason = outcome.stop_reason
-        task.output = outcome.output
-        task.error = outcome.error
-        task.result = outcome.result
-        task.finished = time.time()
-        rt.log.end_task(task.id)
-        info = task.info()
-        rt.log.put(info)
-        if task.future is not None and not task.future.done():
-            task.future.set_result(info)
-        rt.changed(task)
-
-    # -- asking and steering -----------------------------------------------------------------
-    def get(self, task_id: str) -> Task:
-        try:
-            return self.tasks[task_id]
-        except KeyError:
-            raise self.rt.missing(task_id) from None
-
-    def status(self, task_id: str) -> TaskInfo:
-        task = self.tasks.get(task_id)
-        if task is not None:
-            return task.info()
-        info = self.rt.log.get(task_id)  # a task of an earlier process, kept by the store
-        if info is None:
-            raise self.rt.missing(task_id)
+        self._wake.pop(task.id, None)
+        info = self.rt.finish(task, status, error)
+        self.finished.append(task.id)
+        while len(self.finished) > self.rt.keep_finished:  # bounded: see Runtime(keep_finished)
+            old = self.finished.popleft()
+            self.mine.pop(old, None)
+            if isinstance(self.rt.log, MemoryTaskLog):  # a SQL log keeps it answerable
+                self.rt.log.forget(old)
         return info
 
-    def infos(self) -> list[TaskInfo]:
-        mine = [t.info() for t in self.tasks.values()]
+    async def _execute(self, task: TaskState) -> bool:
+        """Run the task's attempts; True when it is parked, awaiting approval."""
+        session = self.begin(task)
+        wake = self._wake[task.id] = asyncio.Event()
+
+        async def attempt(_: int) -> RunResult | None:
+            run = self.start(task, session)
+            if run is None:
+                return None
+            try:
+                return await finish_attempt(run)
+            finally:  # also when the worker itself is cancelled (the runtime closes)
+                if run.result is not None:
+                    self.attempted(task, run.result)
+
+        async def backoff(seconds: float) -> None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wake.wait(), seconds)  # a cancel wakes it at once
+
+        result = await attempts(
+            self.rt.retry,
+            attempt,
+            retry_on=lambda r: Retry.retryable(r.error),
+            sleep=backoff,
+            give_up=lambda: task.cancel_requested,
+        )
+        if result is None:  # the answer was there already, or a cancel came between attempts
+            self.end(task, "cancelled" if task.cancel_requested else "done")
+        elif (status := status_of(result)) == "awaiting_approval" and not task.cancel_requested:
+            self.running -= 1
+            self.current.pop(task.session_id, None)
+            self.parking.park(task)
+            return True
+        else:
+            self.end(task, "cancelled" if status == "awaiting_approval" else status)
+        return False
+
+    # -- asking and steering -----------------------------------------------------------------
+    def task(self, task_id: str) -> TaskState:
+        task = self.mine.get(task_id) or self.rt.log.get(task_id)
+        if task is None:
+            raise self.rt.missing(task_id)
+        return task
+
+    def tasks(self) -> list[TaskState]:
         if not self.rt.persistent:
-            return mine
-        return mine + [i for i in self.rt.log.infos() if i.id not in self.tasks]
+            return sorted(self.mine.values(), key=lambda t: t.id)
+        stored = [t for t in self.rt.log.tasks() if t.id not in self.mine]
+        return sorted([*self.mine.values(), *stored], key=lambda t: t.id)
+
+    def submitted(self) -> list[str]:
+        return list(self.mine)  # in submission order (dicts keep it)
 
     async def recover(self) -> list[str]:
-        """Queue again the unfinished tasks an earlier process left in the store's log."""
-        left = sorted(
-            (i for i in self.rt.log.infos() if not i.done and i.id not in self.tasks),
-            key=lambda i: i.id,  # ids sort in submission order
-        )
-        for info in left:
-            task = Task(info.id, info.session_id, info.text, trace_id=info.trace_id,
-                        created=info.created, attempt=info.attempt,
-                        attempts=list(info.attempts))  # fmt: skip
-            self.tasks[task.id] = task
-            self._put(task)
-        return [i.id for i in left]
+        """Take over the unfinished tasks of workers that are gone, each claimed once (two
+        processes recovering one store share them out; see :mod:`.lease`)."""
+        self._join()
+        if self.member is None or not isinstance(self.rt.log, SQLTaskLog):
+            return []
+        won = await asyncio.to_thread(take_over, self.member, self.rt.log, set(self.mine))
+        for task in won:
+            self.mine[task.id] = task
+            if task.status == "awaiting_approval":  # it waits on, here (see .parking)
+                self.parking.park(task)
+                continue
+            task.status = "pending"
+            self.put(task)
+        return [t.id for t in won]
+
+    async def wake(self, task_id: str) -> None:
+        self.parking.wake(task_id)
 
     async def wait(self, task_id: str) -> TaskInfo:
-        if task_id not in self.tasks:
-            info = self.status(task_id)
-            if info.done:
-                return info
+        task = self.task(task_id)
+        if task.status in FINAL:
+            return task.info()
+        if task.id not in self.mine:
             raise RunStateError(
                 f"task {task_id} was left unfinished by another process; "
                 "`await rt.recover()` takes it over"
             )
-        task = self.get(task_id)
-        if task.status in FINAL:
-            return task.info()
         if task.future is None:
             task.future = asyncio.get_running_loop().create_future()
         return await asyncio.shield(task.future)
 
     def cancel(self, task_id: str) -> bool:
-        task = self.get(task_id)
+        task = self.task(task_id)
         if task.status in FINAL:
             return False
         task.cancel_requested = True
-        if task.status == "pending":
+        if task.status == "awaiting_approval" and self.parking.leave(task_id) is not None:
+            self.end(task, "cancelled")  # its open calls got their answer (see .parking)
+        elif task.status == "pending":
             if self.queue.holds(task):
                 self.queue.take(task)
-            self._finish(task, Outcome("cancelled", "cancelled", error=None))
+            self.end(task, "cancelled")
         elif task.run is not None:
             task.run.cancel()  # a paused (stepped) run ends now; a running one at once
             if task.stepped and task.run.done:
                 stepping.end(self, task)
+        elif task.id in self._wake:
+            self._wake[task.id].set()  # waiting to retry: it stops waiting
         return True
 
     async def run_step(self, task_id: str) -> Event:
-        return await stepping.run_step(self, self.get(task_id))
+        return await stepping.run_step(self, self.task(task_id))
 
     async def close(self) -> None:
         for worker in self._workers:
@@ -252,8 +297,14 @@ class InProcess:
             with contextlib.suppress(asyncio.CancelledError):
                 await worker
         self._workers = []
-        for task in list(self.tasks.values()):  # what the closing cut short ends, on record
+        self.parking.close()
+        for task in list(self.mine.values()):  # what the closing cut short ends, on record
+            if task.status == "awaiting_approval" and self.rt.persistent:
+                continue  # it waits on in the store: recover() in the next process parks it
             if task.status not in FINAL:
                 if self.queue.holds(task):
                     self.queue.take(task)
-                self._finish(task, Outcome("cancelled", "cancelled", error="the runtime closed"))
+                self.end(task, "cancelled", "the runtime closed")
+        if self.member is not None:
+            await asyncio.to_thread(self.member.leave)
+            self.member = None

@@ -1,84 +1,109 @@
-"""The task log: tasks, their traces and their in-flight side-effecting calls, kept where
-the sessions are.
+"""The task log: tasks, their attempts' traces and their in-flight side-effecting calls, kept
+where the sessions are.
 
 A service must answer ``status`` and ``get_trace`` for a task id after its process
 restarted, and a worker must know, after a crash, which side-effecting calls were in flight.
-So the log lives in the session store's own database: a dict for a :class:`MemoryStore`,
-tables beside the sessions for :class:`~agentnb.SQLiteStore` and
-:class:`~agentnb.storage.postgres.PostgresStore` (every worker reaches them). Three tables:
-``agentnb_tasks`` (one JSON row per task, and the session length its input starts at),
-``agentnb_traces`` (one JSONL trace per attempt) and ``agentnb_calls`` (in-flight calls).
+So the log lives in the session store's own database: a dict for a :class:`MemoryStore`
+(:class:`MemoryTaskLog`, here), tables beside the sessions for :class:`~agentnb.SQLiteStore`
+and :class:`~agentnb.storage.postgres.PostgresStore`, which every worker reaches
+(:class:`~agentnb.service.sqllog.SQLTaskLog`).
 """
 
 from __future__ import annotations
 
-import json
-import sqlite3
-import threading
-import time
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Protocol
 
-from .tasks import TaskInfo
+from ..events import Event
+from ..storage.sql import SQLStore
+from .approvals import MemoryApprovals, SQLApprovals
+from .sqllog import SQLTaskLog
+from .tasks import TaskState
 
 __all__ = ["MemoryTaskLog", "SQLTaskLog", "TaskLog", "task_log_for"]
 
 
 class TaskLog(Protocol):
-    def put(self, info: TaskInfo) -> None: ...
-    def get(self, task_id: str) -> TaskInfo | None: ...
-    def infos(self) -> list[TaskInfo]: ...
-    def start_len(self, task_id: str, length: int) -> int:
-        """The session length where the task's input goes: set once, then read back."""
-        ...
+    """What the service keeps of its tasks (see the module docstring)."""
 
-    def put_trace(self, task_id: str, attempt: int, jsonl: str) -> None: ...
-    def traces(self, task_id: str) -> list[str]:
-        """One JSONL trace per attempt, in order ([] when none was kept)."""
-        ...
+    #: True when the log outlives the process (tasks and traces are read back from it).
+    persistent: bool
+    #: The calls waiting for a person's yes (see :mod:`.approvals`).
+    approvals: MemoryApprovals | SQLApprovals
 
-    def begin_call(self, task_id: str, session_id: str, version: int, call_id: str, tool: str,
-                   assistant: dict[str, Any]) -> None:  # fmt: skip
-        """A side-effecting call is about to run in the round built on ``version``."""
-        ...
-
+    def put(self, task: TaskState) -> None: ...
+    def get(self, task_id: str) -> TaskState | None: ...
+    def tasks(self, session_id: str | None = None) -> list[TaskState]: ...  # by submission
+    def start_len(self, task_id: str, length: int) -> int: ...  # set once, then read back
+    def put_trace(self, task_id: str, run_id: str, events: list[Event]) -> None: ...
+    def trace(self, task_id: str) -> list[Event]: ...  # every attempt's events, in order
+    def begin_call(  # a side-effecting call is about to run in the round built on version
+        self,
+        task_id: str,
+        session_id: str,
+        version: int,
+        call_id: str,
+        tool: str,
+        assistant: dict[str, Any],
+    ) -> None: ...
     def open_calls(self, task_id: str) -> list[dict[str, Any]]: ...
     def end_task(self, task_id: str) -> None: ...
 
 
 class MemoryTaskLog:
-    """The log of a runtime whose store is in memory (it dies with the process)."""
+    """The log of a runtime whose store is in memory (it dies with the process): it keeps
+    the task objects and event lists themselves."""
+
+    persistent = False
 
     def __init__(self) -> None:
-        self._rows: dict[str, TaskInfo] = {}
+        self.approvals: MemoryApprovals | SQLApprovals = MemoryApprovals()
+        self._tasks: dict[str, TaskState] = {}
         self._start: dict[str, int] = {}
-        self._traces: dict[str, dict[int, str]] = {}
+        self._traces: dict[str, dict[str, list[Event]]] = {}
         self._calls: dict[str, list[dict[str, Any]]] = {}
 
-    def put(self, info: TaskInfo) -> None:
-        self._rows[info.id] = info
+    def put(self, task: TaskState) -> None:
+        self._tasks[task.id] = task
 
-    def get(self, task_id: str) -> TaskInfo | None:
-        return self._rows.get(task_id)
+    def get(self, task_id: str) -> TaskState | None:
+        return self._tasks.get(task_id)
 
-    def infos(self) -> list[TaskInfo]:
-        return list(self._rows.values())
+    def tasks(self, session_id: str | None = None) -> list[TaskState]:
+        found = sorted(self._tasks.values(), key=lambda t: t.id)  # ids sort by submission
+        return found if session_id is None else [t for t in found if t.session_id == session_id]
 
     def start_len(self, task_id: str, length: int) -> int:
         return self._start.setdefault(task_id, length)
 
-    def put_trace(self, task_id: str, attempt: int, jsonl: str) -> None:
-        self._traces.setdefault(task_id, {})[attempt] = jsonl
+    def forget(self, task_id: str) -> None:
+        """Drop a finished task and its traces (the runtime keeps so many finished ones)."""
+        for kept in (self._tasks, self._start, self._traces, self._calls):
+            kept.pop(task_id, None)
+        if isinstance(self.approvals, MemoryApprovals):
+            self.approvals.forget(task_id)
 
-    def traces(self, task_id: str) -> list[str]:
-        parts = self._traces.get(task_id, {})
-        return [parts[k] for k in sorted(parts)]
+    def put_trace(self, task_id: str, run_id: str, events: list[Event]) -> None:
+        self._traces.setdefault(task_id, {})[run_id] = events
 
-    def begin_call(self, task_id: str, session_id: str, version: int, call_id: str, tool: str,
-                   assistant: dict[str, Any]) -> None:  # fmt: skip
-        row = {"call_id": call_id, "session_id": session_id, "version": version, "tool": tool,
-               "assistant": assistant}  # fmt: skip
+    def trace(self, task_id: str) -> list[Event]:
+        return [e for events in self._traces.get(task_id, {}).values() for e in events]
+
+    def begin_call(
+        self,
+        task_id: str,
+        session_id: str,
+        version: int,
+        call_id: str,
+        tool: str,
+        assistant: dict[str, Any],
+    ) -> None:
+        row = {
+            "call_id": call_id,
+            "session_id": session_id,
+            "version": version,
+            "tool": tool,
+            "assistant": assistant,
+        }
         self._calls.setdefault(task_id, []).append(row)
 
     def open_calls(self, task_id: str) -> list[dict[str, Any]]:
@@ -88,143 +113,8 @@ class MemoryTaskLog:
         self._calls.pop(task_id, None)
 
 
-_SCHEMA = [
-    "CREATE TABLE IF NOT EXISTS agentnb_tasks (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, "
-    "body TEXT NOT NULL, start_len INTEGER)",
-    "CREATE TABLE IF NOT EXISTS agentnb_traces (task_id TEXT NOT NULL, attempt INTEGER NOT NULL, "
-    "body TEXT NOT NULL, PRIMARY KEY (task_id, attempt))",
-    "CREATE TABLE IF NOT EXISTS agentnb_calls (task_id TEXT NOT NULL, call_id TEXT NOT NULL, "
-    "session_id TEXT NOT NULL, version INTEGER NOT NULL, tool TEXT NOT NULL, "
-    "assistant TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (task_id, version, call_id))",
-]
-
-
-class SQLTaskLog:
-    """The log in tables of a SQL database (SQLite or Postgres), one autocommit connection.
-
-    Every method is one statement or one short transaction, so a process killed at any
-    moment leaves each row whole.
-    """
-
-    def __init__(self, connect: Callable[[], Any], *, placeholder: str = "?") -> None:
-        self._connect = connect
-        self._db = connect()
-        self._p = placeholder
-        self._lock = threading.Lock()
-        if placeholder == "%s":  # Postgres: CREATE ... IF NOT EXISTS races between processes
-            with self._db.transaction():
-                self._db.execute("SELECT pg_advisory_xact_lock(7242001)")
-                for statement in _SCHEMA:
-                    self._db.execute(statement)
-        else:
-            for statement in _SCHEMA:
-                self._run(statement)
-
-    @classmethod
-    def sqlite(cls, path: str | Path) -> SQLTaskLog:
-        def connect() -> sqlite3.Connection:
-            db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL survives kill -9
-            return db
-
-        return cls(connect)
-
-    @classmethod
-    def postgres(cls, url: str) -> SQLTaskLog:
-        import psycopg
-
-        return cls(lambda: psycopg.connect(url, autocommit=True), placeholder="%s")
-
-    def _run(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        sql = sql.replace("?", self._p)
-        with self._lock:
-            cursor = self._db.execute(sql, args)
-            return list(cursor.fetchall()) if cursor.description else []
-
-    def put(self, info: TaskInfo) -> None:
-        body = json.dumps(info.row(), ensure_ascii=False)
-        self._run(
-            "INSERT INTO agentnb_tasks (id, session_id, body) VALUES (?, ?, ?) "
-            "ON CONFLICT (id) DO UPDATE SET body = excluded.body",
-            (info.id, info.session_id, body),
-        )
-
-    def get(self, task_id: str) -> TaskInfo | None:
-        rows = self._run("SELECT body FROM agentnb_tasks WHERE id = ?", (task_id,))
-        return TaskInfo.from_row(json.loads(rows[0][0])) if rows else None
-
-    def infos(self) -> list[TaskInfo]:
-        rows = self._run("SELECT body FROM agentnb_tasks")
-        return [TaskInfo.from_row(json.loads(body)) for (body,) in rows]
-
-    def start_len(self, task_id: str, length: int) -> int:
-        self._run(
-            "UPDATE agentnb_tasks SET start_len = ? WHERE id = ? AND start_len IS NULL",
-            (length, task_id),
-        )
-        rows = self._run("SELECT start_len FROM agentnb_tasks WHERE id = ?", (task_id,))
-        return int(rows[0][0]) if rows and rows[0][0] is not None else length
-
-    def put_trace(self, task_id: str, attempt: int, jsonl: str) -> None:
-        self._run(
-            "INSERT INTO agentnb_traces (task_id, attempt, body) VALUES (?, ?, ?) "
-            "ON CONFLICT (task_id, attempt) DO UPDATE SET body = excluded.body",
-            (task_id, attempt, jsonl),
-        )
-
-    def traces(self, task_id: str) -> list[str]:
-        rows = self._run(
-            "SELECT body FROM agentnb_traces WHERE task_id = ? ORDER BY attempt", (task_id,)
-        )
-        return [body for (body,) in rows]
-
-    def begin_call(self, task_id: str, session_id: str, version: int, call_id: str, tool: str,
-                   assistant: dict[str, Any]) -> None:  # fmt: skip
-        self._run(
-            "INSERT INTO agentnb_calls "
-            "(task_id, call_id, session_id, version, tool, assistant, at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (task_id, version, call_id) DO NOTHING",
-            (
-                task_id,
-                call_id,
-                session_id,
-                version,
-                tool,
-                json.dumps(assistant, ensure_ascii=False),
-                time.time(),
-            ),
-        )
-
-    def open_calls(self, task_id: str) -> list[dict[str, Any]]:
-        rows = self._run(
-            "SELECT call_id, session_id, version, tool, assistant FROM agentnb_calls "
-            "WHERE task_id = ? ORDER BY at",
-            (task_id,),
-        )
-        return [
-            {"call_id": c, "session_id": s, "version": v, "tool": t, "assistant": json.loads(a)}
-            for c, s, v, t, a in rows
-        ]
-
-    def end_task(self, task_id: str) -> None:
-        self._run("DELETE FROM agentnb_calls WHERE task_id = ?", (task_id,))
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-    def __del__(self) -> None:  # dropped without close(): close the connection quietly
-        db = getattr(self, "_db", None)
-        if db is not None:
-            db.close()
-
-
 def task_log_for(store: Any) -> TaskLog:
     """The log kept beside ``store``'s sessions (a dict for stores in memory)."""
-    kind = getattr(store, "name", None)
-    if kind == "postgres":
-        return SQLTaskLog.postgres(store.url)
-    if kind == "sqlite":
-        return SQLTaskLog.sqlite(store.path)
+    if isinstance(store, SQLStore):
+        return SQLTaskLog(store.database())
     return MemoryTaskLog()

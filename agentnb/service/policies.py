@@ -8,13 +8,26 @@
   calls answered ``cancelled``) and runs this one next; ``"rollback"`` cancels it and removes
   its messages first.
 - :class:`Retry`: which failures are retried (the model's or the transport's, never a tool's
-  refusal, which the model already saw) and how long to wait between attempts.
+  refusal, which the model already saw) and how long to wait between attempts. Built on
+  tenacity, as the HTTP models' :class:`~agentnb.models.RetryPolicy` is.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, TypeVar
+
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_result,
+    stop_after_attempt,
+    wait_exponential,
+    wait_random,
+)
+from tenacity.stop import stop_base
 
 from ..errors import (
     CassetteMiss,
@@ -24,7 +37,9 @@ from ..errors import (
     UnexpectedModelCall,
 )
 
-__all__ = ["MULTITASK", "ON_FULL", "Multitask", "OnFull", "Retry"]
+T = TypeVar("T")
+
+__all__ = ["MULTITASK", "ON_FULL", "Multitask", "OnFull", "Retry", "attempts"]
 
 OnFull = Literal["reject", "wait"]
 Multitask = Literal["enqueue", "reject", "interrupt", "rollback"]
@@ -41,29 +56,61 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
 _BUGS = (TypeError, ValueError, AttributeError, KeyError, IndexError, NameError, AssertionError)
 
 
+class _stop_when(stop_base):
+    def __init__(self, predicate: Callable[[], bool]) -> None:
+        self.predicate = predicate
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        return self.predicate()
+
+
 @dataclass(frozen=True, slots=True)
 class Retry:
     """Bounded retries with exponential backoff: ``attempts`` in all (1 = never retry).
 
     The wait before attempt ``n + 1`` is ``backoff * factor ** (n - 1)`` seconds, at most
-    ``max_backoff``.
+    ``max_backoff``, plus up to ``jitter`` seconds at random.
     """
 
     attempts: int = 3
     backoff: float = 0.1
     factor: float = 2.0
     max_backoff: float = 5.0
+    jitter: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.attempts < 1 or self.backoff < 0 or self.factor < 1 or self.max_backoff < 0:
+        if (
+            not isinstance(self.attempts, int)
+            or self.attempts < 1
+            or self.backoff < 0
+            or self.factor < 1
+            or self.max_backoff < 0
+            or self.jitter < 0
+        ):
             raise ConfigurationError(
-                f"Retry needs attempts >= 1, backoff >= 0, factor >= 1 and max_backoff >= 0; "
-                f"got {self!r}"
+                f"Retry needs attempts >= 1, backoff >= 0, factor >= 1, max_backoff >= 0 and "
+                f"jitter >= 0; got {self!r}"
             )
 
-    def delay(self, attempt: int) -> float:
-        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
-        return float(min(self.backoff * self.factor ** (attempt - 1), self.max_backoff))
+    def retrying(
+        self,
+        *,
+        retry_on: Callable[[Any], bool],
+        sleep: Callable[[float], Awaitable[None]] | None = None,
+        give_up: Callable[[], bool] = lambda: False,
+    ) -> AsyncRetrying:
+        """A fresh tenacity controller over attempts: another one while ``retry_on(result)``,
+        until ``attempts`` or ``give_up()``; ``sleep`` waits between them (a durable sleep
+        on DBOS)."""
+        wait = wait_exponential(multiplier=self.backoff, exp_base=self.factor, max=self.max_backoff)
+        return AsyncRetrying(
+            stop=stop_after_attempt(self.attempts) | _stop_when(give_up),
+            wait=wait + wait_random(0, self.jitter) if self.jitter else wait,
+            retry=retry_if_result(retry_on),
+            retry_error_callback=lambda state: None,  # out of attempts: the last result stands
+            reraise=True,  # a fault of the service itself is not an attempt to retry
+            sleep=sleep or asyncio.sleep,
+        )
 
     @staticmethod
     def retryable(error: BaseException | None) -> bool:
@@ -77,6 +124,33 @@ class Retry:
         if isinstance(error, ModelError | TimeoutError | ConnectionError):
             return True
         return type(error).__module__.startswith(("httpx", "httpcore"))
+
+
+async def attempts(
+    policy: Retry,
+    attempt: Callable[[int], Awaitable[T | None]],
+    *,
+    retry_on: Callable[[T], bool],
+    sleep: Callable[[float], Awaitable[None]] | None = None,
+    give_up: Callable[[], bool] = lambda: False,
+) -> T | None:
+    """Run ``attempt(n)`` (n = 1, 2, ...) under ``policy`` while ``retry_on(result)``; the
+    last result, or None when ``give_up()`` held first (an attempt returns None to stop
+    there too)."""
+    result: T | None = None
+    async for trying in policy.retrying(
+        retry_on=lambda r: r is not None and retry_on(r), sleep=sleep, give_up=give_up
+    ):
+        with trying:
+            if give_up():
+                break
+            result = await attempt(trying.retry_state.attempt_number)
+            if result is None:
+                break
+        outcome = trying.retry_state.outcome
+        if outcome is not None and not outcome.failed:
+            trying.retry_state.set_result(result)
+    return result
 
 
 NO_RETRY = Retry(attempts=1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 
-from .tasks import QueueFull, Task
+from .tasks import QueueFull, TaskState
 
 __all__ = ["SessionQueues"]
 
@@ -19,7 +19,7 @@ __all__ = ["SessionQueues"]
 class SessionQueues:
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self.by_session: dict[str, deque[Task]] = {}
+        self.by_session: dict[str, deque[TaskState]] = {}
         self.busy: set[str] = set()  # sessions with a task running or being stepped
         self.depth = 0
         self._scheduled: set[str] = set()
@@ -44,29 +44,46 @@ class SessionQueues:
                 )
             waiter = asyncio.get_running_loop().create_future()
             self._room.append(waiter)
-            await waiter
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():  # woken, then cancelled:
+                    self._wake_one()  # the room it was given goes to the next waiter
+                raise
 
-    def put(self, task: Task, *, first: bool = False) -> None:
+    def put(self, task: TaskState, *, first: bool = False) -> None:
         queue = self.by_session.setdefault(task.session_id, deque())
         queue.appendleft(task) if first else queue.append(task)
         self.depth += 1
         self.schedule(task.session_id)
 
-    def holds(self, task: Task) -> bool:
+    def holds(self, task: TaskState) -> bool:
         return task in self.by_session.get(task.session_id, ())
 
-    def take(self, task: Task) -> None:
+    def take(self, task: TaskState) -> None:
         """Remove a queued task (it starts, or it was cancelled): room for one more."""
         queue = self.by_session[task.session_id]
         queue.remove(task)
         if not queue:
             del self.by_session[task.session_id]
         self.depth -= 1
+        self._wake_one()
+
+    def _wake_one(self) -> None:
         while self._room:
             waiter = self._room.popleft()
             if not waiter.done():
                 waiter.set_result(None)
                 break
+
+    def claim(self, task: TaskState) -> bool:
+        """Take a queued task off the queue to run it outside the workers (``run_step``);
+        False when its session is busy."""
+        if task.session_id in self.busy:
+            return False
+        self.take(task)
+        self.busy.add(task.session_id)
+        return True
 
     def schedule(self, session_id: str) -> None:
         queued, busy = session_id in self.by_session, session_id in self.busy
@@ -74,7 +91,7 @@ class SessionQueues:
             self._scheduled.add(session_id)
             self.ready.put_nowait(session_id)
 
-    async def next(self) -> Task:
+    async def next(self) -> TaskState:
         """The first task of the next ready session, taken off the queue; its session is busy."""
         while True:
             sid = await self.ready.get()

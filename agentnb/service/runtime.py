@@ -19,46 +19,46 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import functools
 import logging
+import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from .. import display
 from ..errors import ConfigurationError, RunStateError, SessionNotFound
-from ..events import Event, ModelResponded, RunStarted, RunStopped, ToolFinished
+from ..events import (
+    ContextRestored,
+    Event,
+    ModelResponded,
+    RunStarted,
+    ToolFinished,
+    ToolsExecuted,
+)
+from ..runtime.result import RunResult
 from ..session.session import Session
 from ..session.store import MemoryStore, Store, validate_session_id
+from ..storage.sql import SQLStore
 from ..storage.trace import Trace
+from .approvals import Pending
+from .backend import Backend
 from .inprocess import InProcess
-from .journal import MemoryTaskLog, task_log_for
+from .journal import task_log_for
 from .policies import MULTITASK, ON_FULL, Multitask, OnFull, Retry, check_choice
-from .tasks import FINAL, Task, TaskInfo, TaskNotFound, new_task_id
+from .sqllog import SQLTaskLog
+from .sweeps import SweepRunner, SweepRuns, sweep_key
+from .tasks import FINAL, STATUSES, Status, TaskInfo, TaskNotFound, TaskState, new_task_id
 
 if TYPE_CHECKING:
     from ..agent import Agent
-    from ..runtime.run import RunResult
+    from ..runtime.guard import Verdict
 
 __all__ = ["Backend", "Runtime"]
 
 logger = logging.getLogger("agentnb.service")
+_PROGRESS = (RunStarted, ModelResponded, ToolFinished)
 
-Listener = Callable[[Task], Any]
-
-
-class Backend(Protocol):
-    """Where tasks run: :class:`InProcess` (default) or a durable engine."""
-
-    name: str
-    durable: bool
-
-    def bind(self, rt: Runtime) -> None: ...
-    async def submit(self, task: Task, multitask: str) -> None: ...
-    def status(self, task_id: str) -> TaskInfo: ...
-    def infos(self) -> list[TaskInfo]: ...
-    async def wait(self, task_id: str) -> TaskInfo: ...
-    def cancel(self, task_id: str) -> bool: ...
-    async def run_step(self, task_id: str) -> Event: ...
-    async def close(self) -> None: ...
+Listener = Callable[[TaskState], Any]
 
 
 class Runtime:
@@ -74,6 +74,12 @@ class Runtime:
             may override it per message.
         retry: a :class:`Retry`, or the number of attempts (model/transport failures only).
         backend: :class:`InProcess` by default; ``agentnb.service.DBOS(...)`` for durable runs.
+        approval_timeout: seconds a call waits for ``approve``/``deny`` before it is denied
+            as expired (None: it waits until answered).
+        keep_finished: finished tasks kept in memory (the newest); older ones stay answerable
+            from a SQLite or Postgres store, and are forgotten with an in-memory one.
+        max_lost: a task whose workers die under it this many times (one that kills its
+            process) ends in error instead of being taken over again.
     """
 
     def __init__(
@@ -87,10 +93,14 @@ class Runtime:
         multitask: Multitask = "enqueue",
         retry: Retry | int | None = None,
         backend: Backend | None = None,
+        approval_timeout: float | None = 3600.0,
+        keep_finished: int = 10_000,
+        max_lost: int = 5,
     ) -> None:
         if agent.model is None:
             raise ConfigurationError(f"agent {agent.name!r} has no model; a Runtime needs one")
-        for name, value in (("max_concurrency", max_concurrency), ("max_queue", max_queue)):
+        sizes = ("max_concurrency", max_concurrency), ("max_queue", max_queue)
+        for name, value in (*sizes, ("keep_finished", keep_finished), ("max_lost", max_lost)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigurationError(f"{name} must be a positive int, got {value!r}")
         self.agent = agent
@@ -100,9 +110,13 @@ class Runtime:
         self.on_full: OnFull = check_choice("on_full", on_full, ON_FULL)  # type: ignore[assignment]
         self.multitask = check_choice("multitask", multitask, MULTITASK)
         self.retry = retry if isinstance(retry, Retry) else Retry(attempts=retry or 3)
+        if approval_timeout is not None and not approval_timeout > 0:
+            raise ConfigurationError(f"approval_timeout must be positive, got {approval_timeout!r}")
+        self.approval_timeout = approval_timeout
+        self.keep_finished, self.max_lost = keep_finished, max_lost
         self.log = task_log_for(self.store)
         #: True when tasks and traces outlive this process (the store is on disk or a server).
-        self.persistent = not isinstance(self.log, MemoryTaskLog)
+        self.persistent = self.log.persistent
         self.backend: Backend = backend if backend is not None else InProcess()
         self._sessions: dict[str, Session] = {}
         self._listeners: list[Listener] = []
@@ -121,89 +135,100 @@ class Runtime:
         if not isinstance(text, str):
             raise ConfigurationError(f"a task's text must be a str, got {type(text).__name__}")
         policy = check_choice("multitask", multitask or self.multitask, MULTITASK)
-        task = Task(new_task_id(), session_id, text)
+        task = TaskState(new_task_id(), session_id, text)
         await self.backend.submit(task, policy)
         return task.id
 
     # -- asking ------------------------------------------------------------------------------
     def status(self, task_id: str) -> TaskInfo:
         """Where the task is (``.status``, ``.stop_reason``, ``.attempt``, ``.iteration``...)."""
-        return self.backend.status(task_id)
+        return self.backend.task(task_id).info()
 
     async def wait(self, task_id: str, timeout: float | None = None) -> TaskInfo:
         """Wait until the task is done, error or cancelled; returns its final status."""
         return await asyncio.wait_for(self.backend.wait(task_id), timeout)
 
-    async def join(self, timeout: float | None = None) -> list[TaskInfo]:
-        """Wait for every task submitted so far (to this runtime)."""
-        mine = getattr(self.backend, "tasks", None)
-        ids = list(mine) if mine is not None else [i.id for i in self.backend.infos()]
-        return [await self.wait(i, timeout) for i in ids]
+    async def join(self, timeout: float | None = None) -> builtins.list[TaskInfo]:
+        """Wait for every task submitted so far (to this runtime); their final statuses (of
+        the ones it keeps: see ``keep_finished``)."""
+        infos = []
+        for task_id in self.backend.submitted():
+            try:
+                infos.append(await self.wait(task_id, timeout))
+            except TaskNotFound:  # it ended and was let go meanwhile
+                continue
+        return infos
 
     def result(self, task_id: str) -> RunResult:
-        """The :class:`~agentnb.RunResult` of the task's last attempt (once it is over)."""
-        info = self.status(task_id)
-        if not info.done:
-            raise RunStateError(f"task {task_id} is {info.status}; `await rt.wait(id)` first")
-        task = getattr(self.backend, "tasks", {}).get(task_id)
-        if task is not None and task.result is not None:
-            result: RunResult = task.result
-            return result
-        from ..runtime.result import RunResult
-        from ..session.records import RunRecord
-
-        trace = self.get_trace(task_id)
-        stopped = [e for e in trace if isinstance(e, RunStopped)]
-        last = stopped[-1] if stopped else None
-        record = RunRecord(
-            last.run_id or "" if last else "",
-            info.trace_id,
-            info.text,
-            output=info.output,
-            stop_reason=info.stop_reason or info.status,
-            detail=last.detail if last else (info.error or ""),
-            iterations=info.iteration,
+        """The :class:`~agentnb.RunResult` of the task's last attempt, once the task is over:
+        its record, its messages, its events (the same on every backend)."""
+        task = self.backend.task(task_id)
+        if task.status not in FINAL:
+            raise RunStateError(f"task {task_id} is {task.status}; `await rt.wait(id)` first")
+        if not task.runs:
+            raise RunStateError(
+                f"task {task_id} ended {task.status} before any run "
+                f"({task.error or 'it never started'}): it has no result"
+            )
+        record = task.runs[-1]
+        session = self.session(task.session_id)
+        messages = session.transcript.messages
+        mine = (
+            messages[record.start : record.end]
+            if record.start is not None and record.end >= 0
+            else []
         )
-        if last is not None:
-            record.usage = last.usage
-        return RunResult(record, self.session(info.session_id), list(trace))
+        events = [e for e in self.get_trace(task_id) if e.run_id == record.run_id]
+        return RunResult(record, session, events, list(mine))
 
     def get_trace(self, task_id: str) -> Trace:
         """The task's events, every attempt in order (from the store after a restart)."""
-        task = getattr(self.backend, "tasks", {}).get(task_id)
-        if task is not None and (task.events or not self.persistent):
-            return Trace(task.events)
-        texts = self.log.traces(task_id)
-        if not texts:
-            self.status(task_id)  # TaskNotFound when nobody knows it
-        return Trace([event for text in texts for event in Trace.from_jsonl(text)])
+        task = self.backend.task(task_id)
+        run = task.run
+        if run is None:
+            return Trace(self.log.trace(task_id))
+        kept = [e for e in self.log.trace(task_id) if e.run_id != run.id]
+        return Trace([*kept, *run.events])  # the attempt running now, as far as it got
 
-    def list(self, status: str | None = None, session_id: str | None = None) -> list[TaskInfo]:
+    def list(
+        self, status: str | None = None, session_id: str | None = None
+    ) -> builtins.list[TaskInfo]:
         """Tasks in submission order, filtered by status and/or session."""
-        infos = sorted(self.backend.infos(), key=lambda i: i.created)
+        infos = [t.info() for t in self.backend.tasks()]
         return [
-            i for i in infos
+            i
+            for i in infos
             if (status is None or i.status == status)
             and (session_id is None or i.session_id == session_id)
-        ]  # fmt: skip
+        ]
 
     def counts(self) -> dict[str, int]:
         """Tasks per status, and ``queued``: the queue's depth."""
-        out = dict.fromkeys(("pending", "running", "paused", "done", "error", "cancelled"), 0)
-        for info in self.backend.infos():
-            out[info.status] += 1
-        depth = getattr(self.backend, "depth", None)
-        out["queued"] = depth if isinstance(depth, int) else out["pending"]
+        out: dict[str, int] = dict.fromkeys(STATUSES, 0)
+        for task in self.backend.tasks():
+            out[task.status] += 1
+        out["queued"] = self.backend.depth()
         return out
 
     def session(self, session_id: str) -> Session:
-        """The session as this runtime keeps it (loaded from the store on first use)."""
+        """The session as this runtime keeps it: loaded from the store on first use, with the
+        records of the runs its tasks made (``session.runs``)."""
         session = self._sessions.get(session_id)
+        if (
+            session is not None
+            and self.backend.durable
+            and session.lock.hold is None
+            and isinstance(self.store, SQLStore)
+            and self.store.version(session_id) != session.version  # a worker elsewhere wrote
+        ):
+            session = None
         if session is None:
             try:
                 session = Session.open(self.store, session_id)
             except SessionNotFound:
                 session = Session(id=session_id, store=self.store)
+            for task in self.log.tasks(session_id):
+                session.runs.extend(r for r in task.runs if r.start is not None)
             self._sessions[session_id] = session
         return session
 
@@ -216,8 +241,7 @@ class Runtime:
         """Take over the tasks a crashed process left unfinished (in-process backend on a
         persistent store; DBOS recovers its own). They resume from their last committed
         round; a side-effecting call that was in flight is answered ``uncertain``."""
-        recover = getattr(self.backend, "recover", None)
-        return [] if recover is None else builtins.list(await recover())
+        return await self.backend.recover()
 
     def cancel(self, task_id: str) -> bool:
         """Cancel a pending or running task (open calls answered ``cancelled``); False when
@@ -228,41 +252,121 @@ class Runtime:
         """Drive a task yourself, one stage per call (as ``run.step()``); the workers leave it."""
         return await self.backend.run_step(task_id)
 
+    # -- sweeps (an.evaluate(..., runtime=rt)) --------------------------------------------------
+    def evaluation_runner(
+        self, variants: dict[str, Any], tasks: Any, repeats: int, seed: int
+    ) -> SweepRunner:
+        """What runs an evaluation's runs through this runtime (see :mod:`.sweeps`)."""
+        from .durable import DBOS
+
+        if isinstance(self.backend, DBOS) and self.backend.workers:  # its workers are here
+            self.backend.sweep_variants.update({n: a for n, a in variants.items() if a})
+            self.backend.sweep_tasks = tasks
+        return SweepRunner(self, sweep_key(variants, tasks, repeats, seed))
+
+    @functools.cached_property
+    def sweep_runs(self) -> SweepRuns:
+        """The finished runs of sweeps (made on first use)."""
+        return SweepRuns(self.log.db if isinstance(self.log, SQLTaskLog) else None)
+
+    # -- approvals ---------------------------------------------------------------------------
+    def approvals(self, task_id: str | None = None) -> builtins.list[Pending]:
+        """The calls waiting for a yes or no (of one task), oldest first."""
+        return self.log.approvals.pending(task_id)
+
+    async def approve(self, task_id: str, call_id: str, *, digest: str) -> None:
+        """Let the waiting call run (``digest``: the one its ``ApprovalRequested`` showed; an
+        approval of other arguments is refused). The task resumes; the call runs once."""
+        await self._decide(task_id, call_id, digest, "approved", "")
+
+    async def deny(
+        self,
+        task_id: str,
+        call_id: str,
+        reason: str = "a person said no",
+        *,
+        digest: str | None = None,
+    ) -> None:
+        """Refuse the waiting call: the model reads a ``denied`` result with ``reason``."""
+        await self._decide(task_id, call_id, digest, "denied", reason)
+
+    async def _decide(
+        self, task_id: str, call_id: str, digest: str | None, verdict: Verdict, reason: str
+    ) -> None:
+        self.backend.task(task_id)  # TaskNotFound first
+        await asyncio.to_thread(
+            self.log.approvals.decide, task_id, call_id, digest, verdict, reason
+        )
+        logger.info("task %s: call %s %s", task_id, call_id, verdict)
+        if not self.log.approvals.pending(task_id):  # every call of its round answered
+            await self.backend.wake(task_id)
+
+    # -- the one way a task ends -------------------------------------------------------------
+    def finish(self, task: TaskState, status: Status, error: str | None = None) -> TaskInfo:
+        """End ``task`` with ``status`` (its runs' records say the rest; ``error`` says why
+        when none does): recorded in the log, its waiters woken, its watchers told."""
+        if task.status in FINAL:
+            return task.info()
+
+        task.status = status
+        task.error = error
+        task.finished = time.time()
+        task.run = None
+        self.log.end_task(task.id)
+        info = self.changed(task)
+        if task.future is not None and not task.future.done():
+            task.future.set_result(info)
+        return info
+
     # -- watching ----------------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(task)`` whenever a task changes (status, attempt, progress)."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    def changed(self, task: Task) -> None:
-        if task.status in FINAL or (task.status == "running" and task.iteration == 0):
-            run_id = task.attempts[-1]["run_id"] if task.attempts else None
+    def changed(self, task: TaskState, *, write: bool = True) -> TaskInfo:
+        """A task changed: written to the log (``write``), logged, its watchers told."""
+        if write:
+            self.log.put(task)
+        info = task.info()
+        if task.status in FINAL or (task.status == "running" and info.iteration == 0):
+            run_id = task.runs[-1].run_id if task.runs else None
+            ids = {"session_id": task.session_id, "task_id": task.id, "run_id": run_id}
+            reason = f" stop_reason={info.stop_reason}" if info.stop_reason else ""
+            line = f"task {task.id} {task.status} (session={task.session_id} run={run_id} "
             logger.info(
-                "task %s %s (session=%s run=%s trace=%s%s)",
-                task.id, task.status, task.session_id, run_id, task.trace_id,
-                f" stop_reason={task.stop_reason}" if task.stop_reason else "",
-                extra={"session_id": task.session_id, "task_id": task.id, "run_id": run_id,
-                       "trace_id": task.trace_id},
-            )  # fmt: skip
-        for listener in list(self._listeners):
+                line + f"trace={task.trace_id}{reason})", extra=ids | {"trace_id": task.trace_id}
+            )
+        for listener in builtins.list(self._listeners):
             listener(task)
+        return info
 
-    def progress(self, task: Task) -> Callable[[Event], None]:
-        """A run sink keeping the task's iteration and tokens current while it runs."""
+    def progress(self, task: TaskState) -> Callable[[Event], None]:
+        """A run sink telling the task's watchers of its progress (a model reply, a tool);
+        in a persistent log, the attempt's trace is kept at its start and at each round's end
+        too (an attempt whose worker dies is listed, with its events up to there)."""
 
         def sink(event: Event) -> None:
             kind = type(event)
-            if kind is ModelResponded:
-                task.tokens += event.usage.total_tokens  # type: ignore[attr-defined]
-            elif kind is not ToolFinished and kind is not RunStarted:
-                return
-            task.iteration = event.iteration
-            self.changed(task)
+            if (kind is ToolsExecuted or kind is ContextRestored) and self.persistent:
+                run = task.run  # kept at its start and at each round's end: none goes unlisted
+                if run is not None:
+                    self.log.put_trace(task.id, run.id, list(run.events))
+            if kind in _PROGRESS:
+                self.changed(task, write=False)
 
         return sink
 
     def missing(self, task_id: str) -> TaskNotFound:
-        return TaskNotFound(f"no task {task_id!r} in this runtime or its store", task_id)
+        forgotten = (
+            ""
+            if self.persistent
+            else (
+                f" (an in-memory runtime keeps its {self.keep_finished} newest finished tasks: "
+                "keep_finished=)"
+            )
+        )
+        return TaskNotFound(f"no task {task_id!r} in this runtime or its store{forgotten}", task_id)
 
     def view(self, **options: Any) -> Any:
         """The live :class:`~agentnb.widgets.QueueView` of this runtime (needs ipywidgets)."""

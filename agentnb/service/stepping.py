@@ -2,7 +2,9 @@
 
 The first ``run_step`` takes a pending task off the queue (the workers leave it alone from
 then on), starts its run as a stepper and advances it one stage; between calls the task is
-``paused``. Its run is the task's only attempt (no retries: whoever steps it decides).
+``paused``. Its run is the task's only attempt (no retries: whoever steps it decides). It
+goes through the backend's public steps, as the workers do: ``begin``, ``start``,
+``attempted``, ``end``.
 """
 
 from __future__ import annotations
@@ -10,63 +12,54 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import RunStateError
-from .attempt import journal_hook, outcome_of, tag_run
+from .attempt import status_of
 from .tasks import FINAL
 
 if TYPE_CHECKING:
     from ..events import Event
     from .inprocess import InProcess
-    from .tasks import Task
+    from .tasks import TaskState
 
 __all__ = ["end", "run_step"]
 
 
-async def run_step(backend: InProcess, task: Task) -> Event:
+async def run_step(backend: InProcess, task: TaskState) -> Event:
     """Advance ``task`` one stage; a pending task is taken off the queue on the first call."""
-    rt = backend.rt
     if task.status == "pending" and not task.stepped:
-        if task.session_id in backend.queue.busy:
+        if not backend.queue.claim(task):
             raise RunStateError(
                 f"task {task.id}'s session {task.session_id!r} is running another task; "
                 "step it once that one is over"
             )
-        backend.queue.take(task)
-        backend.queue.busy.add(task.session_id)
         task.stepped = True
-        backend._begin(task)
-        task.attempt = 1
-        session = rt.session(task.session_id)
-        assert task.start_len is not None
-        run = rt.agent.start(task.text if len(session) <= task.start_len else None, session=session)
-        tag_run(run, task.id, task.trace_id)
-        run.state.sinks += [rt.progress(task), journal_hook(rt.agent, session, rt.log, task.id)]
-        task.run = run
-    if not task.stepped or task.run is None or task.status in FINAL:
+        session = backend.begin(task)
+        if backend.start(task, session) is None:  # its answer was there already
+            backend.end(task, "done")
+            backend.queue.release(task.session_id)
+    run = task.run
+    if not task.stepped or run is None or task.status in FINAL:
         raise RunStateError(
             f"task {task.id} is {task.status}: run_step drives a task that has not started "
             "(or one it started); the workers drive the others"
         )
     task.status = "running"
     try:
-        event = await task.run.step()
+        event = await run.step()
     except Exception:
         end(backend, task)
         raise
-    if task.run.done:
+    if run.done:
         end(backend, task)
     else:
         task.status = "paused"
-        rt.changed(task)
+        backend.rt.changed(task, write=False)
     return event
 
 
-def end(backend: InProcess, task: Task) -> None:
+def end(backend: InProcess, task: TaskState) -> None:
     """Record the stepped run's end as the task's only attempt; free its session."""
     run = task.run
-    assert run is not None
-    outcome = outcome_of(run, run.result, run.state.error, [], [], 0.0)
-    task.run = None
-    task.status = "running"
-    backend._attempted(task, outcome)
-    backend._finish(task, outcome)
+    assert run is not None and run.result is not None
+    backend.attempted(task, run.result)
+    backend.end(task, status_of(run.result))
     backend.queue.release(task.session_id)

@@ -1,9 +1,10 @@
 """Tasks: one submitted message on one session, from the queue to its end (002 §3.1).
 
-A task is what the service keeps for one ``submit(session_id, text)``: its status, its
-attempts (each one run of the agent, with its own ``run_id``; one ``trace_id`` for the
-task), and what it produced. :class:`TaskInfo` is the read-only snapshot handed out by
-``status``, ``list`` and the queue view; :class:`Task` is the service's own record.
+Each fact of a task has one home. The task's :class:`TaskState` keeps its status and its
+attempts, each attempt one run of the agent whose outcome is the run's own
+:class:`~agentnb.session.records.RunRecord` (its ``run_id``; one ``trace_id`` for the whole
+task). :class:`TaskInfo`, the read-only snapshot ``status``, ``list`` and the queue view hand
+out, is computed from them by :meth:`TaskState.info`, the one function that does.
 """
 
 from __future__ import annotations
@@ -14,18 +15,40 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import AgentnbError
+from ..models.base import Usage
 
 if TYPE_CHECKING:
     import asyncio
 
-    from ..events import Event
-    from ..runtime.run import Run, RunResult
+    from ..runtime.run import Run
+    from ..session.records import RunRecord
 
-__all__ = ["STATUSES", "QueueFull", "Task", "TaskInfo", "TaskNotFound", "new_task_id"]
+__all__ = [
+    "FINAL",
+    "LOST",
+    "STATUSES",
+    "QueueFull",
+    "TaskInfo",
+    "TaskNotFound",
+    "TaskState",
+    "attempt_status",
+    "new_task_id",
+]
 
-Status = Literal["pending", "running", "paused", "done", "error", "cancelled"]
+#: The detail of an attempt whose worker stopped (a crash, a kill) before the run ended.
+LOST = "lost: its worker stopped before the run ended; the next attempt resumed the task"
+
+Status = Literal["pending", "running", "paused", "awaiting_approval", "done", "error", "cancelled"]
 #: Every status a task can have; the last three are final.
-STATUSES: tuple[Status, ...] = ("pending", "running", "paused", "done", "error", "cancelled")
+STATUSES: tuple[Status, ...] = (
+    "pending",
+    "running",
+    "paused",
+    "awaiting_approval",
+    "done",
+    "error",
+    "cancelled",
+)
 FINAL = frozenset({"done", "error", "cancelled"})
 
 
@@ -61,6 +84,14 @@ def new_task_id() -> str:
     return f"t-{now:016x}{os.urandom(3).hex()}"
 
 
+def attempt_status(record: RunRecord) -> str:
+    """What an attempt's record says of it: running (no stop yet), done, error or cancelled."""
+    reason = record.stop_reason
+    if reason is None:
+        return "running"
+    return reason if reason in ("error", "cancelled") else "done"
+
+
 @dataclass(frozen=True, slots=True)
 class TaskInfo:
     """A snapshot of one task: where it is, how far it got, why it stopped."""
@@ -78,6 +109,8 @@ class TaskInfo:
     latency: float | None  # seconds from start to end (or to now while it runs)
     created: float
     trace_id: str
+    #: One row per attempt, read from its run's record (``attempt``, ``run_id``, ``status``,
+    #: ``stop_reason``, ``error``, ``lost``, ``iterations``, ``tokens``, ``started``).
     attempts: tuple[dict[str, Any], ...] = ()
 
     @property
@@ -85,29 +118,10 @@ class TaskInfo:
         return self.status in FINAL
 
     def row(self) -> dict[str, Any]:
-        """The JSON-ready dict the queue view and the task log keep."""
-        return {
-            "id": self.id,
-            "session_id": self.session_id,
-            "text": self.text,
-            "status": self.status,
-            "attempt": self.attempt,
-            "iteration": self.iteration,
-            "tokens": self.tokens,
-            "stop_reason": self.stop_reason,
-            "output": self.output,
-            "error": self.error,
-            "latency": self.latency,
-            "created": self.created,
-            "trace_id": self.trace_id,
-            "attempts": list(self.attempts),
+        """A JSON-ready dict (the queue view's row)."""
+        return {name: getattr(self, name) for name in self.__slots__ if name != "attempts"} | {
+            "attempts": list(self.attempts)
         }
-
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> TaskInfo:
-        data = dict(row)
-        data["attempts"] = tuple(data.get("attempts") or ())
-        return cls(**data)
 
     def __repr__(self) -> str:
         why = f" ({self.stop_reason})" if self.stop_reason else ""
@@ -117,51 +131,89 @@ class TaskInfo:
 
 
 @dataclass(eq=False)
-class Task:
-    """The service's record of one task (mutable; hand out :meth:`info` snapshots)."""
+class TaskState:
+    """The service's own, mutable record of one task: its status and its attempts' runs.
+
+    Hand out :meth:`info` snapshots. The fields after ``start_len`` live in this process only
+    (the task log keeps the others).
+    """
 
     id: str
     session_id: str
     text: str
     trace_id: str = field(default_factory=lambda: os.urandom(16).hex())
     status: Status = "pending"
-    attempt: int = 0
-    iteration: int = 0
-    tokens: int = 0
-    stop_reason: str | None = None
-    output: str | None = None
-    error: str | None = None
     created: float = field(default_factory=time.time)
     started: float | None = None
     finished: float | None = None
+    #: One record per attempt, in order: each run's outcome, where its messages are, usage.
+    runs: list[RunRecord] = field(default_factory=list)
+    #: Why the task ended when no run says it (cancelled before it ran, the runtime closed).
+    error: str | None = None
     #: The session's length before this task's input (where its messages start).
     start_len: int | None = None
-    attempts: list[dict[str, Any]] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
-    run: Run | None = None
-    result: RunResult | None = None
+    #: The worker that runs it (or last did, or submitted it): see :mod:`.workers`.
+    owner: str | None = None
+    run: Run | None = None  # the attempt running now, in this process
     #: Set when a policy ended it: "interrupt" or "rollback" (its messages then go).
     ended_by: str | None = None
     cancel_requested: bool = False
     stepped: bool = False  # driven by run_step from outside, not by the workers
     future: asyncio.Future[TaskInfo] | None = None
 
+    @property
+    def attempt(self) -> int:
+        return len(self.runs)
+
+    def figures(self) -> list[tuple[int, Usage]]:
+        """(iterations, usage) per attempt; the running one's as they are now (its record
+        gets its figures when it ends)."""
+        figures = [(r.iterations, r.usage) for r in self.runs]
+        run = self.run
+        if run is not None and not run.done and figures and self.runs[-1] is run.record:
+            figures[-1] = (run.iteration, run.usage)
+        return figures
+
     def info(self) -> TaskInfo:
+        """The task as a snapshot: computed here, from its status and its runs' records."""
+        figures = [(its, usage.total_tokens) for its, usage in self.figures()]
+        last = self.runs[-1] if self.runs else None
+        stop = output = None
+        error = self.error
+        if self.status == "done" and last is not None:
+            stop, output = last.stop_reason, last.output
+        elif self.status in FINAL:  # error or cancelled: the status is the reason
+            stop = self.status
+            if error is None and self.status == "error" and last is not None:
+                error = last.detail or None
         end = self.finished if self.finished is not None else time.time()
-        latency = None if self.started is None else round(end - self.started, 6)
+        attempts = tuple(
+            {
+                "attempt": n,
+                "run_id": r.run_id,
+                "status": attempt_status(r),
+                "stop_reason": r.stop_reason,
+                "error": r.detail if r.stop_reason == "error" else None,
+                "lost": r.detail == LOST,  # its worker died under it; a later attempt went on
+                "iterations": its,
+                "tokens": tokens,
+                "started": r.started,
+            }
+            for n, (r, (its, tokens)) in enumerate(zip(self.runs, figures, strict=True), 1)
+        )
         return TaskInfo(
             self.id,
             self.session_id,
             self.text,
             self.status,
             self.attempt,
-            self.iteration,
-            self.tokens,
-            self.stop_reason,
-            self.output,
-            self.error,
-            latency,
+            figures[-1][0] if figures else 0,
+            sum(tokens for _, tokens in figures),
+            stop,
+            output,
+            error,
+            None if self.started is None else round(end - self.started, 6),
             self.created,
             self.trace_id,
-            tuple(self.attempts),
+            attempts,
         )

@@ -1,111 +1,289 @@
 """What runs inside the DBOS workflow of a task (in a worker process).
 
-A task's workflow loads the session afresh from the store (another worker may have written
-it), fixes where the task's input goes (once, in the task log), then runs attempts as DBOS
-steps: an attempt that ended is checkpointed and never runs again; one cut short by a crash
-runs again from the session's last committed round (:mod:`.attempt`). Backoff between
-attempts is a durable sleep.
+A task's workflow runs attempts as DBOS steps: an attempt that ended is checkpointed and never
+runs again; one cut short by a crash runs again, resuming the session's last committed round
+(:mod:`.attempt`). The backoff between attempts is a durable sleep (tenacity drives it, as it
+drives the in-process backend's). Each attempt loads the session afresh from the store
+(another worker may have written it) and keeps the task's row in the log current.
+
+DBOS finds the runtime a workflow runs for through a *configured instance* (its own way of
+binding workflows to objects, recorded by name so a restarted worker finds it again): one
+:class:`TaskWorkflows` per process and application, pointed at the runtime whose workers run
+in this process.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from ..storage.trace import Trace
-from .attempt import run_attempt
-from .tasks import Task
+from ..errors import ConfigurationError
+from ..runtime.run import Run
+from .attempt import Abandoned, finish_attempt, start_attempt, status_of
+from .lease import Membership
+from .policies import Retry, attempts
+from .sqllog import SQLTaskLog
+from .sweeps import run_job
+from .tasks import Status, TaskState
+from .workers import process_gone
+
+logger = logging.getLogger("agentnb.service")
 
 if TYPE_CHECKING:
-    from ..runtime.run import Run
+    from .durable import DBOS
     from .runtime import Runtime
 
-__all__ = ["ACTIVE", "WORKFLOW", "execute", "register"]
+__all__ = ["CLASS", "WORKFLOW", "LiveRuns", "bind", "execute", "launch", "take_over"]
 
 WORKFLOW = "agentnb_task"
-#: The runtime whose agent this process's workflows run (set when a worker starts).
-ACTIVE: dict[str, Runtime] = {}
+#: The workflow of one run of a sweep (``an.evaluate(..., runtime=rt)``: see :mod:`.sweeps`).
+SWEEP_RUN = "agentnb_sweep_run"
+#: The queue every worker serves.
+QUEUE = "agentnb"
+#: The topic of the message that wakes a task awaiting approval (``rt.approve``/``deny``).
+TOPIC = "agentnb-approval"
+_FOREVER = 10 * 365 * 86400.0
+#: The DBOS class name of the task workflows (with the application name as instance name).
+CLASS = "agentnb.service"
 
 
-async def _watch(rt: Runtime, task_id: str, runs: list[Run], every: float = 0.2) -> None:
-    """Cancel the attempt's run as soon as the task's workflow is cancelled (DBOS itself stops
-    a cancelled workflow only at its next step)."""
-    client = getattr(rt.backend, "_client", None)
-    while client is not None:
-        await asyncio.sleep(every)
-        found = await asyncio.to_thread(
-            client.list_workflows, workflow_ids=[task_id], load_input=False, load_output=False
+def options(app_name: str, name: str, workflow_id: str, partition: str) -> dict[str, Any]:
+    """What a client enqueues a workflow of ours with (in its session's partition)."""
+    return {
+        "queue_name": QUEUE,
+        "workflow_name": name,
+        "class_name": CLASS,
+        "instance_name": app_name,
+        "workflow_id": workflow_id,
+        "queue_partition_key": partition,
+        "app_version": "agentnb-1",
+    }
+
+
+@functools.cache
+def _workflows() -> type[Any]:
+    """Declare the task workflow (DBOS registers it for the whole process: once)."""
+    import dbos
+
+    @dbos.DBOS.dbos_class(CLASS)
+    class TaskWorkflows(dbos.DBOSConfiguredInstance):
+        def __init__(self, name: str) -> None:
+            super().__init__(name)
+            self.backend: DBOS | None = None
+
+        @dbos.DBOS.workflow(name=WORKFLOW, max_recovery_attempts=200)
+        async def run(self, task_id: str, session_id: str, text: str) -> dict[str, Any]:
+            if self.backend is None:
+                raise ConfigurationError("no DBOS-backed Runtime runs its workers here")
+            return await execute(self.backend, task_id, session_id, text)
+
+        @dbos.DBOS.workflow(name=SWEEP_RUN, max_recovery_attempts=200)
+        async def sweep_run(
+            self, job: str, name: str, task: str, repeat: int, seed: int, *rest: Any
+        ) -> str:  # rest: the timeout, the variant's digest
+            if self.backend is None:
+                raise ConfigurationError("no DBOS-backed Runtime runs its workers here")
+            args = (self.backend, job, name, task, repeat, seed, *rest)
+            return await dbos.DBOS.run_step_async({"name": "run"}, run_job, *args)
+
+    return TaskWorkflows
+
+
+@functools.cache
+def _instance(app_name: str) -> Any:
+    return _workflows()(app_name)
+
+
+def bind(backend: DBOS | None, app_name: str) -> None:
+    """Run ``app_name``'s task workflows in this process on ``backend`` (None: on nothing).
+    Call before DBOS launches, so it recovers this process's workflows with their runtime."""
+    workflows = _instance(app_name)
+    if backend is not None and workflows.backend not in (None, backend):
+        raise ConfigurationError(
+            "one process runs one DBOS-backed Runtime's workers at a time: close the other "
+            "first (await rt.close())"
         )
-        if found and found[0].status == "CANCELLED" and runs:
-            runs[-1].cancel()
-            return
+    workflows.backend = backend
 
 
-def register() -> None:
-    """Declare the task workflow (once per process, before DBOS launches)."""
-    if "_workflow" in globals():
-        return
+async def launch(backend: DBOS) -> None:
+    """Make this process a worker: join the store's workers (a live worker's id is refused),
+    launch DBOS under the worker's id, and serve the queue, partitioned by session."""
     import dbos
 
-    @dbos.DBOS.workflow(name=WORKFLOW, max_recovery_attempts=200)
-    async def agentnb_task(task_id: str, session_id: str, text: str) -> dict[str, Any]:
-        return await execute(ACTIVE["rt"], task_id, session_id, text)
+    log = backend.rt.log
+    assert isinstance(log, SQLTaskLog)  # bind() saw a persistent store
+    member = Membership(
+        log.workers,
+        backend.executor_id,
+        heartbeat=backend.heartbeat,
+        lease=backend.lease,
+        on_lost=backend.lose,
+        reap=lambda: take_over(member),
+        owner=backend,
+    )
+    await asyncio.to_thread(member.join)
+    backend.member, backend.executor_id, log.worker = member, member.id, member.id
+    bind(backend, backend.app_name)
+    config: dict[str, Any] = {
+        "name": backend.app_name,
+        "system_database_url": backend.url,
+        "application_version": "agentnb-1",
+        "log_level": "WARNING",
+        "notification_listener_polling_interval_sec": 0.05,
+        "executor_id": member.id,
+    }
+    dbos.DBOS(config=cast(Any, config))
+    await asyncio.to_thread(dbos.DBOS.launch)
+    await dbos.DBOS.register_queue_async(
+        QUEUE,
+        worker_concurrency=backend.rt.max_concurrency,
+        partition_concurrency=1,
+        polling_interval_sec=backend.polling,
+        on_conflict="always_update",
+    )
 
-    globals()["_workflow"] = agentnb_task
 
-
-async def execute(rt: Runtime, task_id: str, session_id: str, text: str) -> dict[str, Any]:
+async def execute(backend: DBOS, task_id: str, session_id: str, text: str) -> dict[str, Any]:
+    """The workflow's body: attempts (durable steps) under the retry policy, then the end."""
     import dbos
 
-    info = rt.log.get(task_id)
-    task = Task(task_id, session_id, text)
-    if info is not None:
-        task.trace_id, task.created = info.trace_id, info.created
-    task.status, task.started = "running", time.time()
-    rt.forget(session_id)  # another worker may have written it: read the store afresh
-    task.start_len = rt.log.start_len(task_id, len(rt.session(session_id)))
-    rt.log.put(task.info())
+    rt = backend.rt
+
+    async def attempt(_: int) -> dict[str, Any]:
+        result: dict[str, Any] = await dbos.DBOS.run_step_async(
+            {"name": "attempt"}, run_attempt, backend, task_id, session_id, text
+        )
+        return result
+
     while True:
-        task.attempt += 1
-        record = await dbos.DBOS.run_step_async(
-            {"name": "attempt"}, attempt, rt, task_id, session_id, text, task.start_len,
-            task.trace_id, task.attempt,
-        )  # fmt: skip
-        task.attempts.append(record)
-        task.iteration, task.tokens = record["iteration"], record["tokens"]
-        if record["retryable"] and task.attempt < rt.retry.attempts:
-            rt.log.put(task.info())
-            await dbos.DBOS.sleep_async(rt.retry.delay(task.attempt))
-            continue
-        break
-    task.status = record["status"]
-    task.stop_reason, task.output, task.error = (
-        record["stop_reason"], record["output"], record["error"]
-    )  # fmt: skip
-    task.finished = time.time()
-    rt.log.end_task(task_id)
-    final = task.info()
-    rt.log.put(final)
-    return final.row()
+        last = await attempts(
+            rt.retry, attempt, sleep=dbos.DBOS.sleep_async, retry_on=lambda r: r["retryable"]
+        )
+        if last is None or last["status"] != "awaiting_approval":
+            break
+        # a call waits for a person: a durable wait for rt.approve/deny (DBOS.send), at most
+        # until its request lapses; then the next attempt resumes the round. The workflow
+        # holds its session's partition meanwhile (and a worker_concurrency slot).
+        left = last["expires"] - time.time() if last["expires"] is not None else _FOREVER
+        await dbos.DBOS.recv_async(TOPIC, timeout_seconds=max(left, 0.0) + 0.5)
+    task = _task(rt, task_id, session_id, text)
+    status: Status = last["status"] if last is not None else "done"
+    info = rt.finish(task, status, last.get("error") if last is not None else None)
+    return {"status": info.status, "stop_reason": info.stop_reason}
 
 
-async def attempt(
-    rt: Runtime, task_id: str, session_id: str, text: str, start_len: int, trace_id: str, n: int
-) -> dict[str, Any]:
-    """One attempt (a DBOS step): its record is what the step checkpoints."""
-    rt.forget(session_id)
+def _task(rt: Runtime, task_id: str, session_id: str, text: str) -> TaskState:
+    """The task as the log keeps it (submit wrote its row before the workflow existed)."""
+    return rt.log.get(task_id) or TaskState(task_id, session_id, text)
+
+
+async def run_attempt(backend: DBOS, task_id: str, session_id: str, text: str) -> dict[str, Any]:
+    """One attempt (a DBOS step): what the step checkpoints is how it ended."""
+    rt = backend.rt
+    task = _task(rt, task_id, session_id, text)
+    task.status = "running"
+    task.started = task.started or time.time()
+    task.owner = backend.executor_id
+    rt.forget(session_id)  # another worker may have written it: read the store afresh
     session = rt.session(session_id)
-    runs: list[Run] = []
-    watcher = asyncio.ensure_future(_watch(rt, task_id, runs))
+    task.start_len = rt.log.start_len(task_id, len(session))
     try:
-        outcome = await run_attempt(
-            rt.agent, session, task_id=task_id, trace_id=trace_id, text=text,
-            start_len=start_len, log=rt.log, sinks=[], on_run=runs.append,
-        )  # fmt: skip
+        sinks = [rt.progress(task)]
+        run = start_attempt(
+            rt.agent, session, rt.log, task, sinks, rt.approval_timeout, rt.max_lost
+        )
+    except Abandoned as exc:
+        rt.changed(task)
+        return {"status": "error", "retryable": False, "expires": None, "error": str(exc)}
+    if not isinstance(run, Run):  # the answer was committed already
+        rt.changed(task)
+        return {"status": "done", "retryable": False, "expires": None}
+    task.run = run
+    rt.changed(task)  # the attempt is on record before it does anything
+    backend.live.add(task_id, run)
+    try:
+        result = await finish_attempt(run)
     finally:
-        watcher.cancel()
-    rt.log.put_trace(task_id, n, Trace(outcome.events).to_jsonl())
-    record = outcome.record(n)
-    record.update(output=outcome.output, retryable=outcome.retryable)
-    return record
+        backend.live.remove(task_id)
+        task.run = None
+        if run.result is not None:
+            rt.log.put_trace(task_id, run.id, run.result.events)
+        rt.changed(task)
+        rt.forget(session_id)  # the next attempt reads it afresh: nothing kept per session
+    status = status_of(result)
+    expires = None
+    if status == "awaiting_approval":
+        task.status = status
+        rt.changed(task)
+        pending = rt.log.approvals.pending(task_id)
+        expires = min((p.expires for p in pending if p.expires), default=None)
+    return {"status": status, "retryable": Retry.retryable(result.error), "expires": expires}
+
+
+class LiveRuns:
+    """The attempts running in this process's workflows, each cancelled as soon as its
+    task's workflow is cancelled from anywhere (DBOS itself stops a cancelled workflow only
+    at its next step). DBOS runs workflows on an event loop of its own, in a thread: a run is
+    cancelled from other threads through that loop."""
+
+    def __init__(self, backend: DBOS, every: float = 0.2) -> None:
+        self.backend = backend
+        self.every = every
+        self.runs: dict[str, Run] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.watcher: asyncio.Task[None] | None = None
+
+    def add(self, task_id: str, run: Run) -> None:
+        self.runs[task_id] = run
+        self.loop = asyncio.get_running_loop()  # DBOS's own
+        if self.watcher is None or self.watcher.done():
+            self.watcher = asyncio.ensure_future(self._watch())
+
+    def remove(self, task_id: str) -> None:
+        self.runs.pop(task_id, None)
+
+    def stop(self, task_id: str) -> None:
+        run, loop = self.runs.pop(task_id, None), self.loop
+        if run is not None and loop is not None:
+            loop.call_soon_threadsafe(run.cancel)
+
+    async def _watch(self) -> None:
+        while self.runs and (client := self.backend.client) is not None:
+            await asyncio.sleep(self.every)
+            found = await asyncio.to_thread(
+                client.list_workflows,
+                workflow_ids=list(self.runs),
+                status="CANCELLED",
+                load_input=False,
+                load_output=False,
+            )
+            for w in found:
+                self.stop(w.workflow_id)
+
+    def close(self) -> None:
+        if self.watcher is not None and self.loop is not None and not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self.watcher.cancel)
+        self.watcher = None
+
+
+def take_over(member: Membership) -> None:
+    """Take each lost worker (one survivor wins each) and hand its pending workflows back to
+    the queue with DBOS's recovery for other executors, the one the admin API's
+    ``/dbos-workflow-recovery`` runs; they resume on whichever worker dequeues them (called
+    after every beat, from the heartbeat thread)."""
+    import dbos
+
+    for row in member.lost_workers():
+        if member.take(row):
+            handles = dbos.DBOS._recover_pending_workflows([row.id])
+            logger.warning(
+                "worker %s took over lost worker %s (%s): %d workflows back in the queue",
+                member.id,
+                row.id,
+                "its process is gone" if process_gone(row) else f"no beat for {row.age:.1f} s",
+                len(handles),
+            )

@@ -39,6 +39,8 @@ class RunRecord:
     iterations: int = 0
     usage: Usage = field(default_factory=Usage)
     started: float = field(default_factory=time.time)
+    #: The service's task this run is an attempt of (``agentnb.Runtime``), if any.
+    task_id: str | None = None
 
 
 @dataclass(slots=True)

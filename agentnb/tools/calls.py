@@ -1,7 +1,8 @@
 """The call a tool is running for: ``an.tools.current_call()`` inside a tool.
 
 For a tool with ``call_context = True`` (``Agent.as_tool`` sets it; set it on your own tool to
-opt in) the ``execute_tools`` stage sets it around each call (threads and tasks see it too),
+opt in), and for every side-effecting or approval-gated call (it carries an idempotency key),
+the ``execute_tools`` stage sets it around each call (threads and tasks see it too),
 so the tool can read its call id and the session it works for, and leave notes the stage puts
 on the call's ``ToolFinished`` event - a sub-agent's ``subsession_id``.
 """
@@ -25,6 +26,10 @@ class ToolCallContext:
     session: Any
     run_id: str
     subsession_id: str | None = None
+    #: A side-effecting call's key, the same for this call across retries, crash recovery and
+    #: replays (see :func:`agentnb.runtime.guard.idempotency_key`): send it to the service
+    #: that books or pays, so a call made twice takes effect once.
+    idempotency_key: str | None = None
 
 
 CURRENT_CALL: ContextVar[ToolCallContext | None] = ContextVar("agentnb_tool_call", default=None)

@@ -201,6 +201,8 @@ ERROR_KINDS = (
     "cancelled",
     "not_executed",
     "uncertain",
+    # a person said no to the call (an approval denied, or expired): it did not run
+    "denied",
     # replaying tools (never executed): a run the recording does not hold, a call other than
     # the one recorded at this position of the run, a call past the end of the recorded turn
     "not_recorded",

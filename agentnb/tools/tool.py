@@ -75,6 +75,8 @@ class Tool:
         strict: bool = False,
         references: Mapping[str, Any] | None = None,
         max_result_chars: int | None = MAX_RESULT_CHARS,
+        approval: bool | Callable[[dict[str, Any]], bool] = False,
+        idempotent: bool = False,
     ) -> None:
         if not callable(fn):
             hint = (
@@ -111,7 +113,8 @@ class Tool:
         self.sequential = sequential
         #: The call changes the world (books, pays, sends): after a crash it is never re-run
         #: on its own but answered ``uncertain``. None: the toolset's default (False).
-        self.side_effects = side_effects
+        #: ``approval``: a person says yes first; ``idempotent``: it dedupes by its key (guard.py).
+        self.side_effects, self.approval, self.idempotent = side_effects, approval, idempotent
         #: Give the function ``an.tools.current_call()`` (its call id, the run's session) while it
         #: runs; off by default, as it costs each call a context switch (``Agent.as_tool`` on).
         self.call_context = False
@@ -223,6 +226,8 @@ def tool(
     strict: bool = False,
     references: Mapping[str, Any] | None = None,
     max_result_chars: int | None = MAX_RESULT_CHARS,
+    approval: bool | Callable[[dict[str, Any]], bool] = False,
+    idempotent: bool = False,
 ) -> Any:
     """Turn a typed function into a :class:`Tool`. Use bare or with options::
 
@@ -249,6 +254,8 @@ def tool(
             strict=strict,
             references=references,
             max_result_chars=max_result_chars,
+            approval=approval,
+            idempotent=idempotent,
         )
 
     return wrap(fn) if fn is not None else wrap

@@ -29,10 +29,11 @@ JS_FILES = (
     "inspect.js",
     "evals.js",
     "proxy.js",
+    "queue.js",
     "main.js",
 )
 ESM = "\n".join((_HERE / name).read_text(encoding="utf-8") for name in JS_FILES)
-CSS = (_HERE / "view.css").read_text(encoding="utf-8")
+CSS = "\n".join((_HERE / name).read_text(encoding="utf-8") for name in ("view.css", "queue.css"))
 
 
 class Widget(anywidget.AnyWidget):

@@ -257,21 +257,39 @@ function resultCard(i, m, ctx, standalone) {
 function callBlock(call, i, m, ctx, msgs, seen) {
   const fn = call.function || {};
   const id = String(call.id);
+  const key = ctx.keys && ctx.keys[id];
   const block = h("div", { class: "anb-call" },
     h("div", { class: "anb-call-head" },
       h("span", { class: "anb-arrow", text: "→ " }),
       h("span", { class: "anb-name", text: String(fn.name) }),
-      h("span", { class: "anb-id", text: `#${id}` })),
+      h("span", { class: "anb-id", text: `#${id}` }),
+      key ? h("span", { class: "anb-muted anb-key", title: "idempotency key: the same for this call in every retry and recovery", text: ` key ${key}` }) : null),
     fold(pretty(fn.arguments || ""), "anb-json anb-args"));
   const res = ctx.results.get(i);
   const j = res ? res.get(id) : undefined;
   if (seen.has(id)) block.append(h("div", { class: "anb-pending anb-bad", text: "shares its id with a call above: its result cannot be told apart" }));
   else if (j !== undefined) block.append(resultCard(j, msgs[j], ctx, false));
+  else if (ctx.waiting && ctx.waiting[id]) block.append(waitingBox(id, ctx.waiting[id], ctx));
   else {
     const text = ctx.running ? "waiting for its result…" : ctx.paused ? `not run yet: the run is paused (next: ${ctx.next || "?"})` : "no result for this call";
     block.append(h("div", { class: "anb-pending", text }));
   }
   return block;
+}
+
+// A call that waits for a person: what was asked, when it lapses, and (with an approver)
+// Approve / Deny, sent with the digest of the arguments shown.
+function waitingBox(id, w, ctx) {
+  const lapses = w.expires ? ` · lapses at ${new Date(w.expires * 1000).toLocaleTimeString()}` : "";
+  const box = h("div", { class: "anb-pending anb-waiting", "data-call": id },
+    h("span", { class: "anb-waiting-badge", text: "awaiting approval" }),
+    h("span", { class: "anb-muted", title: w.digest, text: ` digest ${String(w.digest).slice(0, 12)}…${lapses}` }));
+  if (w.can && ctx.decide) {
+    box.append(
+      h("button", { class: "anb-btn anb-approve", type: "button", text: "Approve", onclick: () => ctx.decide("approve", id, w.digest) }),
+      h("button", { class: "anb-btn anb-deny", type: "button", text: "Deny", onclick: () => ctx.decide("deny", id, w.digest) }));
+  } else box.append(h("span", { class: "anb-muted", text: " (approve with rt.approve(task_id, call_id, digest=…))" }));
+  return box;
 }
 
 // One top-level card. `flat` shows tool results standalone (filters, search, orphans).

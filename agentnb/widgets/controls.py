@@ -26,6 +26,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ..runtime.guard import Approvals
+
 __all__ = ["Driver"]
 
 
@@ -45,6 +47,8 @@ class Driver:
         #: True while this view's own task drives a run.
         self.busy = False
         self.error: BaseException | None = None
+        #: The calls this view's runs wait on (Approve / Deny decide them; see .approvals).
+        self.gate = Approvals()
 
     # -- state --------------------------------------------------------------------------
     def current(self) -> Any:
@@ -107,6 +111,29 @@ class Driver:
                              next=None, note=None)  # fmt: skip
         self.view.refresh()
 
+    # -- approvals (the view's approver) ------------------------------------------------------
+    def pending(self, session: Any) -> list[dict[str, Any]]:
+        gate = self.gate
+        return [
+            {
+                "call_id": r.call_id,
+                "tool": r.name,
+                "arguments": r.arguments,
+                "digest": r.digest,
+                "expires": gate.expires(r),
+            }
+            for r in gate.pending.values()
+        ]
+
+    def decide(self, session: Any, call_id: str, verdict: str, digest: str, reason: str) -> None:
+        """Approve or deny a waiting call; once none waits, the run resumes the round."""
+        if verdict == "approved":
+            self.gate.approve(call_id, digest=digest)
+        else:
+            self.gate.deny(call_id, reason, digest=digest)
+        if not self.gate.pending:
+            self.do_run("")
+
     # -- the background task ----------------------------------------------------------------
     def _adopt(self, text: str, op: str) -> bool:
         """Make ``self.run`` the run to drive: the one holding the session, else a new one.
@@ -116,7 +143,7 @@ class Driver:
             self.view.set_status(note=self._elsewhere(run, op))
             return False
         if run is None:
-            run = self.agent.start(text or None, session=self.session)
+            run = self.agent.start(text or None, session=self.session, guard=self.gate)
         self.run = run
         self.error = None
         self.view.set_status(note=None, error=None)

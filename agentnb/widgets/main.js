@@ -35,6 +35,7 @@ export default {
     return guarded(el, () => {
       if (kind === "session") return renderSession(model, el, storeFor(model));
       if (kind === "proxy") return renderProxy(model, el, host);
+      if (kind === "queue") return renderQueue(model, el, host);
       if (kind === "matrix") return renderMatrix(model, el);
       if (kind === "playground") return renderPlayground(model, el);
       if (kind === "trajectory") {

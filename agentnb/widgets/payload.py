@@ -46,7 +46,7 @@ STATIC_LIMIT = 500
 #: Event fields a timeline row keeps (scalars only; bodies are fetched on demand).
 _ROW_FIELDS = (
     "latency", "ok", "name", "call_id", "reason", "decision", "finish_reason", "traceback",
-    "detail", "note", "subsession_id",
+    "detail", "note", "subsession_id", "idempotency_key",
 )  # fmt: skip
 
 

@@ -84,7 +84,9 @@ function renderSession(model, el, store) {
   let factsRev = -1;
   let factsLive = null;
   const isLive = () => ["running", "pausing", "paused"].includes(store.status.state);
+  const decide = (op, call, digest) => model.send({ op, call, digest });
   const ctx = () => ({ ...facts, tools: store.tools, newSince: store.newSince, ground: store.ground,
+    waiting: store.waiting, keys: store.keys, decide,
     running: store.status.state === "running" || store.status.state === "pausing",
     paused: store.status.state === "paused", next: store.status.next, maxIt: store.status.max_iterations });
   let cardCtx = null;
@@ -117,7 +119,7 @@ function renderSession(model, el, store) {
     const gr = store.ground && store.ground.i === i ? store.ground.figures.join("/") : "";
     // Only a card with a call still open reads the run's state (waiting / paused / no result).
     const open = ((m.w || {}).tool_calls || []).length > (res ? res.size : 0);
-    const run = open ? `${cardCtx.running}|${cardCtx.paused}|${cardCtx.next}` : "";
+    const run = open ? `${cardCtx.running}|${cardCtx.paused}|${cardCtx.next}|${JSON.stringify(store.waiting)}` : "";
     return `${m.r}|${r}|${w ? w.join("/") : ""}|${i >= store.newSince}|${i === facts.final}|${i === store.newSince}|${flat}|${run}|${gr}|${JSON.stringify(store.tools[(m.w || {}).tool_call_id] || "")}`;
   };
 

@@ -19,6 +19,7 @@ import traitlets
 
 from ..display import static_session_bundle
 from . import marks, payload
+from .approvals import Approver, Waiting
 from .base import Widget
 from .controls import Driver
 from .inspectors import RequestInspector, diff_payload, request_payload
@@ -41,6 +42,8 @@ class SessionView(Widget):
         refresh_every: minimum seconds between two snapshot refreshes during a run (more for
             a session whose snapshot is slow to build; 0 refreshes after every change).
         max_events: timeline rows kept for late views (the newest ones).
+        approver: who decides the calls that wait for approval (Approve / Deny on the call;
+            with ``agent=`` the controls do, see :mod:`.approvals`).
     """
 
     snapshot = traitlets.Bytes(b"").tag(sync=True)
@@ -55,6 +58,7 @@ class SessionView(Widget):
         height: int = 560,
         refresh_every: float = 5.0,
         max_events: int = 2000,
+        approver: Approver | None = None,
     ) -> None:
         self.session = session
         self.refresh_every = refresh_every
@@ -70,6 +74,7 @@ class SessionView(Widget):
         self._timer: asyncio.TimerHandle | None = None
         self._recheck_soon, self._cleared = False, 0  # a status check due; errors cleared
         self.driver = Driver(self, agent, session) if agent is not None else None
+        self.waiting = Waiting(self, approver or self.driver)  # calls awaiting approval
         self._status: dict[str, Any] = {
             **marks.last_stop(session),
             **marks.live_status(session, self.driver),
@@ -109,6 +114,7 @@ class SessionView(Widget):
             "new_since": self._new_since,
             "calls": len(s.requests),
             "ground": self._ground.now(),
+            "waiting": self.waiting.payload(),
         }
 
     def refresh(self) -> None:
@@ -178,6 +184,8 @@ class SessionView(Widget):
             if kind != "ModelDelta":
                 self.timeline.append(row)
         msg["eseq"] = event.seq
+        if self.waiting.observe(event):
+            msg["waiting"] = self.waiting.payload()
         if self._ground.after(event):
             msg["ground"] = self._ground.value
         self._post(msg)
@@ -238,6 +246,10 @@ class SessionView(Widget):
             self._status = status
             msg["status"] = changed
 
+    def send_waiting(self) -> None:
+        """Tell the browser which calls wait for approval now."""
+        self._post({"op": "waiting", "waiting": self.waiting.payload()})
+
     def set_status(self, **changes: Any) -> None:
         """Change the status line (used by the controls) and tell the browser."""
         self._status = {**self._status, **changes}
@@ -250,6 +262,8 @@ class SessionView(Widget):
             if op == "sync" or int(content.get("seq", -1)) < self.seq:
                 self.refresh()
             return None
+        if op in ("approve", "deny"):  # a click on a waiting call
+            return self.waiting.decide(content)
         if op in ("run", "step", "pause", "stop", "reset"):
             if self.driver is None:
                 raise RuntimeError("this view has no agent: use session.view(agent=agent)")

@@ -17,6 +17,8 @@ class Store {
     this.errors = [];
     this.errorsRev = 0; // bumped when the errors are cleared (the next action succeeded)
     this.ground = null; // {i, figures}: figures of the final answer found in no tool result
+    this.waiting = {}; // call id -> {tool, digest, expires, can}: calls awaiting approval
+    this.keys = {}; // call id -> the idempotency key of a side-effecting call
     this.delta = null; // text streaming in before the reply is appended
     this.views = new Set();
     this.replies = new Map();
@@ -44,6 +46,9 @@ class Store {
         this.seq = s.seq;
         this.session = s.session;
         this.ground = s.ground || null;
+        this.waiting = s.waiting || {};
+        this.keys = {};
+        for (const e of this.events) if (e.idempotency_key) this.keys[e.call_id] = e.idempotency_key;
         this.delta = null;
       }
     } catch (err) {
@@ -135,6 +140,7 @@ class Store {
     }
     if (msg.e && msg.op !== "event") this.events.push(msg.e); // an edit's timeline row
     if (msg.ground !== undefined) this.ground = msg.ground;
+    if (msg.waiting !== undefined) this.waiting = msg.waiting; // "waiting", or with an event
     if (msg.status) this.status = { ...this.status, ...msg.status }; // only what changed
     if (msg.new_since != null) this.newSince = msg.new_since;
     if (msg.calls != null) this.calls = msg.calls;
@@ -158,6 +164,7 @@ class Store {
       if (msg.sub) stat.sub = msg.sub; // a sub-agent's session, nested under the result
       this.tools[e.call_id] = stat;
     }
+    if (e.type === "ToolStarted" && e.idempotency_key) this.keys[e.call_id] = e.idempotency_key;
     if (e.type === "RunStopped") this.delta = null;
     this.events.push(e);
     if (this.events.length > 5000) this.events.splice(0, this.events.length - 4000);

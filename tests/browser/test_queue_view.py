@@ -47,7 +47,31 @@ crashed.append({"role": "assistant", "content": "", "tool_calls": [{"id": "b1", 
 crashed.append({"role": "tool", "tool_call_id": "b1", "name": "book_hotel",
                 "content": error_content(UNCERTAIN, UNCERTAIN_HINT, kind="uncertain")})
 crashed"""
-CELLS = [SETUP, VIEW, SUBMIT, CHECK, UNCERTAIN]
+APPROVALS = """@an.tool(side_effects=True, approval=True)
+def pay(amount: int) -> str:
+    \"\"\"Charges the card (a person approves each payment first).\"\"\"
+    return f"paid {amount}"
+
+def pays(request):
+    last = request.messages[-1]
+    if last["role"] == "user":
+        args = json.dumps({"amount": int(last["content"])})
+        return {"role": "assistant", "content": "", "tool_calls": [{"id": "p1", "type": "function",
+                "function": {"name": "pay", "arguments": args}}]}
+    outcome = json.loads(last["content"]) if last["content"].startswith("{") else {}
+    return {"role": "assistant", "content": f"{outcome['kind']}: {outcome['error']}"
+            if outcome.get("kind") else last["content"]}
+
+approving = an.Runtime(an.Agent(tools=[pay], model=an.models.FunctionModel(pays)))
+asked = [await approving.submit("guest", "30"), await approving.submit("other", "3000")]
+while approving.counts()["awaiting_approval"] < 2:
+    await asyncio.sleep(0.05)
+queue = approving.view(height=160)
+queue.open_task(asked[1])
+queue"""
+APPROVED = """print([approving.status(t).status for t in asked], approving.status(asked[0]).output,
+      approving.status(asked[1]).output)"""
+CELLS = [SETUP, VIEW, SUBMIT, CHECK, UNCERTAIN, APPROVALS, APPROVED]
 
 
 @pytest.fixture(scope="module")
@@ -125,3 +149,41 @@ def test_an_uncertain_result_is_shown_as_such(nb: Notebook) -> None:
     out.get_by_text("error: uncertain").wait_for(timeout=30_000)
     assert "may or may not have happened" in out.inner_text()
     nb.shot("queue-uncertain", out)
+
+
+def test_approve_and_deny_in_the_views(nb: Notebook) -> None:
+    page = nb.page
+    nb.run(5)
+    out = nb.output(5)
+    row = out.locator("tr.anb-q-awaiting_approval", has_text="guest")
+    row.locator("button.anb-approve").wait_for(timeout=30_000)
+    waiting = out.locator(".anb-waiting")  # the open session's call, under the table
+    waiting.locator("button.anb-deny").wait_for(timeout=30_000)
+    assert "awaiting approval" in waiting.inner_text()
+    nb.shot("queue-awaiting", out)
+    row.locator("button.anb-approve").click()  # Approve on the queue's row
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('tr.anb-q-row')].some((r) => "
+        "r.textContent.includes('guest') && r.classList.contains('anb-q-done'))",
+        timeout=30_000,
+    )
+    waiting.locator("button.anb-deny").click()  # Deny on the call in the session view
+    out.get_by_text("denied in the view").first.wait_for(timeout=30_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('tr.anb-q-row')].some((r) => "
+        "r.textContent.includes('other') && r.classList.contains('anb-q-done'))",
+        timeout=30_000,
+    )
+    nb.shot("queue-approved", out)
+    nb.run(6)
+    assert nb.stdout(6).split() == [
+        "['done',",
+        "'done']",
+        "paid",
+        "30",
+        "denied:",
+        "denied",
+        "in",
+        "the",
+        "view",
+    ]

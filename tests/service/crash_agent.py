@@ -62,9 +62,14 @@ def reply(request: Any) -> dict[str, Any]:
     return {
         "role": "assistant",
         "content": "",
-        "tool_calls": [{"id": call, "type": "function",
-                        "function": {"name": name, "arguments": json.dumps(args)}}],
-    }  # fmt: skip
+        "tool_calls": [
+            {
+                "id": call,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)},
+            }
+        ],
+    }
 
 
 def make_agent() -> an.Agent:

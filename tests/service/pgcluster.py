@@ -37,6 +37,35 @@ def _as_owner(cmd: list[str]) -> list[str]:
 @contextlib.contextmanager
 def postgres() -> Iterator[str]:
     """Start a cluster; yield the admin url (``postgresql://postgres@127.0.0.1:PORT/postgres``)."""
+    with cluster() as running:
+        yield running.url
+
+
+class Cluster:
+    """A running cluster: its admin url, and a way to restart it (connections drop)."""
+
+    def __init__(self, url: str, data: Path, options: str, log: Path) -> None:
+        self.url, self.data, self.options, self.log = url, data, options, log
+
+    def _ctl(self, *args: str) -> None:
+        cmd = [str(BIN / "pg_ctl"), "-D", str(self.data), *args]
+        subprocess.run(_as_owner(cmd), check=True, capture_output=True)
+
+    def stop(self) -> None:
+        self._ctl("-m", "fast", "-w", "stop")  # (immediate loses commits: synchronous_commit=off)
+
+    def start(self) -> None:
+        self._ctl("-o", self.options, "-l", str(self.log), "-w", "-t", "60", "start")
+        _wait(self.url)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+@contextlib.contextmanager
+def cluster() -> Iterator[Cluster]:
+    """Start a cluster of its own (a test that restarts or stops it needs one)."""
     root = Path(tempfile.mkdtemp(prefix="agentnb-pg-"))
     data = root / "data"
     if os.geteuid() == 0:
@@ -86,7 +115,7 @@ def postgres() -> Iterator[str]:
     try:
         url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
         _wait(url)
-        yield url
+        yield Cluster(url, data, options, root / "log")
     finally:
         subprocess.run(
             _as_owner([str(BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]),

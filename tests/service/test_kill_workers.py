@@ -1,14 +1,19 @@
 """kill -9, 50 times at random moments, with two workers over the distributed backend.
 
 Two worker processes (DBOS on Postgres, sessions in PostgresStore) run tasks that look up a
-train (no side effects) and book it (``side_effects=True``). Each worker process runs
+train (no side effects) and pay for it (``side_effects=True``) at a fake payment service that
+dedupes by idempotency key (``payments.py``). Each worker process runs
 ``agentnb.service.worker.main`` — what ``python -m agentnb worker`` runs (that command itself
 is tested in test_recovery.py) — forked from a parent that imported everything once, so a
 killed worker is back at once under the same executor id. Whenever a worker is running tasks,
 one is killed with SIGKILL after a random pause. An external file records every tool run.
+
+Twice: with keys (the payment is ``idempotent=True``: after a kill it runs again with its
+key and the service replays it) and without (it is answered ``uncertain``, never repeated).
 Afterwards: every accepted task ended exactly once; its input and its answer are each in its
-session once; no booking ran twice for one call; every booking interrupted mid-call was
-answered ``uncertain``; a read-only call ran again only when the process that ran it was killed.
+session once; nothing was charged twice; without keys every payment interrupted mid-call was
+answered ``uncertain``, with keys none was; a read-only call ran again only when the process
+that ran it was killed.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ KILLS = 50
 ZYGOTE = """
 import json, os, signal, sys
 import agentnb.service.durable, agentnb.service.worker as worker, agentnb.storage.postgres
-import crash_agent, dbos, psycopg, sqlalchemy
+import tests.service.payments, dbos, psycopg, sqlalchemy
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped as they die
 for line in sys.stdin:
     args, log = json.loads(line)
@@ -60,13 +65,16 @@ for line in sys.stdin:
 class Zygote:
     def __init__(self, effects: Path, logs: Path) -> None:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        env.update(PYTHONPATH=str(HERE), AGENTNB_EFFECTS=str(effects))
+        env.update(PYTHONPATH=f"{HERE.parents[1]}{os.pathsep}{HERE}", AGENTNB_EFFECTS=str(effects))
         self.logs = logs
         self.lives = 0
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", ZYGOTE], env=env, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            [sys.executable, "-c", ZYGOTE],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
 
     def spawn(self, args: list[str]) -> tuple[int, Path]:
         self.lives += 1
@@ -92,12 +100,13 @@ def _alive(pid: int) -> bool:
 
 
 class Worker:
-    def __init__(self, name: str, dbos_url: str, store_url: str, zygote: Zygote) -> None:
+    def __init__(
+        self, name: str, agent: str, dbos_url: str, store_url: str, zygote: Zygote
+    ) -> None:
         self.name, self.zygote = name, zygote
-        self.args = [
-            "--agent", "crash_agent:make_agent", "--backend", dbos_url, "--store", store_url,
-            "--executor-id", name, "--concurrency", "4", "--polling", "0.05",
-        ]  # fmt: skip
+        self.args = ["--agent", agent, "--backend", dbos_url, "--store", store_url]
+        self.args += ["--executor-id", name, "--concurrency", "4", "--polling", "0.05"]
+        self.args += ["--max-lost", "50"]  # killed 50 times on purpose: no task is given up
         self.killed: list[int] = []
         self.start()
 
@@ -132,25 +141,30 @@ def _busy(effects: Path, pid: int) -> bool:
     return any(p == pid for _, _, p in _effects(effects))
 
 
-@pytest.mark.timeout(240)
-async def test_fifty_kills_two_workers(pg_admin: str, tmp_path: Path) -> None:
-    store_url = pg.create_database(pg_admin, "kill_app")
-    dbos_url = pg.create_database(pg_admin, "kill_dbos")
-    effects = tmp_path / "effects.txt"
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("keys", [True, False], ids=["with-keys", "without-keys"])
+async def test_fifty_kills_two_workers(
+    pg_admin: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keys: bool
+) -> None:
+    store_url = pg.create_database(pg_admin, f"kill_app_{keys}")
+    dbos_url = pg.create_database(pg_admin, f"kill_dbos_{keys}")
+    effects, ledger = tmp_path / "effects.txt", tmp_path / "ledger.jsonl"
     effects.touch()
+    monkeypatch.setenv("AGENTNB_LEDGER", str(ledger))  # the zygote's workers inherit it
     rng = random.Random(int(os.environ.get("AGENTNB_KILL_SEED", time.time())))
     zygote = Zygote(effects, tmp_path)
-    workers = [Worker(f"w{i}", dbos_url, store_url, zygote) for i in range(2)]
+    agent = f"tests.service.payments:make_agent{'' if keys else '_nokeys'}"
+    workers = [Worker(f"w{i}", agent, dbos_url, store_url, zygote) for i in range(2)]
     started = time.monotonic()
     try:
         while not all(w.ready() for w in workers):
             await asyncio.sleep(0.05)
             assert time.monotonic() - started < 60, "workers did not start"
-        sys.path.insert(0, str(HERE))
-        from crash_agent import make_agent
+        from tests.service import payments
 
         store = PostgresStore(store_url)
-        rt = an.Runtime(make_agent(), store=store, backend=DBOS(dbos_url, workers=False))
+        made = payments.make_agent() if keys else payments.make_agent_nokeys()
+        rt = an.Runtime(made, store=store, backend=DBOS(dbos_url, workers=False))
         accepted: list[str] = []
         n = 0
 
@@ -190,13 +204,22 @@ async def test_fifty_kills_two_workers(pg_admin: str, tmp_path: Path) -> None:
     ends = Counter(infos[t].status for t in accepted)
     assert set(ends) <= {"done", "error", "cancelled"}, ends
     assert ends["done"] == len(accepted), ends
-    workflows = rt.backend._client.list_workflows(workflow_ids=accepted, load_input=False)  # type: ignore[attr-defined]
+    workflows = rt.backend.client.list_workflows(workflow_ids=accepted, load_input=False)  # type: ignore[attr-defined]
     assert {w.status for w in workflows} == {"SUCCESS"} and len(workflows) == len(accepted)
     runs = _effects(effects)
     started_calls = Counter(call for kind, call, _ in runs if kind == "effect")
     ended_calls = {call for kind, call, _ in runs if kind == "end"}
-    # a side-effecting tool never ran twice for one call
-    assert started_calls and max(started_calls.values()) == 1, started_calls.most_common(3)
+    from tests.service import payments
+
+    book = payments.ledger()
+    charges = Counter(row["key"] for row in book if row["kind"] == "charge")
+    replays = sum(1 for row in book if row["kind"] == "replay")
+    assert started_calls and charges
+    if keys:  # a payment cut short ran again with its key: the service charged it once
+        assert set(charges.values()) == {1}, charges.most_common(3)
+        assert len(charges) == len(started_calls)  # one charge per call, however often run
+    else:  # never run twice for one call: no second charge can happen
+        assert max(started_calls.values()) == 1, started_calls.most_common(3)
     uncertain: set[str] = set()
     for sid in {infos[t].session_id for t in accepted}:
         session = store.load(sid)
@@ -214,10 +237,12 @@ async def test_fifty_kills_two_workers(pg_admin: str, tmp_path: Path) -> None:
         for m in wire:
             if m["role"] == "tool" and json.loads(m["content"]).get("kind") == "uncertain":
                 uncertain.add(m["tool_call_id"])
-    interrupted = set(started_calls) - ended_calls
-    # every booking interrupted mid-call is reported uncertain (and only journalled ones are)
-    assert interrupted <= uncertain, interrupted - uncertain
-    assert uncertain, "50 kills and no call was in flight: the test did not exercise a crash"
+    interrupted = {c for c, n in started_calls.items() if c not in ended_calls or n > 1}
+    assert interrupted, "50 kills and no call was in flight: the test did not exercise a crash"
+    if keys:  # nothing uncertain: each interrupted payment ran again, the service replayed it
+        assert not uncertain and replays >= 1
+    else:  # every payment interrupted mid-call is reported uncertain
+        assert interrupted <= uncertain, interrupted - uncertain
     # a read-only call ran again only where the process that ran it before had been killed
     by_call: dict[str, list[int]] = {}
     for kind, call, pid in runs:
@@ -225,10 +250,12 @@ async def test_fifty_kills_two_workers(pg_admin: str, tmp_path: Path) -> None:
             by_call.setdefault(call, []).append(pid)
     assert all(set(pids[:-1]) <= killed for pids in by_call.values())
     reruns = sum(len(p) - 1 for p in by_call.values())
+    duplicates = sum(n - 1 for n in charges.values()) if keys else 0
     print(
-        f"\n{KILLS} kills in {elapsed:.1f} s: {len(accepted)} tasks done, "
-        f"{len(started_calls)} bookings, {len(interrupted)} interrupted, "
-        f"{len(uncertain)} answered uncertain, {reruns} read-only calls re-run"
+        f"\n{'with' if keys else 'without'} keys, {KILLS} kills in {elapsed:.1f} s: "
+        f"{len(accepted)} tasks done, {len(started_calls)} payments, {len(interrupted)} "
+        f"interrupted, {len(uncertain)} answered uncertain, {replays} replayed by key, "
+        f"{duplicates} charged twice, {reruns} read-only calls re-run"
     )
     await rt.close()
     store.close()

@@ -79,6 +79,89 @@ async def test_agent_runs_on_postgres(pg_url: str) -> None:
 
 
 def test_unreachable_server_is_a_store_error() -> None:
-    with pytest.raises(an.StoreError, match="cannot use") as caught:
+    with pytest.raises(an.StoreError, match="could not be opened") as caught:
         PostgresStore("postgresql://nobody:secret@127.0.0.1:1/x", connect_timeout=1)
     assert "secret" not in str(caught.value)
+
+
+SECRET = "s3cr3t-Pa55/word"  # a slash: the url form percent-encodes it
+
+
+def _forms(host: str = "127.0.0.1", port: int = 1, db: str = "x") -> dict[str, str]:
+    from urllib.parse import quote
+
+    return {
+        "userinfo": f"postgresql://nobody:{quote(SECRET, safe='')}@{host}:{port}/{db}",
+        "query": f"postgresql://nobody@{host}:{port}/{db}?password={quote(SECRET, safe='')}",
+        "keywords": f"host={host} port={port} dbname={db} user=nobody password={SECRET}",
+    }
+
+
+def _shown(exc: BaseException) -> str:
+    import traceback
+
+    return "".join(traceback.format_exception(exc))
+
+
+@pytest.mark.parametrize("form", ["userinfo", "query", "keywords"])
+def test_the_password_never_shows_in_an_error(form: str) -> None:
+    from urllib.parse import quote
+
+    with pytest.raises(an.StoreError) as caught:
+        PostgresStore(_forms()[form], connect_timeout=1)
+    text = _shown(caught.value)
+    assert "could not be opened" in text
+    assert SECRET not in text and quote(SECRET, safe="") not in text
+
+
+@pytest.mark.parametrize("form", ["query", "keywords"])
+def test_the_password_never_shows_in_repr_or_in_later_errors(pg_url: str, form: str) -> None:
+    from urllib.parse import quote, urlsplit
+
+    parts = urlsplit(pg_url)  # the test cluster trusts every local connection
+    url = _forms(parts.hostname or "", parts.port or 0, parts.path.lstrip("/"))[form]
+    store = PostgresStore(url.replace("user=nobody", "user=postgres").replace("nobody", "postgres"))
+    assert SECRET not in repr(store) and quote(SECRET, safe="") not in repr(store)
+    with pytest.raises(an.StoreError) as caught:
+        store.read("nul\x00id")
+    assert "NUL" in str(caught.value) and SECRET not in _shown(caught.value)
+    store.close()
+
+
+def test_nul_characters_are_store_errors_not_driver_errors(pg_url: str) -> None:
+    store = PostgresStore(pg_url)
+    for call in (
+        lambda: store.read("a\x00b"),
+        lambda: store.version("a\x00b"),
+        lambda: store.add_memory("user\x00", {"fact": "x"}),
+        lambda: store.memory_rows("user\x00"),
+    ):
+        with pytest.raises(an.StoreError, match="NUL"):
+            call()
+    session = an.Session(id="fine", store=store)
+    session.append({"role": "user", "content": "a NUL in text is fine: \x00"})
+    assert store.load("fine").to_openai() == session.to_openai()
+    store.close()
+
+
+def test_a_server_restart_is_survived_and_a_dead_server_is_a_store_error() -> None:
+    from tests.service import pgcluster as pg
+
+    with pg.cluster() as server:
+        url = pg.create_database(server.url, "restarts")
+        store = PostgresStore(url, connect_timeout=2)
+        session = an.Session(id="s", store=store)
+        session.append({"role": "user", "content": "before"})
+        server.restart()  # every connection is dropped
+        assert store.load("s").to_openai() == session.to_openai()  # a read reconnects
+        server.restart()
+        session.append({"role": "assistant", "content": "after"})  # and so does a write
+        assert [m["content"] for m in store.read("s")[1]] == ["before", "after"]
+        server.stop()
+        with pytest.raises(an.StoreError, match="could not read session 's'"):
+            store.read("s")
+        with pytest.raises(an.StoreError):
+            session.append({"role": "user", "content": "while down"})
+        server.start()
+        assert store.version("s") == 2  # nothing landed while it was down
+        store.close()

@@ -71,8 +71,11 @@ async def test_a_booking_in_flight_at_a_crash_is_answered_uncertain(tmp_path: Pa
     results = [json.loads(m["content"]) for m in session.to_openai() if m["role"] == "tool"]
     assert results[0] == {"city": "北京", "train": "G1"}
     assert results[1]["kind"] == "uncertain" and "may or may not" in results[1]["error"]
-    uncertain = [e for e in rt.get_trace(task_id) if getattr(e, "kind", None) == "uncertain"]
-    assert not uncertain or all(e.task_id == task_id for e in uncertain)
+    trace = rt.get_trace(task_id)
+    uncertain = [e for e in trace if getattr(e, "kind", None) == "uncertain"]
+    assert [e.call_id for e in uncertain] == [results[1]["call"]]  # the recovery run said so
+    assert {e.trace_id for e in trace} == {info.trace_id} == {rt.result(task_id).trace_id}
+    assert [a["status"] for a in info.attempts] == ["error", "done"]  # the lost one, marked
 
 
 async def test_recovery_reruns_calls_without_side_effects(tmp_path: Path) -> None:
@@ -102,21 +105,34 @@ async def test_recovery_reruns_calls_without_side_effects(tmp_path: Path) -> Non
     store = an.SQLiteStore(tmp_path / "s.db")
     rt = an.Runtime(agent, store=store)
     session = rt.session("s")
-    assistant = {"role": "assistant", "content": "", "tool_calls": [
-        {"id": "a", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "x"}'}},
-        {"id": "b", "type": "function", "function": {"name": "pay", "arguments": '{"amount": 5}'}},
-    ]}  # fmt: skip
+    assistant = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": "a",
+                "type": "function",
+                "function": {"name": "lookup", "arguments": '{"q": "x"}'},
+            },
+            {
+                "id": "b",
+                "type": "function",
+                "function": {"name": "pay", "arguments": '{"amount": 5}'},
+            },
+        ],
+    }
     earlier = [  # an earlier task whose calls had the same ids (models reuse "call_0")
-        {"role": "user", "content": "pay 3"}, assistant,
+        {"role": "user", "content": "pay 3"},
+        assistant,
         {"role": "tool", "tool_call_id": "a", "name": "lookup", "content": "fine"},
         {"role": "tool", "tool_call_id": "b", "name": "pay", "content": "paid"},
         {"role": "assistant", "content": "paid 3"},
-    ]  # fmt: skip
+    ]
     session.extend([*earlier, {"role": "user", "content": "pay 5"}])
-    from agentnb.service.tasks import Task
+    from agentnb.service.tasks import TaskState
 
-    task = Task("t-0000000000000001abcdef", "s", "pay 5")
-    rt.log.put(task.info())
+    task = TaskState("t-0000000000000001abcdef", "s", "pay 5")
+    rt.log.put(task)
     rt.log.start_len(task.id, len(earlier))
     rt.log.begin_call(task.id, "s", session.version, "b", "pay", assistant)  # before pay ran
     assert await rt.recover() == [task.id]
@@ -125,8 +141,12 @@ async def test_recovery_reruns_calls_without_side_effects(tmp_path: Path) -> Non
     tool_results = {m["tool_call_id"]: m["content"] for m in seen[0][-3:] if m["role"] == "tool"}
     assert tool_results["a"] == "fine" and json.loads(tool_results["b"])["kind"] == "uncertain"
     assert [m["role"] for m in store.read("s")[1][len(earlier) :]] == [
-        "user", "assistant", "tool", "tool", "assistant"
-    ]  # fmt: skip
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+    ]
     assert not rt.log.open_calls(task.id)  # the journal is cleared once the task ended
 
 
@@ -214,8 +234,20 @@ async def test_the_worker_command(pg_admin: str, tmp_path: Path) -> None:
     dbos_url = pg.create_database(pg_admin, "cli_dbos")
     effects = tmp_path / "effects.txt"
     env = dict(ENV, PYTHONPATH=str(HERE), AGENTNB_EFFECTS=str(effects), AGENTNB_TOOL_SECONDS="0")
-    cmd = [sys.executable, "-m", "agentnb", "worker", "--agent", "crash_agent:make_agent",
-           "--backend", dbos_url, "--store", store_url, "--executor-id", "solo"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "agentnb",
+        "worker",
+        "--agent",
+        "crash_agent:make_agent",
+        "--backend",
+        dbos_url,
+        "--store",
+        store_url,
+        "--executor-id",
+        "solo",
+    ]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     try:
@@ -233,3 +265,118 @@ async def test_the_worker_command(pg_admin: str, tmp_path: Path) -> None:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(20) == 0
         proc.stdout.close()
+
+
+async def test_the_worker_never_shows_a_password(pg_admin: str, tmp_path: Path) -> None:
+    """Given in a url's query or userinfo, the passwords of the store and of DBOS's database
+    never appear in what the worker prints: not when it runs, not when it fails."""
+    secret = "wOrk3r-s3cret"
+    store_url = pg.create_database(pg_admin, "pw_app") + f"?password={secret}"
+    dbos_url = pg.create_database(pg_admin, "pw_dbos") + f"?password={secret}"
+    env = dict(ENV, PYTHONPATH=str(HERE), AGENTNB_EFFECTS=str(tmp_path / "e.txt"))
+    base = [sys.executable, "-m", "agentnb", "worker", "--agent", "crash_agent:make_agent"]
+    proc = subprocess.Popen(
+        [*base, "--backend", dbos_url, "--store", store_url],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert "ready" in proc.stdout.readline()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and secret not in out + err
+    downs = [
+        f"postgresql://nobody:{secret}@127.0.0.1:1/x",
+        f"postgresql://nobody@127.0.0.1:1/x?password={secret}",
+        f"host=127.0.0.1 port=1 dbname=x user=nobody password={secret}",
+    ]
+    runs = [["--backend", dbos_url, "--store", down] for down in downs]
+    for args in [*runs, ["--backend", downs[1], "--store", store_url]]:
+        failed = subprocess.run(
+            [*base, *args], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert failed.returncode != 0, failed.stderr
+        assert secret not in failed.stdout + failed.stderr
+        assert failed.stderr.strip(), "it says why"
+
+
+SUICIDE = """
+import asyncio, os, signal, sys
+import agentnb as an
+from agentnb.models import FunctionModel
+
+@an.tool
+def die() -> str:
+    "Kills the process that runs it (a bug no retry can fix)."
+    os.kill(os.getpid(), signal.SIGKILL)
+    return "never"
+
+def reply(request):
+    return {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "die", "arguments": "{}"}}]}
+
+async def main():
+    rt = an.Runtime(an.Agent(tools=[die], model=FunctionModel(reply)),
+                    store=an.SQLiteStore(sys.argv[1]), max_lost=3)
+    if sys.argv[2] == "submit":
+        print(await rt.submit("s", "go"), flush=True)
+    else:
+        print(" ".join(await rt.recover()), flush=True)
+    await rt.join(timeout=30)  # it dies first, unless the task is given up
+    await rt.close()
+asyncio.run(main())
+"""
+
+
+async def test_a_task_that_kills_its_process_is_given_up(tmp_path: Path) -> None:
+    """Issue 27 M15: recovered on every restart without limit, its status "running,
+    attempt 0". After three lost attempts it ends in error, saying why."""
+    db = tmp_path / "app.db"
+    for n in range(4):  # the submit, then restarts that each take it over and die again
+        out = subprocess.run(
+            [sys.executable, "-c", SUICIDE, str(db), "submit" if n == 0 else "recover"],
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert out.returncode == (-signal.SIGKILL if n < 3 else 0), out.stderr
+        if n == 0:
+            task_id = out.stdout.strip()
+        later = an.Runtime(crash_agent.make_agent(), store=an.SQLiteStore(db))
+        info = later.status(task_id)
+        if n < 3:
+            assert (info.status, info.attempt) == ("running", n + 1)  # each attempt on record
+    assert info.status == "error" and "stopped 3 times" in (info.error or "")
+    assert [a["status"] for a in info.attempts] == ["error"] * 3
+    assert await later.recover() == []  # over: no restart takes it again
+
+
+async def test_a_torn_or_foreign_task_row_is_shown_not_fatal(tmp_path: Path) -> None:
+    """Issue 27 M21: one row with an unknown field or torn JSON broke list, counts and
+    recover with a TypeError."""
+    import sqlite3
+
+    db = tmp_path / "app.db"
+    rt = an.Runtime(crash_agent.make_agent(), store=an.SQLiteStore(db))
+    good = await rt.submit("trip", "task-0")
+    await rt.wait(good, timeout=10)
+    await rt.close()
+    with sqlite3.connect(db) as con:
+        (body,) = con.execute("SELECT body FROM agentnb_tasks WHERE id = ?", (good,)).fetchone()
+        row = json.loads(body)
+        row["from_a_later_release"] = {"x": 1}  # an unknown field
+        con.execute("UPDATE agentnb_tasks SET body = ? WHERE id = ?", (json.dumps(row), good))
+        con.execute(
+            "INSERT INTO agentnb_tasks (id, session_id, body) VALUES ('t-torn', 'trip', ?)",
+            (body[: len(body) // 2],),  # torn: cut mid-way
+        )
+    later = an.Runtime(crash_agent.make_agent(), store=an.SQLiteStore(db))
+    infos = {i.id: i for i in later.list()}
+    assert infos[good].status == "done"  # the unknown field is left out
+    assert infos["t-torn"].status == "error" and "cannot be read" in (infos["t-torn"].error or "")
+    assert later.counts()["error"] == 1 and later.counts()["done"] == 1
+    assert await later.recover() == []
+    await later.close()

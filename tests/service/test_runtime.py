@@ -113,10 +113,20 @@ def slow_tool_agent(calls: list[str]) -> an.Agent:
     def reply(request: Any) -> dict[str, Any]:
         last = request.messages[-1]
         if last["role"] == "user":
-            return {"role": "assistant", "content": "", "tool_calls": [{
-                "id": f"c{len(calls)}", "type": "function",
-                "function": {"name": "lookup", "arguments": json.dumps({"q": last["content"]})},
-            }]}  # fmt: skip
+            return {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": f"c{len(calls)}",
+                        "type": "function",
+                        "function": {
+                            "name": "lookup",
+                            "arguments": json.dumps({"q": last["content"]}),
+                        },
+                    }
+                ],
+            }
         user = next(m["content"] for m in reversed(request.messages) if m["role"] == "user")
         return {"role": "assistant", "content": f"answer to {user}"}
 
@@ -304,3 +314,66 @@ async def test_closing_the_runtime_ends_every_task_on_record() -> None:
     assert [rt.status(t).status for t in (running, pending)] == ["cancelled", "cancelled"]
     assert rt.session("a").is_valid
     assert (await rt.wait(running, timeout=1)).error == "the runtime closed"
+
+
+async def test_a_woken_waiter_that_is_cancelled_passes_its_room_on() -> None:
+    """Issue 27 M13: with on_full="wait", the submitter woken for the free slot was cancelled
+    before it used it; the wake-up was lost and the next submitter waited forever."""
+    gate, started = asyncio.Event(), []
+    rt = an.Runtime(gated_agent(gate, started), max_concurrency=1, max_queue=1, on_full="wait")
+    await rt.submit("u0", "m0")
+    await asyncio.sleep(0.01)  # the worker took it
+    held = await rt.submit("u1", "m1")  # the queue is full now
+    first = asyncio.ensure_future(rt.submit("u2", "m2"))
+    second = asyncio.ensure_future(rt.submit("u3", "m3"))
+    await asyncio.sleep(0.01)
+    assert not first.done() and not second.done()
+    assert rt.cancel(held)  # room for one: the first waiter is woken...
+    first.cancel()  # ...and cancelled before it could use it
+    task_id = await asyncio.wait_for(second, 2)  # the room went on to the next waiter
+    gate.set()
+    assert (await rt.wait(task_id, timeout=5)).status == "done"
+    await rt.close()
+
+
+async def test_reject_holds_for_messages_that_waited_for_room() -> None:
+    """Issue 27 M14: two messages for one idle session, both waiting for room with
+    multitask="reject", were both admitted."""
+    gate, started = asyncio.Event(), []
+    rt = an.Runtime(gated_agent(gate, started), max_concurrency=1, max_queue=2, on_full="wait")
+    await rt.submit("busy", "m0")
+    await asyncio.sleep(0.01)  # it runs (and holds the only worker)
+    fillers = [await rt.submit(f"other{i}", "m") for i in range(2)]  # the queue is full
+    waiting = [
+        asyncio.ensure_future(rt.submit("s", f"for s {i}", multitask="reject")) for i in range(2)
+    ]
+    await asyncio.sleep(0.01)
+    for task_id in fillers:  # room for both at once: the first for s is admitted, the
+        rt.cancel(task_id)  # second finds s busy with it
+    outcomes = await asyncio.gather(*waiting, return_exceptions=True)
+    assert isinstance(outcomes[0], str) and isinstance(outcomes[1], an.SessionBusy), outcomes
+    gate.set()
+    await rt.join(timeout=5)
+    users = [m["content"] for m in rt.session("s").to_openai() if m["role"] == "user"]
+    assert users == ["for s 0"]
+    await rt.close()
+
+
+async def test_the_finished_tasks_kept_in_memory_are_bounded(tmp_path: Path) -> None:
+    """Issue 27 (low): the finished-task table of a Runtime grew forever (~15 KB a task)."""
+    rt = an.Runtime(echo_agent(), keep_finished=50)
+    ids = [await rt.submit(f"s{i % 7}", f"m{i}") for i in range(200)]
+    await rt.join(timeout=30)
+    assert len(rt.list()) == 50 and [i.id for i in rt.list()] == ids[-50:]
+    with pytest.raises(an.TaskNotFound, match="keep_finished"):
+        rt.status(ids[0])  # forgotten, and the error says why
+    assert rt.status(ids[-1]).status == "done"
+    await rt.close()
+    kept = an.Runtime(echo_agent(), store=an.SQLiteStore(tmp_path / "s.db"), keep_finished=50)
+    ids = [await kept.submit("s", f"m{i}") for i in range(120)]
+    for task_id in ids:
+        await kept.wait(task_id, timeout=10)
+    assert len(kept.backend.mine) == 50  # type: ignore[attr-defined]
+    assert kept.status(ids[0]).output == "m0 ok"  # older ones answer from the store
+    assert len(kept.list()) == 120
+    await kept.close()

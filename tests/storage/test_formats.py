@@ -23,7 +23,7 @@ def digest(path) -> str:
 def test_sqlite_untyped_a_corrupt_row_and_a_broken_file_are_store_errors(tmp_path):
     store = an.SQLiteStore(tmp_path / "s.db")
     an.Session([{"role": "user", "content": "hi"}], id="a", store=store).commit()
-    store._db.execute("UPDATE messages SET body = '{not json'")
+    store.db.run("break it", "UPDATE messages SET body = '{not json'")
     with pytest.raises(StoreError, match="could not read session 'a'") as info:
         store.load("a")
     assert isinstance(info.value.__cause__, ValueError)

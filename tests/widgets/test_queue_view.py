@@ -1,4 +1,6 @@
-"""QueueView, kernel side: rows follow the tasks, clicks open a session and cancel a task."""
+"""QueueView, kernel side: one anywidget whose rows follow the tasks, whose clicks open a
+session (composed in place by reference) and cancel a task, and whose snapshot lets a late
+view draw every row."""
 
 from __future__ import annotations
 
@@ -8,10 +10,12 @@ from typing import Any
 import agentnb as an
 from agentnb.models import FunctionModel
 from agentnb.widgets import QueueView, SessionView
+from agentnb.widgets.base import ESM, Widget
+from agentnb.widgets.payload import unpack
 
 
-def _table_comm(comms: list[Any], view: QueueView) -> Any:
-    return next(c for c in comms if c.comm_id == view.table.comm.comm_id)
+def _comm(comms: list[Any], view: QueueView) -> Any:
+    return next(c for c in comms if c.comm_id == view.comm.comm_id)
 
 
 async def test_rows_update_while_tasks_run_and_clicks_work(comms: list[Any]) -> None:
@@ -25,8 +29,9 @@ async def test_rows_update_while_tasks_run_and_clicks_work(comms: list[Any]) -> 
 
     rt = an.Runtime(an.Agent(model=FunctionModel(reply)), max_concurrency=4)
     view = rt.view(interval=0.02)
-    assert isinstance(view, QueueView)
-    comm = _table_comm(comms, view)
+    assert isinstance(view, QueueView) and isinstance(view, Widget)  # one anywidget
+    assert view._esm == ESM and "renderQueue" in ESM  # the one ES module, no second bundle
+    comm = _comm(comms, view)
     comm.deliver({"op": "hello"})  # a view rendered: it gets the whole (empty) table
     slow = await rt.submit("u-slow", "slow")
     ids = [await rt.submit(f"u{i % 20}", f"m{i}") for i in range(200)]
@@ -48,8 +53,8 @@ async def test_rows_update_while_tasks_run_and_clicks_work(comms: list[Any]) -> 
     assert view.sent < 5 * 201  # only changed rows travel
     comm.deliver({"op": "open", "task": ids[7]})  # a click on a row
     assert isinstance(view.opened, SessionView)
-    assert view.opened.session is rt.session("u7") and view.detail.children == (view.opened,)
-    assert view.table.selected == ids[7]
+    assert view.opened.session is rt.session("u7")
+    assert view.view == f"anywidget:{view.opened.model_id}" and view.selected == ids[7]
     comm.deliver({"op": "cancel", "task": slow, "id": 1})  # Cancel on the running row
     info = await rt.wait(slow, timeout=5)
     assert (info.status, info.stop_reason) == ("cancelled", "cancelled")
@@ -61,3 +66,80 @@ async def test_rows_update_while_tasks_run_and_clicks_work(comms: list[Any]) -> 
     view.close()
     gate.set()
     await rt.close()
+
+
+async def test_a_late_view_draws_every_row_from_the_snapshot(comms: list[Any]) -> None:
+    async def reply(request: Any) -> dict[str, Any]:
+        return {"role": "assistant", "content": "ok"}
+
+    rt = an.Runtime(an.Agent(model=FunctionModel(reply)))
+    ids = [await rt.submit(f"u{i}", f"m{i}") for i in range(30)]
+    await rt.join(timeout=10)
+    view = rt.view(refresh_every=0)
+    state = unpack(view.snapshot)
+    assert [r["id"] for r in state["rows"]] == ids and state["counts"]["done"] == 30
+    more = await rt.submit("late", "one more")
+    await rt.wait(more, timeout=5)
+    view.flush()  # the change travels as a message, and the snapshot follows (refresh_every=0)
+    assert unpack(view.snapshot)["rows"][-1]["id"] == more
+    sent = [m for m in _comm(comms, view).custom() if m["op"] == "rows"]
+    assert [r["id"] for r in sent[-1]["rows"]] == [more]
+    view.close()
+    await rt.close()
+
+
+async def test_approve_and_deny_from_the_queue_and_the_session_view(comms: list[Any]) -> None:
+    from tests.service import approval_agent
+
+    rt = an.Runtime(approval_agent.make_agent())
+    view = rt.view(interval=0.02)
+    comm = _comm(comms, view)
+    first, second = await rt.submit("a", "30"), await rt.submit("b", "3000")
+    for _ in range(200):
+        await asyncio.sleep(0.02)
+        if rt.counts()["awaiting_approval"] == 2:
+            break
+    await asyncio.sleep(0.1)
+    rows = {r["id"]: r for m in comm.custom() if m["op"] == "rows" for r in m["rows"]}
+    (ask,) = rows[first]["approvals"]
+    assert rows[first]["status"] == "awaiting_approval" and ask["tool"] == "pay"
+    comm.deliver({"op": "approve", "task": first, "call": ask["call_id"], "digest": ask["digest"]})
+    assert (await rt.wait(first, timeout=5)).output == "paid 30"
+    opened = view.open_task(second)  # its session's view gets Approve / Deny too
+    waiting = opened.state()["waiting"]
+    assert list(waiting) == ["p1"] and waiting["p1"]["can"] is True
+    session_comm = next(c for c in comms if c.comm_id == opened.comm.comm_id)
+    session_comm.deliver({"op": "deny", "call": "p1", "digest": waiting["p1"]["digest"]})
+    info = await rt.wait(second, timeout=5)
+    assert info.output == "denied: denied in the view"
+    await asyncio.sleep(0.05)
+    assert opened.state()["waiting"] == {}
+    view.close()
+    await rt.close()
+
+
+async def test_a_view_with_controls_approves_and_resumes_its_run(comms: list[Any]) -> None:
+    from tests.service import approval_agent
+
+    session = an.Session()
+    view = SessionView(session, agent=approval_agent.make_agent())
+    view_comm = next(c for c in comms if c.comm_id == view.comm.comm_id)
+    view_comm.deliver({"op": "run", "text": "30"})
+    for _ in range(200):
+        await asyncio.sleep(0.01)
+        if view.state()["waiting"]:
+            break
+    (call,) = view.state()["waiting"].values()
+    assert call["can"] and view.status["reason"] == "awaiting_approval"
+    assert [m["op"] for m in view_comm.custom()].count("waiting") == 0  # came with its event
+    view_comm.deliver({"op": "approve", "call": call["call_id"], "digest": call["digest"]})
+    for _ in range(200):
+        await asyncio.sleep(0.01)
+        if view.status.get("reason") == "final_answer":
+            break
+    assert session.to_openai()[-1]["content"] == "paid 30" and view.state()["waiting"] == {}
+    keys = {
+        e["call_id"]: e["idempotency_key"] for e in view.state()["events"] if "idempotency_key" in e
+    }
+    assert keys["p1"].startswith(f"{session.id}:1:p1:")  # the call's key, shown on its card
+    view.close()
