@@ -303,11 +303,16 @@ class Evaluation:
 
         return Outputs(self)
 
-    def compare(self, baseline: str, other: str) -> Comparison:
-        """Paired comparison of two variants by (task, repeat): see :class:`Comparison`."""
+    def compare(
+        self, baseline: str, other: str, *, margin: float | None = None, alpha: float = 0.05
+    ) -> Comparison:
+        """Paired comparison of two variants by (task, repeat): see :class:`Comparison`.
+        ``margin`` adds non-inferiority and equivalence (TOST) within ±margin; ``alpha`` is
+        the level of every test and of the (1 - alpha) interval; ``.verdict`` says it in one
+        line."""
         from .comparison import compare
 
-        return compare(self, baseline, other)
+        return compare(self, baseline, other, margin=margin, alpha=alpha)
 
     # -- files, pictures, views -----------------------------------------------------------------
     def save(self, path: str | os.PathLike[str], *, traces: bool = True) -> Path:
