@@ -133,6 +133,7 @@ __all__ = [
     "log",
     "models",
     "observe",
+    "optimize",
     "parse_message",
     "testing",
     "tool",
@@ -147,7 +148,7 @@ for _name in __all__:
 
 
 #: Prompt tuning (agentnb.evals) loads on first use too: ``an.evaluate``, ``an.Task``, ...
-_EVALS = ("Evaluation", "Task", "TaskSet", "ToolRecording", "checks", "evaluate")
+_EVALS = ("Evaluation", "Task", "TaskSet", "ToolRecording", "checks", "evaluate", "optimize")
 
 
 def __getattr__(name: str) -> Any:

@@ -15,10 +15,11 @@ TOST), ``planning`` (``an.evals.plan``: tasks × repeats to see a difference), `
 (``an.evals.prices`` and each run's spend), ``outputs`` (every answer), ``cache``
 (model replies), ``recording`` and ``replayer`` (tool results, and how a replaying call is
 answered), ``replay`` (a saved run as a regression test), ``saving``, ``ci`` (``python -m
-agentnb eval``), ``view`` and ``plot``; ``batches`` reads trajectories as reply batches.
+agentnb eval``), ``optimise`` (``an.optimize``: proposals gated on held-out tasks),
+``view`` and ``plot``; ``batches`` reads trajectories as reply batches.
 """
 
-from . import checks
+from . import checks, optimise
 from .apps import App, AppContext
 from .batches import PairedCall, batches
 from .cache import CachedModel, ResponseCache
@@ -27,6 +28,7 @@ from .cost import PRICES as prices
 from .cost import Price, PriceTable
 from .evaluate import evaluate, start
 from .evaluation import Evaluation
+from .optimise import BudgetWarning, Candidate, Optimisation, optimize
 from .planning import Plan, plan
 from .record import OUTCOMES, EvalRecord
 from .recording import ToolRecording
@@ -37,10 +39,13 @@ __all__ = [
     "OUTCOMES",
     "App",
     "AppContext",
+    "BudgetWarning",
     "CachedModel",
+    "Candidate",
     "Comparison",
     "EvalRecord",
     "Evaluation",
+    "Optimisation",
     "PairedCall",
     "Plan",
     "Price",
@@ -53,6 +58,8 @@ __all__ = [
     "checks",
     "derive_seed",
     "evaluate",
+    "optimise",
+    "optimize",
     "plan",
     "prices",
     "start",

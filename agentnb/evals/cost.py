@@ -5,7 +5,8 @@
     an.evals.prices.cost("gpt-4o-mini", 1200, 300)        # 0.00036
     an.evals.prices.cost("someone-elses-model", 10, 10)   # None: unknown, never 0
 
-The table ships with the prices agentnb can know: the stand-in ``TravelModel`` and the local
+The table ships with the prices agentnb can know: the stand-in ``TravelModel`` (and its
+proposer) and the local
 SmolLM2 (``make local``) cost nothing, since they run in this process or on this machine.
 Provider prices change and differ by contract, so none is shipped: set the ones you pay. A
 name no entry matches has an **unknown** price: its cost is ``None`` (NaN in a DataFrame,
@@ -136,6 +137,7 @@ class PriceTable:
 PRICES = PriceTable(
     {
         "TravelModel*": Price(0.0, 0.0, "the deterministic stand-in: runs in this process"),
+        "TravelProposer*": Price(0.0, 0.0, "the stand-in's proposer: runs in this process"),
         "smollm2*": Price(0.0, 0.0, "the local SmolLM2 (make local): runs on this machine"),
     }
 )

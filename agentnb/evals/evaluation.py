@@ -148,6 +148,14 @@ class Evaluation:
         for callback in list(self._subscribers):
             self._tell(callback, record)
 
+    def add_variant(self, name: str, agent: Agent) -> None:
+        """Add a variant whose runs will be added later (the optimiser's candidates)."""
+        if name in self.variants:
+            raise ConfigurationError(f"variant {name!r} is already in this evaluation")
+        self.variants.append(name)
+        self.agents[name] = agent
+        self.descriptions[name] = tables.describe(agent)
+
     def drive(self, sweep: Awaitable[Any]) -> None:
         """Run ``sweep`` (the coroutine filling this evaluation) as its background task: ``wait``
         awaits it, ``cancel`` stops it, and its end calls :meth:`finish`, also when it was
