@@ -184,7 +184,7 @@ async def test_save_and_load_keep_texts_history_and_runs(tmp_path):
     agent = back.best.agent(an.travel.travel_agent())
     assert agent.instructions == opt.best.texts.instructions
     with pytest.raises(ConfigurationError, match="keeps texts, not agents"):
-        back.best_agent
+        _ = back.best_agent
     (tmp_path / "not.jsonl").write_text('{"format": "x"}\n')
     with pytest.raises(ConfigurationError, match="not a saved optimisation"):
         Optimisation.load(tmp_path / "not.jsonl")
