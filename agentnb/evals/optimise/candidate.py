@@ -18,6 +18,7 @@ A candidate's **status** says how far it got, each step a reason to stop:
 ``promoted``   run on the validation tasks, and the gate said it beats the incumbent there:
                it is the incumbent now (``opt.best``)
 ``held``       run on the validation tasks, and the gate did not say so: not promoted
+``running``    being decided now
 ``stopped``    the optimisation was stopped, or its budget ran out, before it was decided
 =============  ===============================================================================
 
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = ["STATUSES", "Candidate", "Texts", "score"]
 
-STATUSES = ("seed", "rejected", "pool", "promoted", "held", "stopped")
+STATUSES = ("seed", "rejected", "pool", "promoted", "held", "running", "stopped")
 
 
 @dataclass(frozen=True)

@@ -228,7 +228,7 @@ async def search(opt: Optimisation) -> None:
             proposal.texts,
             parent.id,
             proposal.rationale,
-            status="stopped",
+            status="running",
             step=len(opt.steps) + 1,
         )
         if proposal.problem:
@@ -261,7 +261,7 @@ async def _decide(
     if left(opt) < len(rest) * opt.repeats:
         opt.stop_reason = "budget spent: it cannot pay for the other training tasks"
         why = "better on the minibatch; " + opt.stop_reason
-        child.reason = why
+        _decided(opt, child, "stopped", why)
         _step(opt, "stopped", why, metric_calls=opt.metric_calls - spent, **step)
         return
     await run(opt, child, rest)

@@ -148,9 +148,10 @@ class Optimisation:
         self.stop_reason = self.stop_reason or reason
         if self.cancelled:
             self.stop_reason = f"stopped by request after {self.metric_calls} metric calls"
-            for c in self.candidates:
-                if c.status == "stopped" and not c.reason:
-                    c.reason = "stopped before it was decided"
+        for c in self.candidates:  # one being decided when it ended
+            if c.status == "running":
+                c.status, c.reason = "stopped", f"stopped before it was decided: {self.stop_reason}"
+                self.emit("candidate", c)
         self.done = True
         self.current = {}
         self.evaluation.finish()
