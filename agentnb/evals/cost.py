@@ -6,8 +6,8 @@
     an.evals.prices.cost("someone-elses-model", 10, 10)   # None: unknown, never 0
 
 The table ships with the prices agentnb can know: the stand-in ``TravelModel`` (and its
-proposer) and the local
-SmolLM2 (``make local``) cost nothing, since they run in this process or on this machine.
+proposer) and the local SmolLM2 (``make local``) cost nothing, since they run in this process
+or on this machine, and so does a cassette replayed offline (a model named ``replay:...``).
 Provider prices change and differ by contract, so none is shipped: set the ones you pay. A
 name no entry matches has an **unknown** price: its cost is ``None`` (NaN in a DataFrame,
 "unknown" in text), never 0.
@@ -139,6 +139,7 @@ PRICES = PriceTable(
         "TravelModel*": Price(0.0, 0.0, "the deterministic stand-in: runs in this process"),
         "TravelProposer*": Price(0.0, 0.0, "the stand-in's proposer: runs in this process"),
         "smollm2*": Price(0.0, 0.0, "the local SmolLM2 (make local): runs on this machine"),
+        "replay:*": Price(0.0, 0.0, "a cassette replayed (agentnb.models.replay): no call leaves"),
     }
 )
 
