@@ -14,7 +14,8 @@ the questions of a cheaper or faster variant: is ``other`` **no worse** than ``b
 more than the margin (non-inferiority: a one-sided t-test of the paired differences against
 ``-margin``), and is it **equivalent** within ``±margin`` (TOST: two one-sided tests, the
 larger p-value). The units of those tests are the bootstrap's (pairs, or tasks with their
-repeats averaged). ``verdict`` says it all in one plain line, and when there is no evidence
+repeats averaged); when every pair agrees, the exact chance of no disagreement at the margin.
+``verdict`` says it all in one plain line, and when there is no evidence
 either way it says how many repeats would see ten points (:func:`agentnb.evals.plan`, from
 the disagreement this comparison saw). Everything is at the level ``alpha`` (0.05).
 """
@@ -136,6 +137,14 @@ class Comparison:
             return (
                 f"; all {self.pairs} pairs differ alike, so the ±{m} margin cannot be tested "
                 "(a t-test needs some spread)"
+            )
+        if all(d == 0 for d in self.differences):
+            how = f"no pair disagreed: (1 − {self.margin:g})^{len(self.differences)}"
+            if self.equivalence_p < self.alpha:
+                return f"; equivalent within ±{m} ({how} = {self.equivalence_p:.2g})"
+            return (
+                f"; too few pairs to call it equivalent within ±{m} ({how} = "
+                f"{self.equivalence_p:.2g})"
             )
         if self.equivalence_p < self.alpha:
             return f"; equivalent within ±{m} (TOST p = {self.equivalence_p:.2g})"

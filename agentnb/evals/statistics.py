@@ -221,7 +221,17 @@ def one_sided_t(diffs: Sequence[float], bound: float, alternative: str) -> float
 def tost(diffs: Sequence[float], margin: float) -> tuple[float, float, float]:
     """Two one-sided tests of paired differences against ``±margin``: the p-values of
     non-inferiority (H0: mean <= -margin), of non-superiority (H0: mean >= +margin) and of
-    equivalence (the larger of the two)."""
+    equivalence (the larger of the two).
+
+    When every difference is 0 (every pair agrees: the t statistic is undefined), each side
+    is the exact chance of seeing no disagreement in ``n`` units if one variant lost (or won)
+    at least ``margin`` of them: at most ``(1 - margin) ** n`` (``binom.pmf(0, n, margin)``)."""
+    values = [float(x) for x in diffs]
+    if values and all(x == 0 for x in values):
+        from scipy.stats import binom
+
+        p = float(binom.pmf(0, len(values), margin))
+        return p, p, p
     lower = one_sided_t(diffs, -margin, "greater")
     upper = one_sided_t(diffs, margin, "less")
     both = NAN if math.isnan(lower) or math.isnan(upper) else max(lower, upper)

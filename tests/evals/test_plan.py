@@ -138,3 +138,14 @@ def test_a_margin_verdict_says_non_inferior_or_cannot_rule_out():
     assert "cannot rule out that it is worse by 5 points or more" in c.verdict
     with pytest.raises(ConfigurationError, match="margin"):
         _ev(same, lost).compare("a", "b", margin=5)
+
+
+def test_when_every_pair_agrees_equivalence_is_the_exact_chance_of_no_disagreement():
+    from scipy.stats import binom
+
+    outcomes = [1, 0, 1, 1, 0] * 8  # 40 pairs, every one a tie
+    c = _ev(outcomes, list(outcomes)).compare("a", "b", margin=0.10)
+    assert c.equivalence_p == pytest.approx(0.9**40) == pytest.approx(binom.pmf(0, 40, 0.1))
+    assert "equivalent within ±10 points (no pair disagreed: (1 − 0.1)^40 = 0.015)" in c.verdict
+    few = _ev([1, 0, 1], [1, 0, 1]).compare("a", "b", margin=0.10)
+    assert "too few pairs to call it equivalent" in few.verdict
