@@ -225,3 +225,60 @@ def test_the_split_is_stratified_seeded_and_checked():
         )
     with pytest.raises(ConfigurationError, match="proposer must be an agentnb model"):
         asyncio.run(an.optimize(weak_agent(), tasks, proposer="gpt"))
+
+
+async def test_the_response_cache_and_tool_replay_make_re_evaluations_cheap():
+    tasks = an.travel.task_set()
+    cache = an.evals.ResponseCache()
+    first = await _optimize(budget=120, seed=0, cache=cache)
+    misses = cache.misses
+    again = await _optimize(budget=120, seed=0, cache=cache)
+    assert again.steps == first.steps and cache.misses == misses  # every reply from the cache
+    assert all(r.cached_calls > 0 and r.prompt_tokens == 0 for r in again.evaluation.records)
+    # tools answered from a recording of the article agent's runs (live only where it misses)
+    live = await an.evaluate({"article": an.travel.travel_agent()}, tasks, progress=False)
+    recording = an.ToolRecording.from_evaluation(live)
+    replaying = weak_agent().replaying(
+        recording, match="arguments", missing="live", variant="article"
+    )
+    opt = await an.optimize(
+        replaying, tasks, proposer=TravelModel().proposer(), budget=120, progress=False
+    )
+    assert opt.best.texts == first.best.texts and opt.best.validation == first.best.validation
+    assert opt.agent(opt.best_id).replay is not None  # every candidate keeps the replay
+
+
+async def test_a_proposed_tool_description_becomes_the_candidates_tool():
+    new = "查询航班。日期一律用 YYYY-MM-DD。"
+    reply = json.dumps({"rationale": "dates", "tools": {"search_flights": new}})
+    opt = await _optimize(proposer=_proposer([reply] + ["{}"] * 10), budget=120, patience=2)
+    child = opt.candidates[1]
+    assert child.texts.tools["search_flights"] == new and child.texts.instructions == WEAK
+    agent = opt.agent(child.id)
+    assert next(t for t in agent.tools if t.name == "search_flights").description == new
+    assert opt.diff(child.id)["tools"]["search_flights"]
+    assert opt.evaluation.descriptions[child.id]["tools"]["search_flights"] == new
+
+
+async def test_the_bootstrap_gate_promotes_on_an_interval_above_zero():
+    opt = await _optimize(budget=150, seed=0, gate="bootstrap")
+    promoted = [c for c in opt.candidates if c.status == "promoted"]
+    assert promoted and all(c.gate["ci"][0] > 0 for c in promoted)
+    assert all(c.gate["ci"][0] <= 0 for c in opt.candidates if c.status == "held")
+    with pytest.raises(ConfigurationError, match="gate must be one of"):
+        await _optimize(gate="t-test")
+
+
+async def test_the_plot_draws_the_incumbent_and_the_candidates():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    opt = await _optimize(budget=120, seed=0)
+    fig = opt.plot()
+    ax = fig.axes[0]
+    assert ax.get_xlim() == (0, 120) and ax.get_xlabel() == "metric calls"
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "incumbent, validation success" in labels and any("promoted" in x for x in labels)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
