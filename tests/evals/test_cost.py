@@ -135,3 +135,12 @@ def test_saved_records_keep_their_tokens_and_price_anew(tmp_path, prices):
     path = ev.save(tmp_path / "e.jsonl")
     again = an.Evaluation.load(path)
     assert again.records[0].prompt_tokens == 10 and again.summary.loc["v", "spend"] == 1.5
+
+
+async def test_the_static_table_and_the_matrix_say_unknown_for_an_unset_price(prices):
+    agent = an.Agent("x", [], model=_model("mystery-model", 10, 10))
+    ev = await an.evaluate({"v": agent}, an.TaskSet([an.Task("a", "hi")]), progress=False)
+    html = ev._repr_mimebundle_()["text/html"]
+    assert "<td>unknown</td>" in html and "<td>nan</td>" not in html.lower()
+    prices["mystery-model"] = (0.0, 0.0)
+    assert "<td>$0</td>" in ev._repr_mimebundle_()["text/html"]
