@@ -142,5 +142,9 @@ async def test_the_static_table_and_the_matrix_say_unknown_for_an_unset_price(pr
     ev = await an.evaluate({"v": agent}, an.TaskSet([an.Task("a", "hi")]), progress=False)
     html = ev._repr_mimebundle_()["text/html"]
     assert "<td>unknown</td>" in html and "<td>nan</td>" not in html.lower()
+    pytest.importorskip("anywidget")
+    from agentnb.widgets.evals import summary_rows
+
+    assert summary_rows(ev)[0]["spend"] is None  # the matrix's JS shows null as "unknown"
     prices["mystery-model"] = (0.0, 0.0)
     assert "<td>$0</td>" in ev._repr_mimebundle_()["text/html"]
