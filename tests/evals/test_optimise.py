@@ -282,3 +282,31 @@ async def test_the_plot_draws_the_incumbent_and_the_candidates():
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+
+
+async def test_a_setup_where_every_run_errors_stops_at_once_and_says_why():
+    def broken(request):
+        raise RuntimeError("the model's server refused the key")
+
+    agent = an.travel.travel_agent(model=FunctionModel(broken, name="broken"))
+    opt = await an.optimize(
+        agent, an.travel.task_set(), proposer=TravelModel().proposer(), budget=120, progress=False
+    )
+    assert opt.metric_calls == 39 and opt.proposer_calls == 0
+    assert opt.stop_reason.startswith("every run of the agent as given was an error")
+    assert "refused the key" in opt.stop_reason
+
+
+async def test_repeats_pair_by_task_and_repeat_and_keep_the_budget():
+    agent = an.travel.travel_agent(
+        model=TravelModel("fabricate", temperature=0.5), instructions=WEAK
+    )
+    opt = await an.optimize(
+        agent, an.travel.task_set(), proposer=TravelModel().proposer(), budget=240, repeats=2,
+        progress=False,
+    )  # fmt: skip
+    assert opt.metric_calls <= 240 and len(opt.evaluation.records) == opt.metric_calls
+    seed = opt.candidates[0]
+    assert seed.calls == 78 and all(0 <= v <= 1 for v in seed.scores.values())
+    gated = [c for c in opt.candidates if c.gate]
+    assert all(c.gate["pairs"] == 2 * len(opt.validation) for c in gated)

@@ -176,6 +176,13 @@ async def search(opt: Optimisation) -> None:
     seed = opt.candidates[0]
     await run(opt, seed, [*opt.train, *opt.validation])
     _decided(opt, seed, "seed", "the agent as given")
+    runs = [r for r in opt.evaluation.records if r.variant == seed.id]
+    if runs and all(r.outcome == "error" for r in runs):  # no text can fix a broken setup
+        opt.stop_reason = (
+            f"every run of the agent as given was an error, so no proposal could be judged; "
+            f"the first: {runs[0].error}"
+        )
+        return
     rng = random.Random(opt.seed)
     order: list[Task] = []
     idle = 0
