@@ -66,9 +66,8 @@ class Comparison:
     #: What changed between the two variants' prompts: ``{"instructions": rows, "tools":
     #: {name: rows}}`` of :func:`agentnb.models.differ.line_diff` (empty when unchanged).
     prompt_diff: dict[str, Any] = field(default_factory=dict)
-    #: The level of the test and of the interval (a (1 - alpha) interval).
+    #: The level of the tests and of the (1 - alpha) interval; the margin (None: not asked).
     alpha: float = 0.05
-    #: The non-inferiority / equivalence margin (None: not asked).
     margin: float | None = None
     #: p-values: H0 "other is worse by margin or more"; H0 "not within ±margin" (TOST).
     noninferiority_p: float = st.NAN

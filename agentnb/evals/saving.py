@@ -184,13 +184,14 @@ def dump(ev: Evaluation, *, traces: bool = True) -> list[str]:
     return body
 
 
-def _lines(path: Path) -> list[tuple[int, str]]:
+def read_lines(path: Path) -> list[tuple[int, str]]:
+    """The non-empty lines of a saved file, numbered from 1 (split on ``\\n`` only)."""
     text = path.read_text(encoding="utf-8")
     return [(n, line) for n, line in enumerate(text.split("\n"), 1) if line.strip()]
 
 
 def load(path: Path, *, judge: Any = None, trust: bool = False) -> Evaluation:
-    return load_lines(_lines(path), path, judge=judge, trust=trust)
+    return load_lines(read_lines(path), path, judge=judge, trust=trust)
 
 
 def load_lines(

@@ -144,11 +144,9 @@ class OptimiseView(Widget):
         super().close()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        from ..evals.optimise.view import static_bundle
-
         bundle = super()._repr_mimebundle_(**kwargs)
         data, meta = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
-        data.update(static_bundle(self.optimisation))
+        data.update(self.optimisation._repr_mimebundle_())
         return data, meta
 
     def __repr__(self) -> str:

@@ -26,7 +26,7 @@ from typing import Any
 
 from ... import _json
 from ...errors import ConfigurationError
-from ..ci import _load, _tasks
+from ..ci import load_spec, load_tasks
 from .budget import BudgetWarning
 
 __all__ = ["add_parser", "main"]
@@ -65,10 +65,10 @@ def main(args: argparse.Namespace, shortcuts: dict[str, Any] | None = None) -> i
     """Run the command; ``shortcuts`` maps proposer names to factories (``python -m
     agentnb`` gives ``travel``: the stand-in's proposer, from the layer above this one)."""
     try:
-        tasks = _tasks(args.tasks, args.trust)
-        agent = _load(args.agent, "agent")
+        tasks = load_tasks(args.tasks, args.trust)
+        agent = load_spec(args.agent, "agent")
         made = (shortcuts or {}).get(args.proposer)
-        proposer = made() if made is not None else _load(args.proposer, "proposer")
+        proposer = made() if made is not None else load_spec(args.proposer, "proposer")
     except (ConfigurationError, OSError) as exc:
         print(f"agentnb optimize: {exc}", file=sys.stderr)
         return 2

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ... import _json
 from ...errors import ConfigurationError
-from ..saving import _lines, dump, load_lines
+from ..saving import dump, load_lines, read_lines
 from ..tasks import TaskSet
 from .candidate import Candidate
 
@@ -54,7 +54,7 @@ def save(opt: Optimisation, path: Path, *, traces: bool = False) -> Path:
 def load(path: Path, *, trust: bool = False) -> Optimisation:
     from .optimisation import Optimisation
 
-    lines = _lines(path)
+    lines = read_lines(path)
     try:
         header = json.loads(lines[0][1])
         ok = isinstance(header, dict) and header.get("format") == FORMAT

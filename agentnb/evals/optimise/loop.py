@@ -32,7 +32,7 @@ from ..tasks import Task, TaskSet
 from .candidate import Candidate, score
 from .front import front, select_parent
 from .gate import decide
-from .proposer import Proposal, Reflection, failure, parse_reply, reflection_request
+from .proposer import ask
 
 if TYPE_CHECKING:
     from .optimisation import Optimisation
@@ -62,7 +62,7 @@ async def run(opt: Optimisation, cand: Candidate, tasks: list[Task]) -> None:
         cache=opt.cache,
         progress=False,
     )
-    opt._running = sub
+    opt.running = sub
 
     def filed(record: Any) -> None:
         if record is None:
@@ -76,7 +76,7 @@ async def run(opt: Optimisation, cand: Candidate, tasks: list[Task]) -> None:
     try:
         await sub.wait()
     finally:
-        opt._running = None
+        opt.running = None
     _score(opt, cand)
     if opt.cancelled:  # Stop: the sweep swallowed the cancellation; end the loop here
         raise asyncio.CancelledError
@@ -129,37 +129,6 @@ def _decided(opt: Optimisation, cand: Candidate, status: str, reason: str) -> No
     opt.emit("candidate", cand)
 
 
-async def propose(opt: Optimisation, parent: Candidate, batch: list[Task]) -> Proposal | None:
-    """Ask the proposer about the parent's failed runs on ``batch``; None when it passed all."""
-    failures, passed = [], 0
-    for task in batch:
-        for repeat in range(opt.repeats):
-            record = opt.evaluation.record(parent.id, task, repeat)
-            if record.passed:
-                passed += 1
-            else:
-                session = opt.evaluation.kept(record).session
-                failures.append(failure(record, task, session))
-    if not failures:
-        return None
-    assert opt.proposer is not None
-    request = reflection_request(Reflection(parent.texts, failures, passed))
-    opt.current = {"parent": parent.id, "rationale": "", "asking": True}
-    opt.emit("proposal", opt.current)
-    try:
-        async with asyncio.timeout(opt.timeout):
-            response = await opt.proposer.complete(request)
-    except TimeoutError:
-        return Proposal(None, "", f"the proposer did not answer within {opt.timeout:g} s")
-    except Exception as exc:
-        return Proposal(None, "", f"the proposer failed: {type(exc).__name__}: {exc}")
-    reply = response.message.content or ""
-    proposal = parse_reply(reply if isinstance(reply, str) else str(reply), parent.texts)
-    opt.current = {"parent": parent.id, "rationale": proposal.rationale, "asking": False}
-    opt.emit("proposal", opt.current)
-    return proposal
-
-
 def _next_batch(opt: Optimisation, rng: random.Random, order: list[Task]) -> list[Task]:
     size = min(opt.minibatch, len(opt.train))
     if len(order) < size:
@@ -201,13 +170,16 @@ async def search(opt: Optimisation) -> None:
             return
         pool = [c for c in opt.candidates if c.status in ("seed", "pool", "promoted", "held")]
         weights = front(pool, train_names)
+        if not weights:  # only when runs of the seed are missing (a Stop during the start)
+            opt.stop_reason = "no candidate has a score on every training task"
+            return
         if all(all(opt.candidate(i).scores[t] == 1.0 for t in train_names) for i in weights):
             opt.stop_reason = "every training task passes: nothing left to learn from"
             return
         parent = opt.candidate(select_parent(pool, train_names, rng))
         batch = _next_batch(opt, rng, order)
         names = [t.name for t in batch]
-        proposal = await propose(opt, parent, batch)
+        proposal = await ask(opt, parent, batch)
         if proposal is None:
             idle += 1
             _step(

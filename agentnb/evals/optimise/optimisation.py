@@ -97,7 +97,8 @@ class Optimisation:
         self.done = False
         self.cancelled = False
         self._task: asyncio.Task[Any] | None = None
-        self._running: Evaluation | None = None
+        #: The sweep of the runs in flight (Stop cancels it).
+        self.running: Evaluation | None = None
         self._subscribers: list[Callable[[str, Any], Any]] = []
         #: Proposer figures of a loaded optimisation (a live one reads its meter).
         self.proposer_saved: dict[str, Any] = {}
@@ -176,8 +177,8 @@ class Optimisation:
     def cancel(self) -> None:
         """Stop: runs in flight are dropped; everything decided so far stays."""
         self.cancelled = True
-        if self._running is not None:
-            self._running.cancel()
+        if self.running is not None:
+            self.running.cancel()
         if self._task is not None and not self._task.done():
             self._task.cancel()
         else:

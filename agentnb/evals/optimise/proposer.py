@@ -21,6 +21,7 @@ The stand-in proposer (``an.travel.TravelModel().proposer()``) reads the same re
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from dataclasses import dataclass, field
@@ -34,8 +35,18 @@ if TYPE_CHECKING:
     from ...session import Session
     from ..record import EvalRecord
     from ..tasks import Task
+    from .candidate import Candidate
+    from .optimisation import Optimisation
 
-__all__ = ["REFLECT", "Proposal", "Reflection", "failure", "parse_reply", "reflection_request"]
+__all__ = [
+    "REFLECT",
+    "Proposal",
+    "Reflection",
+    "ask",
+    "failure",
+    "parse_reply",
+    "reflection_request",
+]
 
 #: The proposer's system message.
 REFLECT = """You improve an AI agent by rewriting its instructions and tool descriptions.
@@ -181,3 +192,34 @@ def parse_reply(reply: str, current: Texts) -> Proposal:
         "the reply holds no JSON object with instructions or tools, and no code block",
         reply,
     )
+
+
+async def ask(opt: Optimisation, parent: Candidate, batch: list[Task]) -> Proposal | None:
+    """Ask the proposer about the parent's failed runs on ``batch``; None when it passed all."""
+    failures, passed = [], 0
+    for task in batch:
+        for repeat in range(opt.repeats):
+            record = opt.evaluation.record(parent.id, task, repeat)
+            if record.passed:
+                passed += 1
+            else:
+                session = opt.evaluation.kept(record).session
+                failures.append(failure(record, task, session))
+    if not failures:
+        return None
+    assert opt.proposer is not None
+    request = reflection_request(Reflection(parent.texts, failures, passed))
+    opt.current = {"parent": parent.id, "rationale": "", "asking": True}
+    opt.emit("proposal", opt.current)
+    try:
+        async with asyncio.timeout(opt.timeout):
+            response = await opt.proposer.complete(request)
+    except TimeoutError:
+        return Proposal(None, "", f"the proposer did not answer within {opt.timeout:g} s")
+    except Exception as exc:
+        return Proposal(None, "", f"the proposer failed: {type(exc).__name__}: {exc}")
+    reply = response.message.content or ""
+    proposal = parse_reply(reply if isinstance(reply, str) else str(reply), parent.texts)
+    opt.current = {"parent": parent.id, "rationale": proposal.rationale, "asking": False}
+    opt.emit("proposal", opt.current)
+    return proposal

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ... import display
 from ...errors import ConfigurationError, RunStateError
-from ..evaluate import _cache, _tasks
+from ..evaluate import as_cache, as_tasks
 from ..statistics import warm_up
 from ..tasks import Task, TaskSet
 from .budget import BudgetWarning, budget_plan
@@ -51,11 +51,11 @@ def split(tasks: TaskSet, validation: float, seed: int = 0) -> tuple[TaskSet, Ta
 
 
 def _sets(tasks: Any, validation: Any, seed: int) -> tuple[TaskSet, TaskSet]:
-    every = _tasks(tasks)
+    every = as_tasks(tasks)
     if isinstance(validation, TaskSet) or (
         isinstance(validation, list | tuple) and validation and isinstance(validation[0], Task)
     ):
-        held = _tasks(validation)
+        held = as_tasks(validation)
         both = sorted(set(every.names) & set(held.names))
         if both:
             raise ConfigurationError(f"tasks {both} are both training and validation tasks")
@@ -125,7 +125,7 @@ def start(
         patience=patience,
         concurrency=concurrency,
         timeout=timeout,
-        cache=_cache(cache),
+        cache=as_cache(cache),
     )
     if plan.warning:
         opt.warnings.append(plan.warning)
