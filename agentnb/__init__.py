@@ -132,6 +132,7 @@ __all__ = [
     "log",
     "models",
     "observe",
+    "optimize",
     "parse_message",
     "testing",
     "tool",
@@ -146,7 +147,7 @@ for _name in __all__:
 
 
 #: Prompt tuning (agentnb.evals) loads on first use too: ``an.evaluate``, ``an.Task``, ...
-_EVALS = ("Evaluation", "Task", "TaskSet", "ToolRecording", "checks", "evaluate")
+_EVALS = ("Evaluation", "Task", "TaskSet", "ToolRecording", "checks", "evaluate", "optimize")
 #: ... and so does the service (agentnb.service): ``an.Runtime`` and its errors.
 _SERVICE = ("QueueFull", "Runtime", "TaskInfo", "TaskNotFound")
 

@@ -2,8 +2,10 @@
 
 ``travel`` runs the travel assistant in a terminal and prints the loop as it happens: each
 stage, the messages it adds, tool results, and why the run stopped. ``eval`` evaluates
-variants on a task set and exits 1 on a regression (:mod:`agentnb.evals.ci`); ``worker``
-runs a durable Runtime's tasks.
+variants on a task set and exits 1 on a regression (:mod:`agentnb.evals.ci`); ``optimize``
+improves an agent's texts, each promotion gated on held-out tasks
+(:mod:`agentnb.evals.optimise.cli`; ``--proposer travel`` is the stand-in's, offline);
+``worker`` runs a durable Runtime's tasks.
 """
 
 from __future__ import annotations
@@ -116,8 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("worker", help="run a durable Runtime's tasks (python -m agentnb worker -h)")
     from .evals import ci
+    from .evals.optimise import cli as optimise_cli
 
     ci.add_parser(sub)
+    optimise_cli.add_parser(sub)
     t = sub.add_parser("travel", help="run the travel assistant on a request")
     t.add_argument("request", nargs="*", help="what the user says (default: article 000's request)")
     t.add_argument("--lang", choices=["zh", "en"], default="zh", help="instructions language")
@@ -141,6 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "eval":
         return ci.main(args)
+    if args.command == "optimize":
+        from .travel import TravelModel
+
+        return optimise_cli.main(args, {"travel": lambda: TravelModel().proposer()})
     try:
         return asyncio.run(_travel(args))
     except ValueError as exc:  # bad --fault or --today

@@ -24,7 +24,9 @@ list per call). Rows:
 * multi-turn: 24 tools with large schemas, 12 turns, 3 batches of 3 calls a turn
   (``scripts/bench_multiturn.py``): CPU per tool call, against a plain executor and against
   the core iteration; and what argument validation (``agentnb/tools``) costs of it;
-* start-up: ``import agentnb`` in a fresh interpreter of this environment.
+* start-up: ``import agentnb`` in a fresh interpreter of this environment;
+* the optimiser: CPU per metric call of ``an.optimize`` on the stand-in against a plain
+  ``an.evaluate`` of the same runs (``scripts/bench_optimise.py``; target <= 1.2x).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))  # bench_multiturn, bench_proxy beside it
 
 import bench_multiturn as multiturn
+import bench_optimise
 
 import agentnb as an
 from agentnb.models import FunctionModel
@@ -517,6 +520,7 @@ def main() -> int:
     multi_turn(max(args.rounds // 2, 5), s["agentnb"])
     import_time()
     first_summary()
+    bench_optimise.run(max(args.rounds // 4, 3))
     if args.all:
         import bench_more  # type: ignore[import-not-found]
 

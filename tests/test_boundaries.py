@@ -32,6 +32,9 @@ LONG_MODULES = {
     "evals/evaluation.py": "the Evaluation: the state a sweep fills (records, sessions, traces, "
     "subscribers) and every question asked of it afterwards, each a short delegation to its "
     "module, read as the one public surface of an evaluation",
+    "evals/optimise/optimisation.py": "the Optimisation: the state an optimiser run fills "
+    "(candidates, history, the incumbent, subscribers, Stop) and every question asked of it "
+    "afterwards, each a short delegation to its module, read as the one public surface of a run",
     "events.py": "every event type of the lifecycle and their shared base, read as one list",
     "messages.py": "the Chat Completions message classes and their lossless wire round trip",
     "models/openai/client.py": "one call path for whole and streamed replies, with the one "

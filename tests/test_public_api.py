@@ -77,6 +77,7 @@ PUBLIC = [
     "log",
     "models",
     "observe",
+    "optimize",
     "parse_message",
     "testing",
     "tool",

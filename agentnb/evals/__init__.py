@@ -10,19 +10,26 @@
 Modules, one concept each: ``tasks`` (Task, TaskSet), ``checks`` (an.checks), ``runner``
 (one run), ``apps`` (an app not built on agentnb as a variant, through the proxy),
 ``evaluate`` (the sweep), ``evaluation`` (its results), ``tables`` and ``statistics`` (the
-numbers, from scipy.stats), ``comparison`` (paired), ``outputs`` (every answer), ``cache``
+numbers, from scipy.stats), ``comparison`` (paired, with a plain verdict, non-inferiority and
+TOST), ``planning`` (``an.evals.plan``: tasks × repeats to see a difference), ``cost``
+(``an.evals.prices`` and each run's spend), ``outputs`` (every answer), ``cache``
 (model replies), ``recording`` and ``replayer`` (tool results, and how a replaying call is
 answered), ``replay`` (a saved run as a regression test), ``saving``, ``ci`` (``python -m
-agentnb eval``), ``view`` and ``plot``; ``batches`` reads trajectories as reply batches.
+agentnb eval``), ``optimise`` (``an.optimize``: proposals gated on held-out tasks),
+``view`` and ``plot``; ``batches`` reads trajectories as reply batches.
 """
 
-from . import checks
+from . import checks, optimise
 from .apps import App, AppContext
 from .batches import PairedCall, batches
 from .cache import CachedModel, ResponseCache
 from .comparison import Comparison
+from .cost import PRICES as prices
+from .cost import Price, PriceTable
 from .evaluate import evaluate, start
 from .evaluation import Evaluation
+from .optimise import BudgetWarning, Candidate, Optimisation, optimize
+from .planning import Plan, plan
 from .record import OUTCOMES, EvalRecord
 from .recording import ToolRecording
 from .runner import derive_seed
@@ -32,11 +39,17 @@ __all__ = [
     "OUTCOMES",
     "App",
     "AppContext",
+    "BudgetWarning",
     "CachedModel",
+    "Candidate",
     "Comparison",
     "EvalRecord",
     "Evaluation",
+    "Optimisation",
     "PairedCall",
+    "Plan",
+    "Price",
+    "PriceTable",
     "ResponseCache",
     "Task",
     "TaskSet",
@@ -45,5 +58,9 @@ __all__ = [
     "checks",
     "derive_seed",
     "evaluate",
+    "optimise",
+    "optimize",
+    "plan",
+    "prices",
     "start",
 ]

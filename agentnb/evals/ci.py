@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .comparison import Comparison
     from .evaluation import Evaluation
 
-__all__ = ["add_parser", "main", "regressed", "run"]
+__all__ = ["add_parser", "load_spec", "load_tasks", "main", "regressed", "run"]
 
 
 def regressed(comparison: Comparison, alpha: float = 0.05) -> bool:
@@ -45,7 +45,9 @@ def regressed(comparison: Comparison, alpha: float = 0.05) -> bool:
     return comparison.losses > comparison.wins and not math.isnan(p) and p < alpha
 
 
-def _load(spec: str, what: str) -> Any:
+def load_spec(spec: str, what: str) -> Any:
+    """The object ``module:attribute`` names (called when it is a factory); ``what`` names it
+    in errors. Modules are imported from the current directory first."""
     module, _, attribute = spec.partition(":")
     if not module or not attribute:
         raise ConfigurationError(f"{what} must be module:attribute, not {spec!r}")
@@ -60,10 +62,11 @@ def _load(spec: str, what: str) -> Any:
     return value() if callable(value) and not hasattr(value, "complete") else value
 
 
-def _tasks(spec: str, trust: bool) -> TaskSet:
+def load_tasks(spec: str, trust: bool) -> TaskSet:
+    """A task file (``.jsonl``) or ``module:attribute`` naming a :class:`TaskSet`."""
     if spec.endswith(".jsonl") or Path(spec).exists():
         return TaskSet.from_jsonl(spec, trust=trust)
-    value = _load(spec, "tasks")
+    value = load_spec(spec, "tasks")
     if not isinstance(value, TaskSet):
         raise ConfigurationError(f"tasks {spec!r} is a {type(value).__name__}, not a TaskSet")
     return value
@@ -89,8 +92,8 @@ def add_parser(sub: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     try:
-        tasks = _tasks(args.tasks, args.trust)
-        variants = _load(args.variants, "variants")
+        tasks = load_tasks(args.tasks, args.trust)
+        variants = load_spec(args.variants, "variants")
     except (ConfigurationError, OSError) as exc:
         print(f"agentnb eval: {exc}", file=sys.stderr)
         return 2

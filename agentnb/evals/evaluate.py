@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ..agent import Agent
     from ..service import Runtime
 
-__all__ = ["evaluate", "start"]
+__all__ = ["as_cache", "as_tasks", "evaluate", "start"]
 
 
 def _variants(value: Any) -> dict[str, Agent | None]:
@@ -60,7 +60,8 @@ def _variants(value: Any) -> dict[str, Agent | None]:
     )
 
 
-def _tasks(value: Any) -> TaskSet:
+def as_tasks(value: Any) -> TaskSet:
+    """A :class:`TaskSet` of ``value`` (a TaskSet, tasks, or plain request strings)."""
     if isinstance(value, TaskSet):
         return value
     items = list(value)
@@ -69,7 +70,8 @@ def _tasks(value: Any) -> TaskSet:
     )
 
 
-def _cache(value: Any) -> ResponseCache | None:
+def as_cache(value: Any) -> ResponseCache | None:
+    """The :class:`ResponseCache` ``cache=`` means (None/False: none; True: a new one)."""
     if value is None or value is False:
         return None
     if value is True:
@@ -109,13 +111,13 @@ def start(
         ) from None
     ev = Evaluation(
         agents,
-        _tasks(tasks),
+        as_tasks(tasks),
         repeats,
         seed=seed,
         errors=errors,
         concurrency=concurrency,
         timeout=timeout,
-        cache=_cache(cache),
+        cache=as_cache(cache),
     )
     done = set()
     for record, session, *more in keep:  # (record, session[, trace[, state]])

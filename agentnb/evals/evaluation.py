@@ -148,6 +148,14 @@ class Evaluation:
         for callback in list(self._subscribers):
             self._tell(callback, record)
 
+    def add_variant(self, name: str, agent: Agent) -> None:
+        """Add a variant whose runs will be added later (the optimiser's candidates)."""
+        if name in self.variants:
+            raise ConfigurationError(f"variant {name!r} is already in this evaluation")
+        self.variants.append(name)
+        self.agents[name] = agent
+        self.descriptions[name] = tables.describe(agent)
+
     def drive(self, sweep: Awaitable[Any]) -> None:
         """Run ``sweep`` (the coroutine filling this evaluation) as its background task: ``wait``
         awaits it, ``cancel`` stops it, and its end calls :meth:`finish`, also when it was
@@ -303,11 +311,16 @@ class Evaluation:
 
         return Outputs(self)
 
-    def compare(self, baseline: str, other: str) -> Comparison:
-        """Paired comparison of two variants by (task, repeat): see :class:`Comparison`."""
+    def compare(
+        self, baseline: str, other: str, *, margin: float | None = None, alpha: float = 0.05
+    ) -> Comparison:
+        """Paired comparison of two variants by (task, repeat): see :class:`Comparison`.
+        ``margin`` adds non-inferiority and equivalence (TOST) within ±margin; ``alpha`` is
+        the level of every test and of the (1 - alpha) interval; ``.verdict`` says it in one
+        line."""
         from .comparison import compare
 
-        return compare(self, baseline, other)
+        return compare(self, baseline, other, margin=margin, alpha=alpha)
 
     # -- files, pictures, views -----------------------------------------------------------------
     def save(self, path: str | os.PathLike[str], *, traces: bool = True) -> Path:

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from .checks.base import CheckResult
+from .cost import PRICES, PriceTable
 
 __all__ = ["OUTCOMES", "EvalRecord"]
 
@@ -22,6 +23,12 @@ class EvalRecord:
     call of the run (the final answer included), ``tool_errors`` tool results that were
     errors of any kind. ``tokens`` and ``latency`` (seconds) cover the task's last turn.
     ``divergence`` says where a replaying variant left its recording ("" when it did not).
+
+    Money (see :mod:`agentnb.evals.cost`): ``model`` is the model's name, ``prompt_tokens``
+    and ``completion_tokens`` what the run really sent and received over every model call of
+    every turn (cache hits are free and left out; a run that errored keeps what it spent
+    before), ``unmetered`` the calls whose reply gave no usage. :meth:`cost` prices them
+    with the price table as it is when asked.
     """
 
     variant: str
@@ -41,6 +48,18 @@ class EvalRecord:
     output: str | None = None
     divergence: str = ""
     cached_calls: int = 0
+    model: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    unmetered: int = 0
+
+    def cost(self, prices: PriceTable | None = None) -> float | None:
+        """What this run spent in USD at ``prices`` (``an.evals.prices`` by default); None
+        when the model's price is unknown (or some call's tokens are, at a price above 0)."""
+        price = (prices or PRICES).lookup(self.model)
+        if price is None or (self.unmetered and (price.input or price.output)):
+            return None
+        return price.cost(self.prompt_tokens, self.completion_tokens)
 
     @property
     def key(self) -> tuple[str, str, int]:

@@ -22,6 +22,7 @@ from .apps import App
 from .batches import batches
 from .cache import CachedModel, ResponseCache
 from .checks.base import CheckResult, Evidence, run_check
+from .cost import Metered
 from .record import EvalRecord
 from .replayer import replaying_run
 
@@ -51,7 +52,9 @@ def run_agent(agent: Agent, seed: int, repeat: int, cache: ResponseCache | None)
     elif _takes_seed(model) and "seed" not in agent.model_params:
         changes["model_params"] = {**agent.model_params, "seed": seed}
     if cache is not None and model is not None:
-        changes["model"] = CachedModel(model, cache, repeat)
+        model = changes["model"] = CachedModel(model, cache, repeat)
+    if model is not None:  # every call it really makes counted (agentnb.evals.cost)
+        changes["model"] = Metered(model)
     return agent.copy(**changes)
 
 
@@ -125,9 +128,11 @@ async def run_task(
     session = Session()
     runs: list[Run] = []
     state: Any = None
+    meter: Metered | None = None
     started = time.perf_counter()
     try:
         agent, state = prepare(run_agent(agent, run_seed, repeat, cache), task)
+        meter = agent.model if isinstance(agent.model, Metered) else None
 
         async def turns() -> RunResult:
             nonlocal started
@@ -149,6 +154,11 @@ async def run_task(
     except Exception as exc:
         record.error = f"{type(exc).__name__}: {exc}"
     record.latency = time.perf_counter() - started
+    if meter is not None:  # what it spent, also when it errored
+        record.model = meter.name
+        record.prompt_tokens = meter.prompt_tokens
+        record.completion_tokens = meter.completion_tokens
+        record.unmetered = meter.unmetered
     result = runs[-1].result if runs else None
     if result is None:
         return record, session, None, None
@@ -207,4 +217,5 @@ def _measure(record: EvalRecord, result: RunResult, model: Any) -> None:
     record.tokens = result.usage.total_tokens
     record.output = result.output
     record.divergence = _divergence(result.session.messages)
-    record.cached_calls = model.hits if isinstance(model, CachedModel) else 0
+    inner = model.model if isinstance(model, Metered) else model
+    record.cached_calls = inner.hits if isinstance(inner, CachedModel) else 0

@@ -144,6 +144,12 @@ def _factor(events: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def save(ev: Evaluation, path: Path, *, traces: bool = True) -> Path:
+    return _json.write_atomically(path, "\n".join(dump(ev, traces=traces)) + "\n")
+
+
+def dump(ev: Evaluation, *, traces: bool = True) -> list[str]:
+    """The lines of a saved evaluation (:func:`save` writes them; the optimiser's file
+    carries them after its own header)."""
     header: dict[str, Any] = {
         "format": FORMAT,
         "variants": ev.variants,
@@ -175,18 +181,25 @@ def save(ev: Evaluation, path: Path, *, traces: bool = True) -> Path:
     table = [json.loads(t) for t in objects]
     header["objects"] = [_pack(o, strings, objects, top=True) for o in table]
     body = [_json.dumps(header)] + [_json.dumps(_pack(e, strings, objects)) for e in entries]
-    return _json.write_atomically(path, "\n".join(body) + "\n")
+    return body
 
 
-def _lines(path: Path) -> list[tuple[int, str]]:
+def read_lines(path: Path) -> list[tuple[int, str]]:
+    """The non-empty lines of a saved file, numbered from 1 (split on ``\\n`` only)."""
     text = path.read_text(encoding="utf-8")
     return [(n, line) for n, line in enumerate(text.split("\n"), 1) if line.strip()]
 
 
 def load(path: Path, *, judge: Any = None, trust: bool = False) -> Evaluation:
+    return load_lines(read_lines(path), path, judge=judge, trust=trust)
+
+
+def load_lines(
+    lines: list[tuple[int, str]], path: Path, *, judge: Any = None, trust: bool = False
+) -> Evaluation:
+    """The evaluation these numbered lines hold (``path`` names them in errors)."""
     from .evaluation import Evaluation
 
-    lines = _lines(path)
     try:
         header = json.loads(lines[0][1])
     except (IndexError, ValueError) as exc:

@@ -6,7 +6,11 @@
 * :func:`pass_at_k` / :func:`pass_hat_k` — the unbiased estimators 1 − C(n−c,k)/C(n,k) and
   C(c,k)/C(n,k), i.e. hypergeometric probabilities (``hypergeom.sf`` and ``.pmf``);
 * :func:`mcnemar_p` — the exact two-sided McNemar test on discordant pairs (``binomtest``);
-* :func:`paired_bootstrap` — a 95% interval for a paired difference of rates.
+* :func:`paired_bootstrap` — a 95% interval for a paired difference of rates;
+* :func:`mcnemar_power` / :func:`pairs_needed` — the exact power of that McNemar test for a
+  true difference, and the fewest pairs that reach a power (``binom`` sums, no formula);
+* :func:`one_sided_t` / :func:`tost` — non-inferiority and equivalence (two one-sided
+  tests) on paired differences against a margin (``ttest_1samp``).
 
 Bootstraps use the percentile method with 9,999 resamples and a fixed seed, so an
 evaluation's intervals reproduce exactly.
@@ -26,9 +30,13 @@ __all__ = [
     "RESAMPLES",
     "cluster_bootstrap",
     "mcnemar_p",
+    "mcnemar_power",
+    "one_sided_t",
     "paired_bootstrap",
+    "pairs_needed",
     "pass_at_k",
     "pass_hat_k",
+    "tost",
     "warm_up",
     "wilson",
 ]
@@ -144,6 +152,90 @@ def paired_bootstrap(
         rng=_rng(seed),
     )
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def mcnemar_power(pairs: int, discordant: float, difference: float, alpha: float = 0.05) -> float:
+    """The chance that the exact two-sided McNemar test (p < ``alpha``) finds ``difference``
+    in ``pairs`` pairs, in its direction, when a pair disagrees with probability
+    ``discordant``.
+
+    Each pair disagrees with probability ``pd = discordant``; a disagreeing pair goes the
+    better variant's way with probability ``q = (pd + difference) / (2 pd)``. Exactly: the
+    number of disagreeing pairs ``D ~ Binomial(pairs, pd)``, the wins among them ``W ~
+    Binomial(D, q)``, and the test rejects when ``W`` is in its two-sided critical region
+    for ``D`` (the largest ``k`` with ``2·P(Bin(D, ½) ≤ k) < alpha``, and its mirror)."""
+    import numpy as np
+    from scipy.stats import binom
+
+    if not 0 < discordant <= 1 or abs(difference) > discordant:
+        raise ValueError(
+            f"a difference of {difference:+g} needs at least that share of pairs to disagree "
+            f"(discordant={discordant:g})"
+        )
+    d = np.arange(pairs + 1)
+    k = binom.ppf(alpha / 2, d, 0.5) - 1  # the largest k with P(Bin(d, ½) <= k) < alpha / 2
+    k = np.where(binom.cdf(k + 1, d, 0.5) < alpha / 2, k + 1, k)  # ppf's ties, guarded
+    q = (discordant + abs(difference)) / (2 * discordant)
+    reject = np.where(k >= 0, binom.sf(d - k - 1, d, q), 0.0)  # W >= d - k: the better side
+    return float(np.sum(binom.pmf(d, pairs, discordant) * reject))
+
+
+def pairs_needed(
+    difference: float, discordant: float, power: float = 0.8, alpha: float = 0.05
+) -> tuple[int, float]:
+    """The fewest pairs whose :func:`mcnemar_power` reaches ``power``, and that power.
+
+    The exact power is not monotone in the number of pairs (the critical region jumps), so
+    the search walks up from half the normal approximation's answer and returns the first
+    number that reaches the power."""
+    from scipy.stats import norm
+
+    if not 0 < power < 1 or not 0 < alpha < 1:
+        raise ValueError("power and alpha must be between 0 and 1")
+    delta = abs(difference)
+    if delta == 0:
+        raise ValueError("a difference of 0 cannot be seen: give the difference to detect")
+    z_a, z_b = norm.ppf(1 - alpha / 2), norm.ppf(power)
+    approx = (z_a * math.sqrt(discordant) + z_b * math.sqrt(discordant - delta**2)) ** 2 / delta**2
+    n = max(1, int(approx / 2))
+    while n <= 1_000_000:
+        achieved = mcnemar_power(n, discordant, delta, alpha)
+        if achieved >= power:
+            return n, achieved
+        n += max(1, n // 200)  # steps of 0.5% past a few hundred pairs
+    raise ValueError(f"more than a million pairs would be needed to see {difference:+g}")
+
+
+def one_sided_t(diffs: Sequence[float], bound: float, alternative: str) -> float:
+    """The p-value of a one-sided one-sample t-test of mean(diffs) against ``bound``
+    (``alternative`` "greater": H0 mean <= bound; "less": H0 mean >= bound). NaN when the
+    differences do not vary (the t statistic is undefined) or there are fewer than two."""
+    values = [float(x) for x in diffs]
+    if len(values) < 2 or len(set(values)) == 1:
+        return NAN
+    from scipy.stats import ttest_1samp
+
+    return float(ttest_1samp(values, bound, alternative=alternative).pvalue)
+
+
+def tost(diffs: Sequence[float], margin: float) -> tuple[float, float, float]:
+    """Two one-sided tests of paired differences against ``±margin``: the p-values of
+    non-inferiority (H0: mean <= -margin), of non-superiority (H0: mean >= +margin) and of
+    equivalence (the larger of the two).
+
+    When every difference is 0 (every pair agrees: the t statistic is undefined), each side
+    is the exact chance of seeing no disagreement in ``n`` units if one variant lost (or won)
+    at least ``margin`` of them: at most ``(1 - margin) ** n`` (``binom.pmf(0, n, margin)``)."""
+    values = [float(x) for x in diffs]
+    if values and all(x == 0 for x in values):
+        from scipy.stats import binom
+
+        p = float(binom.pmf(0, len(values), margin))
+        return p, p, p
+    lower = one_sided_t(diffs, -margin, "greater")
+    upper = one_sided_t(diffs, margin, "less")
+    both = NAN if math.isnan(lower) or math.isnan(upper) else max(lower, upper)
+    return lower, upper, both
 
 
 def is_nan(value: float) -> bool:

@@ -33,6 +33,10 @@ RUN_COLUMNS = [
     "error",
     "divergence",
     "cached_calls",
+    "model",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost",
     "output",
 ]
 
@@ -68,6 +72,7 @@ def runs_frame(ev: Evaluation) -> pd.DataFrame:
     for r in _ordered(ev):
         row = r.to_dict()
         row["failed_checks"] = "; ".join(f"{c.name}: {c.reason}" for c in r.failed_checks)
+        row["cost"] = _usd(r.cost())
         rows.append({c: row[c] for c in RUN_COLUMNS})
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
 
@@ -96,7 +101,9 @@ def caption(ev: Evaluation) -> str:
         partial = f"PARTIAL: stopped after {len(ev.records)} of {ev.total} runs; "
     return (
         f"{partial}success rate with a 95% {method}; {rule}; pass@{k} and pass^{k} are the "
-        f"unbiased estimators for k={k}, averaged over tasks{short}"
+        f"unbiased estimators for k={k}, averaged over tasks{short}; spend in USD at "
+        "an.evals.prices (true spend: every run, errors included; spend_completed: runs that "
+        "finished; NaN: a price is unknown)"
     )
 
 
@@ -150,6 +157,10 @@ def summary_frame(ev: Evaluation) -> pd.DataFrame:
                 "tool_error_rate": sum(r.tool_errors for r in mine) / calls if calls else 0.0,
                 "mean_tokens": _mean([r.tokens for r in mine]),
                 "mean_latency": _mean([r.latency for r in mine]),
+                "prompt_tokens": sum(r.prompt_tokens for r in mine),
+                "completion_tokens": sum(r.completion_tokens for r in mine),
+                "spend": spend(mine),
+                "spend_completed": spend([r for r in mine if r.outcome != "error"]),
             }
         )
     frame = pd.DataFrame(rows).set_index("variant") if rows else pd.DataFrame()
@@ -157,6 +168,17 @@ def summary_frame(ev: Evaluation) -> pd.DataFrame:
     frame.attrs["errors"] = ev.errors
     frame.attrs["partial"] = ev.cancelled and len(ev.records) < ev.total
     return frame
+
+
+def _usd(value: float | None) -> float:
+    return st.NAN if value is None else value
+
+
+def spend(records: list[EvalRecord]) -> float:
+    """What these runs spent in USD; NaN when any run's price is unknown (a sum that left
+    some runs out would look smaller than it is)."""
+    costs = [r.cost() for r in records]
+    return st.NAN if any(c is None for c in costs) else float(sum(c or 0.0 for c in costs))
 
 
 def _mean(values: list[float]) -> float:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .. import display
 from .._html import escape
 from . import tables
+from .cost import money
 
 if TYPE_CHECKING:
     from .evaluation import Evaluation
@@ -50,11 +51,15 @@ def static_bundle(ev: Evaluation) -> dict[str, str]:
         f"pass^{ev.repeats}",
         "mean_steps",
         "tool_error_rate",
+        "spend",
     ]
     head = "".join(f"<th>{escape(c)}</th>" for c in ["variant", *columns])
     body = ""
     for variant, row in summary.iterrows() if len(summary) else ():
-        cells = "".join(f"<td>{escape(_number(row[c]))}</td>" for c in columns)
+        cells = "".join(
+            f"<td>{escape(money(row[c]) if c == 'spend' else _number(row[c]))}</td>"
+            for c in columns
+        )
         body += f"<tr><th>{escape(str(variant))}</th>{cells}</tr>"
     counts = grid(ev)
     matrix = "<tr><th>task</th>" + "".join(f"<th>{escape(v)}</th>" for v in ev.variants)

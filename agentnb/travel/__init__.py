@@ -22,6 +22,7 @@ from .agent import INSTRUCTIONS, INSTRUCTIONS_EN, travel_agent
 from .data import TravelData, data_dir, load, phrasings
 from .dates import DEFAULT_TODAY, resolve_date
 from .model import MISBEHAVIOURS, TravelModel
+from .model.proposer import TravelProposer
 from .tasks import task_set
 from .tools import FAULTS, CostItem, TravelTools, UpstreamError
 
@@ -43,6 +44,7 @@ __all__ = [
     "CostItem",
     "TravelData",
     "TravelModel",
+    "TravelProposer",
     "TravelTools",
     "UpstreamError",
     "data_dir",

@@ -17,6 +17,7 @@ from ..display import static_session_bundle as static_bundle
 from .controls import Driver
 from .evals import EvalMatrix, TrajectoryDiff
 from .inspectors import RequestInspector, SnapshotDiff, Timeline
+from .optimise import OptimiseView
 from .playground import Playground
 from .proxy_view import ProxyView
 from .queue_view import QueueView
@@ -25,6 +26,7 @@ from .session_view import SessionView
 __all__ = [
     "Driver",
     "EvalMatrix",
+    "OptimiseView",
     "Playground",
     "ProxyView",
     "QueueView",

@@ -28,6 +28,7 @@ JS_FILES = (
     "session.js",
     "inspect.js",
     "evals.js",
+    "optimise.js",
     "proxy.js",
     "queue.js",
     "main.js",

@@ -25,6 +25,13 @@ function pct(x) {
   return x == null ? "" : `${(100 * x).toFixed(0)}%`;
 }
 
+// A spend in USD; null is a price nobody set: "unknown", never 0.
+function usd(x) {
+  if (x == null) return "unknown";
+  if (x === 0) return "$0";
+  return x < 1 ? `$${x.toFixed(4)}` : `$${x.toFixed(2)}`;
+}
+
 function cellState(c, repeats, ended) {
   if (!c) return { cls: ended ? "anb-m-todo anb-m-partial" : "anb-m-todo", text: ended ? "—" : "·" };
   const [p, f, e] = c;
@@ -66,7 +73,7 @@ function promptDiff(diff, before, after) {
 function summaryTable(rows, caption) {
   if (!rows || !rows.length) return h("div", { class: "anb-muted", text: "no finished runs yet" });
   const cols = Object.keys(rows[0]).filter((k) => k !== "variant");
-  const fmt = (k, v) => (v == null ? "" : /rate|ci_|pass[@^]/.test(k) ? pct(v) : String(v));
+  const fmt = (k, v) => (/^spend/.test(k) ? usd(v) : v == null ? "" : /rate|ci_|pass[@^]/.test(k) ? pct(v) : String(v));
   return h("table", { class: "anb-m-summary" },
     caption ? h("caption", { text: caption }) : null,
     h("tr", {}, h("th", { text: "variant" }), cols.map((c) => h("th", { text: c }))),

@@ -25,7 +25,7 @@ from .base import Widget
 __all__ = ["EvalMatrix", "TrajectoryDiff", "run_payload", "step_payload"]
 
 #: Summary columns the matrix shows per variant (k is the evaluation's repeats).
-SUMMARY = ("n", "passed", "failed", "errors", "success_rate", "ci_low", "ci_high")
+SUMMARY = ("n", "passed", "failed", "errors", "success_rate", "ci_low", "ci_high", "spend")
 
 
 def _clean(value: Any) -> Any:

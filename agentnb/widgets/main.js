@@ -38,6 +38,7 @@ export default {
       if (kind === "queue") return renderQueue(model, el, host);
       if (kind === "matrix") return renderMatrix(model, el);
       if (kind === "playground") return renderPlayground(model, el);
+      if (kind === "optimise") return renderOptimise(model, el);
       if (kind === "trajectory") {
         const ask = asker(model);
         renderTrajectory(model.get("data"), el, (row, a, b) => ask({ op: "step", row, a, b }));

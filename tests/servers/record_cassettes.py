@@ -4,6 +4,7 @@
     .venv/bin/python tests/servers/record_cassettes.py format     # only format_smollm2.jsonl
     .venv/bin/python tests/servers/record_cassettes.py sweep      # only sweep_smollm2.jsonl
     .venv/bin/python tests/servers/record_cassettes.py prompts    # only the server prompts
+    .venv/bin/python tests/servers/record_cassettes.py optimise   # only optimise_smollm2_*.jsonl
 
 travel_smollm2_tools.prompts.json keeps, for each exchange of travel_smollm2_tools.jsonl, the
 prompt the server's `chatml-function-calling` template builds from its request (llama-cpp-python
@@ -23,7 +24,13 @@ from pathlib import Path
 import agentnb as an
 from agentnb.models import Cassette
 from agentnb.models.local import LocalServer, server_prompt
-from agentnb.travel.sweeps import SWEEP_PARAMS, smollm2_sweep
+from agentnb.travel.sweeps import (
+    OPTIMISE,
+    PROPOSER_PARAMS,
+    SWEEP_PARAMS,
+    smollm2_optimisation,
+    smollm2_sweep,
+)
 
 ROOT = Path(__file__).resolve().parents[2] / "data" / "cassettes"
 QUESTION = "What is the weather in Beijing on Friday, and is there a flight from Shanghai?"
@@ -122,6 +129,24 @@ def record_prompts(path: Path = ROOT / "travel_smollm2_tools.jsonl") -> None:
     print(f"{out.name}: {len(prompts['prompts'])} server prompts")
 
 
+async def record_optimise(server: LocalServer) -> None:
+    """Notebook 16's optimiser run: SmolLM2 as the task model and as the proposer."""
+    task_path = ROOT / "optimise_smollm2_task.jsonl"
+    proposer_path = ROOT / "optimise_smollm2_proposer.jsonl"
+    for path in (task_path, proposer_path):
+        path.unlink(missing_ok=True)
+    model = Cassette(task_path).record(
+        server.model("smollm2", text_actions=True, params=SWEEP_PARAMS)
+    )
+    proposer = Cassette(proposer_path).record(server.model("smollm2", params=PROPOSER_PARAMS))
+    agent, train, validation = smollm2_optimisation(model)
+    opt = await an.optimize(
+        agent, train, validation=validation, proposer=proposer, progress=True, **OPTIMISE
+    )
+    print(opt.summary())
+    print(opt.history[["event", "reason"]].to_string())
+
+
 def main(argv: list[str]) -> int:
     if argv[1:] == ["prompts"]:
         record_prompts()
@@ -129,6 +154,9 @@ def main(argv: list[str]) -> int:
     with LocalServer() as server:
         if argv[1:] == ["sweep"]:
             asyncio.run(record_sweep(server))
+            return 0
+        if argv[1:] == ["optimise"]:
+            asyncio.run(record_optimise(server))
             return 0
         if argv[1:] != ["format"]:
             asyncio.run(record(server))

@@ -255,6 +255,14 @@ class TravelModel(Model):
         style.assumed = assumed
         return compose_answer(shown, obs, self.data, invent=invent, style=style)
 
+    def proposer(self) -> Any:
+        """The optimiser's offline proposer (:class:`.proposer.TravelProposer`): it reads the
+        failed checks of a reflection request and proposes the line of this table's rule
+        that explains most of them, worded in the instructions' language."""
+        from .proposer import TravelProposer
+
+        return TravelProposer(self.data)
+
     @staticmethod
     def rules() -> RuleTable:
         """Every rule this stand-in follows (knobs, schemas, reading, decisions, slips,

@@ -1,0 +1,101 @@
+"""The budget in metric calls, what it buys, and the warning when it buys too little.
+
+A **metric call** is one task run that is scored (one run of a candidate on one task, one
+repeat): the unit GEPA and MLflow budget in. A run reused because the same text already ran
+the same task costs none. The proposer's calls are not metric calls: they are counted, with
+their tokens and spend, apart.
+
+What each step costs, with ``T`` training and ``V`` validation tasks, minibatch ``m`` and
+``r`` repeats:
+
+* the start: the seed candidate on every task, ``(T + V) · r``;
+* a proposal the minibatch rejects: ``m · r``;
+* a proposal that joins the pool: ``T · r`` (the minibatch, then the other training tasks);
+* a proposal that reaches the gate: ``(T + V) · r``.
+
+Before the run, :func:`budget_plan` says how many proposals can reach the gate; fewer than
+two draws a :class:`BudgetWarning` (GEPA users hit a budget that allowed one proposal and
+stopped, with no word: gepa #375), and a budget below the start's cost is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...errors import ConfigurationError
+
+__all__ = ["BudgetPlan", "BudgetWarning", "budget_plan"]
+
+
+class BudgetWarning(UserWarning):
+    """The budget allows fewer than two proposals to reach the gate."""
+
+
+@dataclass(frozen=True)
+class BudgetPlan:
+    budget: int
+    train: int
+    validation: int
+    minibatch: int
+    repeats: int
+
+    @property
+    def start(self) -> int:
+        return (self.train + self.validation) * self.repeats
+
+    @property
+    def gated(self) -> int:
+        """The cost of one proposal that reaches the gate."""
+        return (self.train + self.validation) * self.repeats
+
+    @property
+    def rejected(self) -> int:
+        return self.minibatch * self.repeats
+
+    @property
+    def proposals(self) -> int:
+        """Proposals that can reach the gate after the start."""
+        return max(0, (self.budget - self.start) // self.gated)
+
+    def needed(self, proposals: int) -> int:
+        return self.start + proposals * self.gated
+
+    @property
+    def text(self) -> str:
+        return (
+            f"with {self.validation} validation tasks, {self.train} training tasks, minibatch "
+            f"{self.minibatch} and {self.repeats} repeat{'s' * (self.repeats > 1)}, a budget "
+            f"of {self.budget} metric calls allows {self.proposals} proposal"
+            f"{'s' * (self.proposals != 1)} to reach the gate (the start costs {self.start}, "
+            f"each gated proposal up to {self.gated}, each the minibatch rejects "
+            f"{self.rejected})"
+        )
+
+    @property
+    def warning(self) -> str:
+        """The floor warning ("" when the budget allows two gated proposals or more)."""
+        if self.proposals >= 2:
+            return ""
+        return (
+            f"{self.text}: too few to improve anything. Raise the budget to at least "
+            f"{self.needed(2)}, or hold out fewer validation tasks"
+        )
+
+
+def budget_plan(
+    budget: int, train: int, validation: int, minibatch: int, repeats: int
+) -> BudgetPlan:
+    """What ``budget`` buys (see the module docstring); refuses one below the start."""
+    if not isinstance(budget, int) or budget < 1:
+        raise ConfigurationError(f"budget must be a number of metric calls >= 1, not {budget!r}")
+    if minibatch < 1 or repeats < 1:
+        raise ConfigurationError("minibatch and repeats must be at least 1")
+    plan = BudgetPlan(budget, train, validation, min(minibatch, train), repeats)
+    if budget < plan.start:
+        raise ConfigurationError(
+            f"a budget of {budget} metric calls cannot pay for the start: the agent as given "
+            f"runs every task first ({train} training + {validation} validation × {repeats} "
+            f"repeat{'s' * (repeats > 1)} = {plan.start}). Raise it to at least "
+            f"{plan.needed(2)} for two gated proposals"
+        )
+    return plan

@@ -1,0 +1,127 @@
+"""``python -m agentnb optimize``: the optimiser from a terminal, beside ``eval``.
+
+    python -m agentnb optimize tasks.jsonl --agent myproject.agents:agent \\
+        --proposer myproject.models:reflector --budget 150 --seed 0 \\
+        --save opt.jsonl --json opt.json --best best.json
+
+``TASKS`` and ``module:attribute`` specs are read as by ``eval`` (:mod:`agentnb.evals.ci`):
+``--agent`` names an agent (or a function returning one); ``--proposer`` names a model (or a
+function returning one), or ``travel`` for the stand-in's offline proposer. A progress bar
+shows the metric calls spent; at the end the summary, the history and the incumbent's texts
+are printed, and ``--best`` writes them as JSON (``{"instructions", "tools"}``).
+
+Exit status: 0 when it ran (``--require-improvement``: 0 only if a candidate was promoted,
+else 1); 2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+from ... import _json
+from ...errors import ConfigurationError
+from ..ci import load_spec, load_tasks
+from .budget import BudgetWarning
+
+__all__ = ["add_parser", "main"]
+
+
+def add_parser(sub: Any) -> None:
+    o = sub.add_parser(
+        "optimize", help="improve an agent's instructions and tool descriptions, gated"
+    )
+    o.add_argument("tasks", help="a task file (.jsonl) or module:attribute naming a TaskSet")
+    o.add_argument("--agent", required=True, help="module:attribute: an agent or a factory")
+    o.add_argument(
+        "--proposer",
+        required=True,
+        help="module:attribute: a model or a factory; 'travel' for the stand-in's proposer",
+    )
+    o.add_argument("--budget", type=int, default=150, help="metric calls (scored task runs)")
+    o.add_argument("--validation", type=float, default=0.5, help="share of tasks held out")
+    o.add_argument("--minibatch", type=int, default=4)
+    o.add_argument("--repeats", type=int, default=1)
+    o.add_argument("--alpha", type=float, default=0.05, help="the gate's level")
+    o.add_argument("--gate", choices=["mcnemar", "bootstrap"], default="mcnemar")
+    o.add_argument("--seed", type=int, default=0)
+    o.add_argument("--patience", type=int, default=5)
+    o.add_argument("--concurrency", type=int, default=8)
+    o.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
+    o.add_argument("--save", type=Path, help="save the whole optimisation (Optimisation.load)")
+    o.add_argument("--json", type=Path, help="write the candidates and the history here")
+    o.add_argument("--best", type=Path, help="write the incumbent's texts here (JSON)")
+    o.add_argument("--trust", action="store_true", help="run checks a task file kept by source")
+    o.add_argument("--require-improvement", action="store_true", help="exit 1 if none promoted")
+    o.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def main(args: argparse.Namespace, shortcuts: dict[str, Any] | None = None) -> int:
+    """Run the command; ``shortcuts`` maps proposer names to factories (``python -m
+    agentnb`` gives ``travel``: the stand-in's proposer, from the layer above this one)."""
+    try:
+        tasks = load_tasks(args.tasks, args.trust)
+        agent = load_spec(args.agent, "agent")
+        made = (shortcuts or {}).get(args.proposer)
+        proposer = made() if made is not None else load_spec(args.proposer, "proposer")
+    except (ConfigurationError, OSError) as exc:
+        print(f"agentnb optimize: {exc}", file=sys.stderr)
+        return 2
+    return asyncio.run(run(tasks, agent, proposer, args))
+
+
+async def run(tasks: Any, agent: Any, proposer: Any, args: argparse.Namespace) -> int:
+    from .start import optimize
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", BudgetWarning)
+        try:
+            opt = await optimize(
+                agent,
+                tasks,
+                proposer=proposer,
+                budget=args.budget,
+                validation=args.validation,
+                minibatch=args.minibatch,
+                repeats=args.repeats,
+                alpha=args.alpha,
+                gate=args.gate,
+                seed=args.seed,
+                patience=args.patience,
+                concurrency=args.concurrency,
+                timeout=args.timeout,
+                progress=not args.quiet,
+            )
+        except ConfigurationError as exc:
+            print(f"agentnb optimize: {exc}", file=sys.stderr)
+            return 2
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    print(opt.summary())
+    shown = opt.history[["step", "event", "parent", "candidate", "calls_used", "reason"]]
+    print(shown.to_string(index=False, max_colwidth=90))
+    best = opt.best
+    print(f"\nthe incumbent {best.id}'s instructions:\n{best.texts.instructions}")
+    if args.best:
+        args.best.write_text(_json.dumps(best.texts.to_dict(), indent=1) + "\n", encoding="utf-8")
+    if args.json:
+        data = {
+            "summary": opt.summary(),
+            "best": best.id,
+            "metric_calls": opt.metric_calls,
+            "stop_reason": opt.stop_reason,
+            "candidates": [c.to_dict() for c in opt.candidates],
+            "history": json.loads(json.dumps(opt.steps, default=str)),
+        }
+        args.json.write_text(_json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    if args.save:
+        opt.save(args.save)
+    if args.require_improvement and best.id == "c0":
+        print("no candidate was promoted", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,225 @@
+"""The proposer: any agentnb model, asked to reflect on failed runs and write new texts.
+
+Each proposal is one model call (GEPA's reflection): a system message that says the job and
+the reply's shape, and a user message holding a JSON document — the current texts (the
+instructions and every tool's description), and the parent's failed runs on the minibatch,
+each with its request, the checks that failed and why, its stop reason, its trajectory
+(tool calls with their results, shortened) and its answer. The reply is a JSON object::
+
+    {"rationale": "why", "instructions": "the whole new instructions",
+     "tools": {"search_flights": "the whole new description"}}
+
+(``instructions`` and ``tools`` may be left out: unchanged). A reply fenced in a code block,
+or with prose around the object, is read too; a reply whose code block holds plain text is
+taken as the new instructions. A reply that holds no new text is no proposal: the history
+says so and shows the reply; it costs no metric call.
+
+The proposer's calls are metered apart from the task runs (:class:`~agentnb.evals.cost.Metered`):
+its calls, tokens and spend are the optimisation's ``proposer_*`` figures, never metric calls.
+The stand-in proposer (``an.travel.TravelModel().proposer()``) reads the same request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ...models.base import ModelRequest
+from ..batches import batches
+from .candidate import Texts
+
+if TYPE_CHECKING:
+    from ...session import Session
+    from ..record import EvalRecord
+    from ..tasks import Task
+    from .candidate import Candidate
+    from .optimisation import Optimisation
+
+__all__ = [
+    "REFLECT",
+    "Proposal",
+    "Reflection",
+    "ask",
+    "failure",
+    "parse_reply",
+    "reflection_request",
+]
+
+#: The proposer's system message.
+REFLECT = """You improve an AI agent by rewriting its instructions and tool descriptions.
+The user message is a JSON document: "current" holds the agent's instructions and each tool's
+description; "failures" holds runs that failed: the request, the checks that failed and why, the
+stop reason, the tool calls with their results, and the answer.
+Find what the failures have in common and change the text so the agent does better on such
+requests in general, not only on these: never copy a request or an answer into the text.
+Change as little as needed; keep what works.
+Reply with one JSON object and nothing else:
+{"rationale": "what you changed and why", "instructions": "the complete new instructions",
+ "tools": {"tool_name": "the complete new description"}}
+Leave out "instructions" or "tools" to keep them as they are."""
+
+#: How much of a tool result and of an answer a failure shows.
+RESULT_CHARS = 300
+ANSWER_CHARS = 600
+
+
+@dataclass
+class Proposal:
+    """What a proposer's reply said: new texts (None: no usable proposal) and why."""
+
+    texts: Texts | None
+    rationale: str
+    #: Why the reply was no proposal, or what was ignored in it ("" when nothing).
+    problem: str = ""
+    reply: str = ""
+
+
+@dataclass
+class Reflection:
+    """What the proposer is shown: the current texts and the failed runs."""
+
+    texts: Texts
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    #: Runs of the minibatch that passed (shown as a count).
+    passed: int = 0
+
+    def document(self) -> dict[str, Any]:
+        return {
+            "current": self.texts.to_dict(),
+            "failures": self.failures,
+            "passed_on_this_minibatch": self.passed,
+        }
+
+
+def _short(text: str | None, limit: int) -> str:
+    text = text or ""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def failure(record: EvalRecord, task: Task, session: Session | None) -> dict[str, Any]:
+    """One failed run as the proposer sees it."""
+    steps = []
+    if session is not None:
+        for batch in batches(session.messages):
+            for call in batch:
+                steps.append(
+                    {
+                        "tool": call.name,
+                        "arguments": call.arguments,
+                        "result": _short(call.result, RESULT_CHARS),
+                    }
+                )
+    return {
+        "task": task.name,
+        "request": task.input,
+        "failed_checks": [{"check": c.name, "why": c.reason} for c in record.failed_checks],
+        "error": record.error,
+        "stop_reason": record.stop_reason,
+        "tool_calls": steps,
+        "answer": _short(record.output, ANSWER_CHARS),
+    }
+
+
+def reflection_request(reflection: Reflection) -> ModelRequest:
+    """The one request a proposal costs."""
+    body = json.dumps(reflection.document(), ensure_ascii=False, indent=1)
+    return ModelRequest([{"role": "system", "content": REFLECT}, {"role": "user", "content": body}])
+
+
+_FENCE = re.compile(r"```[a-zA-Z]*\n(.*?)```", re.S)
+
+
+def _objects(text: str) -> list[dict[str, Any]]:
+    """Every JSON object in ``text`` (in fences or in prose), in order."""
+    decoder = json.JSONDecoder()
+    found = []
+    for start in [m.start() for m in re.finditer(r"\{", text)]:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
+
+
+def parse_reply(reply: str, current: Texts) -> Proposal:
+    """The new texts a reply proposes (see the module docstring)."""
+    ignored = []
+    for obj in _objects(reply):
+        if not {"instructions", "tools"} & obj.keys():
+            continue
+        rationale = str(obj.get("rationale") or "").strip()
+        instructions = obj.get("instructions")
+        if not isinstance(instructions, str) or not instructions.strip():
+            if instructions is not None:
+                ignored.append("empty instructions (kept the current ones)")
+            instructions = current.instructions
+        tools = dict(current.tools)
+        proposed = obj.get("tools") or {}
+        if not isinstance(proposed, dict):
+            ignored.append(f"tools is not an object: {proposed!r:.80}")
+            proposed = {}
+        for name, text in proposed.items():
+            if name not in tools:
+                ignored.append(f"a description for an unknown tool {name!r}")
+            elif not isinstance(text, str) or not text.strip():
+                ignored.append(f"an empty description for {name!r} (kept the current one)")
+            else:
+                tools[name] = text.strip()
+        texts = Texts(instructions.strip(), tools)
+        if texts.key() == current.key():
+            return Proposal(None, rationale, "the reply changes nothing", reply)
+        return Proposal(texts, rationale, "; ".join(f"ignored {i}" for i in ignored), reply)
+    for obj in _objects(reply):  # an answer that proposes nothing, and says why
+        if isinstance(obj.get("rationale"), str) and obj["rationale"].strip():
+            why = obj["rationale"].strip()
+            return Proposal(None, why, f"no change proposed: {why}", reply)
+    fenced = [m.group(1).strip() for m in _FENCE.finditer(reply)]
+    plain = [f for f in fenced if f and not f.startswith("{")]
+    if plain:
+        rationale = _FENCE.sub("", reply).strip()
+        texts = Texts(plain[0], dict(current.tools))
+        if texts.key() == current.key():
+            return Proposal(None, rationale, "the reply changes nothing", reply)
+        return Proposal(texts, rationale, "read the code block as the new instructions", reply)
+    return Proposal(
+        None,
+        "",
+        "the reply holds no JSON object with instructions or tools, and no code block",
+        reply,
+    )
+
+
+async def ask(opt: Optimisation, parent: Candidate, batch: list[Task]) -> Proposal | None:
+    """Ask the proposer about the parent's failed runs on ``batch``; None when it passed all."""
+    failures, passed = [], 0
+    for task in batch:
+        for repeat in range(opt.repeats):
+            record = opt.evaluation.record(parent.id, task, repeat)
+            if record.passed:
+                passed += 1
+            else:
+                session = opt.evaluation.kept(record).session
+                failures.append(failure(record, task, session))
+    if not failures:
+        return None
+    assert opt.proposer is not None
+    request = reflection_request(Reflection(parent.texts, failures, passed))
+    opt.current = {"parent": parent.id, "rationale": "", "asking": True}
+    opt.emit("proposal", opt.current)
+    try:
+        async with asyncio.timeout(opt.timeout):
+            response = await opt.proposer.complete(request)
+    except TimeoutError:
+        return Proposal(None, "", f"the proposer did not answer within {opt.timeout:g} s")
+    except Exception as exc:
+        return Proposal(None, "", f"the proposer failed: {type(exc).__name__}: {exc}")
+    reply = response.message.content or ""
+    proposal = parse_reply(reply if isinstance(reply, str) else str(reply), parent.texts)
+    opt.current = {"parent": parent.id, "rationale": proposal.rationale, "asking": False}
+    opt.emit("proposal", opt.current)
+    return proposal

@@ -1,0 +1,241 @@
+"""``an.optimize(...)`` and ``an.evals.optimise.start(...)``: settings checked, tasks split,
+the floor warning given, the loop started (in the background) and, in a notebook, shown."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+import time
+import warnings
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from ... import display
+from ...errors import ConfigurationError, RunStateError
+from ..evaluate import as_cache, as_tasks
+from ..statistics import warm_up
+from ..tasks import Task, TaskSet
+from .budget import BudgetWarning, budget_plan
+from .candidate import Candidate, Texts
+from .gate import check
+from .loop import search
+from .optimisation import Optimisation
+
+if TYPE_CHECKING:
+    from ...agent import Agent
+
+__all__ = ["optimize", "split", "start"]
+
+
+def split(tasks: TaskSet, validation: float, seed: int = 0) -> tuple[TaskSet, TaskSet]:
+    """Training and validation tasks: ``validation`` of them held out, stratified by tags.
+
+    The tasks are ordered by their tags (each group shuffled with ``seed``) and every
+    ``1/validation``-th one is held out from a seeded offset, so each kind of task lands on
+    both sides in proportion."""
+    if not 0 < validation < 1:
+        raise ConfigurationError(f"validation must be a share between 0 and 1, not {validation!r}")
+    rng = random.Random(seed)
+    keyed = [(tuple(sorted(t.tags)), rng.random(), t) for t in tasks]
+    keyed.sort(key=lambda k: (k[0], k[1]))
+    offset = rng.random()
+    held = {
+        k[2].name
+        for i, k in enumerate(keyed)
+        if int((i + 1) * validation + offset) > int(i * validation + offset)
+    }
+    train = TaskSet([t for t in tasks if t.name not in held], name=tasks.name)
+    val = TaskSet([t for t in tasks if t.name in held], name=tasks.name)
+    return train, val
+
+
+def _sets(tasks: Any, validation: Any, seed: int) -> tuple[TaskSet, TaskSet]:
+    every = as_tasks(tasks)
+    if isinstance(validation, TaskSet) or (
+        isinstance(validation, list | tuple) and validation and isinstance(validation[0], Task)
+    ):
+        held = as_tasks(validation)
+        both = sorted(set(every.names) & set(held.names))
+        if both:
+            raise ConfigurationError(f"tasks {both} are both training and validation tasks")
+        train, val = every, held
+    else:
+        train, val = split(every, float(validation), seed)
+    if len(train) < 1 or len(val) < 2:
+        raise ConfigurationError(
+            f"the optimiser needs training tasks and at least 2 held-out validation tasks; "
+            f"it has {len(train)} and {len(val)}: give more tasks, or validation=TaskSet([...])"
+        )
+    return train, val
+
+
+def start(
+    agent: Agent,
+    tasks: TaskSet | Iterable[Task | str],
+    *,
+    proposer: Any,
+    budget: int = 150,
+    validation: float | TaskSet = 0.5,
+    minibatch: int = 4,
+    repeats: int = 1,
+    alpha: float = 0.05,
+    gate: str = "mcnemar",
+    seed: int = 0,
+    patience: int = 5,
+    concurrency: int = 8,
+    timeout: float | None = 300.0,
+    cache: Any = None,
+    progress: bool | None = False,
+) -> Optimisation:
+    """Start an optimisation in the background and return it at once (arguments as for
+    :func:`optimize`); ``await opt`` waits for it, ``opt.cancel()`` stops it."""
+    from ...agent import Agent
+
+    if not isinstance(agent, Agent) or agent.model is None:
+        raise ConfigurationError("optimize() needs an Agent with a model (the task model)")
+    if proposer is None or not callable(getattr(proposer, "complete", None)):
+        raise ConfigurationError(
+            "proposer must be an agentnb model (it writes the new texts): an OpenAIModel, "
+            "the local SmolLM2, or an.travel.TravelModel().proposer() offline"
+        )
+    check(gate, alpha)
+    if patience < 1:
+        raise ConfigurationError("patience must be at least 1")
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        raise RunStateError(
+            "an.evals.optimise.start() runs in the background of a running event loop (a "
+            "notebook, or inside async def); in a script use asyncio.run(an.optimize(...))"
+        ) from None
+    train, val = _sets(tasks, validation, seed)
+    plan = budget_plan(budget, len(train), len(val), minibatch, repeats)
+    opt = Optimisation(
+        agent,
+        train,
+        val,
+        proposer=proposer,
+        budget=budget,
+        minibatch=plan.minibatch,
+        repeats=repeats,
+        alpha=alpha,
+        gate=gate,
+        seed=seed,
+        patience=patience,
+        concurrency=concurrency,
+        timeout=timeout,
+        cache=as_cache(cache),
+    )
+    if plan.warning:
+        opt.warnings.append(plan.warning)
+        warnings.warn(plan.warning, BudgetWarning, stacklevel=3)
+    opt.candidates.append(Candidate("c0", Texts.of(agent), rationale="the agent as given"))
+    if progress or (progress is None and not display.in_kernel() and sys.stderr.isatty()):
+        opt.subscribe(Progress(opt))
+    warm_up()
+    opt.drive(search(opt))
+    return opt
+
+
+async def optimize(
+    agent: Agent,
+    tasks: TaskSet | Iterable[Task | str],
+    *,
+    proposer: Any,
+    budget: int = 150,
+    validation: float | TaskSet = 0.5,
+    minibatch: int = 4,
+    repeats: int = 1,
+    alpha: float = 0.05,
+    gate: str = "mcnemar",
+    seed: int = 0,
+    patience: int = 5,
+    concurrency: int = 8,
+    timeout: float | None = 300.0,
+    cache: Any = None,
+    progress: bool | None = None,
+) -> Optimisation:
+    """Improve ``agent``'s instructions and tool descriptions on ``tasks``, proving each
+    promotion on held-out tasks; returns the :class:`Optimisation` (``.best``,
+    ``.candidates``, ``.history``). See :mod:`agentnb.evals.optimise`.
+
+    Args:
+        agent: the agent as it is (candidate ``c0``); its model runs the tasks.
+        tasks: the tasks, with their checks (a :class:`TaskSet`).
+        proposer: the model that writes new texts from the failed runs (any agentnb model;
+            offline: ``an.travel.TravelModel().proposer()``). Metered apart.
+        budget: metric calls (scored task runs) the run may spend; a warning when it allows
+            fewer than two proposals to reach the gate, an error below the start's cost.
+        validation: the share of tasks held out for the gate (stratified by tags, seeded), or
+            a :class:`TaskSet` of held-out tasks (then ``tasks`` are the training tasks).
+        minibatch: training tasks a proposal is first tried on.
+        repeats: runs per (candidate, task).
+        alpha, gate: the gate's level and test (``"mcnemar"``: exact McNemar p < alpha with
+            more wins than losses; ``"bootstrap"``: the paired (1 − alpha) interval above 0).
+        seed: fixes the split, the parents, the minibatches and every run's seed.
+        patience: steps in a row without a new candidate before the run ends.
+        concurrency, timeout, cache: as for :func:`agentnb.evaluate`.
+        progress: ``None``: the live view in a notebook, a progress line on a terminal;
+            ``True``: the progress line; ``False``: nothing.
+    """
+    opt = start(
+        agent,
+        tasks,
+        proposer=proposer,
+        budget=budget,
+        validation=validation,
+        minibatch=minibatch,
+        repeats=repeats,
+        alpha=alpha,
+        gate=gate,
+        seed=seed,
+        patience=patience,
+        concurrency=concurrency,
+        timeout=timeout,
+        cache=cache,
+        progress=progress,
+    )
+    if progress is None and display.in_kernel():
+        try:
+            widgets = display.widgets("the optimiser's live view")
+        except ImportError:
+            widgets = None
+        if widgets is not None and hasattr(widgets, "OptimiseView"):
+            display.show(widgets.OptimiseView(opt))
+        else:
+            opt.subscribe(Progress(opt))
+    try:
+        return await opt.wait()
+    except asyncio.CancelledError:
+        opt.cancel()
+        raise
+
+
+class Progress:
+    """A terminal progress bar on stderr: metric calls of the budget, candidates, the best."""
+
+    def __init__(self, opt: Optimisation, width: int = 24) -> None:
+        self.opt, self.width, self.shown = opt, width, 0.0
+
+    def __call__(self, kind: str, data: Any) -> None:
+        now = time.monotonic()
+        if kind == "run" and now - self.shown < 0.2:
+            return
+        self.shown = now
+        opt = self.opt
+        filled = int(self.width * min(1.0, opt.metric_calls / opt.budget))
+        bar = "█" * filled + "·" * (self.width - filled)
+        best = opt.best if opt.candidates else None
+        val = (
+            f", best {best.id} {best.validation:.0%}"
+            if best and best.validation is not None
+            else ""
+        )
+        line = (
+            f"\roptimize [{bar}] {opt.metric_calls}/{opt.budget} metric calls · "
+            f"{len(opt.candidates)} candidates{val} · proposer {opt.proposer_calls} calls"
+        )
+        end = kind == "end"
+        sys.stderr.write(line + (f"\n{data}\n" if end else ""))
+        sys.stderr.flush()

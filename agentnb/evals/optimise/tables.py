@@ -1,0 +1,86 @@
+"""An optimisation's tables and summary: the history, one row per candidate, a few lines."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from ..cost import money
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .optimisation import Optimisation
+
+__all__ = ["STEP_COLUMNS", "candidates_frame", "history", "summary"]
+
+STEP_COLUMNS = [
+    "step",
+    "event",
+    "parent",
+    "candidate",
+    "minibatch",
+    "parent_score",
+    "candidate_score",
+    "train_success",
+    "validation",
+    "p",
+    "metric_calls",
+    "calls_used",
+    "proposer_calls",
+    "reason",
+]
+
+
+def history(opt: Optimisation) -> pd.DataFrame:
+    import pandas as pd
+
+    rows = [{c: s.get(c) for c in STEP_COLUMNS} for s in opt.steps]
+    return pd.DataFrame(rows, columns=STEP_COLUMNS)
+
+
+def candidates_frame(opt: Optimisation) -> pd.DataFrame:
+    import pandas as pd
+
+    rows = []
+    for c in opt.candidates:
+        rows.append(
+            {
+                "candidate": c.id,
+                "parent": c.parent,
+                "status": c.status,
+                "train_score": c.train_score if c.scores else math.nan,
+                "train_success": c.train_success if c.successes else math.nan,
+                "validation": c.validation if c.validation is not None else math.nan,
+                "p": (c.gate or {}).get("p", math.nan),
+                "calls": c.calls,
+                "reason": c.reason,
+                "rationale": c.rationale,
+            }
+        )
+    return pd.DataFrame(rows).set_index("candidate") if rows else pd.DataFrame()
+
+
+def summary(opt: Optimisation) -> str:
+    seed, best = (opt.candidates[0] if opt.candidates else None), opt.best
+    lines = [
+        f"optimisation: {opt.stop_reason or 'running'}; {opt.metric_calls}/{opt.budget} metric "
+        f"calls, {len(opt.candidates)} candidates, {opt.gated} gated (at most "
+        f"{opt.family_error:.0%} chance that a promotion is not better: {opt.gated} × α = "
+        f"{opt.alpha:g})",
+    ]
+    if seed is not None and seed.validation is not None and best.validation is not None:
+        lines.append(
+            f"validation success: {seed.validation:.0%} (c0, the agent as given) → "
+            f"{best.validation:.0%} ({best.id}, lineage {' → '.join(opt.lineage())})"
+        )
+    if best.gate:
+        lines.append(f"{best.id}'s gate: {best.gate['verdict']}")
+    p, c = opt.proposer_tokens
+    lines.append(
+        f"task runs spent {money(opt.spend)}; the proposer {opt.proposer_calls} calls, "
+        f"{p + c} tokens, {money(opt.proposer_spend)} (apart, not metric calls)"
+    )
+    for w in opt.warnings:
+        lines.append(f"warning: {w}")
+    return "\n".join(lines)

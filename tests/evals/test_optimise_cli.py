@@ -1,0 +1,68 @@
+"""python -m agentnb optimize: the run, its files, its exit status."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from agentnb.evals.optimise import Optimisation
+from agentnb.travel.data import data_dir
+from tests.evals.test_ci import ROOT
+
+
+def optimize(*args: str, cwd=ROOT):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "agentnb", "optimize", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+    )
+
+
+def test_the_command_improves_the_weak_agent_and_writes_its_files(tmp_path):
+    best, report, saved = tmp_path / "best.json", tmp_path / "opt.json", tmp_path / "opt.jsonl"
+    done = optimize(
+        str(data_dir() / "tasks.jsonl"),
+        "--agent",
+        "tests.evals.optimise_agents:weak",
+        "--proposer",
+        "travel",
+        "--budget",
+        "120",
+        "--best",
+        str(best),
+        "--json",
+        str(report),
+        "--save",
+        str(saved),
+        "--require-improvement",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "validation success: 10% (c0, the agent as given) → 80% (c2" in done.stdout
+    assert "optimize [" in done.stderr and "/120 metric calls" in done.stderr  # the progress bar
+    texts = json.loads(best.read_text(encoding="utf-8"))
+    assert "你必须使用工具" in texts["instructions"] and "search_flights" in texts["tools"]
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["best"] == "c2" and data["metric_calls"] <= 120
+    assert Optimisation.load(saved).best_id == "c2"
+
+
+def test_no_promotion_exits_1_with_require_improvement_and_usage_errors_exit_2(tmp_path):
+    tasks = str(data_dir() / "tasks.jsonl")
+    done = optimize(
+        tasks, "--agent", "tests.evals.optimise_agents:article", "--proposer", "travel",
+        "--budget", "60", "--require-improvement", "--quiet",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "every training task passes" in done.stdout
+    assert "allows 0 proposals to reach the gate" in done.stderr  # the floor warning
+    bad = optimize(tasks, "--agent", "nowhere:agent", "--proposer", "travel")
+    assert bad.returncode == 2 and "cannot be loaded" in bad.stderr
+    low = optimize(tasks, "--agent", "tests.evals.optimise_agents:weak", "--proposer", "travel",
+                   "--budget", "10")  # fmt: skip
+    assert low.returncode == 2 and "cannot pay for the start" in low.stderr

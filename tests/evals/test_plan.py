@@ -1,0 +1,151 @@
+"""plan, TOST and the verdict against independent computations (statsmodels, brute force)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import multinomial, norm
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.weightstats import DescrStatsW, ttost_paired
+
+import agentnb as an
+from agentnb.errors import ConfigurationError
+from agentnb.evals import statistics as st
+from agentnb.evals.record import EvalRecord
+
+
+def _brute_power(n: int, discordant: float, difference: float, alpha: float) -> float:
+    """Every (wins, losses, ties) outcome of n pairs, weighed by its multinomial chance, tested
+    with statsmodels' exact McNemar: an independent computation of the same power."""
+    p_win = (discordant + difference) / 2
+    p_loss = (discordant - difference) / 2
+    total = 0.0
+    for wins, losses in itertools.product(range(n + 1), repeat=2):
+        if wins + losses > n:
+            continue
+        chance = multinomial.pmf(
+            [wins, losses, n - wins - losses], n, [p_win, p_loss, 1 - discordant]
+        )
+        if wins + losses == 0 or wins <= losses:
+            continue
+        table = [[0, losses], [wins, 0]]
+        if mcnemar(table, exact=True).pvalue < alpha:
+            total += chance
+    return total
+
+
+@pytest.mark.parametrize(("n", "pd", "delta"), [(12, 0.5, 0.3), (20, 0.3, 0.2), (25, 0.6, 0.1)])
+def test_the_exact_power_equals_a_brute_force_sum_over_every_outcome(n, pd, delta):
+    assert st.mcnemar_power(n, pd, delta, 0.05) == pytest.approx(_brute_power(n, pd, delta, 0.05))
+
+
+def test_the_planned_pairs_reach_the_power_and_fewer_do_not_always():
+    pairs, achieved = st.pairs_needed(0.10, 0.30, power=0.8, alpha=0.05)
+    assert achieved >= 0.8
+    assert st.mcnemar_power(pairs - 1, 0.30, 0.10) < 0.8
+    # Connor's normal approximation (hand-computed here with scipy's normal quantiles): the
+    # exact test is a little more conservative, so it needs a little more
+    z_a, z_b = norm.ppf(0.975), norm.ppf(0.8)
+    approx = (z_a * math.sqrt(0.3) + z_b * math.sqrt(0.3 - 0.01)) ** 2 / 0.01
+    assert approx <= pairs <= 1.15 * approx
+
+
+def test_the_planned_pairs_find_the_difference_in_a_simulation():
+    """4,000 simulated sweeps of the planned size, tested with statsmodels' exact McNemar."""
+    plan = an.evals.plan(0.15, discordant=0.35, tasks=30)
+    rng = np.random.default_rng(7)
+    hits = 0
+    for _ in range(4000):
+        counts = rng.multinomial(plan.pairs, [0.25, 0.10, 0.65])  # wins, losses, ties
+        p = mcnemar([[0, counts[1]], [counts[0], 0]], exact=True).pvalue
+        hits += p < 0.05 and counts[0] > counts[1]
+    assert abs(hits / 4000 - plan.achieved_power) < 0.03
+    assert plan.repeats == math.ceil(plan.pairs / 30)
+    assert f"{plan.pairs} pairs" in plan.verdict and "30 tasks" in plan.verdict
+
+
+def test_a_baseline_rate_plans_for_independent_runs():
+    p = an.evals.plan(0.10, baseline=0.6)
+    assert p.discordant == pytest.approx(0.6 * 0.3 + 0.7 * 0.4)
+    assert p.pairs == st.pairs_needed(0.10, p.discordant)[0]
+    with pytest.raises(ConfigurationError, match="disagree"):
+        an.evals.plan(0.10)
+    with pytest.raises(ConfigurationError, match="at least that share"):
+        an.evals.plan(0.30, discordant=0.2)
+    with pytest.raises(ConfigurationError, match="not a success rate"):
+        an.evals.plan(0.5, baseline=0.7)
+
+
+def _ev(a_outcomes, b_outcomes, repeats=1):
+    records = []
+    for variant, outcomes in (("a", a_outcomes), ("b", b_outcomes)):
+        for i, outcome in enumerate(outcomes):
+            task, repeat = f"t{i // repeats}", i % repeats
+            records.append(EvalRecord(variant, task, repeat, "pass" if outcome else "fail"))
+    return an.Evaluation.from_records(records)
+
+
+def test_tost_and_non_inferiority_equal_statsmodels_on_a_hand_built_case():
+    a = [1, 1, 0, 1, 0, 1, 1, 1, 0, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 1]
+    b = [1, 1, 1, 1, 0, 1, 0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1]
+    c = _ev(a, b).compare("a", "b", margin=0.2)
+    p_tost, lower, _upper = ttost_paired(np.array(b, float), np.array(a, float), -0.2, 0.2)
+    assert c.equivalence_p == pytest.approx(p_tost)
+    diffs = np.array(b, float) - np.array(a, float)
+    _, p_noninf, _ = DescrStatsW(diffs).ttest_mean(-0.2, alternative="larger")
+    assert c.noninferiority_p == pytest.approx(p_noninf)
+    assert c.noninferiority_p == pytest.approx(lower[1])
+
+
+def test_with_repeats_the_tests_run_on_task_means():
+    a = [1, 0, 1, 1, 0, 0, 1, 1, 1, 0, 1, 0, 1, 1, 0, 1, 1, 1]  # 6 tasks x 3 repeats
+    b = [1, 1, 1, 1, 0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1]
+    c = _ev(a, b, repeats=3).compare("a", "b", margin=0.1)
+    means = np.array(b, float).reshape(6, 3).mean(1) - np.array(a, float).reshape(6, 3).mean(1)
+    assert c.differences == pytest.approx(list(means))
+    _, p, _ = DescrStatsW(means).ttest_mean(-0.1, alternative="larger")
+    assert c.noninferiority_p == pytest.approx(p)
+
+
+def test_the_verdict_says_better_worse_or_no_evidence_with_a_plan():
+    better = _ev([0] * 12 + [1] * 8, [1] * 20).compare("a", "b")
+    assert better.verdict.startswith("b is better than a on 12 of 20 tasks, worse on 0")
+    assert "the difference is real (p = 0.00049)" in better.verdict
+    worse = _ev([1] * 20, [0] * 12 + [1] * 8).compare("a", "b")
+    assert worse.verdict.startswith("b is worse than a on 12 of 20 tasks")
+    vague = _ev([1, 0, 1, 0] * 5, [0, 1, 1, 0] * 5).compare("a", "b")
+    assert vague.verdict.startswith("no evidence of a difference (b better on 5 of 20 tasks")
+    need = vague.plan(0.10)
+    assert f"about {need.repeats} repeats to see 10 points" in vague.verdict
+    assert need.discordant == pytest.approx(0.5)
+    assert "verdict" in vague.to_frame().columns
+
+
+def test_a_margin_verdict_says_non_inferior_or_cannot_rule_out():
+    same = [1, 0, 1, 1, 0, 1, 1, 1, 1, 0] * 4
+    other = list(same)
+    other[0], other[1] = 0, 1  # one loss, one win in forty pairs
+    c = _ev(same, other).compare("a", "b", margin=0.10)
+    assert c.noninferiority_p < 0.05 and c.equivalence_p < 0.05
+    assert "equivalent within ±10 points" in c.verdict
+    lost = list(same)
+    for i in (0, 2, 3, 5):
+        lost[i] = 0
+    c = _ev(same, lost).compare("a", "b", margin=0.05)
+    assert "cannot rule out that it is worse by 5 points or more" in c.verdict
+    with pytest.raises(ConfigurationError, match="margin"):
+        _ev(same, lost).compare("a", "b", margin=5)
+
+
+def test_when_every_pair_agrees_equivalence_is_the_exact_chance_of_no_disagreement():
+    from scipy.stats import binom
+
+    outcomes = [1, 0, 1, 1, 0] * 8  # 40 pairs, every one a tie
+    c = _ev(outcomes, list(outcomes)).compare("a", "b", margin=0.10)
+    assert c.equivalence_p == pytest.approx(0.9**40) == pytest.approx(binom.pmf(0, 40, 0.1))
+    assert "equivalent within ±10 points (no pair disagreed: (1 − 0.1)^40 = 0.015)" in c.verdict
+    few = _ev([1, 0, 1], [1, 0, 1]).compare("a", "b", margin=0.10)
+    assert "too few pairs to call it equivalent" in few.verdict
