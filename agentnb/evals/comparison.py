@@ -192,7 +192,7 @@ class Comparison:
 
     def __repr__(self) -> str:
         return (
-            f"<Comparison {self.other} vs {self.baseline}: {self.pairs} pairs, "
+            f"<Comparison {self.baseline} vs {self.other}: {self.pairs} pairs, {self.other} "
             f"{self.wins} wins / {self.losses} losses / {self.ties} ties; difference "
             f"{self.difference:+.3f} [{self.ci_low:+.3f}, {self.ci_high:+.3f}], "
             f"McNemar p = {self.mcnemar_p:.4g}; {self.verdict}>"
@@ -206,9 +206,10 @@ class Comparison:
         )
         html = (
             f"<div class='agentnb-compare'><p><b>{e(self.verdict)}</b></p>"
-            f"<p><b>{e(self.other)}</b> vs <b>{e(self.baseline)}"
-            f"</b>: {self.pairs} pairs — {self.wins} wins, {self.losses} losses, {self.ties} "
-            f"ties. Difference in success rate {self.difference:+.1%} ({1 - self.alpha:.0%} CI "
+            f"<p><b>{e(self.baseline)}</b> vs <b>{e(self.other)}"
+            f"</b>: {self.pairs} pairs — {e(self.other)} {self.wins} wins, {self.losses} losses, "
+            f"{self.ties} ties. Difference in success rate {self.difference:+.1%} "
+            f"({1 - self.alpha:.0%} CI "
             f"{self.ci_low:+.1%} to {self.ci_high:+.1%}, {e(self.ci_method)}); exact McNemar "
             f"p = {self.mcnemar_p:.4g}.</p><table><tr><th>task</th><th>repeat</th>"
             f"<th>{e(self.baseline)}</th><th>{e(self.other)}</th></tr>{flips}</table>"

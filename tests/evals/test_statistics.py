@@ -151,6 +151,15 @@ def test_compare_pairs_runs_and_gives_the_exact_mcnemar_p():
     assert ev.compare("a", "a").mcnemar_p == 1.0 and ev.compare("a", "a").wins == 0
 
 
+def test_a_comparison_names_its_variants_in_the_order_compare_was_given_them():
+    """ev.compare("a", "b") printed "b vs a" (issue 31); the wins are b's, said so."""
+    ev = evaluation({"a": {"t0": "p", "t1": "p"}, "b": {"t0": "f", "t1": "p"}})
+    cmp = ev.compare("a", "b")
+    assert repr(cmp).startswith("<Comparison a vs b: 2 pairs, b 0 wins / 1 losses / 1 ties")
+    html = cmp._repr_mimebundle_()["text/html"]
+    assert html.index("<b>a</b>") < html.index("<b>b</b>") and "b 0 wins" in html
+
+
 def test_the_paired_bootstrap_interval_matches_scipy_and_a_hand_resampling():
     a = dict.fromkeys([f"t{i}" for i in range(30)], "p")
     b = dict(a)

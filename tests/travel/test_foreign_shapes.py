@@ -94,13 +94,38 @@ def test_a_foreign_result_is_read_as_far_as_it_goes_and_said(tool, result, langu
 
 @pytest.mark.parametrize(
     ("tool", "result"),
-    SHAPES[:17] + SHAPES[19:],
-    ids=[f"{t}-{i}" for i, (t, _) in enumerate(SHAPES[:17] + SHAPES[19:])],
+    SHAPES[:17] + SHAPES[20:],
+    ids=[f"{t}-{i}" for i, (t, _) in enumerate(SHAPES[:17] + SHAPES[20:])],
 )
 def test_the_answer_says_what_it_could_not_read(tool, result):
     """The wrap-up call (no tools left): everything it has is in; the unreadable part is said."""
     reply = answer(request(tool, result, "zh", True), tools=[])
     assert reply.content and any(u in reply.content for u in UNREAD), reply.content
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+@pytest.mark.parametrize("tool", ["search_weather", "search_flights"])
+@pytest.mark.parametrize("result", [{"error": "上游服务超时", "fallback": []}, {"error": "boom"}])
+def test_a_tool_s_own_error_structure_is_a_failure_not_a_foreign_shape(tool, result, language):
+    """Article 000 §5.2's first layer: a tool returns a fixed structure even when it fails,
+    ``{"error": "上游服务超时", "fallback": []}``. The instructions say what to do when a tool
+    returns an ``error`` field; the stand-in reads it as that lookup failing (item 48 of the
+    article map), not as data of a shape it does not know."""
+    reply = answer(request(tool, result, language, True), tools=[])
+    section = {"search_weather": ("天气", "Weather"), "search_flights": ("航班", "Flights")}[tool]
+    line = next(x for x in reply.content.splitlines() if x.startswith(section))
+    assert ("暂时无法获取" in line) if language == "zh" else ("unavailable right now" in line), line
+    assert not any(u in reply.content for u in UNREAD), reply.content
+
+
+@pytest.mark.parametrize("flights", [[None], None])
+def test_a_result_read_as_another_role_s_data_lends_none_of_its_fields(flights):
+    """Found by the hypothesis test below: without the tool schemas (the wrap-up call), a flight
+    result ``{"city": "", "hotels": [], "flights": …}`` fits the hotels shape; its ``flights``
+    field was then read as flights and raised."""
+    result = {"hotels": [], "flights": flights, "city": ""}
+    reply = answer(request("search_flights", result, "zh", False), tools=[])
+    assert reply.content
 
 
 def test_arguments_as_an_object_and_an_unknown_call_id_are_read_too():

@@ -104,6 +104,12 @@ LINES: dict[str, list[tuple[str, object]]] = {
         ("Use bullet points.", "list"), ("Write a single paragraph.", "prose"),
         ("Do not answer in a list.", "prose"),
     ],
+    "dress": [
+        ("如果用户查询天气请务必同时给出穿衣建议。", "always"), ("报天气时告诉用户该穿什么。", "always"),
+        ("不用给穿衣建议。", "asked"),
+        ("Always say what to wear with the weather.", "always"),
+        ("Add clothing advice to every forecast.", "always"), ("Don't give clothing advice.", "asked"),
+    ],
     "confirm_booking": [
         ("预订前先和用户确认。", "ask"), ("订房之前要询问用户。", "ask"), ("不用确认，直接预订。", "direct"),
         ("不要直接预订。", "ask"),

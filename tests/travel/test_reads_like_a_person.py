@@ -129,6 +129,26 @@ async def test_an_irrelevant_error_in_a_good_result_drives_a_loop():
     assert len({json.dumps(a) for _, a in calls(looping)}) == 1  # the same call, again and again
 
 
+async def test_a_system_line_asking_for_clothing_advice_shapes_every_later_turn():
+    """Article 001 §5.2: 如果用户查询天气请务必同时给出穿衣建议 stays in force for every later
+    round; without it, clothing advice comes only when the user asks what to wear."""
+
+    async def answers(instructions: str) -> list[str]:
+        agent = travel_agent(instructions=instructions)
+        session = an.Session()
+        turns = ["北京周五天气怎么样？", "那周六呢？", "Beijing weather on Sunday?"]
+        return [(await agent.run(turn, session=session)).output for turn in turns]
+
+    line = "如果用户查询天气请务必同时给出穿衣建议。"
+    assert [("穿" in a or "wear" in a) for a in await answers(INSTRUCTIONS)] == [False] * 3
+    assert [("穿" in a or "wear" in a) for a in await answers(INSTRUCTIONS + "\n" + line)] == [
+        True] * 3  # fmt: skip
+    asked = await travel_agent().run("北京周五天气怎么样？穿什么合适？")
+    assert "穿羽绒服" in asked.output
+    rain = await travel_agent().run("明天成都会下雨吗？")  # an umbrella answers the rain, not dress
+    assert "建议带伞" in rain.output and "穿" not in rain.output
+
+
 async def test_a_budget_it_cannot_read_is_said_not_guessed():
     result = await travel_agent().run(
         "周五从上海去北京，预算不多，帮我看看航班", session=an.Session()

@@ -98,4 +98,5 @@ def answer_style(turn: Turn) -> Style:
         budget_stop=policy.budget == "stop",
         booking=policy.confirm_booking,
         skipped=tuple(s for s in policy.skip if s in turn.request.wants),
+        dress=policy.dress,
     )

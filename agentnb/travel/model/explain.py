@@ -143,7 +143,7 @@ class Reasoning:
 def _latest(obs: list[Observation], role: str, turn: Turn) -> dict[str, Any] | None:
     spec = turn.menu.get(role)
     key = "flights" if role == "flights" else "hotels"
-    found = [o.data for o in obs if o.ok and o.data and key in o.data
+    found = [o.data for o in obs if o.ok and o.data and key in o.data and o.shape == role
              and (spec is None or o.name == spec.name)]  # fmt: skip
     return found[-1] if found else None
 

@@ -88,6 +88,10 @@ KNOBS: tuple[Knob, ...] = (
         "lines": "one line per section", "list": "a bulleted list (- …)",
         "table": "a Markdown table (section | detail)", "prose": "one paragraph",
     }, "—"),
+    Knob("dress", "asked", {
+        "asked": "clothing advice with the weather only when the user asks what to wear",
+        "always": "clothing advice with every forecast, in this turn and every later one",
+    }, "001 §5.2"),
     Knob("confirm_booking", "none", {
         "none": "says nothing about booking",
         "ask": "when the user wants to book: ends by asking whether to book (it confirms first)",
@@ -149,6 +153,7 @@ class Policy:
     language: str = "user"
     length: str = "sections"
     form: str = "lines"
+    dress: str = "asked"
     confirm_booking: str = "none"
     calls: str = "params"
     on_failure: str = "retry"

@@ -18,6 +18,7 @@ __all__ = [
     "fabricated_answer",
     "money",
     "picks",
+    "reports_error",
     "rooms",
     "stay_total",
 ]
@@ -28,8 +29,10 @@ class Observation:
     """One tool result of the current turn, as the model understands it.
 
     ``kind`` is empty for a result it can read, the runtime's error kind (or the tool's
-    ``code``) for a failure, ``not_data`` for prose, and ``foreign`` for data whose shape is not
-    its role's (:mod:`.shapes`): then ``data`` is None and ``raw`` keeps what came back."""
+    ``code``) for a failure (``{"ok": false, ...}``, or a tool's own ``{"error": ...}`` with none
+    of its role's data: :func:`reports_error`), ``not_data`` for prose, and ``foreign`` for data
+    whose shape is not its role's (:mod:`.shapes`): then ``data`` is None and ``raw`` keeps what
+    came back."""
 
     name: str
     arguments: dict[str, Any] | None
@@ -61,9 +64,10 @@ class Observation:
             return cls(name, args, True, None, kind="not_data", raw=data)
         if data.get("ok") is not False:
             shape = shape_of(data, role)
-            if not shape:  # data, but not in a shape it knows: quoted, never interpreted
+            if shape:
+                return cls(name, args, True, data, shape=shape)
+            if not reports_error(data):  # data in a shape it does not know: quoted, never used
                 return cls(name, args, True, None, kind="foreign", raw=data)
-            return cls(name, args, True, data, shape=shape)
         error = str(data.get("error", ""))
         # The runtime's kinds (agentnb.ERROR_KINDS); a ToolError from our tools is refined by
         # its own `code` field, never by reading the English text.
@@ -71,6 +75,13 @@ class Observation:
         retryable = bool(data.get("retryable")) or kind == "timeout"
         city = str(data.get("city") or "") if kind == "unknown_city" else ""
         return cls(name, args, False, data, error, kind, retryable, city)
+
+
+def reports_error(data: dict[str, Any]) -> bool:
+    """Is this a failure in article 000 §5.2's fixed structure (``{"error": "上游服务超时",
+    "fallback": []}``): a top-level ``error`` text and none of the role's data?"""
+    error = data.get("error")
+    return isinstance(error, str) and bool(error.strip())
 
 
 def choose_flight(

@@ -4,6 +4,7 @@ knobs set and the outline settled before writing (:class:`.writer.Outline`)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -16,6 +17,9 @@ from .summary import compare_weather
 from .writer import Writer, failure, latest
 
 __all__ = ["NOTES", "cost", "flights", "hotels", "unread_fare", "weather"]
+
+#: A user who asks what to wear (the dress knob's default gives clothing advice only then).
+_ASKS_DRESS = re.compile(r"穿|冷不冷|保暖|衣服|外套|\b(?:wear|dress|coat|clothes|clothing)\b", re.I)
 
 #: A result's machine-readable ``reason`` -> (zh, en): never the tool's English ``note``.
 NOTES = {
@@ -119,7 +123,7 @@ def weather(w: Writer, req: TripRequest, obs: list[Any]) -> None:
     if req.compare or req.each:  # each city named; compared when the user asked which
         found = [o.data for o in obs if o.ok and o.data and o.data.get("condition")]
         for d in found:
-            _weather_line(w, d)
+            _weather_line(w, d, req)
         if len(found) < len(obs):
             failure(w, "天气", "Weather", [o for o in obs if not o.ok] or obs)
         if not req.compare:
@@ -131,27 +135,29 @@ def weather(w: Writer, req: TripRequest, obs: list[Any]) -> None:
     days = [o for o in obs if o.ok and o.data] if len(req.dates) > 1 else []
     if len(days) > 1:
         for o in days:
-            _weather_line(w, o.data)
+            _weather_line(w, o.data, req)
         return
     d = latest(w, req, obs, "weather", "天气", "Weather")
     if d is not None:
-        _weather_line(w, d)
+        _weather_line(w, d, req)
 
 
-def _weather_line(w: Writer, d: dict[str, Any]) -> None:
+def _weather_line(w: Writer, d: dict[str, Any], req: TripRequest) -> None:
     city = d["city"] if w.zh else w.city(d["city"])
     if not d.get("condition"):
         w.put("no_weather", city=city, when=_when(d, w.zh))
         return
-    advice = [dress_advice(d["temp_min_c"], d["temp_max_c"])[0 if w.zh else 1]]
-    if d["temp_min_c"] <= 0:
-        advice.append(w.phrase("freezing"))
+    advice = []
+    if w.style.dress == "always" or _ASKS_DRESS.search(req.text):  # the dress knob (001 §5.2)
+        advice.append(dress_advice(d["temp_min_c"], d["temp_max_c"])[0 if w.zh else 1])
+        if d["temp_min_c"] <= 0:
+            advice.append(w.phrase("freezing"))
     if d["precip_prob"] >= 0.5:
         advice.append(w.phrase("umbrella"))
     first, rest = w.phrase("advice_join").split("|")
     w.put("weather", city=city, when=_when(d, w.zh), low=d["temp_min_c"], high=d["temp_max_c"],
           condition=d["condition"] if w.zh else d["condition_en"], rain=d["precip_prob"],
-          advice=first + rest.join(advice))  # fmt: skip
+          advice=first + rest.join(advice) if advice else "")  # fmt: skip
 
 
 def hotels(w: Writer, req: TripRequest, obs: list[Any]) -> None:

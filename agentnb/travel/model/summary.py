@@ -39,6 +39,7 @@ class Style:
     booking: str = "none"  # confirm_booking: none / ask / direct
     assumed: str = ""  # missing=assume: the day assumed, said at the top of the answer
     skipped: tuple[str, ...] = ()  # sections the instructions said not to look up (skip knob)
+    dress: str = "asked"  # the dress knob: clothing advice when asked, or with every forecast
 
 
 def summary_line(
