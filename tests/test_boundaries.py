@@ -63,11 +63,6 @@ LONG_MODULES = {
     "widgets/session_view.py": "the live view of one session: its state for late views, each "
     "change as one message, the status line, and what its controls and Approve / Deny send, "
     "read as one",
-    "tools/tool.py": "a tool's function, schema and options (timeout, threads, side effects, "
-    "approval, idempotency) with the decorator that sets them, read as one",
-    "runtime/execute_tools.py": "every outcome a call can have (bad JSON, unknown tool, invalid "
-    "arguments, errors, timeouts, a guarded call's key and admission) beside the one call path "
-    "that produces it, read as one",
 }
 
 # The layers, lowest first (DESIGN.md "Layout"): an import may only point to its own layer or

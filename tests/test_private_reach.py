@@ -34,15 +34,9 @@ PUBLIC_BY_CONVENTION = {
     "_make",
 }
 
-_SERVICE = "removed by the service branch (issue 23: InProcess public hooks)"
 
 #: (module, private name) -> why it is still reached for. Only sites in other folders.
-ALLOWED: dict[tuple[str, str], str] = {
-    ("agentnb.service.stepping", "_begin"): _SERVICE,
-    ("agentnb.service.stepping", "_attempted"): _SERVICE,
-    ("agentnb.service.stepping", "_finish"): _SERVICE,
-    ("agentnb.storage.postgres", "_dump"): "the service branch's (issue 23: one SQL store base)",
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 def _private(name: str) -> bool:

@@ -205,12 +205,11 @@ class Comparison:
             for t, r, a, b in self.flips
         )
         html = (
-            f"<div class='agentnb-compare'><p><b>{e(self.verdict)}</b></p>"
-            f"<p><b>{e(self.baseline)}</b> vs <b>{e(self.other)}"
-            f"</b>: {self.pairs} pairs — {e(self.other)} {self.wins} wins, {self.losses} losses, "
-            f"{self.ties} ties. Difference in success rate {self.difference:+.1%} "
-            f"({1 - self.alpha:.0%} CI "
-            f"{self.ci_low:+.1%} to {self.ci_high:+.1%}, {e(self.ci_method)}); exact McNemar "
+            f"<div class='agentnb-compare'><p><b>{e(self.verdict)}</b></p><p><b>"
+            f"{e(self.baseline)}</b> vs <b>{e(self.other)}</b>: {self.pairs} pairs — "
+            f"{e(self.other)} {self.wins} wins, {self.losses} losses, {self.ties} ties. Difference "
+            f"in success rate {self.difference:+.1%} ({1 - self.alpha:.0%} CI {self.ci_low:+.1%} "
+            f"to {self.ci_high:+.1%}, {e(self.ci_method)}); exact McNemar "
             f"p = {self.mcnemar_p:.4g}.</p><table><tr><th>task</th><th>repeat</th>"
             f"<th>{e(self.baseline)}</th><th>{e(self.other)}</th></tr>{flips}</table>"
             f"{prompt_diff_html(self.prompt_diff)}</div>"
