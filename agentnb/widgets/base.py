@@ -8,15 +8,17 @@ trait tells the module which view to draw. Messages from the browser arrive in
 
 from __future__ import annotations
 
+import asyncio
 import traceback
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anywidget
 import traitlets
 
-__all__ = ["ESM", "Widget"]
+__all__ = ["ESM", "Throttle", "Widget"]
 
 _HERE = Path(__file__).parent
 #: The front end, in dependency order: helpers, cards, the windowed list, the store, views.
@@ -75,3 +77,30 @@ class Widget(anywidget.AnyWidget):
         self.errors.append(text)
         self.send({"op": "error", "text": text, "detail": detail})
         return text
+
+
+class Throttle:
+    """At most one ``flush`` per ``every`` seconds while changes keep coming (a live view's
+    batched updates): ``soon()`` arms a timer on the running loop, or flushes at once with no
+    loop or ``every <= 0``; the flush calls ``cancel()`` so a timer it made needless never fires."""
+
+    def __init__(self, every: float, flush: Callable[[], None]) -> None:
+        self.every = every
+        self.flush = flush
+        self._timer: asyncio.TimerHandle | None = None
+
+    def soon(self) -> None:
+        if self.every <= 0:
+            self.flush()
+        elif self._timer is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self.flush()
+                return
+            self._timer = loop.call_later(self.every, self.flush)
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None

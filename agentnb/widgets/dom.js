@@ -117,3 +117,26 @@ const ROLES = new Set(["system", "developer", "user", "assistant", "tool"]);
 function roleClass(role) {
   return "anb-role-" + (ROLES.has(role) ? role : "other");
 }
+
+// A view that shows another widget inside it by reference (the proxy's and the queue's picked
+// session view, through anywidget's host.getWidget): `show` renders the model's current "view"
+// ref into `holder` (a newer pick aborts the one before), `stop` ends the last one.
+function composer(model, host, holder, where) {
+  let shown = null;
+  let controller = null;
+  const show = async () => {
+    const ref = model.get("view");
+    if (!ref || ref === shown) return;
+    shown = ref;
+    if (controller) controller.abort();
+    controller = new AbortController();
+    holder.replaceChildren();
+    if (!host || !host.getWidget) {
+      holder.append(h("div", { class: "anb-error", text: `this notebook's anywidget cannot show a session inside ${where}` }));
+      return;
+    }
+    const child = await host.getWidget(ref);
+    if (shown === ref) await child.render({ el: holder, signal: controller.signal });
+  };
+  return { show, stop: () => controller && controller.abort() };
+}

@@ -13,14 +13,13 @@ changed, so a 600-run sweep costs a few hundred bytes per finished run (``sent_b
 
 from __future__ import annotations
 
-import asyncio
 import math
 import weakref
 from typing import Any, ClassVar
 
 from ..evals.trajectory import Trajectory, align
 from . import payload
-from .base import Widget
+from .base import Throttle, Widget
 
 __all__ = ["EvalMatrix", "TrajectoryDiff", "run_payload", "step_payload"]
 
@@ -110,11 +109,10 @@ class EvalMatrix(Widget):
 
     def __init__(self, evaluation: Any, *, every: float = 0.25) -> None:
         self.evaluation = evaluation
-        self.every = every
         self.sent_bytes = 0
         self.updates = 0
         self._pending: dict[tuple[str, str], list[int]] = {}
-        self._timer: asyncio.TimerHandle | None = None
+        self._throttle = Throttle(every, self.flush)
         self._trajectories: dict[tuple[str, int], Trajectory] = {}
         super().__init__(kind="matrix", data=self.state())
         self._unsubscribe = evaluation.subscribe(self._on_record)
@@ -148,23 +146,15 @@ class EvalMatrix(Widget):
         if record is not None:
             cell = self._pending.setdefault((record.task, record.variant), [0, 0, 0])
             cell[("pass", "fail", "error").index(record.outcome)] += 1
-        if record is None or self.every <= 0:
+        if record is None:
             self.flush()
-            return
-        if self._timer is None:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
-                self.flush()
-                return
-            self._timer = loop.call_later(self.every, self.flush)
+        else:
+            self._throttle.soon()
 
     def flush(self) -> None:
         """Send what changed since the last update: the cells, the counts and the summary
         of the same runs (at most one update per ``every`` seconds while the sweep runs)."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._throttle.cancel()
         ev = self.evaluation
         totals = self.cells()
         changed = {f"{t}\u0000{v}": totals[t][v] for t, v in self._pending}
@@ -227,8 +217,8 @@ class EvalMatrix(Widget):
         unsubscribe = getattr(self, "_unsubscribe", None)
         if unsubscribe is not None:
             unsubscribe()
-        if getattr(self, "_timer", None) is not None:
-            self._timer.cancel()  # type: ignore[union-attr]
+        if (throttle := getattr(self, "_throttle", None)) is not None:
+            throttle.cancel()
         super().close()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:

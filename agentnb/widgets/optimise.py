@@ -14,12 +14,11 @@ changed), and the ``data`` trait holds the final state so a saved notebook still
 
 from __future__ import annotations
 
-import asyncio
 import math
 from typing import Any
 
 from . import payload
-from .base import Widget
+from .base import Throttle, Widget
 
 __all__ = ["OptimiseView", "candidate_payload", "state"]
 
@@ -79,33 +78,24 @@ class OptimiseView(Widget):
 
     def __init__(self, optimisation: Any, *, every: float = 0.25) -> None:
         self.optimisation = optimisation
-        self.every = every
         self.sent_bytes = 0
         self.updates = 0
         self._changed: dict[str, Any] = {}
-        self._timer: asyncio.TimerHandle | None = None
+        self._throttle = Throttle(every, self.flush)
         super().__init__(kind="optimise", data=state(optimisation))
         self._unsubscribe = optimisation.subscribe(self._on_event)
 
     def _on_event(self, kind: str, data: Any) -> None:
         if kind == "candidate":
             self._changed[data.id] = data
-        if kind == "end" or self.every <= 0:
+        if kind == "end":
             self.flush()
-            return
-        if self._timer is None:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
-                self.flush()
-                return
-            self._timer = loop.call_later(self.every, self.flush)
+        else:
+            self._throttle.soon()
 
     def flush(self) -> None:
         """Send what changed since the last update (at most one per ``every`` seconds)."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._throttle.cancel()
         opt = self.optimisation
         changed, self._changed = self._changed, {}
         # a promotion changes the incumbent; the rest of the header is cheap to send whole
@@ -139,8 +129,8 @@ class OptimiseView(Widget):
         unsubscribe = getattr(self, "_unsubscribe", None)
         if unsubscribe is not None:
             unsubscribe()
-        if getattr(self, "_timer", None) is not None:
-            self._timer.cancel()  # type: ignore[union-attr]
+        if (throttle := getattr(self, "_throttle", None)) is not None:
+            throttle.cancel()
         super().close()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:

@@ -38,8 +38,7 @@ function renderProxy(model, el, host) {
   const holder = h("div", { class: "anb-p-session" });
   el.append(h("div", { class: "anb anb-proxy" }, head, list, holder));
   const pick = (id) => model.send({ op: "pick", id });
-  let shown = null;
-  let controller = null;
+  const { show, stop } = composer(model, host, holder, "the proxy view (anywidget >= 0.11 can): display proxy.view().current");
 
   const draw = () => {
     const d = model.get("data") || {};
@@ -54,20 +53,6 @@ function renderProxy(model, el, host) {
     if (!convs.length) list.append(h("div", { class: "anb-muted", text: "no conversation yet: point the app's base URL at the proxy" }));
   };
 
-  const show = async () => {
-    const ref = model.get("view");
-    if (!ref || ref === shown) return;
-    shown = ref;
-    if (controller) controller.abort();
-    controller = new AbortController();
-    holder.replaceChildren();
-    if (!host || !host.getWidget) {
-      holder.append(h("div", { class: "anb-error", text: "this notebook's anywidget cannot show a session inside the proxy view (anywidget >= 0.11 can): display proxy.view().current" }));
-      return;
-    }
-    const child = await host.getWidget(ref);
-    if (shown === ref) await child.render({ el: holder, signal: controller.signal });
-  };
 
   draw();
   show();
@@ -76,6 +61,6 @@ function renderProxy(model, el, host) {
   return () => {
     model.off("change:data", draw);
     model.off("change:view", show);
-    if (controller) controller.abort();
+    stop();
   };
 }

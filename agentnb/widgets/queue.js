@@ -26,8 +26,7 @@ function renderQueue(model, el, host) {
   const holder = h("div", { class: "anb-q-session" });
   el.append(h("div", { class: "anb anb-queue-view" }, header, scroll, holder));
   const rows = new Map();
-  let shown = null;
-  let controller = null;
+  const { show, stop } = composer(model, host, holder, "the queue view (anywidget >= 0.11 can): display rt.view().opened");
 
   function drawHeader(counts) {
     header.replaceChildren(h("b", { text: "tasks" }),
@@ -79,20 +78,6 @@ function renderQueue(model, el, host) {
   const onSelect = () => {
     for (const [id, tr] of rows) tr.classList.toggle("anb-q-selected", id === model.get("selected"));
   };
-  const show = async () => {
-    const ref = model.get("view");
-    if (!ref || ref === shown) return;
-    shown = ref;
-    if (controller) controller.abort();
-    controller = new AbortController();
-    holder.replaceChildren();
-    if (!host || !host.getWidget) {
-      holder.append(h("div", { class: "anb-error", text: "this notebook's anywidget cannot show a session inside the queue view (anywidget >= 0.11 can): display rt.view().opened" }));
-      return;
-    }
-    const child = await host.getWidget(ref);
-    if (shown === ref) await child.render({ el: holder, signal: controller.signal });
-  };
   model.on("msg:custom", onMsg);
   model.on("change:selected", onSelect);
   model.on("change:view", show);
@@ -103,6 +88,6 @@ function renderQueue(model, el, host) {
     model.off("msg:custom", onMsg);
     model.off("change:selected", onSelect);
     model.off("change:view", show);
-    if (controller) controller.abort();
+    stop();
   };
 }
