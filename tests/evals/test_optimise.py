@@ -126,6 +126,8 @@ async def test_stop_keeps_what_was_proven_so_far():
     assert opt.best.status == "promoted" and opt.metric_calls < 300
     stopped = [c for c in opt.candidates if c.status == "stopped"]
     assert stopped and all(c.reason for c in stopped)
+    # drawn where it was stopped (the view's chart put it at 0 metric calls)
+    assert all(c.decided_at == opt.metric_calls for c in stopped)
     assert opt.evaluation.done
 
 

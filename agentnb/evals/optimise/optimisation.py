@@ -152,6 +152,7 @@ class Optimisation:
         for c in self.candidates:  # one being decided when it ended
             if c.status == "running":
                 c.status, c.reason = "stopped", f"stopped before it was decided: {self.stop_reason}"
+                c.decided_at = self.metric_calls  # its point sits where it was stopped, not at 0
                 self.emit("candidate", c)
         self.done = True
         self.current = {}
