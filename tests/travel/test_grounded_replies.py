@@ -11,7 +11,14 @@ import pytest
 import agentnb as an
 from agentnb.models.request import ModelRequest
 from agentnb.testing import ungrounded_figures
-from agentnb.travel import ARTICLE_REQUESTS, FAULTS, INSTRUCTIONS, TravelModel, travel_agent
+from agentnb.travel import (
+    ARTICLE_REQUESTS,
+    FAULTS,
+    INSTRUCTIONS,
+    TravelModel,
+    TravelTools,
+    travel_agent,
+)
 
 from .test_phrasings import ROWS as PHRASINGS
 
@@ -55,7 +62,8 @@ async def test_every_knob_shaped_answer_is_grounded(line):
 @pytest.mark.parametrize("tool", TOOLS)
 @pytest.mark.parametrize("fault", FAULTS)
 async def test_answers_after_a_fault_are_grounded(tool, fault):
-    agent = travel_agent(faults={tool: fault}, tool_timeout=0.2)
+    # the desk's own per-tool timeout applies (tool_timeout is only the agent's default)
+    agent = travel_agent(tools=TravelTools(faults={tool: fault}, timeout=0.2))
     result = await agent.run(ARTICLE_REQUESTS["000"], session=an.Session())
     assert grounded(result) == [], result.output
 
