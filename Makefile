@@ -68,7 +68,7 @@ test: dev local lint test-unit test-plain test-notebooks test-browser
 
 # The service tests start their own Postgres 15 on 127.0.0.1 (Debian's postgresql package).
 test-unit: postgres
-	$(BIN)/python -m pytest tests --timeout=300 --ignore=tests/browser --ignore=tests/notebooks
+	$(BIN)/python -m pytest tests --timeout=300 --ignore=tests/browser --ignore=tests/notebooks -n auto
 
 # The unit tests of the code the hot-path tricks touch (agentnb/_fast.py), once more with
 # every trick switched to its plain twin (AGENTNB_PLAIN=1): about 40 s of CPU, not the whole tier.
