@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.notebooks.curriculum import LAST_LINE, OTHERS, cells, heading_text
+from tests.notebooks.curriculum import LAST_LINE, cells, heading_text
 from tests.notebooks.labenv import ROOT, plain_env
 
 NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
@@ -50,12 +50,7 @@ def text(output: dict) -> str:
     return "".join(value) if isinstance(value, list) else value
 
 
-PENDING = pytest.mark.xfail(reason="issue 31 phase 2: exercises or solutions after its checks")
-
-
-@pytest.mark.parametrize(
-    "notebook", [pytest.param(n, marks=PENDING) if n[:-6] in OTHERS else n for n in NOTEBOOKS]
-)
+@pytest.mark.parametrize("notebook", NOTEBOOKS)
 def test_all_checks_passed_is_the_last_output(executed, notebook: str):
     """Nothing after the checks: no solution output, no warning, no late print."""
     run = executed(notebook)

@@ -19,7 +19,6 @@ from scripts.check_notebooks import METADATA
 from tests.notebooks.curriculum import (
     LAST_LINE,
     MAX_CELLS,
-    OTHERS,
     ROOT,
     asserts,
     cells,
@@ -31,40 +30,12 @@ from tests.notebooks.curriculum import (
     tautology,
 )
 
-#: Each check that does not hold yet for a notebook another engineer changes this round
-#: (issue 31's second phase takes them on once those branches have landed).
-PHASE_2 = {
-    ("test_at_most_30_cells", "02_assemble"): "37 cells: cut to its lesson",
-    ("test_headings_open_their_sections", "03_call_model_and_decide"): "'## Checks' ends a cell",
-    ("test_an_exercise_with_a_hidden_solution", "12_prompt_tuning"): "no solutions yet",
-    ("test_no_tautological_asserts", "14_observe_any_app"): "`in an.STOP_REASONS`",
-    ("test_at_most_30_cells", "12_prompt_tuning"): "grew with issue 24's sections",
-    ("test_headings_open_their_sections", "14_observe_any_app"): "grew with issue 30's apps",
-    ("test_an_exercise_with_a_hidden_solution", "14_observe_any_app"): "grew with issue 30",
-    **{("test_checks_come_last", n): "exercises or solutions after its checks" for n in OTHERS},
-    **{("test_the_checks_sit_under_their_heading", n): "checks not the last cell" for n in OTHERS},
-    **{("test_the_intro_names_the_language_a_reader_needs", n): "no language note" for n in OTHERS},
-}
-
-
-def pending(request: pytest.FixtureRequest, name: str) -> None:
-    reason = PHASE_2.get((request.node.originalname, name))
-    if reason:
-        request.applymarker(pytest.mark.xfail(reason=f"issue 31 phase 2: {reason}"))
-
-
 NOTEBOOKS = names()
 
 
 @pytest.fixture(params=NOTEBOOKS)
 def name(request: pytest.FixtureRequest) -> str:
     return str(request.param)
-
-
-@pytest.fixture(autouse=True)
-def _phase_2(request: pytest.FixtureRequest) -> None:
-    if "name" in request.fixturenames:
-        pending(request, request.getfixturevalue("name"))
 
 
 def test_every_code_cell_parses(name):
