@@ -22,6 +22,7 @@ the disagreement this comparison saw). Everything is at the level ``alpha`` (0.0
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -116,16 +117,11 @@ class Comparison:
             line = (
                 f"no evidence of a difference ({b} better on {w} of {t} tasks, worse on {lo}; {p})"
             )
-            see = self.margin if self.margin else 0.10
-            try:
-                need = self.plan(see)
-                repeats = need.repeats or need.pairs
-                line += (
-                    f"; with these tasks you would need about {repeats} repeats to see "
-                    f"{see * 100:g} points"
-                )
-            except ConfigurationError:
-                pass
+            if self.wins or self.losses:
+                with contextlib.suppress(ConfigurationError):
+                    line += self.plan(self.margin or 0.10).after(self.pairs)
+            else:
+                line += "; every pair agreed: these tasks do not tell them apart"
         return line + self._margin_verdict()
 
     def _margin_verdict(self) -> str:

@@ -61,6 +61,16 @@ class Plan:
         more = " (more tasks would be better than repeats)" if (self.repeats or 0) > 1 else ""
         return f"{head}; with {self.tasks} tasks, {self.repeats} repeats{more}"
 
+    def after(self, pairs: int) -> str:
+        """What ``pairs`` pairs that showed no difference still lack (a comparison's verdict
+        ends with it): more repeats, or that they had the power, so the difference is smaller."""
+        points = f"{abs(self.difference) * 100:g} points"
+        if self.pairs <= pairs:
+            return f"; {pairs} pairs were enough to see {points}, so it is likely smaller"
+        if self.repeats is None:
+            return f"; you would need about {self.pairs} pairs to see {points}"
+        return f"; with these tasks you would need about {self.repeats} repeats to see {points}"
+
     def __repr__(self) -> str:
         return f"<Plan {self.verdict}>"
 

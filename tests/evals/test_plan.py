@@ -149,3 +149,19 @@ def test_when_every_pair_agrees_equivalence_is_the_exact_chance_of_no_disagreeme
     assert "equivalent within ±10 points (no pair disagreed: (1 − 0.1)^40 = 0.015)" in c.verdict
     few = _ev([1, 0, 1], [1, 0, 1]).compare("a", "b", margin=0.10)
     assert "too few pairs to call it equivalent" in few.verdict
+
+
+def test_after_no_evidence_the_verdict_never_asks_for_what_the_runs_already_have():
+    # every pair agreed (both at 100 %): no number of repeats of the same runs would help
+    same = _ev([1] * 20, [1] * 20, repeats=4).compare("a", "b")
+    assert same.verdict.endswith("every pair agreed: these tasks do not tell them apart")
+    assert "repeats" not in same.verdict
+    # 400 pairs, 20 flips each way: the runs had the power to see 10 points, and did not
+    flips = [1, 0] * 20 + [1] * 360
+    enough = _ev(flips, [0, 1] * 20 + [1] * 360, repeats=4).compare("a", "b")
+    need = enough.plan(0.10)
+    assert need.pairs <= enough.pairs == 400 and need.repeats <= 4
+    assert enough.verdict.endswith(
+        "400 pairs were enough to see 10 points, so it is likely smaller"
+    )
+    assert "you would need" not in enough.verdict
