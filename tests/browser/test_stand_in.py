@@ -49,21 +49,21 @@ def nb03(lab, context):
 def test_02_runs_and_shows_the_understood_table_beside_the_request(nb02):
     notebook, sources = nb02
     assert "all checks passed" in notebook.stdout(index(sources, "assert result.stop_reason"))
-    cell = index(sources, "an.widgets.RequestInspector(tuned_session")
-    inspector = notebook.output(cell)
+    # the inspector of the view's own run: what the stand-in understood, beside the request
+    inspector = notebook.output(index(sources, "an.widgets.RequestInspector(session, 5"))
     table = inspector.locator(".anb-understood")
     table.wait_for(timeout=30_000)
-    text = table.text_content() or ""
-    assert "What TravelModel understood" in text and "hotel_choice" in text
-    assert "cheapest_if_asked" in text and "Recommend the cheapest option first" in text
-    assert "not understood (1)" in text and "对 VIP 用户要热情一些。" in text
-    # beside the request: the same inspector shows the messages exactly as sent
-    assert "messages (2, exactly as sent)" in (inspector.text_content() or "")
+    assert "not understood (0)" in (table.text_content() or "")
+    assert "exactly as sent" in (inspector.text_content() or "")
     table.scroll_into_view_if_needed()
     notebook.shot("stand-in-understood-beside-request", inspector)
-    # the first inspector (the view's own agent) shows it too, for article 000's instructions
-    first = notebook.output(index(sources, "an.widgets.RequestInspector(session, 5"))
-    assert "not understood (0)" in (first.locator(".anb-understood").text_content() or "")
+    # the one understood table of the lesson: an edited description and two new lines
+    tuned = notebook.output(index(sources, "desk = an.travel.TravelTools()"))
+    text = tuned.text_content() or ""
+    assert "What TravelModel understood" in text and "hotel_choice" in text
+    assert "the cheapest hotel with rooms" in text and "search_hotels" in text
+    assert "Not understood (1)" in text and "对 VIP 用户要热情一些。" in text
+    notebook.shot("stand-in-understood-edited", tuned)
 
 
 def test_02_the_view_shows_the_reasoning_on_the_cards(nb02):
