@@ -263,7 +263,7 @@ function callBlock(call, i, m, ctx, msgs, seen) {
       h("span", { class: "anb-arrow", text: "→ " }),
       h("span", { class: "anb-name", text: String(fn.name) }),
       h("span", { class: "anb-id", text: `#${id}` }),
-      key ? h("span", { class: "anb-muted anb-key", title: "idempotency key: the same for this call in every retry and recovery", text: ` key ${key}` }) : null),
+      key ? h("span", { class: "anb-muted anb-idem", title: "idempotency key: the same for this call in every retry and recovery", text: ` key ${key}` }) : null),
     fold(pretty(fn.arguments || ""), "anb-json anb-args"));
   const res = ctx.results.get(i);
   const j = res ? res.get(id) : undefined;

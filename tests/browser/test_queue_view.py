@@ -175,6 +175,12 @@ def test_approve_and_deny_in_the_views(nb: Notebook) -> None:
         timeout=30_000,
     )
     nb.shot("queue-approved", out)
+    # the call's idempotency key sits on its own line of the card, not over its arguments
+    key = out.locator(".anb-call-head .anb-idem").first
+    assert "t-" in key.inner_text()
+    head, args = key.bounding_box(), out.locator(".anb-call .anb-args").first.bounding_box()
+    assert head is not None and args is not None and head["width"] > 100
+    assert head["y"] + head["height"] <= args["y"] + 1, (head, args)
     nb.run(6)
     assert nb.stdout(6).split() == [
         "['done',",
