@@ -227,8 +227,13 @@ class Runtime:
                 session = Session.open(self.store, session_id)
             except SessionNotFound:
                 session = Session(id=session_id, store=self.store)
-            for task in self.log.tasks(session_id):
+            tasks = self.log.tasks(session_id)
+            for task in tasks:
                 session.runs.extend(r for r in task.runs if r.start is not None)
+            for task in reversed(tasks):  # the newest kept events: number after them
+                if events := self.log.trace(task.id):
+                    session.bus.continue_after(max(e.seq for e in events))
+                    break
             self._sessions[session_id] = session
         return session
 

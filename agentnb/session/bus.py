@@ -72,6 +72,12 @@ class EventBus:
         self.seq = 0
         self.subscribers: list[Callable[[Event], Any]] = []
 
+    def continue_after(self, seq: int) -> None:
+        """Number the next event after ``seq``, the last one a session's earlier events carry
+        (written by another process, before a crash): ``seq`` is monotonic per session, not
+        per process."""
+        self.seq = max(self.seq, seq)
+
     def emit(
         self,
         cls: type[Event],

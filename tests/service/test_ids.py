@@ -74,6 +74,8 @@ def _one_trace(rt: an.Runtime, task_id: str) -> str:
     assert trace.events
     assert {e.trace_id for e in trace} == {info.trace_id}
     assert {e.task_id for e in trace} == {task_id}
+    seqs = [e.seq for e in trace]  # monotonic per session, across attempts and processes
+    assert seqs == sorted(set(seqs)), seqs
     assert rt.result(task_id).trace_id == info.trace_id
     mine = [r for r in session.runs if r.task_id == task_id]
     assert mine and mine[-1].trace_id == info.trace_id
