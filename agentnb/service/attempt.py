@@ -64,6 +64,10 @@ class TaskGuard:
         self.expiry: dict[str, float | None] = {}
 
     def begin(self, call: ToolCall, key: str) -> None:
+        # The round's messages are committed before its call is journalled: the turn's user
+        # message too when this is its first round (a crash otherwise lost it, and recovery
+        # rebuilt the round one index lower, under another idempotency key).
+        self.session.commit()
         transcript = self.session.transcript
         at = transcript.open_at
         assistant = transcript.messages[at].wire() if at is not None else {}

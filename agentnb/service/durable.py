@@ -260,7 +260,10 @@ class DBOS:
         )
 
     async def recover(self) -> list[str]:
-        return []  # the workers take over lost workers' workflows themselves (see .lease)
+        """Start this worker (it may not have started: a worker starts on first use); workers
+        take over lost workers' workflows themselves (see .lease), so none is named here."""
+        await self.start()
+        return []
 
     async def wake(self, task_id: str) -> None:
         """Tell the task's workflow its calls were answered (a durable message)."""

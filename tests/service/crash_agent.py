@@ -40,6 +40,9 @@ async def search_trains(city: str, call: str) -> dict[str, Any]:
 async def book_train(train: str, call: str) -> dict[str, Any]:
     """Book a seat: changes the world, never to be repeated blindly."""
     _note("effect", call)
+    if keys := os.environ.get("AGENTNB_KEYS"):  # the key this booking was made under
+        with open(keys, "a", encoding="utf-8") as f:
+            f.write(f"{an.tools.current_call().idempotency_key}\n")
     await asyncio.sleep(TOOL_SECONDS)
     _note("end", call)
     return {"booked": train}
@@ -48,7 +51,9 @@ async def book_train(train: str, call: str) -> dict[str, Any]:
 def reply(request: Any) -> dict[str, Any]:
     messages = request.messages
     last = messages[-1]
-    if last["role"] == "user":
+    if last["role"] == "user" and os.environ.get("AGENTNB_BOOK_FIRST") == "1":  # no lookup
+        name, args = "book_train", {"train": "G1"}
+    elif last["role"] == "user":
         name, args = "search_trains", {"city": "北京"}
     elif last["role"] == "tool" and last["name"] == "search_trains":
         name, args = "book_train", {"train": "G1"}
@@ -73,5 +78,7 @@ def reply(request: Any) -> dict[str, Any]:
 
 
 def make_agent() -> an.Agent:
-    tools = [an.tool(search_trains), an.tool(book_train, side_effects=True)]
+    idempotent = os.environ.get("AGENTNB_IDEMPOTENT") == "1"  # the system dedupes by the key
+    booking = an.tool(book_train, side_effects=True, idempotent=idempotent)
+    tools = [an.tool(search_trains), booking]
     return an.Agent("Book trains.", tools, model=FunctionModel(reply), max_iterations=6)

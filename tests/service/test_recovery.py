@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import agentnb as an
 from agentnb.models import FunctionModel
 from agentnb.service import DBOS, Retry
@@ -76,6 +78,71 @@ async def test_a_booking_in_flight_at_a_crash_is_answered_uncertain(tmp_path: Pa
     assert [e.call_id for e in uncertain] == [results[1]["call"]]  # the recovery run said so
     assert {e.trace_id for e in trace} == {info.trace_id} == {rt.result(task_id).trace_id}
     assert [a["status"] for a in info.attempts] == ["error", "done"]  # the lost one, marked
+
+
+DOOMED_DBOS = DOOMED.replace(
+    "store=an.SQLiteStore(sys.argv[1]))",
+    "store=an.SQLiteStore(sys.argv[1]),\n"
+    "        backend=an.service.DBOS(f'sqlite:///{sys.argv[1]}.dbos', polling=0.05))",
+)
+
+
+@pytest.mark.parametrize("idempotent", [False, True])
+@pytest.mark.parametrize("backend", ["inprocess", "dbos"])
+async def test_a_crash_in_a_turns_first_round_keeps_its_message_and_its_key(
+    tmp_path: Path, idempotent: bool, backend: str
+) -> None:
+    """The booking is the turn's first round: the user's message had not been committed when
+    the call was journalled, so recovery lost it and rebuilt the round one index lower, under
+    another idempotency key (an idempotent booking ran again under a key the system had never
+    seen; an uncertain answer quoted one the booking never had). Found by the hostile test."""
+    effects, keys, db = tmp_path / "effects.txt", tmp_path / "keys.txt", tmp_path / "service.db"
+    flags = {"AGENTNB_BOOK_FIRST": "1", "AGENTNB_IDEMPOTENT": "1" if idempotent else "0"}
+    env = dict(ENV, PYTHONPATH=str(HERE), AGENTNB_EFFECTS=str(effects), AGENTNB_KEYS=str(keys))
+    env.update(flags, AGENTNB_TOOL_SECONDS="30")
+    script = DOOMED_DBOS if backend == "dbos" else DOOMED
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, str(db)], env=env, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    task_id = proc.stdout.readline().strip()
+    deadline = time.monotonic() + 60
+    while not keys.exists() or not keys.read_text().strip():  # mid-booking, its key written
+        assert time.monotonic() < deadline and proc.poll() is None
+        await asyncio.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    saw = keys.read_text().split()
+    os.environ.update(flags, AGENTNB_EFFECTS=str(effects), AGENTNB_KEYS=str(keys))
+    try:
+        agent = crash_agent.make_agent()
+        if backend == "dbos":  # recover() starts this worker; it takes the dead one's task over
+            engine = DBOS(f"sqlite:///{db}.dbos", polling=0.05)
+            rt = an.Runtime(agent, store=an.SQLiteStore(db), backend=engine)
+            assert await rt.recover() == []
+        else:
+            rt = an.Runtime(agent, store=an.SQLiteStore(db))
+            assert await rt.recover() == [task_id]
+        deadline = time.monotonic() + 30  # recover() alone gets it done: no submit, no wait()
+        while (info := rt.status(task_id)).status not in ("done", "error"):
+            assert time.monotonic() < deadline, info
+            await asyncio.sleep(0.1)
+    finally:
+        for name in (*flags, "AGENTNB_EFFECTS", "AGENTNB_KEYS"):
+            del os.environ[name]
+    messages = rt.session("trip").to_openai()
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
+    assert messages[0]["content"] == "task-1"  # the turn's message survived the crash
+    result = json.loads(messages[2]["content"])
+    if idempotent:  # run again, under the key it first ran with: the system dedupes by it
+        assert keys.read_text().split() == saw * 2 and result == {"booked": "G1"}
+        assert info.output == "booked: task-1"
+    else:  # never run again; the answer names the key the booking was made under
+        assert keys.read_text().split() == saw
+        assert result["kind"] == "uncertain" and result["idempotency_key"] == saw[0]
+        assert info.output == "uncertain: task-1"
+    await rt.close()
 
 
 async def test_recovery_reruns_calls_without_side_effects(tmp_path: Path) -> None:
