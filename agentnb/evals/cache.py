@@ -24,12 +24,11 @@ from .._secrets import is_secret_name
 from ..messages import parse_message
 from ..models.base import Delta, ModelLike, ModelRequest, ModelResponse, Usage, stream_response
 from .checks.source import plain
+from .identity import BOOKKEEPING
 
 __all__ = ["CachedModel", "ResponseCache", "model_identity"]
 
 
-#: Attributes that record what a model did, not what it is.
-_BOOKKEEPING = frozenset(("requests", "hits", "misses", "calls"))
 #: Settings of how a reply is fetched, not of what it says (OpenAI-compatible models).
 _TRANSPORT = frozenset(("timeout", "total_timeout", "retry", "max_response_bytes", "secrets"))
 
@@ -92,7 +91,7 @@ def model_identity(model: Any) -> dict[str, Any] | None:
     settings: dict[str, Any] = {}
     for name, value in sorted(attributes.items()):
         bare = name.lstrip("_")
-        if bare in _BOOKKEEPING or is_secret_name(bare) or (openai_like and bare in _TRANSPORT):
+        if bare in BOOKKEEPING or is_secret_name(bare) or (openai_like and bare in _TRANSPORT):
             continue
         if openai_like and name.startswith("_"):  # its client, transport and probes
             continue

@@ -15,10 +15,12 @@ and gathers the records into the same :class:`~agentnb.Evaluation` (live matrix 
   survivor, and its record is kept once.
 
 A sweep's key is a digest of what decides its runs: each variant's name and what it is
-(instructions, model, parameters, tools: as ``Evaluation.descriptions``), each task's name,
-input, history and checks, the repeats and the seed (the same seeds every time: a sweep on the
-service and in process agree). A variant changed under the same name is a new sweep, and a
-worker whose variant differs from the sweep's refuses its runs instead of making them.
+(instructions, model, parameters, tools: as ``Evaluation.descriptions``, and the code of its
+model and tools), each task's name, input, history, checks (their code), setup, tools and
+metadata (:mod:`agentnb.evals.identity`), the repeats and the seed (the same seeds every
+time: a sweep on the service and in process agree). A variant changed under the same name is
+a new sweep, and a worker whose variant differs from the sweep's refuses its runs instead of
+making them.
 """
 
 from __future__ import annotations
@@ -53,14 +55,28 @@ def _digest(what: Any) -> str:
 
 
 def variant_digest(agent: Agent | None) -> str | None:
-    """What the variant is (``Evaluation.descriptions``'), as a digest."""
+    """What the variant is, as a digest: ``Evaluation.descriptions``' and the code of its
+    model and tools (a tool or model function changed under the same name is a new variant)."""
+    from ..evals.identity import stable_identity
     from ..evals.tables import describe
 
-    return None if agent is None else _digest(describe(agent))
+    if agent is None:
+        return None
+    code = {t.name: stable_identity(getattr(t, "fn", None)) for t in getattr(agent, "tools", ())}
+    model = stable_identity(getattr(agent, "model", agent))
+    return _digest([describe(agent), code, model])
 
 
 def sweep_key(variants: dict[str, Agent | None], tasks: Any, repeats: int, seed: int) -> str:
-    runs = [(t.name, t.input, t.history, [c.name for c in t.checks]) for t in tasks]
+    """The sweep's digest: its variants (:func:`variant_digest`), each task's input, history,
+    checks (their code and settings, not their names), setup, tools and metadata, the repeats
+    and the seed."""
+    from ..evals.identity import stable_identity
+
+    runs = [
+        stable_identity([t.name, t.input, t.history, t.checks, t.setup, t.tools, t.metadata])
+        for t in tasks
+    ]
     mine = sorted((name, variant_digest(agent)) for name, agent in variants.items())
     return _digest([mine, runs, repeats, seed])
 

@@ -1,0 +1,98 @@
+"""A sweep's key (agentnb.evals.identity): what a variant and a task are, the same in every
+process, and different when their code is (found by the hostile test: a sweep on the service
+took the runs of an edited tool or check as current)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import agentnb as an
+from agentnb.evals.identity import stable_identity
+from agentnb.service.sweeps import sweep_key, variant_digest
+
+KEY = """
+import agentnb as an
+from agentnb.service.sweeps import sweep_key
+agent = an.travel.travel_agent()
+print(sweep_key({"article": agent, "no_tools": an.travel.travel_agent(instructions="你好")},
+                an.travel.task_set(), 3, 7))
+"""
+
+
+def _task(check):
+    return an.TaskSet([an.Task("w1", "北京周五天气怎么样？", [check])], name="wx")
+
+
+def test_the_key_is_the_same_in_every_process():
+    here = sweep_key(
+        {
+            "article": an.travel.travel_agent(),
+            "no_tools": an.travel.travel_agent(instructions="你好"),
+        },
+        an.travel.task_set(),
+        3,
+        7,
+    )
+    run = [sys.executable, "-c", KEY]
+    runs = [subprocess.run(run, capture_output=True, text=True, check=True) for _ in range(2)]
+    assert {r.stdout.strip() for r in runs} == {here}
+
+
+def test_an_edited_check_or_another_lambda_is_another_sweep():
+    agent = {"a": an.travel.travel_agent()}
+
+    def mentions(result):
+        return "晴" in (result.output or "")
+
+    first = mentions
+
+    def mentions(result):  # edited in the notebook, under the same name
+        return "暴雨" in (result.output or "")
+
+    keys = {
+        sweep_key(agent, _task(check), 1, 0)
+        for check in (first, mentions, lambda r: True, lambda r: False)
+    }
+    assert len(keys) == 4
+    assert sweep_key(agent, _task(first), 1, 0) == sweep_key(agent, _task(first), 1, 0)
+
+
+def test_a_tool_or_model_function_changed_under_its_name_is_another_variant():
+    def sunny(city: str) -> str:
+        return "晴"
+
+    def stormy(city: str) -> str:
+        return "暴雨"
+
+    sunny.__name__ = stormy.__name__ = "search_weather"
+    base = an.travel.travel_agent()
+    digests = set()
+    for fn in (sunny, stormy):
+        agent = base.copy()
+        agent.tools.remove("search_weather")
+        agent.tools.add(an.Tool(fn, name="search_weather", description="天气"))
+        digests.add(variant_digest(agent))
+    assert len(digests) == 2
+
+    def reply(request):
+        return {"role": "assistant", "content": "a"}
+
+    def other(request):
+        return {"role": "assistant", "content": "b"}
+
+    models = [an.models.FunctionModel(f) for f in (reply, other)]
+    assert len({variant_digest(an.Agent("x", [], model=m)) for m in models}) == 2
+
+
+def test_plain_data_is_itself_and_objects_keep_no_process_identity():
+    class Desk:
+        def __init__(self):
+            self.faults = {"search_weather": "timeout"}
+            self._cache = object()  # private: left out
+            self.api_key = "sk-secret"  # a credential: left out
+
+    desk = stable_identity(Desk())
+    assert desk["faults"] == {"search_weather": "timeout"}
+    assert "_cache" not in desk and "api_key" not in desk
+    assert "0x" not in repr(stable_identity([Desk(), object(), {1, 2}]))
