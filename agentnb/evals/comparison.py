@@ -32,7 +32,7 @@ from ..errors import ConfigurationError
 from ..models.differ import line_diff
 from . import statistics as st
 from .outputs import prompt_diff_html
-from .planning import Plan, plan
+from .planning import Plan, fewest_flips, plan
 from .tables import counted
 
 if TYPE_CHECKING:
@@ -113,15 +113,18 @@ class Comparison:
             line = f"{b} is better than {a} on {w} of {t} tasks, worse on {lo}; {real}"
         elif self.significant:
             line = f"{b} is worse than {a} on {lo} of {t} tasks, better on {w}; {real}"
-        else:
+        else:  # and what more would take, or why more of the same would not help
             line = (
                 f"no evidence of a difference ({b} better on {w} of {t} tasks, worse on {lo}; {p})"
             )
-            if self.wins or self.losses:
+            flips, need = self.wins + self.losses, fewest_flips(self.alpha)
+            if not flips:
+                line += "; every pair agreed: these tasks do not tell them apart"
+            elif not (self.wins and self.losses) and flips < need:
+                line += f"; all {flips} flips went one way, but the exact test needs {need} to tell"
+            else:
                 with contextlib.suppress(ConfigurationError):
                     line += self.plan(self.margin or 0.10).after(self.pairs)
-            else:
-                line += "; every pair agreed: these tasks do not tell them apart"
         return line + self._margin_verdict()
 
     def _margin_verdict(self) -> str:

@@ -26,7 +26,17 @@ from dataclasses import dataclass
 from ..errors import ConfigurationError
 from . import statistics as st
 
-__all__ = ["Plan", "plan"]
+__all__ = ["Plan", "fewest_flips", "plan"]
+
+
+def fewest_flips(alpha: float) -> int:
+    """The fewest disagreeing pairs with which the exact McNemar test can tell two variants
+    apart at all: all of them one way gives p = 2 · 0.5ⁿ, so the smallest n below ``alpha``
+    (6 at α = 0.05: five wins and no loss give p = 0.0625)."""
+    n = 1
+    while 2 * 0.5**n >= alpha:
+        n += 1
+    return n
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,29 @@ def test_a_budget_too_small_warns_before_the_run_and_one_below_the_start_is_refu
         asyncio.run(go(30))
 
 
+async def test_a_validation_set_too_small_for_the_gate_is_said_before_the_run():
+    """Five held-out tasks, one repeat: five wins and no loss give p = 0.0625, so the gate can
+    never promote; the run said nothing and spent its budget (the hostile test's H4)."""
+    tasks = an.travel.task_set()
+    held = an.TaskSet(list(tasks)[:5], name="held")
+    train = an.TaskSet(list(tasks)[5:15], name="train")
+    with pytest.warns(BudgetWarning, match="5 validation tasks × 1 repeat the gate can never"):
+        opt = await an.optimize(
+            weak_agent(),
+            train,
+            validation=held,
+            proposer=TravelModel().proposer(),
+            budget=60,
+            progress=False,
+        )
+    assert any("at least 6 validation pairs" in w for w in opt.warnings)
+    summary = opt.summary()
+    assert "warning: with 5 validation tasks" in summary
+    held = [c for c in opt.candidates if c.status == "held" and c.validation > opt.best.validation]
+    for c in held:  # a candidate better on the held-out tasks is named, with why it was held
+        assert f"held back: {c.id}" in summary and "the exact test needs 6 to tell" in summary
+
+
 @pytest.mark.parametrize("budget", [39, 45, 61, 97])
 async def test_the_budget_is_never_exceeded(budget, recwarn):
     opt = await _optimize(budget=budget, seed=1)

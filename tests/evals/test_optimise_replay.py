@@ -3,7 +3,10 @@ when no server runs): every request the loop makes is one it made when it was re
 
 from __future__ import annotations
 
+import pytest
+
 import agentnb as an
+from agentnb.evals.optimise import BudgetWarning
 from agentnb.models import replay
 from agentnb.travel.sweeps import OPTIMISE, smollm2_optimisation
 
@@ -12,9 +15,10 @@ async def test_the_recorded_smollm2_run_replays_exactly():
     model = replay.recorded("optimise_smollm2_task.jsonl").replay()
     proposer = replay.recorded("optimise_smollm2_proposer.jsonl").replay()
     agent, train, validation = smollm2_optimisation(model)
-    opt = await an.optimize(
-        agent, train, validation=validation, proposer=proposer, progress=False, **OPTIMISE
-    )
+    with pytest.warns(BudgetWarning, match="2 validation tasks × 1 repeat the gate can never"):
+        opt = await an.optimize(
+            agent, train, validation=validation, proposer=proposer, progress=False, **OPTIMISE
+        )
     # what SmolLM2 did when recorded: it echoed the reflection document, cut off at 200 tokens
     assert [s["event"] for s in opt.steps] == ["no_proposal", "no_proposal"]
     assert all("no JSON object" in s["reason"] for s in opt.steps)

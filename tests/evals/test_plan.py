@@ -165,3 +165,12 @@ def test_after_no_evidence_the_verdict_never_asks_for_what_the_runs_already_have
         "400 pairs were enough to see 10 points, so it is likely smaller"
     )
     assert "you would need" not in enough.verdict
+
+
+def test_flips_all_one_way_but_too_few_say_so_instead_of_asking_for_repeats():
+    # 0 % -> 100 % on 5 paired tasks: p = 2 * 0.5**5 = 0.0625; 158 repeats was no answer
+    few = _ev([0] * 5, [1] * 5).compare("a", "b")
+    assert not few.significant and few.mcnemar_p == pytest.approx(0.0625)
+    assert few.verdict.endswith("all 5 flips went one way, but the exact test needs 6 to tell")
+    assert "repeats" not in few.verdict
+    assert an.evals.planning.fewest_flips(0.05) == 6 and an.evals.planning.fewest_flips(0.01) == 8

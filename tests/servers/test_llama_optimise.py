@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 import agentnb as an
+from agentnb.evals.optimise import BudgetWarning
 from agentnb.evals.optimise.candidate import STATUSES
 from agentnb.travel.sweeps import OPTIMISE, PROPOSER_PARAMS, SWEEP_PARAMS, smollm2_optimisation
 
@@ -19,9 +20,10 @@ async def test_smollm2_optimises_smollm2_and_the_run_says_what_happened(llama_se
     model = llama_server.model("smollm2", text_actions=True, params=SWEEP_PARAMS)
     proposer = llama_server.model("smollm2", params=PROPOSER_PARAMS)
     agent, train, validation = smollm2_optimisation(model)
-    opt = await an.optimize(
-        agent, train, validation=validation, proposer=proposer, progress=False, **OPTIMISE
-    )
+    with pytest.warns(BudgetWarning, match="2 validation tasks × 1 repeat the gate can never"):
+        opt = await an.optimize(
+            agent, train, validation=validation, proposer=proposer, progress=False, **OPTIMISE
+        )
     assert opt.done and not opt.cancelled and opt.stop_reason
     assert opt.metric_calls <= OPTIMISE["budget"] and opt.proposer_calls >= 1
     assert len(opt.evaluation.records) == opt.metric_calls

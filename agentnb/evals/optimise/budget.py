@@ -15,7 +15,10 @@ What each step costs, with ``T`` training and ``V`` validation tasks, minibatch 
 
 Before the run, :func:`budget_plan` says how many proposals can reach the gate; fewer than
 two draws a :class:`BudgetWarning` (GEPA users hit a budget that allowed one proposal and
-stopped, with no word: gepa #375), and a budget below the start's cost is refused.
+stopped, with no word: gepa #375), and a budget below the start's cost is refused. So does
+a validation set too small for the gate ever to promote: with the exact McNemar test, ``n``
+validation pairs (tasks × repeats) that all favour a candidate give p = 2 · 0.5ⁿ, so at
+α = 0.05 five pairs can never be enough, however good the candidate.
 """
 
 from __future__ import annotations
@@ -23,12 +26,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...errors import ConfigurationError
+from ..planning import fewest_flips
 
 __all__ = ["BudgetPlan", "BudgetWarning", "budget_plan"]
 
 
 class BudgetWarning(UserWarning):
-    """The budget allows fewer than two proposals to reach the gate."""
+    """The budget allows fewer than two proposals to reach the gate, or the validation set
+    is too small for the gate ever to promote."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,8 @@ class BudgetPlan:
     validation: int
     minibatch: int
     repeats: int
+    alpha: float = 0.05
+    gate: str = "mcnemar"
 
     @property
     def start(self) -> int:
@@ -73,24 +80,41 @@ class BudgetPlan:
 
     @property
     def warning(self) -> str:
-        """The floor warning ("" when the budget allows two gated proposals or more)."""
-        if self.proposals >= 2:
-            return ""
-        return (
-            f"{self.text}: too few to improve anything. Raise the budget to at least "
-            f"{self.needed(2)}, or hold out fewer validation tasks"
-        )
+        """The floor warnings ("" when the budget allows two gated proposals or more and the
+        validation set can show a win)."""
+        found = []
+        if self.proposals < 2:
+            found.append(
+                f"{self.text}: too few to improve anything. Raise the budget to at least "
+                f"{self.needed(2)}, or hold out fewer validation tasks"
+            )
+        pairs, need = self.validation * self.repeats, fewest_flips(self.alpha)
+        if self.gate == "mcnemar" and pairs < need:
+            found.append(
+                f"with {self.validation} validation task{'s' * (self.validation != 1)} × "
+                f"{self.repeats} repeat{'s' * (self.repeats > 1)} the gate can never promote "
+                f"at α = {self.alpha:g}: even {pairs} wins and no loss give p = "
+                f"{min(1.0, 2 * 0.5**pairs):.3g}. Give it at least {need} validation pairs "
+                "(more tasks, or repeats)"
+            )
+        return "; ".join(found)
 
 
 def budget_plan(
-    budget: int, train: int, validation: int, minibatch: int, repeats: int
+    budget: int,
+    train: int,
+    validation: int,
+    minibatch: int,
+    repeats: int,
+    alpha: float = 0.05,
+    gate: str = "mcnemar",
 ) -> BudgetPlan:
     """What ``budget`` buys (see the module docstring); refuses one below the start."""
     if not isinstance(budget, int) or budget < 1:
         raise ConfigurationError(f"budget must be a number of metric calls >= 1, not {budget!r}")
     if minibatch < 1 or repeats < 1:
         raise ConfigurationError("minibatch and repeats must be at least 1")
-    plan = BudgetPlan(budget, train, validation, min(minibatch, train), repeats)
+    plan = BudgetPlan(budget, train, validation, min(minibatch, train), repeats, alpha, gate)
     if budget < plan.start:
         raise ConfigurationError(
             f"a budget of {budget} metric calls cannot pay for the start: the agent as given "

@@ -110,7 +110,7 @@ def start(
             "notebook, or inside async def); in a script use asyncio.run(an.optimize(...))"
         ) from None
     train, val = _sets(tasks, validation, seed)
-    plan = budget_plan(budget, len(train), len(val), minibatch, repeats)
+    plan = budget_plan(budget, len(train), len(val), minibatch, repeats, alpha, gate)
     opt = Optimisation(
         agent,
         train,

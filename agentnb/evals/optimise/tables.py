@@ -66,7 +66,7 @@ def summary(opt: Optimisation) -> str:
     lines = [
         f"optimisation: {opt.stop_reason or 'running'}; {opt.metric_calls}/{opt.budget} metric "
         f"calls, {len(opt.candidates)} candidates, {opt.gated} gated (at most "
-        f"{opt.family_error:.0%} chance that a promotion is not better: {opt.gated} × α = "
+        f"{opt.family_error:.0%} chance that a promotion is not better: {opt.gated} gated × α "
         f"{opt.alpha:g})",
     ]
     if seed is not None and seed.validation is not None and best.validation is not None:
@@ -76,6 +76,10 @@ def summary(opt: Optimisation) -> str:
         )
     if best.gate:
         lines.append(f"{best.id}'s gate: {best.gate['verdict']}")
+    for held in opt.candidates:  # better on the held-out tasks, but without the evidence
+        if held.status == "held" and (held.validation or 0) > (best.validation or 0) and held.gate:
+            verdict = held.gate["verdict"]
+            lines.append(f"held back: {held.id} (validation {held.validation:.0%}): {verdict}")
     p, c = opt.proposer_tokens
     lines.append(
         f"task runs spent {money(opt.spend)}; the proposer {opt.proposer_calls} calls, "
