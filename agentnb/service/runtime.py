@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import display
-from ..errors import ConfigurationError, RunStateError, SessionNotFound
+from ..errors import ApprovalError, ConfigurationError, RunStateError, SessionNotFound
 from ..events import (
     ContextRestored,
     Event,
@@ -276,8 +276,15 @@ class Runtime:
 
     # -- approvals ---------------------------------------------------------------------------
     def approvals(self, task_id: str | None = None) -> builtins.list[Pending]:
-        """The calls waiting for a yes or no (of one task), oldest first."""
-        return self.log.approvals.pending(task_id)
+        """The calls waiting for a yes or no (of one task), oldest first; none of a task that
+        has ended (cancelled, or done after its request expired): they can never run."""
+        return [p for p in self.log.approvals.pending(task_id) if not self._ended(p.task_id)]
+
+    def _ended(self, task_id: str) -> bool:
+        try:
+            return self.backend.task(task_id).status in FINAL
+        except TaskNotFound:
+            return True
 
     async def approve(self, task_id: str, call_id: str, *, digest: str) -> None:
         """Let the waiting call run (``digest``: the one its ``ApprovalRequested`` showed; an
@@ -298,7 +305,13 @@ class Runtime:
     async def _decide(
         self, task_id: str, call_id: str, digest: str | None, verdict: Verdict, reason: str
     ) -> None:
-        self.backend.task(task_id)  # TaskNotFound first
+        task = self.backend.task(task_id)  # TaskNotFound first
+        asked = any(p.call_id == call_id for p in self.log.approvals.pending(task_id))
+        if asked and task.status in FINAL:  # a request left over by a task that ended
+            raise ApprovalError(
+                f"task {task_id} is {task.status}: its calls will not run, so there is nothing "
+                f"to {'approve' if verdict == 'approved' else 'deny'}"
+            )
         await asyncio.to_thread(
             self.log.approvals.decide, task_id, call_id, digest, verdict, reason
         )

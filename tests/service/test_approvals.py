@@ -88,6 +88,27 @@ async def test_deny(kind: str, tmp_path: Path, made: list[an.Runtime]) -> None:
 
 
 @pytest.mark.parametrize("kind", BACKENDS)
+async def test_a_cancelled_tasks_call_is_no_longer_offered(
+    kind: str, tmp_path: Path, made: list[an.Runtime]
+) -> None:
+    """It stayed in approvals() and approve() returned as if it had worked: nothing ran
+    (the hostile test's M1)."""
+    rt = _runtime(kind, tmp_path)
+    made.append(rt)
+    task_id = await rt.submit("s", "30")
+    pending = await _waiting(rt, task_id)
+    assert rt.cancel(task_id)
+    deadline = time.monotonic() + 30
+    while rt.status(task_id).status != "cancelled":
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+    assert rt.approvals() == [] and rt.approvals(task_id) == []
+    with pytest.raises(ApprovalError, match="is cancelled: its calls will not run"):
+        await rt.approve(task_id, "p1", digest=pending.digest)
+    assert "paid" not in " ".join(_tool_results(rt, "s"))
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
 async def test_an_unanswered_request_expires(
     kind: str, tmp_path: Path, made: list[an.Runtime]
 ) -> None:
