@@ -8,7 +8,7 @@ from typing import Any
 
 from .errors import ConfigurationError
 
-__all__ = ["CHECKS", "text_setting"]
+__all__ = ["CHECKS", "seconds", "text_setting"]
 
 
 def _whole(low: int, *, optional: bool = False) -> Callable[[str, Any], Any]:
@@ -25,7 +25,7 @@ def _whole(low: int, *, optional: bool = False) -> Callable[[str, Any], Any]:
     return check
 
 
-def _seconds(field: str, value: Any) -> Any:
+def seconds(field: str, value: Any) -> Any:
     if value is None:
         return None
     ok = isinstance(value, int | float) and not isinstance(value, bool)
@@ -81,7 +81,7 @@ CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "stop_when": _predicates,
     "final_answer_on_stop": _flag(),
     "parallel_tool_calls": _flag(optional=True),
-    "tool_timeout": _seconds,
+    "tool_timeout": seconds,
     "model_params": _params,
     "context_window": _whole(1, optional=True),
     "reply_reserve": _whole(0),

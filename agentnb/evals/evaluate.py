@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .. import display
+from .._settings import seconds
 from ..errors import ConfigurationError, RunStateError
 from .apps import App
 from .cache import ResponseCache
@@ -102,6 +103,7 @@ def start(
     (``Evaluation.rerun`` and ``extend`` use it).
     """
     agents = _variants(variants)
+    timeout = seconds("timeout", timeout)  # 0 or -1 meant no limit, silently
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -139,10 +141,8 @@ def start(
     if progress or (progress is None and not display.in_kernel() and sys.stderr.isatty()):
         ev.subscribe(_Progress(ev))
     warm_up()
-    run = (
-        run_task if runtime is None else runtime.evaluation_runner(agents, ev.tasks, repeats, seed)
-    )
-    ev.drive(_sweep(ev, jobs, run))
+    runner = runtime and runtime.evaluation_runner(agents, ev.tasks, repeats, seed)
+    ev.drive(_sweep(ev, jobs, runner or run_task))  # on the service's workers, or here
     return ev
 
 

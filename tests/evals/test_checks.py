@@ -329,3 +329,22 @@ async def test_a_check_or_judge_that_never_returns_cannot_hang_the_sweep():
     assert a.checks[1].passed  # the next check still ran
     assert b.outcome == "error" and "timed out" in b.error
     assert c.outcome == "pass"
+
+
+def test_a_check_made_from_a_list_reads_it_and_a_wrong_one_is_refused_when_made():
+    """stops_with(["final_answer"]) (the task files' spelling) never passed; answer_contains
+    of a list failed every run with a TypeError (the hostile test's M4)."""
+    from agentnb import checks as C
+    from agentnb.errors import ConfigurationError
+
+    assert C.stops_with(["final_answer", "max_iterations"]).reasons == (
+        "final_answer",
+        "max_iterations",
+    )
+    assert C.answer_contains(["晴", "北京"]).texts == ("晴", "北京")
+    with pytest.raises(ConfigurationError, match="no run stops with 'finished'"):
+        C.stops_with("finished")
+    with pytest.raises(ConfigurationError, match="takes strings"):
+        C.answer_contains(3)
+    with pytest.raises(ConfigurationError, match="at least one"):
+        C.stops_with()

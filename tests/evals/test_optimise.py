@@ -166,6 +166,16 @@ def _proposer(replies):
     return FunctionModel(reply, name="scripted-proposer")
 
 
+async def test_a_proposer_that_fails_every_call_is_said_so_not_out_of_ideas():
+    """A bad API key read as 'the proposer has run out of ideas' (the hostile test's M5)."""
+    down = [RuntimeError("401 Unauthorized: bad API key")] * 10
+    opt = await _optimize(proposer=_proposer(down), budget=150, seed=0, patience=3)
+    assert opt.stop_reason == (
+        "nothing new in 3 steps in a row (patience=3): the proposer never answered usefully: "
+        "failed: RuntimeError: 401 Unauthorized: bad API key"
+    )
+
+
 async def test_every_reply_is_a_candidate_or_a_step_that_says_why_not():
     line = "Output rules: the final answer lists flight number and times, fare and price."
     replies = [
@@ -335,3 +345,12 @@ async def test_repeats_pair_by_task_and_repeat_and_keep_the_budget():
     assert seed.calls == 78 and all(0 <= v <= 1 for v in seed.scores.values())
     gated = [c for c in opt.candidates if c.gate]
     assert all(c.gate["pairs"] == 2 * len(opt.validation) for c in gated)
+
+
+async def test_a_timeout_of_zero_or_less_is_refused_not_read_as_no_limit():
+    """timeout=0 and -1 ran with no limit at all (the hostile test's M6)."""
+    for bad in (0, -1):
+        with pytest.raises(ConfigurationError, match="timeout must be a positive number"):
+            await _optimize(budget=150, timeout=bad)
+        with pytest.raises(ConfigurationError, match="timeout must be a positive number"):
+            await an.evaluate({"a": weak_agent()}, an.travel.task_set(), timeout=bad)

@@ -66,3 +66,14 @@ def test_no_promotion_exits_1_with_require_improvement_and_usage_errors_exit_2(t
     low = optimize(tasks, "--agent", "tests.evals.optimise_agents:weak", "--proposer", "travel",
                    "--budget", "10")  # fmt: skip
     assert low.returncode == 2 and "cannot pay for the start" in low.stderr
+    # an output that cannot be written is refused before the budget is spent (it crashed
+    # after the run, losing --save and --json: the hostile test's M2)
+    nowhere, saved = str(tmp_path / "no" / "best.json"), str(tmp_path / "s")
+    weak = ["--agent", "tests.evals.optimise_agents:weak", "--proposer", "travel"]
+    lost = optimize(tasks, *weak, "--best", nowhere, "--save", saved)
+    assert (
+        lost.returncode == 2
+        and "cannot write" in lost.stderr
+        and "no writable folder" in lost.stderr
+    )
+    assert "metric calls" not in lost.stdout and not (tmp_path / "s").exists()

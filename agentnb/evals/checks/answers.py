@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Literal
 
 from ...testing import ungrounded_answer
 from ..normalise import normalise
-from .base import Check, Evidence
+from .base import Check, Evidence, strings
 
 __all__ = [
     "AnswerContains",
@@ -48,12 +48,10 @@ class AnswerContains(Check):
         return False, f"the answer lacks {', '.join(map(repr, missing))}: {head!r}"
 
 
-def answer_contains(*texts: str, mode: Literal["all", "any"] = "all") -> AnswerContains:
-    """The final answer contains every one of ``texts`` (``mode="any"``: at least one),
-    compared without case, extra whitespace or punctuation."""
-    if not texts:
-        raise ValueError("answer_contains needs at least one text")
-    return AnswerContains(tuple(texts), mode)
+def answer_contains(*texts: str | list[str], mode: Literal["all", "any"] = "all") -> AnswerContains:
+    """The final answer contains every one of ``texts`` (``mode="any"``: at least one; a list
+    of them too), compared without case, extra whitespace or punctuation."""
+    return AnswerContains(strings("answer_contains", texts), mode)
 
 
 @dataclass(frozen=True, repr=False)

@@ -43,6 +43,7 @@ __all__ = [
     "check_from_dict",
     "imported",
     "run_check",
+    "strings",
 ]
 
 
@@ -261,3 +262,18 @@ async def run_check(check: Check, evidence: Evidence, timeout: float | None = No
         value = await bounded(asyncio.ensure_future(value), timeout)
     passed, reason = value
     return CheckResult(check.name, bool(passed), str(reason))
+
+
+def strings(check: str, values: tuple[Any, ...]) -> tuple[str, ...]:
+    """A check's texts as given: each a string, or a list of them (``stops_with(["a", "b"])``,
+    the spelling the task files use); anything else refused when the check is made, not in
+    every run."""
+    flat: list[Any] = []
+    for value in values:
+        flat.extend(value if isinstance(value, list | tuple) else [value])
+    wrong = [v for v in flat if not isinstance(v, str)]
+    if wrong:
+        raise ConfigurationError(f"{check} takes strings (or lists of them), not {wrong[0]!r}")
+    if not flat:
+        raise ConfigurationError(f"{check} needs at least one text")
+    return tuple(flat)

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .base import Check, Evidence, FunctionCheck, call_off_loop, verdict
+from ...errors import ConfigurationError
+from .base import Check, Evidence, FunctionCheck, call_off_loop, strings, verdict
 
 __all__ = [
     "EndState",
@@ -42,11 +43,18 @@ class StopsWith(Check):
         return False, f"stopped with {got!r} ({evidence.result.stop_detail})"
 
 
-def stops_with(*reasons: str) -> StopsWith:
-    """The run's ``stop_reason`` is one of ``reasons`` (``"final_answer"``, ...)."""
-    if not reasons:
-        raise ValueError("stops_with needs at least one stop reason")
-    return StopsWith(tuple(reasons))
+def stops_with(*reasons: str | list[str]) -> StopsWith:
+    """The run's ``stop_reason`` is one of ``reasons`` (``"final_answer"``, ...; a list of
+    them too); a reason no run can stop with is refused here."""
+    from ...events import STOP_REASONS
+
+    given = strings("stops_with", reasons)
+    unknown = [r for r in given if r not in STOP_REASONS]
+    if unknown:
+        raise ConfigurationError(
+            f"stops_with: no run stops with {unknown[0]!r}; the reasons: {', '.join(STOP_REASONS)}"
+        )
+    return StopsWith(given)
 
 
 def steps_of(evidence: Evidence) -> int:

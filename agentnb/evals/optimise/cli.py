@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -69,10 +70,21 @@ def main(args: argparse.Namespace, shortcuts: dict[str, Any] | None = None) -> i
         agent = load_spec(args.agent, "agent")
         made = (shortcuts or {}).get(args.proposer)
         proposer = made() if made is not None else load_spec(args.proposer, "proposer")
+        for path in (args.save, args.json, args.best):  # before the budget is spent, not after
+            _writable(path)
     except (ConfigurationError, OSError) as exc:
         print(f"agentnb optimize: {exc}", file=sys.stderr)
         return 2
     return asyncio.run(run(tasks, agent, proposer, args))
+
+
+def _writable(path: Path | None) -> None:
+    if path is None:
+        return
+    folder = path.parent
+    if path.is_dir() or not folder.is_dir() or not os.access(folder, os.W_OK):
+        why = "it is a folder" if path.is_dir() else f"no writable folder {str(folder)!r}"
+        raise ConfigurationError(f"cannot write {str(path)!r}: {why}")
 
 
 async def run(tasks: Any, agent: Any, proposer: Any, args: argparse.Namespace) -> int:
@@ -107,6 +119,8 @@ async def run(tasks: Any, agent: Any, proposer: Any, args: argparse.Namespace) -
     print(shown.to_string(index=False, max_colwidth=90))
     best = opt.best
     print(f"\nthe incumbent {best.id}'s instructions:\n{best.texts.instructions}")
+    if args.save:
+        opt.save(args.save)
     if args.best:
         args.best.write_text(_json.dumps(best.texts.to_dict(), indent=1) + "\n", encoding="utf-8")
     if args.json:
@@ -119,8 +133,6 @@ async def run(tasks: Any, agent: Any, proposer: Any, args: argparse.Namespace) -
             "history": json.loads(json.dumps(opt.steps, default=str)),
         }
         args.json.write_text(_json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    if args.save:
-        opt.save(args.save)
     if args.require_improvement and best.id == "c0":
         print("no candidate was promoted", file=sys.stderr)
         return 1

@@ -163,9 +163,14 @@ async def search(opt: Optimisation) -> None:
             )
             return
         if idle >= opt.patience:
+            why = "has run out of ideas for these failures"
+            last = [s.get("reason", "") for s in opt.steps[-idle:]]
+            broken = ("the proposer failed", "the proposer did not answer")  # a key, a server
+            if all(r.startswith(broken) for r in last):
+                why = f"never answered usefully: {last[-1].removeprefix('the proposer ')}"
             opt.stop_reason = (
                 f"nothing new in {idle} steps in a row (patience={opt.patience}): the proposer "
-                "has run out of ideas for these failures"
+                + why
             )
             return
         pool = [c for c in opt.candidates if c.status in ("seed", "pool", "promoted", "held")]

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ... import display
+from ..._settings import seconds
 from ...errors import ConfigurationError, RunStateError
 from ..evaluate import as_cache, as_tasks
 from ..statistics import warm_up
@@ -100,6 +101,7 @@ def start(
             "the local SmolLM2, or an.travel.TravelModel().proposer() offline"
         )
     check(gate, alpha)
+    timeout = seconds("timeout", timeout)  # 0 or -1 meant no limit, silently
     if patience < 1:
         raise ConfigurationError("patience must be at least 1")
     try:
