@@ -18,7 +18,7 @@ from typing import Any
 import anywidget
 import traitlets
 
-__all__ = ["ESM", "Throttle", "Widget"]
+__all__ = ["ESM", "Following", "Throttle", "Widget"]
 
 _HERE = Path(__file__).parent
 #: The front end, in dependency order: helpers, cards, the windowed list, the store, views.
@@ -104,3 +104,19 @@ class Throttle:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+
+class Following(Widget):
+    """A live view of something that reports its changes (an evaluation, an optimisation):
+    its updates batched by a :class:`Throttle`; closed, it stops listening."""
+
+    _throttle: Throttle
+    _unsubscribe: Callable[[], None]
+
+    def close(self) -> None:
+        # getattr: anywidget may close a view whose __init__ did not get that far
+        if (unsubscribe := getattr(self, "_unsubscribe", None)) is not None:
+            unsubscribe()
+        if (throttle := getattr(self, "_throttle", None)) is not None:
+            throttle.cancel()
+        super().close()

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from ..evals.trajectory import Trajectory, align
 from . import payload
-from .base import Throttle, Widget
+from .base import Following, Throttle, Widget
 
 __all__ = ["EvalMatrix", "TrajectoryDiff", "run_payload", "step_payload"]
 
@@ -81,7 +81,7 @@ def step_payload(trajectory: Trajectory, content: dict[str, Any]) -> dict[str, A
     return out
 
 
-class EvalMatrix(Widget):
+class EvalMatrix(Following):
     """The live matrix of ``evaluation`` (see the module docstring).
 
     Args:
@@ -212,14 +212,6 @@ class EvalMatrix(Widget):
             records = [ev.record(v, task, repeat) for v in names]
             found = self._trajectories[key] = align(sessions, names, records)
         return found
-
-    def close(self) -> None:
-        unsubscribe = getattr(self, "_unsubscribe", None)
-        if unsubscribe is not None:
-            unsubscribe()
-        if (throttle := getattr(self, "_throttle", None)) is not None:
-            throttle.cancel()
-        super().close()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         from ..evals.view import static_bundle

@@ -18,7 +18,7 @@ import math
 from typing import Any
 
 from . import payload
-from .base import Throttle, Widget
+from .base import Following, Throttle
 
 __all__ = ["OptimiseView", "candidate_payload", "state"]
 
@@ -73,7 +73,7 @@ def state(opt: Any) -> dict[str, Any]:
     }
 
 
-class OptimiseView(Widget):
+class OptimiseView(Following):
     """The live view of an :class:`~agentnb.evals.Optimisation` (see the module docstring)."""
 
     def __init__(self, optimisation: Any, *, every: float = 0.25) -> None:
@@ -124,14 +124,6 @@ class OptimiseView(Widget):
             self.optimisation.cancel()
             return None
         raise ValueError(f"unknown message from the optimiser view: {content!r}")
-
-    def close(self) -> None:
-        unsubscribe = getattr(self, "_unsubscribe", None)
-        if unsubscribe is not None:
-            unsubscribe()
-        if (throttle := getattr(self, "_throttle", None)) is not None:
-            throttle.cancel()
-        super().close()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)
