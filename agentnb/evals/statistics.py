@@ -1,10 +1,22 @@
-"""The statistics of an evaluation, each from scipy.stats (no hand-written formulas).
+"""The statistics of an evaluation.
 
-* :func:`wilson` — a success rate's 95% Wilson interval (``binomtest(...).proportion_ci``);
-* :func:`cluster_bootstrap` — the interval of a pooled rate when runs repeat per task:
-  tasks are resampled as clusters (``bootstrap(..., paired=True)`` over per-task counts);
+The summary's own (what ``Evaluation.summary`` shows) come from the standard library and
+numpy: importing scipy.stats costs ~2 s of CPU, more than a sweep of a hundred runs, and a
+first summary should not wait for it. Each is the textbook definition that scipy implements,
+and ``tests/evals/test_statistics.py`` checks each against scipy.stats:
+
+* :func:`wilson` — a success rate's 95% Wilson score interval (Newcombe 1998, the formula of
+  scipy's ``binomtest(...).proportion_ci(method="wilson")``; the normal quantile from
+  :class:`statistics.NormalDist`);
+* :func:`cluster_bootstrap` — the interval of a pooled rate when runs repeat per task: tasks
+  are resampled as clusters, with the percentile method (the resamples and quantiles of
+  scipy's ``bootstrap(..., paired=True, method="percentile")``, drawn the same way);
 * :func:`pass_at_k` / :func:`pass_hat_k` — the unbiased estimators 1 − C(n−c,k)/C(n,k) and
-  C(c,k)/C(n,k), i.e. hypergeometric probabilities (``hypergeom.sf`` and ``.pmf``);
+  C(c,k)/C(n,k), in exact integers (:func:`math.comb`).
+
+The comparison's and the plan's come from scipy.stats (no hand-written formulas), imported in
+the background while the sweep runs (:func:`warm_up`):
+
 * :func:`mcnemar_p` — the exact two-sided McNemar test on discordant pairs (``binomtest``);
 * :func:`paired_bootstrap` — a 95% interval for a paired difference of rates;
 * :func:`mcnemar_power` / :func:`pairs_needed` — the exact power of that McNemar test for a
@@ -24,6 +36,7 @@ import math
 import sys
 import threading
 from collections.abc import Sequence
+from statistics import NormalDist
 from typing import Any
 
 __all__ = [
@@ -49,28 +62,26 @@ def wilson(passed: int, n: int, confidence: float = 0.95) -> tuple[float, float]
     """The Wilson score interval of ``passed`` successes in ``n`` runs (NaN when n == 0)."""
     if n == 0:
         return NAN, NAN
-    from scipy.stats import binomtest
-
-    ci = binomtest(int(passed), int(n)).proportion_ci(confidence, method="wilson")
-    return float(ci.low), float(ci.high)
+    z = NormalDist().inv_cdf(0.5 + 0.5 * confidence)
+    p = passed / n
+    denominator = 2 * (n + z**2)
+    centre = (2 * n * p + z**2) / denominator
+    half = z / denominator * math.sqrt(4 * n * p * (1 - p) + z**2)
+    return (0.0 if passed == 0 else centre - half), (1.0 if passed == n else centre + half)
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
     """The chance that at least one of ``k`` runs drawn from ``n`` (``c`` passing) passes."""
     if n < k or k < 1:
         return NAN
-    from scipy.stats import hypergeom
-
-    return float(hypergeom.sf(0, n, c, k))  # P(at least one pass) = 1 − C(n−c,k)/C(n,k)
+    return 1 - math.comb(n - c, k) / math.comb(n, k)
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float:
     """The chance that all ``k`` runs drawn from ``n`` (``c`` passing) pass (τ-bench's pass^k)."""
     if n < k or k < 1:
         return NAN
-    from scipy.stats import hypergeom
-
-    return float(hypergeom.pmf(k, n, c, k))
+    return math.comb(c, k) / math.comb(n, k)
 
 
 def _rng(seed: int) -> Any:
@@ -92,23 +103,14 @@ def cluster_bootstrap(
     if len(rates) == 1:  # every resample gives the same rate: the interval is the point
         rate = rates.pop()
         return rate, rate
-    from scipy.stats import bootstrap
+    import numpy as np
 
-    def pooled(p: Any, n: Any, axis: int = -1) -> Any:
-        return p.sum(axis=axis) / n.sum(axis=axis)
-
-    data = ([p for p, _ in pairs], [n for _, n in pairs])
-    result = bootstrap(
-        data,
-        pooled,
-        paired=True,
-        vectorized=True,
-        method="percentile",
-        n_resamples=RESAMPLES,
-        confidence_level=confidence,
-        rng=_rng(seed),
-    )
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+    passed, runs = np.array([p for p, _ in pairs]), np.array([n for _, n in pairs])
+    draws = _rng(seed).integers(0, len(pairs), (RESAMPLES, len(pairs)))  # tasks, drawn whole
+    pooled = passed[draws].sum(axis=-1) / runs[draws].sum(axis=-1)
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(pooled, [alpha, 1 - alpha])
+    return float(low), float(high)
 
 
 def mcnemar_p(wins: int, losses: int) -> float:

@@ -235,3 +235,82 @@ def test_mcnemar_is_symmetric_and_a_probability(wins, losses):
     if wins == losses:
         assert p == 1.0
     assert mcnemar_by_hand(wins, losses) == pytest.approx(p)
+
+
+# -- the summary's statistics come from the standard library and numpy, and equal scipy's -------
+@given(
+    hs.integers(1, 300).flatmap(lambda n: hs.tuples(hs.just(n), hs.integers(0, n))),
+    hs.sampled_from([0.8, 0.9, 0.95, 0.99]),
+)
+def test_wilson_equals_scipys_binomtest_interval(case, confidence):
+    from agentnb.evals import statistics as st
+
+    n, k = case
+    ci = scipy.stats.binomtest(k, n).proportion_ci(confidence, method="wilson")
+    assert st.wilson(k, n, confidence) == pytest.approx((ci.low, ci.high), abs=1e-13)
+
+
+@given(
+    hs.integers(1, 40).flatmap(
+        lambda n: hs.tuples(hs.just(n), hs.integers(0, n), hs.integers(1, n))
+    )
+)
+def test_pass_at_k_and_pass_hat_k_equal_scipys_hypergeometric(case):
+    from agentnb.evals import statistics as st
+
+    n, c, k = case
+    assert st.pass_at_k(n, c, k) == pytest.approx(scipy.stats.hypergeom.sf(0, n, c, k), abs=1e-13)
+    assert st.pass_hat_k(n, c, k) == pytest.approx(scipy.stats.hypergeom.pmf(k, n, c, k), abs=1e-13)
+
+
+@given(
+    hs.lists(
+        hs.integers(1, 5).flatmap(lambda n: hs.tuples(hs.integers(0, n), hs.just(n))),
+        min_size=2,
+        max_size=30,
+    ),
+    hs.integers(0, 2**32 - 1),
+)
+def test_the_cluster_bootstrap_equals_scipys_paired_percentile_bootstrap(tasks, seed):
+    from agentnb.evals import statistics as st
+
+    passes, counts = [p for p, _ in tasks], [n for _, n in tasks]
+    low, high = st.cluster_bootstrap(passes, counts, seed=seed)
+    if len({p / n for p, n in tasks}) == 1:
+        assert low == high == passes[0] / counts[0]
+        return
+
+    def pooled(p, n, axis=-1):
+        return p.sum(axis=axis) / n.sum(axis=axis)
+
+    direct = scipy.stats.bootstrap(
+        (passes, counts),
+        pooled,
+        paired=True,
+        vectorized=True,
+        method="percentile",
+        n_resamples=st.RESAMPLES,
+        rng=np.random.default_rng(seed),
+    ).confidence_interval
+    assert (low, high) == pytest.approx((direct.low, direct.high), abs=1e-12)
+
+
+def test_a_summary_never_waits_for_scipy_stats():
+    """scipy.stats costs ~2 s of CPU to import: the summary (with one repeat and with
+    several) is computed without it, so the first one after a sweep is instant."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+import agentnb as an
+from agentnb.evals import EvalRecord
+for repeats in (1, 3):
+    records = [EvalRecord(v, f"t{t}", r, "pass" if t * (r + 1) % 3 else "fail")
+               for v in ("a", "b") for t in range(8) for r in range(repeats)]
+    s = an.Evaluation.from_records(records).summary
+    assert 0 < s.loc["a", "ci_low"] < s.loc["a", "ci_high"] < 1, s
+print(sorted(m for m in sys.modules if m.startswith("scipy")))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
