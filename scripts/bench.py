@@ -268,6 +268,35 @@ def load() -> str:
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} CPUs"
 
 
+def without_events(measure: Callable[[], float]) -> float:
+    """``measure()`` with no event built but a run's first and last: an ablation, not an
+    option (runs record what happened; see the README's events). With tools awaited inline and
+    no timeout, what is left is the stage machinery alone: the readable floor the ratio can
+    reach without giving up a guarantee."""
+    from agentnb.events import RunStarted, RunStopped
+    from agentnb.session.bus import EventBus
+
+    record = EventBus.record
+
+    class Unbuilt:
+        time = 0.0
+
+    unbuilt = Unbuilt()
+
+    def not_built(bus: EventBus, run: Any, cls: type, at: float | None = None, /, **kw: Any) -> Any:
+        if cls is RunStarted or cls is RunStopped:
+            return record(bus, run, cls, at, **kw)
+        bus.seq += 1
+        unbuilt.time = time.monotonic() if at is None else at
+        return unbuilt
+
+    EventBus.record = not_built  # type: ignore[method-assign]
+    try:
+        return measure()
+    finally:
+        EventBus.record = record  # type: ignore[method-assign]
+
+
 # -- the rows ------------------------------------------------------------------------------------
 def overhead(rounds: int, runs: int) -> dict[str, list[float]]:
     bare_model = BareModel(reply_texts())
@@ -277,9 +306,8 @@ def overhead(rounds: int, runs: int) -> dict[str, list[float]]:
         "inline": make_agent(isolated=False),
         "no_timeout": make_agent(timeout=None),
         "threaded": make_agent(threaded=True),
+        "floor": make_agent(isolated=False, timeout=None),
     }
-    heard_session = an.Session()
-    heard_session.subscribe(lambda event: None)
 
     async def bare_once() -> None:
         assert (await bare_run(bare_model, TASK, [])).startswith("MU5101")
@@ -300,6 +328,7 @@ def overhead(rounds: int, runs: int) -> dict[str, list[float]]:
     for name in agents:
         n = max(runs // 4, 10) if name == "threaded" else runs
         samplers[name] = lambda name=name, n=n: cpu(agentnb_once(name), n)
+    samplers["floor"] = lambda: without_events(lambda: cpu(agentnb_once("floor"), runs))
     s = paired(samplers, rounds)
     print(
         f"CPU per loop iteration, {rounds} paired rounds: median, ratio to the bare loop "
@@ -311,6 +340,12 @@ def overhead(rounds: int, runs: int) -> dict[str, list[float]]:
     row("  tools awaited in the run's task", s["inline"], s["bare"], "@an.tool(isolated=False)")
     row("  no tool timeout", s["no_timeout"], s["bare"], "tool_timeout=None")
     row("  sync tools in threads", s["threaded"], s["bare"], "the default for plain functions")
+    row(
+        "  the floor: no events, inline, no timeout",
+        s["floor"],
+        s["bare"],
+        "an ablation, not an option",
+    )
     calls = calls_per_unit(agentnb_once("agentnb"), 20)
     bare_calls = calls_per_unit(bare_once, 20)
     print(
