@@ -100,8 +100,12 @@ def plan(
     Say how often pairs disagree: ``discordant`` (a share of pairs), or ``baseline`` (the
     baseline's success rate; the other is ``baseline + difference``, runs assumed independent
     given their rates: ``p0·(1−p1) + p1·(1−p0)``). See the module docstring."""
-    if not isinstance(difference, int | float) or not 0 < abs(difference) < 1:
-        raise ConfigurationError(f"difference must be a share between 0 and 1, not {difference!r}")
+    numeric = isinstance(difference, int | float) and not isinstance(difference, bool)
+    if not numeric or not 0 < abs(difference) <= 1:
+        raise ConfigurationError(
+            "difference must be a change of success rate between -1 and 1, not 0 (0.10 = ten "
+            f"points), not {difference!r}"
+        )
     if discordant is None and baseline is None:
         raise ConfigurationError(
             "say how often the two variants' runs disagree: discordant=0.25 (a share of "

@@ -79,6 +79,18 @@ def test_a_baseline_rate_plans_for_independent_runs():
         an.evals.plan(0.5, baseline=0.7)
 
 
+def test_a_difference_of_the_whole_range_is_planned_and_others_refused_in_words():
+    """100 points (0% against 100%) is a difference a plan can see: every pair disagrees, all
+    one way, and 6 pairs give 2 * 0.5**6 < 0.05 (it was refused as 'not between 0 and 1')."""
+    for difference, baseline in ((1.0, 0.0), (-1.0, 1.0)):
+        p = an.evals.plan(difference, baseline=baseline, tasks=5)
+        assert (p.pairs, p.discordant) == (6, 1.0)
+        assert st.mcnemar_power(5, 1.0, 1.0) < 0.8 <= st.mcnemar_power(6, 1.0, 1.0)
+    for bad in (0, 0.0, 1.5, -2, True, "0.1", None):
+        with pytest.raises(ConfigurationError, match="between -1 and 1, not 0"):
+            an.evals.plan(bad, baseline=0.2)
+
+
 def _ev(a_outcomes, b_outcomes, repeats=1):
     records = []
     for variant, outcomes in (("a", a_outcomes), ("b", b_outcomes)):
