@@ -267,7 +267,7 @@ class Runtime:
         if isinstance(self.backend, DBOS) and self.backend.workers:  # its workers are here
             self.backend.sweep_variants.update({n: a for n, a in variants.items() if a})
             self.backend.sweep_tasks = tasks
-        return SweepRunner(self, sweep_key(variants, tasks, repeats, seed))
+        return SweepRunner(self, sweep_key(tasks, repeats, seed))
 
     @functools.cached_property
     def sweep_runs(self) -> SweepRuns:

@@ -14,13 +14,14 @@ and gathers the records into the same :class:`~agentnb.Evaluation` (live matrix 
   killed mid-run is taken over like any other (see :mod:`.lease`): the run starts again on a
   survivor, and its record is kept once.
 
-A sweep's key is a digest of what decides its runs: each variant's name and what it is
+A run's key is a digest of what decides it: its variant's name and what the variant is
 (instructions, model, parameters, tools: as ``Evaluation.descriptions``, and the code of its
 model and tools), each task's name, input, history, checks (their code), setup, tools and
 metadata (:mod:`agentnb.evals.identity`), the repeats and the seed (the same seeds every
-time: a sweep on the service and in process agree). A variant changed under the same name is
-a new sweep, and a worker whose variant differs from the sweep's refuses its runs instead of
-making them.
+time, and the same for every variant: a sweep on the service and in process agree). Other
+variants are not part of it: a variant changed under the same name runs again, the unchanged
+ones keep their runs, and a worker whose variant differs from the sweep's refuses its runs
+instead of making them.
 """
 
 from __future__ import annotations
@@ -67,24 +68,24 @@ def variant_digest(agent: Agent | None) -> str | None:
     return _digest([describe(agent), code, model])
 
 
-def sweep_key(variants: dict[str, Agent | None], tasks: Any, repeats: int, seed: int) -> str:
-    """The sweep's digest: its variants (:func:`variant_digest`), each task's input, history,
-    checks (their code and settings, not their names), setup, tools and metadata, the repeats
-    and the seed."""
+def sweep_key(tasks: Any, repeats: int, seed: int) -> str:
+    """What every run of the sweep shares, as a digest: each task's input, history, checks
+    (their code and settings, not their names), setup, tools and metadata, the repeats and
+    the seed. The variants are not in it (:func:`job_id` adds each run's own)."""
     from ..evals.identity import stable_identity
 
     runs = [
         stable_identity([t.name, t.input, t.history, t.checks, t.setup, t.tools, t.metadata])
         for t in tasks
     ]
-    mine = sorted((name, variant_digest(agent)) for name, agent in variants.items())
-    return _digest([mine, runs, repeats, seed])
+    return _digest([runs, repeats, seed])
 
 
-def job_id(key: str, variant: str, task: str, repeat: int) -> str:
-    """The run's id in the log and in the engine: the same for the same run of the sweep."""
-    digest = hashlib.sha256(f"{variant}\x00{task}\x00{repeat}".encode()).hexdigest()[:16]
-    return f"ev-{key}-{digest}"
+def job_id(key: str, variant: str, digest: str | None, task: str, repeat: int) -> str:
+    """The run's id in the log and in the engine: the same for the same run of the same
+    variant (``digest``: :func:`variant_digest`) in a sweep of the same ``key``."""
+    run = hashlib.sha256(f"{variant}\x00{digest}\x00{task}\x00{repeat}".encode()).hexdigest()
+    return f"ev-{key}-{run[:16]}"
 
 
 class SweepRuns:
@@ -160,6 +161,7 @@ class SweepRunner:
         self.rt = rt
         self.key = key
         self.gate = asyncio.Semaphore(rt.max_concurrency)
+        self.digests: dict[str, str | None] = {}  # variant name -> variant_digest, once each
 
     async def __call__(
         self,
@@ -174,7 +176,10 @@ class SweepRunner:
     ) -> Kept:
         from ..evals.runner import run_task
 
-        rt, job = self.rt, job_id(self.key, name, task.name, repeat)
+        if name not in self.digests:
+            self.digests[name] = variant_digest(agent)
+        digest = self.digests[name]
+        rt, job = self.rt, job_id(self.key, name, digest, task.name, repeat)
         runs = rt.sweep_runs
         kept = await asyncio.to_thread(runs.get, job)
         if kept is not None:  # run before (an earlier process, a crash): taken as it is
@@ -183,7 +188,7 @@ class SweepRunner:
 
         async with self.gate:
             if isinstance(rt.backend, DBOS):  # a workflow of its own, on whichever worker is free
-                runs_on = (job, name, task.name, repeat, seed, timeout, variant_digest(agent))
+                runs_on = (job, name, task.name, repeat, seed, timeout, digest)
                 await _on_workers(rt.backend, *runs_on)
                 kept = await asyncio.to_thread(runs.get, job)
                 if kept is None:

@@ -13,10 +13,8 @@ from agentnb.service.sweeps import sweep_key, variant_digest
 
 KEY = """
 import agentnb as an
-from agentnb.service.sweeps import sweep_key
-agent = an.travel.travel_agent()
-print(sweep_key({"article": agent, "no_tools": an.travel.travel_agent(instructions="你好")},
-                an.travel.task_set(), 3, 7))
+from agentnb.service.sweeps import sweep_key, variant_digest
+print(sweep_key(an.travel.task_set(), 3, 7), variant_digest(an.travel.travel_agent()))
 """
 
 
@@ -25,22 +23,13 @@ def _task(check):
 
 
 def test_the_key_is_the_same_in_every_process():
-    here = sweep_key(
-        {
-            "article": an.travel.travel_agent(),
-            "no_tools": an.travel.travel_agent(instructions="你好"),
-        },
-        an.travel.task_set(),
-        3,
-        7,
-    )
+    here = f"{sweep_key(an.travel.task_set(), 3, 7)} {variant_digest(an.travel.travel_agent())}"
     run = [sys.executable, "-c", KEY]
     runs = [subprocess.run(run, capture_output=True, text=True, check=True) for _ in range(2)]
     assert {r.stdout.strip() for r in runs} == {here}
 
 
 def test_an_edited_check_or_another_lambda_is_another_sweep():
-    agent = {"a": an.travel.travel_agent()}
 
     def mentions(result):
         return "晴" in (result.output or "")
@@ -51,11 +40,11 @@ def test_an_edited_check_or_another_lambda_is_another_sweep():
         return "暴雨" in (result.output or "")
 
     keys = {
-        sweep_key(agent, _task(check), 1, 0)
+        sweep_key(_task(check), 1, 0)
         for check in (first, mentions, lambda r: True, lambda r: False)
     }
     assert len(keys) == 4
-    assert sweep_key(agent, _task(first), 1, 0) == sweep_key(agent, _task(first), 1, 0)
+    assert sweep_key(_task(first), 1, 0) == sweep_key(_task(first), 1, 0)
 
 
 def test_a_tool_or_model_function_changed_under_its_name_is_another_variant():
