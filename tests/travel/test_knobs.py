@@ -304,3 +304,11 @@ def test_traditional_characters_and_full_width_text_read_the_same():
     assert read_policy("回答要簡短。", []).length == "brief"
     assert read_policy("請用英文回答。", []).language == "en"
     assert read_policy("Don’t use English.", []).language == "zh"
+
+
+def test_the_understood_table_reads_left_aligned_in_a_notebook():
+    """Jupyter's stylesheet right-aligns table cells; the table's cells are lines of text."""
+    page = TravelModelRef.understood(an.travel.travel_agent())._repr_html_()
+    assert "<td>" not in page and "<th>" not in page
+    assert page.count('<td style="text-align: left">') >= len(TravelModelRef.understood(
+        an.travel.travel_agent()).frame)  # fmt: skip

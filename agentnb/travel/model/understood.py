@@ -90,6 +90,8 @@ class Understood:
 
         with pd.option_context("display.max_colwidth", None):
             table = self.frame.to_html(escape=True, border=0)
+        left = '<td style="text-align: left">'  # Jupyter right-aligns cells: these are lines
+        table = table.replace("<td>", left).replace("<th>", '<th style="text-align: left">')
         missed = "".join(
             f"<li>[{html.escape(w)}] {html.escape(line)}</li>" for line, w in self.not_understood
         )
