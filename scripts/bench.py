@@ -196,6 +196,15 @@ def _blocking(name: str) -> Callable[..., Any]:
 Once = Callable[[], Awaitable[Any]]
 
 
+async def turn() -> None:
+    """One turn of the event loop. The instant models here never suspend, so what the runs
+    left for the loop (the finished task of an isolated tool: on 3.11 a task's first step is
+    always scheduled, and runs on the next turn) waits until the sample's last turn, which is
+    counted in the sample. An app's loop turns at every model reply; over a long pass with no
+    turn the waiting tasks cost the cyclic GC's full collections (see :func:`long_pass`)."""
+    await asyncio.sleep(0)
+
+
 def cpu(once: Once, runs: int, per_run: int = CALLS) -> float:
     """CPU seconds per unit (model call by default) of ``runs`` runs of ``once``, in a new loop."""
 
@@ -204,6 +213,7 @@ def cpu(once: Once, runs: int, per_run: int = CALLS) -> float:
         start = time.process_time()  # in the loop: its set-up and tear-down are not counted
         for _ in range(runs):
             await once()
+        await turn()  # what the runs left for the loop is done, and counted, here
         return time.process_time() - start
 
     return asyncio.run(many()) / (runs * per_run)
@@ -247,6 +257,7 @@ def calls_per_unit(once: Once, runs: int, per_run: int = CALLS) -> tuple[float, 
     async def many() -> None:
         for _ in range(runs):
             await once()
+        await turn()
 
     loop = asyncio.new_event_loop()
     loop.run_until_complete(many())  # warm caches
@@ -486,6 +497,57 @@ def multi_turn(rounds: int, core: list[float]) -> None:
     )
 
 
+def long_pass(runs: int = 2_000) -> None:
+    """CPU per iteration over one long pass with the collector left alone (the rows above
+    collect before each sample), with a turn of the loop after each run as an app's has, and
+    without: a coroutine that never suspends leaves each isolated tool's finished task waiting
+    for the loop, and over thousands of runs they cost the cyclic GC's full collections.
+    ``gc.callbacks`` time the collector."""
+    spent: dict[int, float] = {}
+    began = [0.0]
+
+    def timer(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            began[0] = time.perf_counter()
+        else:
+            spent[info["generation"]] = spent.get(info["generation"], 0.0)
+            spent[info["generation"]] += time.perf_counter() - began[0]
+
+    agent, bare_model = make_agent(), BareModel(reply_texts())
+
+    async def ours() -> None:
+        await agent.run(TASK, session=an.Session())
+
+    async def bare() -> None:
+        await bare_run(bare_model, TASK, [])
+
+    async def many(once: Once, n: int, turns: bool) -> float:
+        start = time.process_time()
+        for _ in range(n):
+            await once()
+            if turns:
+                await turn()
+        return time.process_time() - start
+
+    def measure(once: Once, n: int, turns: bool) -> tuple[float, float]:
+        gc.collect()
+        spent.clear()
+        gc.callbacks.append(timer)
+        try:
+            total = asyncio.run(many(once, n, turns))
+        finally:
+            gc.callbacks.remove(timer)
+        return total / (n * CALLS), sum(spent.values()) / total
+
+    (a, a_gc), (b, _) = measure(ours, runs, True), measure(bare, runs * 10, True)
+    c, c_gc = measure(ours, runs, False)
+    print(
+        f"\nOne long pass of {runs} runs, the collector left alone: agentnb {a * 1e6:.1f} us per "
+        f"iteration ({a_gc:.0%} of it the cyclic GC), {a / b:.2f}x the bare loop's; with no turn "
+        f"of the loop between runs {c * 1e6:.1f} us ({c_gc:.0%} GC: finished tool tasks wait)"
+    )
+
+
 def import_time(repeats: int = 5) -> None:
     """``import agentnb`` in fresh interpreters of this environment: wall time, and CPU time
     (on a busy machine the wall time includes waiting for a CPU)."""
@@ -553,6 +615,7 @@ def main() -> int:
     s = overhead(args.rounds, args.runs)
     growth(max(args.rounds // 2, 5), max(args.runs // 2, 5))
     multi_turn(max(args.rounds // 2, 5), s["agentnb"])
+    long_pass()
     import_time()
     first_summary()
     bench_optimise.run(max(args.rounds // 4, 3))
