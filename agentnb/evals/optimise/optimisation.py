@@ -31,6 +31,7 @@ from ..cost import PRICES, Metered
 from ..evaluation import Evaluation
 from ..tasks import TaskSet
 from .candidate import Candidate
+from .proposer import off_loop
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,7 +78,8 @@ class Optimisation:
         self.base = agent
         self.train = train
         self.validation = validation
-        self.proposer = Metered(proposer) if proposer is not None else None
+        # a sync function model runs in a thread: one that blocks never holds the loop
+        self.proposer = Metered(off_loop(proposer)) if proposer is not None else None
         self.budget, self.minibatch, self.repeats = budget, minibatch, repeats
         self.alpha, self.gate, self.seed, self.patience = alpha, gate, seed, patience
         self.concurrency, self.timeout, self.cache = concurrency, timeout, cache

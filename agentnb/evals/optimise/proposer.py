@@ -17,17 +17,26 @@ says so and shows the reply; it costs no metric call.
 The proposer's calls are metered apart from the task runs (:class:`~agentnb.evals.cost.Metered`):
 its calls, tokens and spend are the optimisation's ``proposer_*`` figures, never metric calls.
 The stand-in proposer (``an.travel.TravelModel().proposer()``) reads the same request.
+
+A :class:`~agentnb.models.FunctionModel` proposer whose function is sync is called in a worker
+thread (:class:`InThread`), as agentnb runs sync tools and checks: a function that blocks holds
+its own thread, never the event loop, so the ``timeout`` still ends the wait (and says so), and
+the live view and Stop stay responsive. Other models are awaited as they are.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import re
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ...models.base import ModelRequest
+from ...models import FunctionModel
+from ...models.base import ModelRequest, ModelResponse
+from ...runtime.tool_work import in_thread
 from ..batches import batches
 from .candidate import Texts
 
@@ -40,10 +49,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REFLECT",
+    "InThread",
     "Proposal",
     "Reflection",
     "ask",
     "failure",
+    "off_loop",
     "parse_reply",
     "reflection_request",
 ]
@@ -192,6 +203,42 @@ def parse_reply(reply: str, current: Texts) -> Proposal:
         "the reply holds no JSON object with instructions or tools, and no code block",
         reply,
     )
+
+
+class InThread:
+    """``model`` (a FunctionModel with a sync function) with each ``complete`` run in a worker
+    thread, on an event loop of its own. Waiting for it can be given up (a timeout, Stop): the
+    thread is left to finish alone and its late reply is dropped."""
+
+    def __init__(self, model: FunctionModel) -> None:
+        self.model = model
+        self.name = model.name
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "model":
+            raise AttributeError(name)
+        return getattr(self.model, name)
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        reply: ModelResponse = await in_thread(
+            partial(asyncio.run, self.model.complete(request)), _same
+        )
+        return reply
+
+    def __repr__(self) -> str:
+        return f"<{self.model!r} in a worker thread>"
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def off_loop(model: Any) -> Any:
+    """The proposer as the optimiser calls it: a FunctionModel with a sync function in a
+    worker thread (:class:`InThread`), any other model as it is."""
+    if isinstance(model, FunctionModel) and not inspect.iscoroutinefunction(model.fn):
+        return InThread(model)
+    return model
 
 
 async def ask(opt: Optimisation, parent: Candidate, batch: list[Task]) -> Proposal | None:
