@@ -10,6 +10,7 @@ import threading
 import pytest
 
 import agentnb as an
+from agentnb.evals.optimise import Texts, parse_reply
 from agentnb.models import FunctionModel
 from agentnb.travel import TravelModel
 
@@ -111,3 +112,39 @@ async def test_a_sync_proposer_still_reads_and_is_metered_as_before():
     assert first.proposer_calls == len(first.steps) == len(asked) // 2
     assert all(name != threading.main_thread().name for name in asked)
     assert model.requests and first.proposer.name == "sync-proposer"
+
+
+TOOLS = "(the tools: 'search_flights', 'search_weather', 'search_hotels', 'calculate_cost')"
+
+
+@pytest.mark.parametrize(
+    ("reply", "problem"),
+    [
+        ({"instructions": 42}, "its instructions are not text (42)"),
+        ({"instructions": ""}, "its instructions are empty"),
+        ({"instructions": ["a", "b"]}, 'its instructions are not text (["a", "b"])'),
+        ({"tools": {"no_such_tool": "x"}}, f"it describes an unknown tool 'no_such_tool' {TOOLS}"),
+        ({"tools": {"search_flights": 7}}, "its description of 'search_flights' is not text (7)"),
+        ({"tools": {"search_flights": " "}}, "its description of 'search_flights' is empty"),
+        ({"tools": "new text"}, 'its tools are not an object of descriptions ("new text")'),
+    ],
+)
+def test_a_reply_that_changes_nothing_says_what_was_wrong_with_it(reply, problem):
+    """Each got 'the reply changes nothing', unlike the same mistake beside a good text
+    (the hostile test's L3)."""
+    current = Texts.of(an.travel.travel_agent(instructions=WEAK))
+    proposal = parse_reply(json.dumps(reply, ensure_ascii=False), current)
+    assert proposal.texts is None
+    assert proposal.problem == f"the reply changes nothing: {problem}"
+    # beside a usable text the same mistake is ignored, and said
+    both = parse_reply(json.dumps({**reply, "instructions": "新的说明"}), current)
+    if "instructions" not in reply:
+        assert both.texts is not None and both.texts.instructions == "新的说明"
+        assert both.problem == f"ignored what it could not use: {problem}"
+
+
+def test_a_reply_identical_to_the_current_texts_changes_nothing_and_says_only_that():
+    current = Texts.of(an.travel.travel_agent(instructions=WEAK))
+    same = {"instructions": WEAK, "tools": {"search_flights": current.tools["search_flights"]}}
+    proposal = parse_reply(json.dumps(same, ensure_ascii=False), current)
+    assert proposal.texts is None and proposal.problem == "the reply changes nothing"

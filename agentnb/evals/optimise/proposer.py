@@ -140,6 +140,11 @@ def reflection_request(reflection: Reflection) -> ModelRequest:
     return ModelRequest([{"role": "system", "content": REFLECT}, {"role": "user", "content": body}])
 
 
+def _shown(value: Any) -> str:
+    """A wrong value as the history shows it: its JSON, shortened."""
+    return _short(json.dumps(value, ensure_ascii=False), 60)
+
+
 _FENCE = re.compile(r"```[a-zA-Z]*\n(.*?)```", re.S)
 
 
@@ -159,32 +164,43 @@ def _objects(text: str) -> list[dict[str, Any]]:
 
 def parse_reply(reply: str, current: Texts) -> Proposal:
     """The new texts a reply proposes (see the module docstring)."""
-    ignored = []
     for obj in _objects(reply):
         if not {"instructions", "tools"} & obj.keys():
             continue
         rationale = str(obj.get("rationale") or "").strip()
+        ignored: list[str] = []
         instructions = obj.get("instructions")
-        if not isinstance(instructions, str) or not instructions.strip():
-            if instructions is not None:
-                ignored.append("empty instructions (kept the current ones)")
+        if instructions is None:
+            instructions = current.instructions
+        elif not isinstance(instructions, str):
+            ignored.append(f"its instructions are not text ({_shown(instructions)})")
+            instructions = current.instructions
+        elif not instructions.strip():
+            ignored.append("its instructions are empty")
             instructions = current.instructions
         tools = dict(current.tools)
-        proposed = obj.get("tools") or {}
-        if not isinstance(proposed, dict):
-            ignored.append(f"tools is not an object: {proposed!r:.80}")
+        proposed = obj.get("tools")
+        if proposed is None:
+            proposed = {}
+        elif not isinstance(proposed, dict):
+            ignored.append(f"its tools are not an object of descriptions ({_shown(proposed)})")
             proposed = {}
         for name, text in proposed.items():
             if name not in tools:
-                ignored.append(f"a description for an unknown tool {name!r}")
-            elif not isinstance(text, str) or not text.strip():
-                ignored.append(f"an empty description for {name!r} (kept the current one)")
+                known = ", ".join(repr(t) for t in tools) or "none"
+                ignored.append(f"it describes an unknown tool {name!r} (the tools: {known})")
+            elif not isinstance(text, str):
+                ignored.append(f"its description of {name!r} is not text ({_shown(text)})")
+            elif not text.strip():
+                ignored.append(f"its description of {name!r} is empty")
             else:
                 tools[name] = text.strip()
         texts = Texts(instructions.strip(), tools)
         if texts.key() == current.key():
-            return Proposal(None, rationale, "the reply changes nothing", reply)
-        return Proposal(texts, rationale, "; ".join(f"ignored {i}" for i in ignored), reply)
+            why = f": {'; '.join(ignored)}" if ignored else ""
+            return Proposal(None, rationale, f"the reply changes nothing{why}", reply)
+        unused = f"ignored what it could not use: {'; '.join(ignored)}" if ignored else ""
+        return Proposal(texts, rationale, unused, reply)
     for obj in _objects(reply):  # an answer that proposes nothing, and says why
         if isinstance(obj.get("rationale"), str) and obj["rationale"].strip():
             why = obj["rationale"].strip()
