@@ -112,6 +112,7 @@ async def test_a_sync_proposer_still_reads_and_is_metered_as_before():
     assert first.proposer_calls == len(first.steps) == len(asked) // 2
     assert all(name != threading.main_thread().name for name in asked)
     assert model.requests and first.proposer.name == "sync-proposer"
+    assert first.stop_reason.startswith("nothing new in 1 step in a row (patience=1)")
 
 
 TOOLS = "(the tools: 'search_flights', 'search_weather', 'search_hotels', 'calculate_cost')"

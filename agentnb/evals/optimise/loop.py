@@ -33,6 +33,7 @@ from .candidate import Candidate, score
 from .front import front, select_parent
 from .gate import decide
 from .proposer import ask
+from .wording import counted
 
 if TYPE_CHECKING:
     from .optimisation import Optimisation
@@ -159,7 +160,8 @@ async def search(opt: Optimisation) -> None:
         batch_cost = min(opt.minibatch, len(opt.train)) * opt.repeats
         if left(opt) < batch_cost:
             opt.stop_reason = (
-                f"budget spent: {left(opt)} metric calls left, a minibatch costs {batch_cost}"
+                f"budget spent: {counted(left(opt), 'metric call')} left, a minibatch costs "
+                f"{batch_cost}"
             )
             return
         if idle >= opt.patience:
@@ -169,8 +171,8 @@ async def search(opt: Optimisation) -> None:
             if all(r.startswith(broken) for r in last):
                 why = f"never answered usefully: {last[-1].removeprefix('the proposer ')}"
             opt.stop_reason = (
-                f"nothing new in {idle} steps in a row (patience={opt.patience}): the proposer "
-                + why
+                f"nothing new in {counted(idle, 'step')} in a row (patience={opt.patience}): "
+                "the proposer " + why
             )
             return
         pool = [c for c in opt.candidates if c.status in ("seed", "pool", "promoted", "held")]

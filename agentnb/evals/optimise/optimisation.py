@@ -32,6 +32,7 @@ from ..evaluation import Evaluation
 from ..tasks import TaskSet
 from .candidate import Candidate
 from .proposer import off_loop
+from .wording import counted
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -150,7 +151,9 @@ class Optimisation:
             return
         self.stop_reason = self.stop_reason or reason
         if self.cancelled:
-            self.stop_reason = f"stopped by request after {self.metric_calls} metric calls"
+            self.stop_reason = (
+                f"stopped by request after {counted(self.metric_calls, 'metric call')}"
+            )
         for c in self.candidates:  # one being decided when it ended
             if c.status == "running":
                 c.status, c.reason = "stopped", f"stopped before it was decided: {self.stop_reason}"
@@ -303,7 +306,7 @@ class Optimisation:
         )
         return (
             f"<Optimisation {state}: {self.metric_calls}/{self.budget} metric calls, "
-            f"{len(self.candidates)} candidates{val}>"
+            f"{counted(len(self.candidates), 'candidate')}{val}>"
         )
 
     # -- files ----------------------------------------------------------------------------
