@@ -413,3 +413,42 @@ def test_counts_of_one_are_singular_in_the_optimisers_messages(capsys):
     from agentnb.widgets.optimise import state
 
     assert state(opt)["proposer"].startswith("1 call, 1 token, ")
+
+
+@pytest.mark.parametrize("missing", [0, 1])
+async def test_a_stop_after_a_candidates_validation_runs_still_gates_it_from_them(missing):
+    """Stopped when every validation run of a candidate had finished, it was marked
+    'stopped' and its gate thrown away (the hostile test's L6). With every run it is gated
+    from them, with no new run; with one missing it stays 'stopped'."""
+    opt = an.evals.optimise.start(
+        weak_agent(), an.travel.task_set(), proposer=TravelModel().proposer(), budget=150
+    )
+    held_out = set(opt.validation.names)
+    at: list[int] = []
+
+    def on(kind, data):
+        if kind != "run" or data.variant == "c0" or data.task not in held_out or at:
+            return
+        mine = [r for r in opt.evaluation.records if r.variant == data.variant]
+        if sum(r.task in held_out for r in mine) == len(held_out) - missing:
+            at.append(opt.metric_calls)
+            opt.cancel()
+
+    opt.subscribe(on)
+    await opt.wait()
+    child = opt.candidates[-1]
+    assert (
+        at and opt.cancelled and opt.stop_reason == f"stopped by request after {at[0]} metric calls"
+    )
+    assert opt.metric_calls == at[0] == len(opt.evaluation.records) <= 150  # nothing after it
+    keys = [(r.variant, r.task, r.repeat) for r in opt.evaluation.records]
+    assert len(keys) == len(set(keys))  # nothing counted twice
+    if missing:
+        assert child.status == "stopped" and child.gate is None and child.validation is None
+        assert opt.best_id == "c0"
+        return
+    assert child.status in ("promoted", "held") and child.gate["pairs"] == len(held_out)
+    assert child.reason.endswith("; decided after the stop, from its runs")
+    assert opt.steps[-1]["event"] == child.status and opt.steps[-1]["candidate"] == child.id
+    assert opt.best_id == (child.id if child.status == "promoted" else "c0")
+    assert f"{opt.gated} gated" in opt.summary()

@@ -267,7 +267,25 @@ async def _decide(
         _decided(opt, child, "pool", why)
         _step(opt, "pool", why, metric_calls=opt.metric_calls - spent, **step)
         return
-    await run(opt, child, list(opt.validation))
+    try:
+        await run(opt, child, list(opt.validation))
+    except asyncio.CancelledError:  # a Stop: gate it if every validation run had finished
+        _score(opt, child)
+        if child.validation is not None:
+            _gate(opt, incumbent, child, step, spent, "; decided after the stop, from its runs")
+        raise  # else it stays 'running', marked 'stopped' when the run ends
+    _gate(opt, incumbent, child, step, spent)
+
+
+def _gate(
+    opt: Optimisation,
+    incumbent: Candidate,
+    child: Candidate,
+    step: dict[str, Any],
+    spent: int,
+    note: str = "",
+) -> None:
+    """Step 6: the gate on the validation runs ``child`` has (all of them), no new run."""
     comparison = validation_evaluation(opt, incumbent.id, child.id).compare(
         incumbent.id, child.id, alpha=opt.alpha
     )
@@ -275,9 +293,12 @@ async def _decide(
     step.update(validation=child.validation, p=gate["p"])
     if gate["promoted"]:
         opt.best_id = child.id
-        why = f"promoted over {incumbent.id}: {gate['verdict']}"
+        why = f"promoted over {incumbent.id}: {gate['verdict']}{note}"
         _decided(opt, child, "promoted", why)
     else:
-        why = f"held, not promoted over {incumbent.id} ({gate['rule']} not met): {gate['verdict']}"
+        why = (
+            f"held, not promoted over {incumbent.id} ({gate['rule']} not met): "
+            f"{gate['verdict']}{note}"
+        )
         _decided(opt, child, "held", why)
     _step(opt, child.status, why, metric_calls=opt.metric_calls - spent, **step)

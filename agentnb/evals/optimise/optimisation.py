@@ -13,8 +13,9 @@ Subscribers (the live view, the terminal progress line) hear ``(kind, data)`` ev
 ``"run"`` (a metric call finished), ``"proposal"`` (a proposer's rationale, as soon as it
 came), ``"candidate"`` (a candidate was added or changed status), ``"step"`` (a step of the
 history) and ``"end"`` (the reason it stopped). ``cancel()`` (the view's Stop) stops the run:
-runs in flight are dropped, the candidate being decided is marked ``stopped``, and the
-incumbent stays what the gate last proved.
+runs in flight are dropped, the candidate being decided is marked ``stopped`` (unless every
+validation run its gate needs had finished: then the gate decides it from those, with no new
+run), and the incumbent stays what the gate last proved.
 """
 
 from __future__ import annotations
