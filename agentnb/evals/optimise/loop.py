@@ -27,11 +27,10 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from ..evaluate import start as start_evaluation
-from ..evaluation import Evaluation
 from ..tasks import Task, TaskSet
 from .candidate import Candidate, score
 from .front import front, select_parent
-from .gate import decide
+from .gate import compare, decide
 from .proposer import ask
 from .wording import counted
 
@@ -97,18 +96,6 @@ def _score(opt: Optimisation, cand: Candidate) -> None:
     val = [r for r in mine if r.task in set(opt.validation.names)]
     if len(val) == len(opt.validation) * opt.repeats:
         cand.validation = sum(r.passed for r in val) / len(val)
-
-
-def validation_evaluation(opt: Optimisation, a: str, b: str) -> Evaluation:
-    """The runs of candidates ``a`` and ``b`` on the validation tasks only."""
-    names = set(opt.validation.names)
-    part = Evaluation.from_records(
-        [r for r in opt.evaluation.records if r.variant in (a, b) and r.task in names],
-        tasks=opt.validation,
-        seed=opt.seed,
-    )
-    part.descriptions = {v: opt.evaluation.descriptions[v] for v in (a, b)}
-    return part
 
 
 def _step(opt: Optimisation, event: str, reason: str, **fields: Any) -> dict[str, Any]:
@@ -286,10 +273,7 @@ def _gate(
     note: str = "",
 ) -> None:
     """Step 6: the gate on the validation runs ``child`` has (all of them), no new run."""
-    comparison = validation_evaluation(opt, incumbent.id, child.id).compare(
-        incumbent.id, child.id, alpha=opt.alpha
-    )
-    gate = child.gate = decide(comparison, opt.gate)
+    gate = child.gate = decide(compare(opt, incumbent.id, child.id), opt.gate)
     step.update(validation=child.validation, p=gate["p"])
     if gate["promoted"]:
         opt.best_id = child.id
