@@ -68,7 +68,10 @@ def state(opt: Any) -> dict[str, Any]:
         "validation": len(opt.validation),
         "alpha": opt.alpha,
         "gate": opt.gate,
-        "proposer": f"{opt.proposer_calls} calls, {p + c} tokens, {money(opt.proposer_spend)}",
+        "proposer": (
+            f"{opt.proposer_calls} call{'' if opt.proposer_calls == 1 else 's'}, {p + c} "
+            f"token{'' if p + c == 1 else 's'}, {money(opt.proposer_spend)}"
+        ),
         "spend": money(opt.spend),
     }
 

@@ -354,3 +354,101 @@ async def test_a_timeout_of_zero_or_less_is_refused_not_read_as_no_limit():
             await _optimize(budget=150, timeout=bad)
         with pytest.raises(ConfigurationError, match="timeout must be a positive number"):
             await an.evaluate({"a": weak_agent()}, an.travel.task_set(), timeout=bad)
+
+
+def _ended(candidates=1, gated=0, alpha=0.05, calls=1, proposer_calls=1, tokens=1):
+    """A finished optimisation with these counts (no run needed to word its summary)."""
+    tasks = list(an.travel.task_set())
+    opt = Optimisation(None, an.TaskSet(tasks[:4]), an.TaskSet(tasks[4:8]), alpha=alpha)
+    for i in range(candidates):
+        c = Candidate(f"c{i}", Texts(f"text {i}"), None if i == 0 else "c0")
+        c.gate = {"p": 0.5, "verdict": "no evidence of a difference"} if 0 < i <= gated else None
+        opt.candidates.append(c)
+    opt.metric_calls, opt.budget = calls, max(calls, 1)
+    opt.proposer_saved = {"calls": proposer_calls, "prompt_tokens": tokens}
+    return opt
+
+
+@pytest.mark.parametrize(
+    ("gated", "alpha", "said"),
+    [
+        (0, 0.05, "none gated, so none promoted"),
+        (1, 0.05, "1 gated, a test at α = 0.05: at most a 5% chance that a promotion is no"),
+        (2, 0.05, "2 gated, each a test at α = 0.05: at most a 10% chance (2 × 0.05) that any"),
+        (3, 0.01, "3 gated, each a test at α = 0.01: at most a 3% chance (3 × 0.01) that any"),
+        (2, 0.001, "2 gated, each a test at α = 0.001: at most a 0.2% chance (2 × 0.001)"),
+        (25, 0.05, "25 gated, each a test at α = 0.05: 25 × 0.05 ≥ 1 bounds nothing"),
+    ],
+)
+def test_the_summary_says_what_the_gates_bound_in_words_that_read_right(gated, alpha, said):
+    """'2 gated (… 10% … : 2 × α = 0.05)' read as 2α = 0.05, and 0 gated printed 'at most 0%
+    … : 0 × α = 0.05' (the hostile test's L1)."""
+    first = _ended(candidates=gated + 1, gated=gated, alpha=alpha).summary().split("\n")[0]
+    assert said in first
+    assert "0 ×" not in first and "0%" not in first.replace("10%", "")
+
+
+def test_counts_of_one_are_singular_in_the_optimisers_messages(capsys):
+    """'a budget of 1 metric calls', '1 candidates', 'the proposer 1 calls' (the hostile
+    test's L2)."""
+    from agentnb.evals.optimise import budget_plan
+    from agentnb.evals.optimise.start import Progress
+
+    with pytest.raises(ConfigurationError) as refused:
+        budget_plan(1, 6, 6, 4, 1)
+    assert "a budget of 1 metric call cannot pay" in str(refused.value)
+    assert "6 validation × 1 repeat = 12" in str(refused.value)
+    warned = budget_plan(40, 19, 1, 4, 1).warning
+    assert "with 1 validation task × 1 repeat" in warned and "even 1 win and no loss" in warned
+    opt = _ended()
+    opt.cancelled = True
+    opt.finish("stopped")
+    summary = opt.summary()
+    assert opt.stop_reason == "stopped by request after 1 metric call"
+    assert "1/1 metric calls, 1 candidate, none gated" in summary
+    assert "the proposer 1 call, 1 token," in summary
+    assert "1 candidate>" in repr(opt)
+    Progress(opt)("end", opt.stop_reason)
+    assert "1 candidate · proposer 1 call\n" in capsys.readouterr().err
+    from agentnb.widgets.optimise import state
+
+    assert state(opt)["proposer"].startswith("1 call, 1 token, ")
+
+
+@pytest.mark.parametrize("missing", [0, 1])
+async def test_a_stop_after_a_candidates_validation_runs_still_gates_it_from_them(missing):
+    """Stopped when every validation run of a candidate had finished, it was marked
+    'stopped' and its gate thrown away (the hostile test's L6). With every run it is gated
+    from them, with no new run; with one missing it stays 'stopped'."""
+    opt = an.evals.optimise.start(
+        weak_agent(), an.travel.task_set(), proposer=TravelModel().proposer(), budget=150
+    )
+    held_out = set(opt.validation.names)
+    at: list[int] = []
+
+    def on(kind, data):
+        if kind != "run" or data.variant == "c0" or data.task not in held_out or at:
+            return
+        mine = [r for r in opt.evaluation.records if r.variant == data.variant]
+        if sum(r.task in held_out for r in mine) == len(held_out) - missing:
+            at.append(opt.metric_calls)
+            opt.cancel()
+
+    opt.subscribe(on)
+    await opt.wait()
+    child = opt.candidates[-1]
+    assert (
+        at and opt.cancelled and opt.stop_reason == f"stopped by request after {at[0]} metric calls"
+    )
+    assert opt.metric_calls == at[0] == len(opt.evaluation.records) <= 150  # nothing after it
+    keys = [(r.variant, r.task, r.repeat) for r in opt.evaluation.records]
+    assert len(keys) == len(set(keys))  # nothing counted twice
+    if missing:
+        assert child.status == "stopped" and child.gate is None and child.validation is None
+        assert opt.best_id == "c0"
+        return
+    assert child.status in ("promoted", "held") and child.gate["pairs"] == len(held_out)
+    assert child.reason.endswith("; decided after the stop, from its runs")
+    assert opt.steps[-1]["event"] == child.status and opt.steps[-1]["candidate"] == child.id
+    assert opt.best_id == (child.id if child.status == "promoted" else "c0")
+    assert f"{opt.gated} gated" in opt.summary()

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from ...errors import ConfigurationError
 from ..planning import fewest_flips
+from .wording import counted
 
 __all__ = ["BudgetPlan", "BudgetWarning", "budget_plan"]
 
@@ -71,9 +72,9 @@ class BudgetPlan:
     def text(self) -> str:
         return (
             f"with {self.validation} validation tasks, {self.train} training tasks, minibatch "
-            f"{self.minibatch} and {self.repeats} repeat{'s' * (self.repeats > 1)}, a budget "
-            f"of {self.budget} metric calls allows {self.proposals} proposal"
-            f"{'s' * (self.proposals != 1)} to reach the gate (the start costs {self.start}, "
+            f"{self.minibatch} and {counted(self.repeats, 'repeat')}, a budget of "
+            f"{counted(self.budget, 'metric call')} allows {counted(self.proposals, 'proposal')} "
+            f"to reach the gate (the start costs {self.start}, "
             f"each gated proposal up to {self.gated}, each the minibatch rejects "
             f"{self.rejected})"
         )
@@ -91,9 +92,9 @@ class BudgetPlan:
         pairs, need = self.validation * self.repeats, fewest_flips(self.alpha)
         if self.gate == "mcnemar" and pairs < need:
             found.append(
-                f"with {self.validation} validation task{'s' * (self.validation != 1)} × "
-                f"{self.repeats} repeat{'s' * (self.repeats > 1)} the gate can never promote "
-                f"at α = {self.alpha:g}: even {pairs} wins and no loss give p = "
+                f"with {counted(self.validation, 'validation task')} × "
+                f"{counted(self.repeats, 'repeat')} the gate can never promote "
+                f"at α = {self.alpha:g}: even {counted(pairs, 'win')} and no loss give p = "
                 f"{min(1.0, 2 * 0.5**pairs):.3g}. Give it at least {need} validation pairs "
                 "(more tasks, or repeats)"
             )
@@ -117,9 +118,9 @@ def budget_plan(
     plan = BudgetPlan(budget, train, validation, min(minibatch, train), repeats, alpha, gate)
     if budget < plan.start:
         raise ConfigurationError(
-            f"a budget of {budget} metric calls cannot pay for the start: the agent as given "
-            f"runs every task first ({train} training + {validation} validation × {repeats} "
-            f"repeat{'s' * (repeats > 1)} = {plan.start}). Raise it to at least "
+            f"a budget of {counted(budget, 'metric call')} cannot pay for the start: the agent "
+            f"as given runs every task first ({train} training + {validation} validation × "
+            f"{counted(repeats, 'repeat')} = {plan.start}). Raise it to at least "
             f"{plan.needed(2)} for two gated proposals"
         )
     return plan

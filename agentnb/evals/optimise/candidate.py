@@ -19,7 +19,8 @@ A candidate's **status** says how far it got, each step a reason to stop:
                it is the incumbent now (``opt.best``)
 ``held``       run on the validation tasks, and the gate did not say so: not promoted
 ``running``    being decided now
-``stopped``    the optimisation was stopped, or its budget ran out, before it was decided
+``stopped``    the optimisation was stopped, or its budget ran out, before it was decided (a
+               Stop after all its validation runs finished gates it from them instead)
 =============  ===============================================================================
 
 A run's **score** is 1 when it passed, else the share of its checks that passed (0 for an

@@ -17,12 +17,16 @@ for a stricter family.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigurationError
 from ..comparison import Comparison
+from ..evaluation import Evaluation
 
-__all__ = ["GATES", "decide"]
+if TYPE_CHECKING:
+    from .optimisation import Optimisation
+
+__all__ = ["GATES", "compare", "decide"]
 
 GATES = ("mcnemar", "bootstrap")
 
@@ -32,6 +36,23 @@ def check(method: str, alpha: float) -> None:
         raise ConfigurationError(f"gate must be one of {GATES}, not {method!r}")
     if not 0 < alpha < 1:
         raise ConfigurationError(f"alpha must be between 0 and 1, not {alpha!r}")
+
+
+def compare(opt: Optimisation, incumbent: str, candidate: str) -> Comparison:
+    """The comparison the gate reads: the two candidates' runs on the validation tasks only,
+    paired by (task, repeat), at the optimisation's ``alpha``."""
+    names = set(opt.validation.names)
+    part = Evaluation.from_records(
+        [
+            r
+            for r in opt.evaluation.records
+            if r.variant in (incumbent, candidate) and r.task in names
+        ],
+        tasks=opt.validation,
+        seed=opt.seed,
+    )
+    part.descriptions = {v: opt.evaluation.descriptions[v] for v in (incumbent, candidate)}
+    return part.compare(incumbent, candidate, alpha=opt.alpha)
 
 
 def decide(comparison: Comparison, method: str) -> dict[str, Any]:

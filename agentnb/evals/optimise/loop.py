@@ -27,12 +27,12 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from ..evaluate import start as start_evaluation
-from ..evaluation import Evaluation
 from ..tasks import Task, TaskSet
 from .candidate import Candidate, score
 from .front import front, select_parent
-from .gate import decide
+from .gate import compare, decide
 from .proposer import ask
+from .wording import counted
 
 if TYPE_CHECKING:
     from .optimisation import Optimisation
@@ -98,18 +98,6 @@ def _score(opt: Optimisation, cand: Candidate) -> None:
         cand.validation = sum(r.passed for r in val) / len(val)
 
 
-def validation_evaluation(opt: Optimisation, a: str, b: str) -> Evaluation:
-    """The runs of candidates ``a`` and ``b`` on the validation tasks only."""
-    names = set(opt.validation.names)
-    part = Evaluation.from_records(
-        [r for r in opt.evaluation.records if r.variant in (a, b) and r.task in names],
-        tasks=opt.validation,
-        seed=opt.seed,
-    )
-    part.descriptions = {v: opt.evaluation.descriptions[v] for v in (a, b)}
-    return part
-
-
 def _step(opt: Optimisation, event: str, reason: str, **fields: Any) -> dict[str, Any]:
     row = {
         "step": len(opt.steps) + 1,
@@ -159,7 +147,8 @@ async def search(opt: Optimisation) -> None:
         batch_cost = min(opt.minibatch, len(opt.train)) * opt.repeats
         if left(opt) < batch_cost:
             opt.stop_reason = (
-                f"budget spent: {left(opt)} metric calls left, a minibatch costs {batch_cost}"
+                f"budget spent: {counted(left(opt), 'metric call')} left, a minibatch costs "
+                f"{batch_cost}"
             )
             return
         if idle >= opt.patience:
@@ -169,8 +158,8 @@ async def search(opt: Optimisation) -> None:
             if all(r.startswith(broken) for r in last):
                 why = f"never answered usefully: {last[-1].removeprefix('the proposer ')}"
             opt.stop_reason = (
-                f"nothing new in {idle} steps in a row (patience={opt.patience}): the proposer "
-                + why
+                f"nothing new in {counted(idle, 'step')} in a row (patience={opt.patience}): "
+                "the proposer " + why
             )
             return
         pool = [c for c in opt.candidates if c.status in ("seed", "pool", "promoted", "held")]
@@ -265,17 +254,35 @@ async def _decide(
         _decided(opt, child, "pool", why)
         _step(opt, "pool", why, metric_calls=opt.metric_calls - spent, **step)
         return
-    await run(opt, child, list(opt.validation))
-    comparison = validation_evaluation(opt, incumbent.id, child.id).compare(
-        incumbent.id, child.id, alpha=opt.alpha
-    )
-    gate = child.gate = decide(comparison, opt.gate)
+    try:
+        await run(opt, child, list(opt.validation))
+    except asyncio.CancelledError:  # a Stop: gate it if every validation run had finished
+        _score(opt, child)
+        if child.validation is not None:
+            _gate(opt, incumbent, child, step, spent, "; decided after the stop, from its runs")
+        raise  # else it stays 'running', marked 'stopped' when the run ends
+    _gate(opt, incumbent, child, step, spent)
+
+
+def _gate(
+    opt: Optimisation,
+    incumbent: Candidate,
+    child: Candidate,
+    step: dict[str, Any],
+    spent: int,
+    note: str = "",
+) -> None:
+    """Step 6: the gate on the validation runs ``child`` has (all of them), no new run."""
+    gate = child.gate = decide(compare(opt, incumbent.id, child.id), opt.gate)
     step.update(validation=child.validation, p=gate["p"])
     if gate["promoted"]:
         opt.best_id = child.id
-        why = f"promoted over {incumbent.id}: {gate['verdict']}"
+        why = f"promoted over {incumbent.id}: {gate['verdict']}{note}"
         _decided(opt, child, "promoted", why)
     else:
-        why = f"held, not promoted over {incumbent.id} ({gate['rule']} not met): {gate['verdict']}"
+        why = (
+            f"held, not promoted over {incumbent.id} ({gate['rule']} not met): "
+            f"{gate['verdict']}{note}"
+        )
         _decided(opt, child, "held", why)
     _step(opt, child.status, why, metric_calls=opt.metric_calls - spent, **step)

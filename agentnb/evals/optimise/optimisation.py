@@ -13,8 +13,9 @@ Subscribers (the live view, the terminal progress line) hear ``(kind, data)`` ev
 ``"run"`` (a metric call finished), ``"proposal"`` (a proposer's rationale, as soon as it
 came), ``"candidate"`` (a candidate was added or changed status), ``"step"`` (a step of the
 history) and ``"end"`` (the reason it stopped). ``cancel()`` (the view's Stop) stops the run:
-runs in flight are dropped, the candidate being decided is marked ``stopped``, and the
-incumbent stays what the gate last proved.
+runs in flight are dropped, the candidate being decided is marked ``stopped`` (unless every
+validation run its gate needs had finished: then the gate decides it from those, with no new
+run), and the incumbent stays what the gate last proved.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from ..cost import PRICES, Metered
 from ..evaluation import Evaluation
 from ..tasks import TaskSet
 from .candidate import Candidate
+from .proposer import off_loop
+from .wording import counted
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,7 +80,8 @@ class Optimisation:
         self.base = agent
         self.train = train
         self.validation = validation
-        self.proposer = Metered(proposer) if proposer is not None else None
+        # a sync function model runs in a thread: one that blocks never holds the loop
+        self.proposer = Metered(off_loop(proposer)) if proposer is not None else None
         self.budget, self.minibatch, self.repeats = budget, minibatch, repeats
         self.alpha, self.gate, self.seed, self.patience = alpha, gate, seed, patience
         self.concurrency, self.timeout, self.cache = concurrency, timeout, cache
@@ -148,7 +152,9 @@ class Optimisation:
             return
         self.stop_reason = self.stop_reason or reason
         if self.cancelled:
-            self.stop_reason = f"stopped by request after {self.metric_calls} metric calls"
+            self.stop_reason = (
+                f"stopped by request after {counted(self.metric_calls, 'metric call')}"
+            )
         for c in self.candidates:  # one being decided when it ended
             if c.status == "running":
                 c.status, c.reason = "stopped", f"stopped before it was decided: {self.stop_reason}"
@@ -301,7 +307,7 @@ class Optimisation:
         )
         return (
             f"<Optimisation {state}: {self.metric_calls}/{self.budget} metric calls, "
-            f"{len(self.candidates)} candidates{val}>"
+            f"{counted(len(self.candidates), 'candidate')}{val}>"
         )
 
     # -- files ----------------------------------------------------------------------------

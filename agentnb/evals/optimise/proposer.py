@@ -17,17 +17,26 @@ says so and shows the reply; it costs no metric call.
 The proposer's calls are metered apart from the task runs (:class:`~agentnb.evals.cost.Metered`):
 its calls, tokens and spend are the optimisation's ``proposer_*`` figures, never metric calls.
 The stand-in proposer (``an.travel.TravelModel().proposer()``) reads the same request.
+
+A :class:`~agentnb.models.FunctionModel` proposer whose function is sync is called in a worker
+thread (:class:`InThread`), as agentnb runs sync tools and checks: a function that blocks holds
+its own thread, never the event loop, so the ``timeout`` still ends the wait (and says so), and
+the live view and Stop stay responsive. Other models are awaited as they are.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import re
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ...models.base import ModelRequest
+from ...models import FunctionModel
+from ...models.base import ModelRequest, ModelResponse
+from ...runtime.tool_work import in_thread
 from ..batches import batches
 from .candidate import Texts
 
@@ -40,10 +49,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REFLECT",
+    "InThread",
     "Proposal",
     "Reflection",
     "ask",
     "failure",
+    "off_loop",
     "parse_reply",
     "reflection_request",
 ]
@@ -129,6 +140,11 @@ def reflection_request(reflection: Reflection) -> ModelRequest:
     return ModelRequest([{"role": "system", "content": REFLECT}, {"role": "user", "content": body}])
 
 
+def _shown(value: Any) -> str:
+    """A wrong value as the history shows it: its JSON, shortened."""
+    return _short(json.dumps(value, ensure_ascii=False), 60)
+
+
 _FENCE = re.compile(r"```[a-zA-Z]*\n(.*?)```", re.S)
 
 
@@ -148,32 +164,43 @@ def _objects(text: str) -> list[dict[str, Any]]:
 
 def parse_reply(reply: str, current: Texts) -> Proposal:
     """The new texts a reply proposes (see the module docstring)."""
-    ignored = []
     for obj in _objects(reply):
         if not {"instructions", "tools"} & obj.keys():
             continue
         rationale = str(obj.get("rationale") or "").strip()
+        ignored: list[str] = []
         instructions = obj.get("instructions")
-        if not isinstance(instructions, str) or not instructions.strip():
-            if instructions is not None:
-                ignored.append("empty instructions (kept the current ones)")
+        if instructions is None:
+            instructions = current.instructions
+        elif not isinstance(instructions, str):
+            ignored.append(f"its instructions are not text ({_shown(instructions)})")
+            instructions = current.instructions
+        elif not instructions.strip():
+            ignored.append("its instructions are empty")
             instructions = current.instructions
         tools = dict(current.tools)
-        proposed = obj.get("tools") or {}
-        if not isinstance(proposed, dict):
-            ignored.append(f"tools is not an object: {proposed!r:.80}")
+        proposed = obj.get("tools")
+        if proposed is None:
+            proposed = {}
+        elif not isinstance(proposed, dict):
+            ignored.append(f"its tools are not an object of descriptions ({_shown(proposed)})")
             proposed = {}
         for name, text in proposed.items():
             if name not in tools:
-                ignored.append(f"a description for an unknown tool {name!r}")
-            elif not isinstance(text, str) or not text.strip():
-                ignored.append(f"an empty description for {name!r} (kept the current one)")
+                known = ", ".join(repr(t) for t in tools) or "none"
+                ignored.append(f"it describes an unknown tool {name!r} (the tools: {known})")
+            elif not isinstance(text, str):
+                ignored.append(f"its description of {name!r} is not text ({_shown(text)})")
+            elif not text.strip():
+                ignored.append(f"its description of {name!r} is empty")
             else:
                 tools[name] = text.strip()
         texts = Texts(instructions.strip(), tools)
         if texts.key() == current.key():
-            return Proposal(None, rationale, "the reply changes nothing", reply)
-        return Proposal(texts, rationale, "; ".join(f"ignored {i}" for i in ignored), reply)
+            why = f": {'; '.join(ignored)}" if ignored else ""
+            return Proposal(None, rationale, f"the reply changes nothing{why}", reply)
+        unused = f"ignored what it could not use: {'; '.join(ignored)}" if ignored else ""
+        return Proposal(texts, rationale, unused, reply)
     for obj in _objects(reply):  # an answer that proposes nothing, and says why
         if isinstance(obj.get("rationale"), str) and obj["rationale"].strip():
             why = obj["rationale"].strip()
@@ -192,6 +219,42 @@ def parse_reply(reply: str, current: Texts) -> Proposal:
         "the reply holds no JSON object with instructions or tools, and no code block",
         reply,
     )
+
+
+class InThread:
+    """``model`` (a FunctionModel with a sync function) with each ``complete`` run in a worker
+    thread, on an event loop of its own. Waiting for it can be given up (a timeout, Stop): the
+    thread is left to finish alone and its late reply is dropped."""
+
+    def __init__(self, model: FunctionModel) -> None:
+        self.model = model
+        self.name = model.name
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "model":
+            raise AttributeError(name)
+        return getattr(self.model, name)
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        reply: ModelResponse = await in_thread(
+            partial(asyncio.run, self.model.complete(request)), _same
+        )
+        return reply
+
+    def __repr__(self) -> str:
+        return f"<{self.model!r} in a worker thread>"
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def off_loop(model: Any) -> Any:
+    """The proposer as the optimiser calls it: a FunctionModel with a sync function in a
+    worker thread (:class:`InThread`), any other model as it is."""
+    if isinstance(model, FunctionModel) and not inspect.iscoroutinefunction(model.fn):
+        return InThread(model)
+    return model
 
 
 async def ask(opt: Optimisation, parent: Candidate, batch: list[Task]) -> Proposal | None:

@@ -22,6 +22,7 @@ from .candidate import Candidate, Texts
 from .gate import check
 from .loop import search
 from .optimisation import Optimisation
+from .wording import counted
 
 if TYPE_CHECKING:
     from ...agent import Agent
@@ -236,7 +237,8 @@ class Progress:
         )
         line = (
             f"\roptimize [{bar}] {opt.metric_calls}/{opt.budget} metric calls · "
-            f"{len(opt.candidates)} candidates{val} · proposer {opt.proposer_calls} calls"
+            f"{counted(len(opt.candidates), 'candidate')}{val} · proposer "
+            f"{counted(opt.proposer_calls, 'call')}"
         )
         end = kind == "end"
         sys.stderr.write(line + (f"\n{data}\n" if end else ""))

@@ -6,13 +6,14 @@ import math
 from typing import TYPE_CHECKING
 
 from ..cost import money
+from .wording import counted
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from .optimisation import Optimisation
 
-__all__ = ["STEP_COLUMNS", "candidates_frame", "history", "summary"]
+__all__ = ["STEP_COLUMNS", "candidates_frame", "gated", "history", "summary"]
 
 STEP_COLUMNS = [
     "step",
@@ -61,13 +62,39 @@ def candidates_frame(opt: Optimisation) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("candidate") if rows else pd.DataFrame()
 
 
+def gated(opt: Optimisation) -> str:
+    """How many candidates the gate tested, and what that bounds: each gate is one test at
+    α on the same validation tasks, so the chance that some promotion is no better than what
+    it replaced is at most gated × α (Bonferroni)."""
+    k, alpha = opt.gated, opt.alpha
+    if k == 0:
+        return "none gated, so none promoted"
+    if k == 1:
+        return (
+            f"1 gated, a test at α = {alpha:g}: at most a {_pct(alpha)} chance that a promotion "
+            "is no better than what it replaced"
+        )
+    bound = k * alpha
+    if bound >= 1:
+        return (
+            f"{k} gated, each a test at α = {alpha:g}: {k} × {alpha:g} ≥ 1 bounds nothing (a "
+            "lower alpha bounds the chance that a promotion is no better)"
+        )
+    return (
+        f"{k} gated, each a test at α = {alpha:g}: at most a {_pct(bound)} chance ({k} × "
+        f"{alpha:g}) that any promotion is no better than what it replaced"
+    )
+
+
+def _pct(share: float) -> str:
+    return f"{share * 100:.3g}%"
+
+
 def summary(opt: Optimisation) -> str:
     seed, best = (opt.candidates[0] if opt.candidates else None), opt.best
     lines = [
         f"optimisation: {opt.stop_reason or 'running'}; {opt.metric_calls}/{opt.budget} metric "
-        f"calls, {len(opt.candidates)} candidates, {opt.gated} gated (at most "
-        f"{opt.family_error:.0%} chance that a promotion is not better: {opt.gated} gated × α "
-        f"{opt.alpha:g})",
+        f"calls, {counted(len(opt.candidates), 'candidate')}, {gated(opt)}",
     ]
     if seed is not None and seed.validation is not None and best.validation is not None:
         lines.append(
@@ -82,8 +109,8 @@ def summary(opt: Optimisation) -> str:
             lines.append(f"held back: {held.id} (validation {held.validation:.0%}): {verdict}")
     p, c = opt.proposer_tokens
     lines.append(
-        f"task runs spent {money(opt.spend)}; the proposer {opt.proposer_calls} calls, "
-        f"{p + c} tokens, {money(opt.proposer_spend)} (apart, not metric calls)"
+        f"task runs spent {money(opt.spend)}; the proposer {counted(opt.proposer_calls, 'call')}, "
+        f"{counted(p + c, 'token')}, {money(opt.proposer_spend)} (apart, not metric calls)"
     )
     for w in opt.warnings:
         lines.append(f"warning: {w}")
