@@ -50,6 +50,16 @@ async def test_a_weak_prompt_improves_on_held_out_tasks_within_150_metric_calls(
     # the proposer is metered apart: no metric call, a price of 0 (the stand-in)
     assert opt.proposer_calls >= 2 and opt.proposer_spend == 0.0
     assert opt.spend == 0.0 and "apart, not metric calls" in opt.summary()
+    # the comparison the gate read, public: the held-out runs of both, paired
+    read = opt.compare("c0", best.id)
+    assert (read.wins, read.losses, read.mcnemar_p) == (
+        best.gate["wins"],
+        best.gate["losses"],
+        best.gate["p"],
+    )
+    assert read.pairs == len(opt.validation.names) * opt.repeats
+    with pytest.raises(KeyError, match="no candidate 'c99'"):
+        opt.compare("c0", "c99")
 
 
 async def test_one_seed_reproduces_the_whole_run():

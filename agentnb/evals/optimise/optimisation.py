@@ -31,6 +31,7 @@ from ...errors import ConfigurationError
 from ..cost import PRICES, Metered
 from ..evaluation import Evaluation
 from ..tasks import TaskSet
+from . import gate
 from .candidate import Candidate
 from .proposer import off_loop
 from .wording import counted
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ...agent import Agent
+    from ..comparison import Comparison
 
 __all__ = ["Optimisation"]
 
@@ -227,6 +229,14 @@ class Optimisation:
         if other is None:
             return {}
         return self.candidate(other).texts.diff(mine.texts)
+
+    def compare(self, incumbent: str, candidate: str) -> Comparison:
+        """The paired comparison the gate reads for ``candidate`` against ``incumbent``: their
+        runs on the validation tasks only, at the optimisation's ``alpha`` (``.verdict``,
+        ``.mcnemar_p``, the wins and losses: everything of ``ev.compare``)."""
+        for cid in (incumbent, candidate):
+            self.candidate(cid)  # an unknown id is refused by name
+        return gate.compare(self, incumbent, candidate)
 
     @property
     def gated(self) -> int:
