@@ -8,15 +8,19 @@ reinstall) plus nbmake to run the notebooks; uv makes a rebuild take seconds.
 
 ``executed(name)`` runs a notebook there once per test session — a copy in a temporary
 folder, so the outputs never touch the committed file — and returns nbmake's exit status,
-its report and the executed notebook, for the tests that read what a notebook printed.
+its report and the executed notebook, for the tests that read what a notebook printed. The
+first call starts every notebook, two at a time (one kernel a core: each notebook has its own
+folder, kernel and files, and binds no fixed port), in the order the tests ask for them.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,16 +69,33 @@ def _run(lab_python: Path, folder: Path, name: str) -> Executed:
     return Executed(name, done.returncode, done.stdout[-6000:], notebook)
 
 
+#: Notebooks run at once (AGENTNB_NOTEBOOK_WORKERS overrides: 1 runs them one by one).
+WORKERS = int(os.environ.get("AGENTNB_NOTEBOOK_WORKERS", min(2, os.cpu_count() or 1)))
+
+
 @pytest.fixture(scope="session")
 def executed(
-    lab_python: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Callable[[str], Executed]:
-    """``executed("09_concurrency.ipynb")``: the notebook run once in the lab env, cached."""
-    runs: dict[str, Executed] = {}
+    lab_python: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Callable[[str], Executed]]:
+    """``executed("09_concurrency.ipynb")``: the notebook run once in the lab env, cached.
+    The first call starts every notebook this session's tests name (``WORKERS`` at a time),
+    in the order they will ask for them."""
+    runs: dict[str, Future[Executed]] = {}
+    pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="notebook")
+    named = [getattr(item, "callspec", None) for item in request.session.items]
+    wanted = [c.params["notebook"] for c in named if c is not None and "notebook" in c.params]
 
-    def run(name: str) -> Executed:
+    def start(name: str) -> Future[Executed]:
         if name not in runs:
-            runs[name] = _run(lab_python, tmp_path_factory.mktemp(Path(name).stem), name)
+            folder = tmp_path_factory.mktemp(Path(name).stem)
+            runs[name] = pool.submit(_run, lab_python, folder, name)
         return runs[name]
 
-    return run
+    def run(name: str) -> Executed:
+        if not runs:
+            for each in [name, *wanted]:
+                start(each)
+        return start(name).result()
+
+    yield run
+    pool.shutdown(cancel_futures=True)
