@@ -84,14 +84,16 @@ postgres:
 	fi
 
 # The real-browser tier: JupyterLab + Debian's chromium driven by playwright (never
-# `playwright install`: it downloads). fonts-noto-cjk, or Chinese renders as boxes.
+# `playwright install`: it downloads). fonts-noto-cjk, or Chinese renders as boxes. Two
+# workers, a JupyterLab and a Chromium each, a test file per worker (its notebook and page
+# stay together): 205 s -> 136 s here, much of a browser test being waits.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 test-browser: dev
 	@if [ ! -x /usr/bin/chromium ] || ! dpkg -s fonts-noto-cjk >/dev/null 2>&1; then \
 	  $(SUDO) apt-get update && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-noto-cjk; \
 	fi
-	$(BIN)/python -m pytest tests/browser --timeout=600
+	$(BIN)/python -m pytest tests/browser --timeout=600 -n 2 --dist loadfile
 
 # Every notebook, with nbmake, in the environment `make lab` creates (no `dev`, no `local`:
 # a venv of `.[notebooks]` under ~/.cache/agentnb/lab-env, rebuilt when pyproject.toml changes).

@@ -1,4 +1,5 @@
-"""The real-browser tier: one JupyterLab server and one Chromium for the whole session.
+"""The real-browser tier: one JupyterLab server and one Chromium for the whole session (for
+each worker: `make test-browser` runs two, a test file on one worker; free ports, own folders).
 
 Skipped (with the reason) when Chromium or the playwright package is missing: `make test`
 installs both (`make test-browser`), a plain `pytest tests` on a bare machine does not.
