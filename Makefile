@@ -75,7 +75,7 @@ test-unit: postgres
 PLAIN_TESTS := tests/test_fast.py tests/test_messages.py tests/runtime tests/tools tests/models \
   tests/session tests/storage tests/context
 test-plain: dev
-	AGENTNB_PLAIN=1 $(BIN)/python -m pytest $(PLAIN_TESTS) --timeout=300 -p no:randomly
+	AGENTNB_PLAIN=1 $(BIN)/python -m pytest $(PLAIN_TESTS) --timeout=300 -p no:randomly -n auto
 
 postgres:
 	@if [ ! -x /usr/lib/postgresql/15/bin/initdb ]; then \
