@@ -103,7 +103,7 @@ def plan(
     numeric = isinstance(difference, int | float) and not isinstance(difference, bool)
     if not numeric or not 0 < abs(difference) <= 1:
         raise ConfigurationError(
-            "difference must be a change of success rate between -1 and 1, not 0 (0.10 = ten "
+            "difference must be a change of success rate between -1 and 1 other than 0 (0.10 = ten "
             f"points), not {difference!r}"
         )
     if discordant is None and baseline is None:

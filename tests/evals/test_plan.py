@@ -87,7 +87,7 @@ def test_a_difference_of_the_whole_range_is_planned_and_others_refused_in_words(
         assert (p.pairs, p.discordant) == (6, 1.0)
         assert st.mcnemar_power(5, 1.0, 1.0) < 0.8 <= st.mcnemar_power(6, 1.0, 1.0)
     for bad in (0, 0.0, 1.5, -2, True, "0.1", None):
-        with pytest.raises(ConfigurationError, match="between -1 and 1, not 0"):
+        with pytest.raises(ConfigurationError, match="between -1 and 1 other than 0"):
             an.evals.plan(bad, baseline=0.2)
 
 
