@@ -11,7 +11,8 @@ shows the metric calls spent; at the end the summary, the history and the incumb
 are printed, and ``--best`` writes them as JSON (``{"instructions", "tools"}``).
 
 Exit status: 0 when it ran (``--require-improvement``: 0 only if a candidate was promoted,
-else 1); 2 on a usage error.
+else 1); 2 on a usage error (a path, a spec, a setting); 3 when it crashed (the optimiser
+failed: ``--save`` is still written first, with everything decided before the failure).
 """
 
 from __future__ import annotations
@@ -114,13 +115,17 @@ async def run(tasks: Any, agent: Any, proposer: Any, args: argparse.Namespace) -
             return 2
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
+    if args.save:  # first: whatever happens next, the run is kept
+        opt.save(args.save)
+    if opt.error is not None:
+        kept = f"; what it decided before is in {str(args.save)!r}" if args.save else ""
+        print(f"agentnb optimize: the optimiser failed: {opt.stop_reason}{kept}", file=sys.stderr)
+        return 3
     print(opt.summary())
     shown = opt.history[["step", "event", "parent", "candidate", "calls_used", "reason"]]
     print(shown.to_string(index=False, max_colwidth=90))
     best = opt.best
     print(f"\nthe incumbent {best.id}'s instructions:\n{best.texts.instructions}")
-    if args.save:
-        opt.save(args.save)
     if args.best:
         args.best.write_text(_json.dumps(best.texts.to_dict(), indent=1) + "\n", encoding="utf-8")
     if args.json:
