@@ -39,6 +39,10 @@ from .rules import RuleTable, rule_table
 from .slips import MISBEHAVIOURS, roll
 from .understood import Understood
 
+#: The lookups that need a day: a request for any of them gets the assumed day when the
+#: instructions say to assume one (missing="assume"), the weather alone included.
+DATED = ("flights", "hotels", "weather")
+
 __all__ = ["MISBEHAVIOURS", "TravelModel"]
 
 
@@ -202,7 +206,7 @@ class TravelModel(Model):
             explain_question(turn, why, asked[0])
             return asked[1], []
         assumed = ""
-        if policy.missing == "assume" and not req.date and {"flights", "hotels"} & set(req.wants):
+        if policy.missing == "assume" and not req.date and set(DATED) & set(req.wants):
             assumed = policy.assumed_day or ("明天" if req.language == "zh" else "tomorrow")
             req.date = shown.date = assumed
             why.add("missing", "r_assume", day=assumed)
