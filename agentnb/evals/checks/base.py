@@ -6,10 +6,14 @@ as ``{"check": name, **arguments}``. A callable is written as its import path
 (``"module:function"``) when it can be imported back; a function defined in a notebook (or a
 closure) is written **by its source** (:mod:`.source`), with the values it closes over and
 the modules it uses, when those are plain data. A check that can be kept neither way (a
-lambda, a closure over an object) makes the write refuse, naming it. Reading a file never
-runs what it names unless asked: a source check runs only with ``trust=True`` (else it is
-kept as a placeholder that says how to re-attach it), and an import path must name a Python
-function outside the standard library (``sys:exit`` is refused).
+lambda, a closure over an object) makes the write refuse, naming it. Reading a file imports
+and runs nothing it names unless asked (``trust=True``): a source check is kept as a
+placeholder that says how to re-attach it, and an import path is resolved only in a module
+already imported (its attribute read statically: no module ``__getattr__`` runs), else it is
+such a placeholder too (naming the module to import first). An import path must name a
+Python function outside the standard library (``sys:exit`` is refused, also with trust).
+A placeholder fails its own check when run (the run is an ``error`` naming it); the rest of
+the file loads.
 Each check gives a :class:`CheckResult` ``(name, passed, reason)``, recorded per run.
 """
 
@@ -39,9 +43,11 @@ __all__ = [
     "CheckResult",
     "Evidence",
     "FunctionCheck",
+    "NotImported",
     "as_check",
     "check_from_dict",
     "imported",
+    "placeholder",
     "run_check",
     "strings",
 ]
@@ -157,6 +163,9 @@ class FunctionCheck(Check):
         return f"{module}:{qualname}"
 
     def to_dict(self) -> dict[str, Any]:
+        saved = getattr(self.fn, "saved", None)
+        if saved:  # a check a file named and that was not loaded: written back as it came
+            return dict(saved)
         ref = self.ref
         if ref is not None and not ref.startswith("__main__:"):
             return {"check": self.kind, "ref": ref}
@@ -191,10 +200,12 @@ def as_check(value: Any) -> Check:
     )
 
 
-def imported(ref: str) -> Callable[..., Any]:
-    """The Python function a ``"module:qualname"`` path names, imported. Refused (a
-    ConfigurationError, nothing imported): a module of the standard library, and anything
-    that is not a function written in Python (``sys:exit``, ``os:system``, a class)."""
+def imported(ref: str, *, trust: bool = False) -> Callable[..., Any]:
+    """The Python function a ``"module:qualname"`` path names. Refused (a ConfigurationError,
+    nothing imported): a module of the standard library, and anything that is not a function
+    written in Python (``sys:exit``, ``os:system``, a class). Without ``trust`` nothing is
+    imported or called: the module must be imported already (:class:`NotImported` else),
+    and the name is read statically (a module's ``__getattr__`` never runs)."""
     module, _, qualname = ref.partition(":")
     top = module.split(".")[0]
     if not module or not qualname or top in sys.stdlib_module_names or top == "builtins":
@@ -203,9 +214,16 @@ def imported(ref: str) -> Callable[..., Any]:
             "(module:function), never one of the standard library"
         )
     try:
-        target: Any = importlib.import_module(module)
+        if trust:
+            target: Any = importlib.import_module(module)
+        elif module in sys.modules:
+            target = sys.modules[module]
+        else:
+            raise NotImported(ref, module)
         for part in qualname.split("."):
-            target = getattr(target, part)
+            target = getattr(target, part) if trust else inspect.getattr_static(target, part)
+        if isinstance(target, staticmethod):
+            target = target.__func__
     except (ImportError, AttributeError, ValueError) as exc:
         why = f"check {ref!r} cannot be imported: {exc}"
         if module == "__main__":
@@ -218,6 +236,33 @@ def imported(ref: str) -> Callable[..., Any]:
     return target
 
 
+class NotImported(ConfigurationError):
+    """A check's import path names a module not imported, and reading a file imports
+    nothing unless asked (``trust=True``)."""
+
+    def __init__(self, ref: str, module: str) -> None:
+        super().__init__(
+            f"check {ref!r} was not loaded: its module {module!r} is not imported, and reading "
+            f"a file imports nothing unless asked. Import {module} before loading, load with "
+            "trust=True, or re-attach the function with tasks.attach({name: fn})"
+        )
+        self.ref, self.module = ref, module
+
+
+def placeholder(name: str, why: str, record: dict[str, Any] | None = None) -> Callable[..., Any]:
+    """A function named ``name`` standing for a check (or a hook) a file named but that was
+    not loaded: calling it raises ``why``, so that check (that run) fails, not the file.
+    Saved again, it writes ``record`` (what the file said) back as it was."""
+
+    def unloaded(*args: Any, **kwargs: Any) -> Any:
+        raise ConfigurationError(why)
+
+    unloaded.__name__ = unloaded.__qualname__ = name
+    unloaded.unkept = True  # type: ignore[attr-defined]
+    unloaded.saved = dict(record or {})  # type: ignore[attr-defined]
+    return unloaded
+
+
 def check_from_dict(
     record: dict[str, Any], *, judge_model: Any = None, trust: bool = False
 ) -> Check:
@@ -227,7 +272,12 @@ def check_from_dict(
     if kind == "function":
         if "source" in record:
             return FunctionCheck(from_source(record, trust=trust))
-        return FunctionCheck(imported(str(record.get("ref", ""))))
+        ref = str(record.get("ref", ""))
+        try:
+            return FunctionCheck(imported(ref, trust=trust))
+        except NotImported as exc:  # the check fails when run, saying why; the file loads
+            name = ref.rpartition(":")[2].rpartition(".")[2]
+            return FunctionCheck(placeholder(name, str(exc), {"check": "function", "ref": ref}))
     cls = Check.registry.get(str(kind))
     if cls is None:
         known = ", ".join(sorted(Check.registry))

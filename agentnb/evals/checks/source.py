@@ -14,11 +14,15 @@ kept faithfully: :func:`by_source` raises, naming the check and the name it cann
 
 Reading such a check back executes code from a file, so it happens only when asked
 (``trust=True``); otherwise the check is a placeholder that fails with the way to re-attach it
-(``tasks.attach({name: fn})``, or loading with ``trust=True``).
+(``tasks.attach({name: fn})``, or loading with ``trust=True``). A function is loaded under the
+name its ``def`` binds, whatever ``__name__`` says (``check.__name__ = f"booked_{room}"`` in a
+factory), and keeps its ``__name__``; one that cannot be loaded (it raises while defined, a
+module it needs is missing) is a placeholder that fails its own check, not the file.
 """
 
 from __future__ import annotations
 
+import ast
 import builtins
 import importlib
 import inspect
@@ -70,7 +74,7 @@ def by_source(fn: Callable[..., Any], _seen: set[str] | None = None) -> dict[str
         source = textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError) as exc:
         raise _refuse(name, f"its source is not available ({exc})") from None
-    seen = (_seen or set()) | {name}
+    seen = (_seen or set()) | {name, fn.__code__.co_name}
     closure: dict[str, Any] = {}
     for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True):
         value = cell.cell_contents
@@ -95,24 +99,42 @@ def by_source(fn: Callable[..., Any], _seen: set[str] | None = None) -> dict[str
     return {"name": name, "source": source, "closure": closure, "globals": needed}
 
 
-def _unkept(name: str) -> Callable[..., Any]:
-    def unkept(*args: Any) -> Any:
-        raise ConfigurationError(
-            f"check {name!r} was saved by its source and not run (reading a file runs no "
-            "code unless asked): load with trust=True, or re-attach it with "
-            f"tasks.attach({{{name!r}: {name}}})"
-        )
+def _unkept(name: str, record: dict[str, Any]) -> Callable[..., Any]:
+    from .base import placeholder
 
-    unkept.__name__ = unkept.__qualname__ = name
-    unkept.unkept = True  # type: ignore[attr-defined]
-    return unkept
+    return placeholder(
+        name,
+        f"check {name!r} was saved by its source and not run (reading a file runs no "
+        "code unless asked): load with trust=True, or re-attach it with "
+        f"tasks.attach({{{name!r}: {name}}})",
+        {"check": "function", **record},
+    )
+
+
+def _binds(code: str, name: str) -> str:
+    """The name the source's ``def`` binds (``__name__`` may have been set by hand)."""
+    for node in ast.parse(code).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            return node.name
+    return name
 
 
 def from_source(record: dict[str, Any], *, trust: bool) -> Callable[..., Any]:
-    """The function :func:`by_source` wrote, or a placeholder unless ``trust`` is True."""
+    """The function :func:`by_source` wrote, or a placeholder unless ``trust`` is True (or
+    when it cannot be loaded: the placeholder says why, and fails its own check)."""
     name = str(record.get("name") or "check")
     if not trust:
-        return _unkept(name)
+        return _unkept(name, record)
+    try:
+        return _load(record, name)
+    except Exception as exc:  # this check fails, saying why; the file still loads
+        from .base import placeholder
+
+        why = f"saved check {name!r} could not be loaded: {type(exc).__name__}: {exc}"
+        return placeholder(name, why, {"check": "function", **record})
+
+
+def _load(record: dict[str, Any], name: str) -> Callable[..., Any]:
     namespace: dict[str, Any] = {"__builtins__": builtins, "__name__": "agentnb_saved_check"}
     for var, how in (record.get("globals") or {}).items():
         if "module" in how:
@@ -122,16 +144,18 @@ def from_source(record: dict[str, Any], *, trust: bool) -> Callable[..., Any]:
         elif "ref" in how:
             from .base import imported
 
-            namespace[var] = imported(how["ref"])
+            namespace[var] = imported(how["ref"], trust=True)
         else:
             namespace[var] = from_source(how["source"], trust=True)
     code = record["source"]
+    binds = _binds(code, name)
     closure = record.get("closure") or {}
     if closure:  # rebuild the cells: the function inside a factory taking its free variables
         body = textwrap.indent(code, "    ")
-        code = f"def __agentnb_factory({', '.join(closure)}):\n{body}\n    return {name}\n"
+        code = f"def __agentnb_factory({', '.join(closure)}):\n{body}\n    return {binds}\n"
     exec(compile(code, f"<saved check {name}>", "exec"), namespace)
-    fn = namespace["__agentnb_factory"](**closure) if closure else namespace[name]
+    fn = namespace["__agentnb_factory"](**closure) if closure else namespace.get(binds)
     if not callable(fn):
-        raise ConfigurationError(f"saved check {name!r} does not define a function {name}")
+        raise ConfigurationError(f"saved check {name!r} does not define a function {binds}")
+    fn.__name__ = name  # what results call it, as when it was saved
     return fn  # type: ignore[no-any-return]
