@@ -21,10 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import importlib
 import inspect
-import sys
-import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, partial
@@ -33,6 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 from ...errors import ConfigurationError
 from ...runtime.tool_work import bounded, in_thread
 from ..batches import PairedCall, batches
+from .refs import imported, not_imported, placeholder
 from .source import by_source, from_source
 
 if TYPE_CHECKING:
@@ -43,11 +41,9 @@ __all__ = [
     "CheckResult",
     "Evidence",
     "FunctionCheck",
-    "NotImported",
     "as_check",
     "check_from_dict",
     "imported",
-    "placeholder",
     "run_check",
     "strings",
 ]
@@ -200,69 +196,6 @@ def as_check(value: Any) -> Check:
     )
 
 
-def imported(ref: str, *, trust: bool = False) -> Callable[..., Any]:
-    """The Python function a ``"module:qualname"`` path names. Refused (a ConfigurationError,
-    nothing imported): a module of the standard library, and anything that is not a function
-    written in Python (``sys:exit``, ``os:system``, a class). Without ``trust`` nothing is
-    imported or called: the module must be imported already (:class:`NotImported` else),
-    and the name is read statically (a module's ``__getattr__`` never runs)."""
-    module, _, qualname = ref.partition(":")
-    top = module.split(".")[0]
-    if not module or not qualname or top in sys.stdlib_module_names or top == "builtins":
-        raise ConfigurationError(
-            f"check {ref!r} is not loaded: a check is a function of your own module "
-            "(module:function), never one of the standard library"
-        )
-    try:
-        if trust:
-            target: Any = importlib.import_module(module)
-        elif module in sys.modules:
-            target = sys.modules[module]
-        else:
-            raise NotImported(ref, module)
-        for part in qualname.split("."):
-            target = getattr(target, part) if trust else inspect.getattr_static(target, part)
-        if isinstance(target, staticmethod):
-            target = target.__func__
-    except (ImportError, AttributeError, ValueError) as exc:
-        why = f"check {ref!r} cannot be imported: {exc}"
-        if module == "__main__":
-            why += " (a function of a notebook or script: save it again, it is kept by source)"
-        raise ConfigurationError(why) from None
-    if not isinstance(target, types.FunctionType):
-        raise ConfigurationError(
-            f"check {ref!r} is not loaded: it names a {type(target).__name__}, not a function"
-        )
-    return target
-
-
-class NotImported(ConfigurationError):
-    """A check's import path names a module not imported, and reading a file imports
-    nothing unless asked (``trust=True``)."""
-
-    def __init__(self, ref: str, module: str) -> None:
-        super().__init__(
-            f"check {ref!r} was not loaded: its module {module!r} is not imported, and reading "
-            f"a file imports nothing unless asked. Import {module} before loading, load with "
-            "trust=True, or re-attach the function with tasks.attach({name: fn})"
-        )
-        self.ref, self.module = ref, module
-
-
-def placeholder(name: str, why: str, record: dict[str, Any] | None = None) -> Callable[..., Any]:
-    """A function named ``name`` standing for a check (or a hook) a file named but that was
-    not loaded: calling it raises ``why``, so that check (that run) fails, not the file.
-    Saved again, it writes ``record`` (what the file said) back as it was."""
-
-    def unloaded(*args: Any, **kwargs: Any) -> Any:
-        raise ConfigurationError(why)
-
-    unloaded.__name__ = unloaded.__qualname__ = name
-    unloaded.unkept = True  # type: ignore[attr-defined]
-    unloaded.saved = dict(record or {})  # type: ignore[attr-defined]
-    return unloaded
-
-
 def check_from_dict(
     record: dict[str, Any], *, judge_model: Any = None, trust: bool = False
 ) -> Check:
@@ -273,11 +206,11 @@ def check_from_dict(
         if "source" in record:
             return FunctionCheck(from_source(record, trust=trust))
         ref = str(record.get("ref", ""))
-        try:
-            return FunctionCheck(imported(ref, trust=trust))
-        except NotImported as exc:  # the check fails when run, saying why; the file loads
+        why = not_imported(ref, trust=trust)
+        if why:  # the check fails when run, saying why; the file loads
             name = ref.rpartition(":")[2].rpartition(".")[2]
-            return FunctionCheck(placeholder(name, str(exc), {"check": "function", "ref": ref}))
+            return FunctionCheck(placeholder(name, why, {"check": "function", "ref": ref}))
+        return FunctionCheck(imported(ref, trust=trust))
     cls = Check.registry.get(str(kind))
     if cls is None:
         known = ", ".join(sorted(Check.registry))

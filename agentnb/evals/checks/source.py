@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import ConfigurationError
+from .refs import imported, placeholder
 
 __all__ = ["by_source", "from_source", "plain"]
 
@@ -100,8 +101,6 @@ def by_source(fn: Callable[..., Any], _seen: set[str] | None = None) -> dict[str
 
 
 def _unkept(name: str, record: dict[str, Any]) -> Callable[..., Any]:
-    from .base import placeholder
-
     return placeholder(
         name,
         f"check {name!r} was saved by its source and not run (reading a file runs no "
@@ -128,8 +127,6 @@ def from_source(record: dict[str, Any], *, trust: bool) -> Callable[..., Any]:
     try:
         return _load(record, name)
     except Exception as exc:  # this check fails, saying why; the file still loads
-        from .base import placeholder
-
         why = f"saved check {name!r} could not be loaded: {type(exc).__name__}: {exc}"
         return placeholder(name, why, {"check": "function", **record})
 
@@ -142,8 +139,6 @@ def _load(record: dict[str, Any], name: str) -> Callable[..., Any]:
         elif "value" in how:
             namespace[var] = how["value"]
         elif "ref" in how:
-            from .base import imported
-
             namespace[var] = imported(how["ref"], trust=True)
         else:
             namespace[var] = from_source(how["source"], trust=True)
