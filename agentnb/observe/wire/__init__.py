@@ -36,6 +36,7 @@ __all__ = [
     "Request",
     "StreamReader",
     "Wire",
+    "named_tools",
     "new_id",
     "sse",
     "wire_for",
@@ -131,6 +132,26 @@ def sse(data: Any, event: str | None = None) -> bytes:
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {text}\n\n".encode()
+
+
+def named_tools(messages: list[dict[str, Any]], start: int = 0) -> list[dict[str, Any]]:
+    """``messages[start:]`` with each ``tool`` message that has no ``name`` given the name
+    the call it answers has in an earlier assistant message (the formats' tool results carry
+    only the call's id; a session's tool messages name their tool, as the runtime's do)."""
+    names: dict[str, str] = {}
+    out = []
+    for i, message in enumerate(messages):
+        for call in message.get("tool_calls") or () if message.get("role") == "assistant" else ():
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict) and isinstance(function.get("name"), str):
+                names[str(call.get("id") or "")] = function["name"]
+        if i < start:
+            continue
+        name = names.get(str(message.get("tool_call_id") or ""))
+        if message.get("role") == "tool" and not message.get("name") and name:
+            message = {**message, "name": name}
+        out.append(message)
+    return out
 
 
 def _wires() -> dict[str, Wire]:
