@@ -194,7 +194,7 @@ async def run_app(
     started = time.perf_counter()
     try:
         async with asyncio.timeout(timeout):
-            result, session, state = await app.run(task, seed)
+            result, session, state, spent = await app.run(task, seed)
     except TimeoutError:
         record.error = f"timed out after {timeout:g} s"
         return record, None, None, None
@@ -203,6 +203,7 @@ async def run_app(
         return record, None, None, None
     record.latency = time.perf_counter() - started
     _measure(record, result, None)
+    spent.apply(record)  # prompt and completion tokens apart, priced by model name
     await _check(record, Evidence(result, state, task), timeout)
     return record, session, None, state
 
