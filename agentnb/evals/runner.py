@@ -25,6 +25,7 @@ from .checks.base import CheckResult, Evidence, run_check
 from .cost import Metered
 from .record import EvalRecord
 from .replayer import replaying_run
+from .tasks import tools_of
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -37,7 +38,8 @@ __all__ = ["derive_seed", "run_agent", "run_task"]
 
 def derive_seed(seed: int, task: str, repeat: int) -> int:
     """The seed of one (task, repeat): the same for every variant, so pairs share it."""
-    digest = hashlib.sha256(f"{seed}\x00{task}\x00{repeat}".encode()).digest()
+    text = f"{seed}\x00{task}\x00{repeat}"  # any name: a lone surrogate too
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
@@ -87,9 +89,7 @@ def prepare(agent: Agent, task: Task) -> tuple[Agent, Any]:
     source = agent.replay
     state = None
     if task.tools is not None:
-        made = task.tools()
-        tools, state = made if isinstance(made, tuple) else (made, None)
-        tools = list(tools)
+        tools, state = tools_of(task.tools(), task.name)  # a tuple of tools, or (tools, state)
         wrapped = [replaying(t, source) for t in tools] if source is not None else tools
         agent.tools = Toolset(wrapped)
     if task.setup is not None:

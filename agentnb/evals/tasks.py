@@ -9,11 +9,11 @@
 
 A task may carry earlier turns (``history``: strings are user turns run first in the same
 session, dicts are messages placed in it as they are). Tools with per-run state belong to the
-task: ``tools=factory`` is called once per run and returns the run's tools, or
-``(tools, state)`` (``state`` is what :func:`~agentnb.checks.end_state` checks); a replaying
-agent wraps them, so the same task runs live and replayed. ``setup(agent)`` prepares anything
-else per run (a non-None return value is the state). Checks and metrics read the last turn,
-the task's ``input``.
+task: ``tools=factory`` is called once per run and returns the run's tools (a list, a tuple
+or a Toolset), or ``(tools, state)`` (``state`` is what :func:`~agentnb.checks.end_state`
+checks); a replaying agent wraps them, so the same task runs live and replayed.
+``setup(agent)`` prepares anything else per run (a non-None return value is the state).
+Checks and metrics read the last turn, the task's ``input``.
 """
 
 from __future__ import annotations
@@ -28,12 +28,39 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .. import _json
 from ..errors import ConfigurationError
-from .checks.base import Check, FunctionCheck, as_check, check_from_dict
+from .checks.base import Check, FunctionCheck, as_check, check_from_dict, function_record
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Task", "TaskSet"]
+__all__ = ["HOOKS", "Task", "TaskSet", "tools_of"]
+
+#: What each hook of a task is called in a message.
+HOOKS = {"setup": "setup function", "tools": "tools factory"}
+#: The rule a tools factory's return value follows, quoted when it is broken.
+TOOLS_RULE = (
+    "a tools factory returns the run's tools (a list, a tuple or a Toolset of tools or "
+    "functions), or a pair (tools, state)"
+)
+
+
+def tools_of(made: Any, task: str) -> tuple[list[Any], Any]:
+    """The tools and the state a task's tools factory returned (:data:`TOOLS_RULE`): a tuple
+    of tools is tools; a pair whose first item is a collection is (tools, state)."""
+    from ..tools import Tool, Toolset
+
+    state = None
+    if isinstance(made, tuple) and len(made) == 2 and isinstance(made[0], list | tuple | Toolset):
+        made, state = made
+    if isinstance(made, Toolset | list | tuple):
+        tools = list(made)
+        wrong = [t for t in tools if not (isinstance(t, Tool) or callable(t))]
+        if not wrong:
+            return tools, state
+        why = f"it holds {type(wrong[0]).__name__} {wrong[0]!r:.60}"
+    else:
+        why = f"it returned {type(made).__name__} {made!r:.60}"
+    raise ConfigurationError(f"task {task!r}: {TOOLS_RULE}; {why}")
 
 
 class Task(BaseModel):
@@ -78,7 +105,7 @@ class Task(BaseModel):
         for hook in ("setup", "tools"):
             fn = getattr(self, hook)
             if fn is not None:
-                record[hook] = FunctionCheck(fn).to_dict()
+                record[hook] = function_record(fn, HOOKS[hook])
         return record
 
     @classmethod

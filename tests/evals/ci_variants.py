@@ -20,3 +20,8 @@ def regressing():
 def unchanged():
     base = an.travel.travel_agent()
     return {"article": base, "same": base.copy()}
+
+
+def broken():
+    """A variants factory that fails (a key missing from the environment, say)."""
+    raise ValueError("OPENAI_API_KEY is not set")

@@ -216,12 +216,12 @@ def _costs(small: str, big: str) -> tuple[float, float, int]:
 def test_reading_a_reply_is_linear_in_its_length_with_bounded_memory(piece):
     """Reading a proposer's reply decoded from every '{', twice, on the event loop: a 57 KB
     reply held the loop 13-17 s (H2). Now 8 times the reply costs at most about 8 times
-    the time (16x allows for noise; a quadratic read costs 64x) and memory stays a small
+    the time (24x allows for a busy machine; a quadratic read costs 64x) and memory stays a small
     multiple of the reply."""
     small = piece * max(1, 100_000 // len(piece))
     big = small * 8
     t_small, t_big, peak = _costs(small, big)
-    assert t_big <= 16 * max(t_small, 1e-3), (t_small, t_big)
+    assert t_big <= 24 * max(t_small, 1e-3), (t_small, t_big)
     assert peak <= 60 * len(big.encode()) + 2_000_000, peak
 
 

@@ -232,3 +232,54 @@ def test_a_module_getattr_never_runs_when_a_file_is_read_without_trust(monkeypat
     with pytest.raises(ConfigurationError, match="cannot be imported"):
         an.TaskSet.from_dicts([record])
     assert calls == []
+
+
+def _tool_pair():
+    @an.tool
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        return f"{city}: ok"
+
+    @an.tool
+    def book(city: str) -> str:
+        """Book a room in a city."""
+        return f"booked {city}"
+
+    return lookup, book
+
+
+async def test_a_tools_factory_may_return_a_tuple_of_tools_or_is_refused_by_the_rule():
+    """A factory returning a tuple of tools failed with TypeError: 'Tool' object is not
+    iterable, read as (tools, state) (issue 36): a tuple of tools is tools, a pair whose
+    first item is a collection is (tools, state), anything else names the rule."""
+    calls = [
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "book", "arguments": '{"city": "北京"}'},
+        }
+    ]
+    model = an.models.ScriptedModel([{"content": None, "tool_calls": calls}, "done"] * 3)
+    agent = an.Agent(model=model)
+    shapes = {
+        "tuple": lambda: _tool_pair(),
+        "pair": lambda: (list(_tool_pair()), {"booked": []}),
+        "toolset": lambda: an.Toolset(_tool_pair()),
+    }
+    for shape, factory in shapes.items():
+        tasks = an.TaskSet([an.Task("t", "订北京", checks=[checks.calls("book")], tools=factory)])
+        ev = await an.evaluate({"a": agent}, tasks)
+        assert ev.records[0].outcome == "pass", (shape, ev.records[0].error)
+    model = an.models.ScriptedModel(["done"])
+    bad = an.TaskSet([an.Task("t", "x", tools=lambda: ("not a tool", 42, None))])
+    ev = await an.evaluate({"a": an.Agent(model=model)}, bad)
+    assert "a tools factory returns the run's tools (a list, a tuple or a Toolset" in (
+        ev.records[0].error
+    )
+
+
+def test_a_tools_factory_that_cannot_be_saved_is_called_a_tools_factory(tmp_path):
+    """The save refused it as a 'check' (issue 36)."""
+    tasks = an.TaskSet([an.Task("t", "x", tools=lambda: [])])
+    with pytest.raises(ConfigurationError, match=r"^tools factory '<lambda>' cannot be saved"):
+        tasks.to_jsonl(tmp_path / "t.jsonl")

@@ -43,6 +43,7 @@ __all__ = [
     "FunctionCheck",
     "as_check",
     "check_from_dict",
+    "function_record",
     "imported",
     "run_check",
     "strings",
@@ -159,16 +160,23 @@ class FunctionCheck(Check):
         return f"{module}:{qualname}"
 
     def to_dict(self) -> dict[str, Any]:
-        saved = getattr(self.fn, "saved", None)
-        if saved:  # a check a file named and that was not loaded: written back as it came
-            return dict(saved)
-        ref = self.ref
-        if ref is not None and not ref.startswith("__main__:"):
-            return {"check": self.kind, "ref": ref}
-        return {"check": self.kind, **by_source(self.fn)}
+        return function_record(self.fn)
 
     async def judge(self, evidence: Evidence) -> tuple[bool, str]:
         return verdict(await call_off_loop(self.fn, evidence.result))
+
+
+def function_record(fn: Callable[..., Any], what: str = "check") -> dict[str, Any]:
+    """How a function is written to a file: its import path when it can be imported back,
+    else by its source (:mod:`.source`; refused naming it as ``what``: a check, a tools
+    factory, a setup function); a placeholder writes back what its file said."""
+    saved = getattr(fn, "saved", None)
+    if saved:  # a check a file named and that was not loaded: written back as it came
+        return dict(saved)
+    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    if module and qualname and "<" not in qualname and module != "__main__":
+        return {"check": FunctionCheck.kind, "ref": f"{module}:{qualname}"}
+    return {"check": FunctionCheck.kind, **by_source(fn, what=what)}
 
 
 def verdict(value: Any) -> tuple[bool, str]:

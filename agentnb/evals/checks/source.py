@@ -29,6 +29,7 @@ import inspect
 import textwrap
 import types
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from ...errors import ConfigurationError
@@ -57,30 +58,34 @@ def _names(code: types.CodeType) -> set[str]:
     return found
 
 
-def _refuse(name: str, why: str) -> ConfigurationError:
+def _refuse(name: str, why: str, what: str = "check") -> ConfigurationError:
     return ConfigurationError(
-        f"check {name!r} cannot be saved: {why}. Define it as a function (def) whose closure "
+        f"{what} {name!r} cannot be saved: {why}. Define it as a function (def) whose closure "
         "and globals are plain data or modules, or put it in a module of your own so it is "
         "saved as 'module:function'"
     )
 
 
-def by_source(fn: Callable[..., Any], _seen: set[str] | None = None) -> dict[str, Any]:
+def by_source(
+    fn: Callable[..., Any], _seen: set[str] | None = None, *, what: str = "check"
+) -> dict[str, Any]:
     """``fn`` as ``{"name", "source", "closure", "globals"}`` (see the module docstring);
-    raises ConfigurationError naming what cannot be kept."""
+    raises ConfigurationError naming what cannot be kept (as a ``what``: a check, a tools
+    factory, a setup function)."""
     name = str(getattr(fn, "__name__", type(fn).__name__))
+    refuse = partial(_refuse, what=what)
     if not isinstance(fn, types.FunctionType) or name == "<lambda>":
-        raise _refuse(name, "it is a lambda or not a plain function")
+        raise refuse(name, "it is a lambda or not a plain function")
     try:
         source = textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError) as exc:
-        raise _refuse(name, f"its source is not available ({exc})") from None
+        raise refuse(name, f"its source is not available ({exc})") from None
     seen = (_seen or set()) | {name, fn.__code__.co_name}
     closure: dict[str, Any] = {}
     for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True):
         value = cell.cell_contents
         if not plain(value):
-            raise _refuse(name, f"it closes over {var} = {type(value).__name__}, not plain data")
+            raise refuse(name, f"it closes over {var} = {type(value).__name__}, not plain data")
         closure[var] = value
     needed: dict[str, Any] = {}
     for var in sorted(_names(fn.__code__)):
@@ -96,7 +101,7 @@ def by_source(fn: Callable[..., Any], _seen: set[str] | None = None) -> dict[str
         elif isinstance(value, types.FunctionType) and var not in seen:
             needed[var] = {"source": by_source(value, seen)}
         elif not (isinstance(value, types.FunctionType) and var in seen):
-            raise _refuse(name, f"it uses the global {var} = {type(value).__name__}")
+            raise refuse(name, f"it uses the global {var} = {type(value).__name__}")
     return {"name": name, "source": source, "closure": closure, "globals": needed}
 
 
