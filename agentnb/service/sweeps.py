@@ -56,16 +56,14 @@ def _digest(what: Any) -> str:
 
 
 def variant_digest(agent: Agent | None) -> str | None:
-    """What the variant is, as a digest: ``Evaluation.descriptions``' and the code of its
-    model and tools (a tool or model function changed under the same name is a new variant)."""
-    from ..evals.identity import stable_identity
-    from ..evals.tables import describe
+    """What the variant is, as a digest: everything that can change its runs
+    (:func:`agentnb.evals.identity.variant_identity`: its settings, its model's parameters of
+    any shape, each tool's schema and function)."""
+    from ..evals.identity import variant_identity
 
     if agent is None:
         return None
-    code = {t.name: stable_identity(getattr(t, "fn", None)) for t in getattr(agent, "tools", ())}
-    model = stable_identity(getattr(agent, "model", agent))
-    return _digest([describe(agent), code, model])
+    return _digest(variant_identity(agent))
 
 
 def sweep_key(tasks: Any, repeats: int, seed: int) -> str:
