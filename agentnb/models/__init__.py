@@ -1,9 +1,12 @@
 """Models the runtime can call.
 
 Test doubles (``ScriptedModel``, ``FunctionModel``); ``OpenAIModel`` for any OpenAI-compatible
-endpoint (``openai.py``: compatibility ``profiles.py``, SSE in ``sse.py``, retries in
-``retry.py``, actions written as text in ``text_actions.py``); cassettes that record and
-replay real exchanges (``replay.py``); and ``an.models.local``, the offline SmolLM2 server.
+endpoint (``openai/``: compatibility ``profiles.py``, streamed chunks in ``sse.py``, retries in
+``retry.py``, actions written as text in ``text_actions.py``); the one SSE framer
+(``sse.py``: the client and the recording proxy both frame streams with it) and the masking
+of credentials a stream carries across its events (``masking.py``); cassettes that record
+and replay real exchanges (``replay.py``); and ``an.models.local``, the offline SmolLM2
+server.
 """
 
 import importlib
