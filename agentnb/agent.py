@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import copy
 import inspect
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,7 @@ from .events import Event
 from .messages import Message, SystemMessage
 from .models.base import ModelLike
 from .runtime.pending import Pending
+from .session.records import checked_tags
 from .session.session import Session
 from .tokens import DEFAULT_TOKENIZER, Tokenizer
 from .tools.tool import Tool
@@ -247,6 +248,7 @@ class Agent:
         trace_id: str | None = None,
         interrupted: Iterable[str] = (),
         guard: CallGuard | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> Run:
         """A stepper: ``await run.step()`` advances one stage; nothing runs until then.
 
@@ -258,6 +260,8 @@ class Agent:
         ``uncertain`` instead of running again. ``guard`` decides the approvals of calls that
         need one and hears of every side-effecting call before it runs
         (:class:`~agentnb.runtime.guard.Approvals` in memory; the service keeps its own).
+        ``tags`` say what the run is run as (``{"variant": "a", "task": "t1"}``): they are
+        kept on its record in ``session.runs``, where tables group by them.
         """
         from .runtime.run import Run
 
@@ -270,6 +274,7 @@ class Agent:
             trace_id=trace_id,
             interrupted=interrupted,
             guard=guard,
+            tags=tags,
         )
 
     def run(
@@ -279,26 +284,37 @@ class Agent:
         session: Session | None = None,
         lock_policy: LockPolicy | None = None,
         guard: CallGuard | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> Coroutine[Any, Any, RunResult]:
         """Run the loop to a stop and return the result (``await`` it). ``input=None``
         continues a session (or resumes its open round); ``guard`` decides approvals (see
-        :meth:`start`). Used without ``await``, the call's attributes say to await it."""
+        :meth:`start`) and ``tags`` label its record (see :meth:`start`). Used without
+        ``await``, the call's attributes say to await it."""
+        if tags is not None:  # refused at the call, not when awaited
+            tags = checked_tags(tags)
 
         async def run() -> RunResult:  # nothing starts until it is awaited
-            run = self.start(input, session=session, lock_policy=lock_policy, guard=guard)
+            run = self.start(
+                input, session=session, lock_policy=lock_policy, guard=guard, tags=tags
+            )
             return await run.finish()
 
         return Pending(run(), "agent.run(...)")
 
     async def stream(
-        self, input: Input = None, *, session: Session | None = None
+        self,
+        input: Input = None,
+        *,
+        session: Session | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> AsyncIterator[Event]:
         """Yield every event of a run as it happens (deltas, tool progress, the stop).
 
         Leaving early (``break``, an exception) cancels the run cleanly once this generator
         is closed: use ``contextlib.aclosing`` to close it at once rather than on collection.
         """
-        async with contextlib.aclosing(self.start(input, session=session).stream()) as events:
+        run = self.start(input, session=session, tags=tags)
+        async with contextlib.aclosing(run.stream()) as events:
             async for event in events:
                 yield event
 

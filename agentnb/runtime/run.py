@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, InvalidMessage, RunStateError
 from ..events import Event
 from ..messages import Message, UserMessage, text_message
 from ..models.base import Usage
+from ..session.records import checked_tags
 from ..session.session import Session
 from ..session.transcript import checked
 from .loop import stages
@@ -61,6 +62,7 @@ class Run:
         trace_id: str | None = None,
         interrupted: Iterable[str] = (),
         guard: CallGuard | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> None:
         if agent.model is None:
             raise ConfigurationError(
@@ -72,6 +74,7 @@ class Run:
         for name, value in (("task_id", task_id), ("trace_id", trace_id)):
             if value is not None and (not isinstance(value, str) or not value):
                 raise ConfigurationError(f"{name} must be a non-empty str, got {value!r}")
+        tags = None if tags is None else checked_tags(tags)
         self.state = RunState(
             agent,
             session,
@@ -81,6 +84,7 @@ class Run:
             trace_id=trace_id,
             interrupted=frozenset(interrupted),
             guard=guard,
+            tags=tags,
         )
         self.state.run_ref = weakref.ref(self)
         self._gen = stages(self.state)
