@@ -116,7 +116,7 @@ async def test_a_validation_set_too_small_for_the_gate_is_said_before_the_run():
     tasks = an.travel.task_set()
     held = an.TaskSet(list(tasks)[:5], name="held")
     train = an.TaskSet(list(tasks)[5:15], name="train")
-    with pytest.warns(BudgetWarning, match="5 validation tasks × 1 repeat the gate can never"):
+    with pytest.warns(BudgetWarning, match="with 5 validation tasks the gate can never promote"):
         opt = await an.optimize(
             weak_agent(),
             train,
@@ -125,7 +125,8 @@ async def test_a_validation_set_too_small_for_the_gate_is_said_before_the_run():
             budget=60,
             progress=False,
         )
-    assert any("at least 6 validation pairs" in w for w in opt.warnings)
+    assert any("at least 6 validation tasks (repeats do not add tasks" in w for w in opt.warnings)
+    assert len(opt.warnings) == 1  # not said twice once the seed ran
     summary = opt.summary()
     assert "warning: with 5 validation tasks" in summary
     held = [c for c in opt.candidates if c.status == "held" and c.validation > opt.best.validation]
@@ -409,6 +410,11 @@ def test_counts_of_one_are_singular_in_the_optimisers_messages(capsys):
     assert "a budget of 1 metric call cannot pay" in str(refused.value)
     assert "6 validation × 1 repeat = 12" in str(refused.value)
     warned = budget_plan(40, 19, 1, 4, 1).warning
+    assert (
+        "with 1 validation task the gate" in warned
+        and "even 1 task won and none lost gives" in (warned)
+    )
+    warned = budget_plan(40, 19, 1, 4, 1, gate="pairs").warning
     assert "with 1 validation task × 1 repeat" in warned and "even 1 win and no loss" in warned
     opt = _ended()
     opt.cancelled = True
@@ -462,3 +468,15 @@ async def test_a_stop_after_a_candidates_validation_runs_still_gates_it_from_the
     assert opt.steps[-1]["event"] == child.status and opt.steps[-1]["candidate"] == child.id
     assert opt.best_id == (child.id if child.status == "promoted" else "c0")
     assert f"{opt.gated} gated" in opt.summary()
+
+
+async def test_the_former_gate_name_mcnemar_is_the_per_pair_gate():
+    from tests.evals.optimise_agents import careful, toy, toy_sets
+
+    train, held = toy_sets()
+    opt = await an.optimize(
+        toy(), train, validation=held, proposer=careful(), budget=120, repeats=3,
+        gate="mcnemar", progress=False,
+    )  # fmt: skip
+    assert opt.gate == "pairs" and opt.best.id == "c1"
+    assert opt.compare("c0", "c1").test == "pairs"

@@ -16,9 +16,10 @@ What each step costs, with ``T`` training and ``V`` validation tasks, minibatch 
 Before the run, :func:`budget_plan` says how many proposals can reach the gate; fewer than
 two draws a :class:`BudgetWarning` (GEPA users hit a budget that allowed one proposal and
 stopped, with no word: gepa #375), and a budget below the start's cost is refused. So does
-a validation set too small for the gate ever to promote: with the exact McNemar test, ``n``
-validation pairs (tasks × repeats) that all favour a candidate give p = 2 · 0.5ⁿ, so at
-α = 0.05 five pairs can never be enough, however good the candidate.
+a validation set too small for the gate ever to promote: ``n`` validation tasks that all
+favour a candidate give p = 2 · 0.5ⁿ, so at α = 0.05 five tasks can never be enough, however
+good the candidate — and repeats do not help, since the gate counts each task once (with
+``gate="pairs"`` the unit is a (task, repeat) pair).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class BudgetPlan:
     minibatch: int
     repeats: int
     alpha: float = 0.05
-    gate: str = "mcnemar"
+    gate: str = "tasks"
 
     @property
     def start(self) -> int:
@@ -89,8 +90,17 @@ class BudgetPlan:
                 f"{self.text}: too few to improve anything. Raise the budget to at least "
                 f"{self.needed(2)}, or hold out fewer validation tasks"
             )
-        pairs, need = self.validation * self.repeats, fewest_flips(self.alpha)
-        if self.gate == "mcnemar" and pairs < need:
+        need = fewest_flips(self.alpha)
+        if self.gate == "tasks" and self.validation < need:
+            found.append(
+                f"with {counted(self.validation, 'validation task')} the gate can never promote "
+                f"at α = {self.alpha:g}: even {counted(self.validation, 'task')} won and none "
+                f"lost {'gives' if self.validation == 1 else 'give'} p = "
+                f"{min(1.0, 2 * 0.5**self.validation):.3g}. Give it at least "
+                f"{need} validation tasks (repeats do not add tasks: the gate counts each once)"
+            )
+        pairs = self.validation * self.repeats
+        if self.gate == "pairs" and pairs < need:
             found.append(
                 f"with {counted(self.validation, 'validation task')} × "
                 f"{counted(self.repeats, 'repeat')} the gate can never promote "
@@ -108,7 +118,7 @@ def budget_plan(
     minibatch: int,
     repeats: int,
     alpha: float = 0.05,
-    gate: str = "mcnemar",
+    gate: str = "tasks",
 ) -> BudgetPlan:
     """What ``budget`` buys (see the module docstring); refuses one below the start."""
     if not isinstance(budget, int) or budget < 1:

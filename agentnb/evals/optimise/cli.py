@@ -49,7 +49,14 @@ def add_parser(sub: Any) -> None:
     o.add_argument("--minibatch", type=int, default=4)
     o.add_argument("--repeats", type=int, default=1)
     o.add_argument("--alpha", type=float, default=0.05, help="the gate's level")
-    o.add_argument("--gate", choices=["mcnemar", "bootstrap"], default="mcnemar")
+    o.add_argument(
+        "--gate",
+        choices=["tasks", "pairs", "bootstrap", "mcnemar"],
+        default="tasks",
+        help="the gate's test: tasks (each task once, its repeats as its pass rate), pairs "
+        "(McNemar over (task, repeat) pairs: assumes repeats independent; mcnemar is its former "
+        "name), bootstrap",
+    )
     o.add_argument("--seed", type=int, default=0)
     o.add_argument("--patience", type=int, default=5)
     o.add_argument("--concurrency", type=int, default=8)

@@ -72,7 +72,7 @@ class Optimisation:
         minibatch: int = 4,
         repeats: int = 1,
         alpha: float = 0.05,
-        gate: str = "mcnemar",
+        gate: str = "tasks",
         seed: int = 0,
         patience: int = 5,
         concurrency: int = 8,
