@@ -177,7 +177,10 @@ async def optimize(
         alpha, gate: the gate's level and test (``"tasks"``: the exact test over tasks,
             each task's repeats as its pass rate, p < alpha with more tasks improved than
             regressed; ``"pairs"``: exact McNemar over (task, repeat) pairs, assuming repeats
-            independent; ``"bootstrap"``: the paired (1 − alpha) interval above 0).
+            independent; ``"bootstrap"``: the paired (1 − alpha) interval above 0). After
+            the start, a :class:`BudgetWarning` when the agent as given passes so many
+            validation tasks that no candidate could be promoted (``opt.best_unproven``
+            then keeps the strongest held one).
         seed: fixes the split, the parents, the minibatches and every run's seed.
         patience: steps in a row without a new candidate before the run ends.
         concurrency, timeout, cache: as for :func:`agentnb.evaluate`.
