@@ -71,6 +71,9 @@ class Agent:
         tool_timeout: seconds a tool may take unless it sets its own ``timeout`` (None: none).
         model_params: extra request fields (``temperature``, ``max_tokens``, ...).
         context_window, reply_reserve: the token budget of a request (``RequestAssembled``).
+            Without a ``context_window`` the agent adopts its model's, when the model carries
+            one (``model.context_window``: the local SmolLM2 server's model says its 4096),
+            so a long run trims its history instead of overflowing the model's window.
         context: the :class:`~agentnb.context.ContextPolicy` choosing the history sent; by
             default everything, or :class:`~agentnb.context.DropOldest` once a window is set.
         tokenizer: counts tokens for budgets; the model's own, else the heuristic.
@@ -90,7 +93,6 @@ class Agent:
     parallel_tool_calls: bool | None
     tool_timeout: float | None
     model_params: dict[str, Any]
-    context_window: int | None
     reply_reserve: int
     replay: ReplaySource | None
 
@@ -147,16 +149,17 @@ class Agent:
             self._system = SystemMessage(content=value) if value else None
         if not field.startswith("_"):  # a setting changed: prompt() rebuilds
             super().__setattr__("_stamp", self.__dict__.get("_stamp", 0) + 1)
-        window = self.__dict__.get("context_window")
-        reserve = self.__dict__.get("reply_reserve", 0)
-        if (
-            field in ("context_window", "reply_reserve")
-            and window is not None
-            and reserve >= window
-        ):
-            raise ConfigurationError(
-                f"reply_reserve ({reserve}) must be smaller than context_window ({window})"
-            )
+        if field in ("context_window", "reply_reserve", "model"):
+            self._check_reserve()
+
+    def _check_reserve(self) -> None:
+        window, reserve = self.context_window, self.__dict__.get("reply_reserve")
+        if window is None or reserve is None or reserve < window:
+            return
+        whose = "" if self.__dict__.get("_context_window") is not None else ", the model's"
+        raise ConfigurationError(
+            f"reply_reserve ({reserve}) must be smaller than context_window ({window}{whose})"
+        )
 
     _stamp: int
     _prompt_key: tuple[Any, ...]
@@ -176,7 +179,21 @@ class Agent:
             )
         own = getattr(value, "tokenizer", None)  # checked here, once, not on every request
         self._model_tokenizer: Tokenizer | None = own if isinstance(own, Tokenizer) else None
+        window = getattr(value, "context_window", None)  # the model's own window, if it says
+        usable = isinstance(window, int) and not isinstance(window, bool) and window > 0
+        self._model_window: int | None = window if usable else None
         return value
+
+    @property
+    def context_window(self) -> int | None:
+        """The token window of a request: the one given, else the model's
+        (``model.context_window``), else None (no budget: everything is sent)."""
+        given: int | None = self.__dict__.get("_context_window")
+        return given if given is not None else self.__dict__.get("_model_window")
+
+    @context_window.setter
+    def context_window(self, value: int | None) -> None:
+        self._context_window = value  # None: adopt the model's
 
     @staticmethod
     def _checked_tools(value: Any) -> Toolset:
@@ -372,6 +389,8 @@ class Agent:
             return self._context
         if name == "tokenizer":
             return self._tokenizer
+        if name == "context_window":  # the one given: a copy with another model adopts its own
+            return self.__dict__.get("_context_window")
         value = getattr(self, name)
         if isinstance(value, Toolset | list):
             return list(value)
