@@ -214,7 +214,9 @@ async def test_every_reply_is_a_candidate_or_a_step_that_says_why_not():
     )
     child = opt.candidates[1]  # the code block, read as the new instructions
     assert child.texts.instructions.endswith(line) and "I added output rules" in child.rationale
-    assert "read the code block" in child.rationale
+    # the optimiser's note stays apart from the proposer's words (it may write another language)
+    assert "read the code block" in child.note and "read the code block" not in child.rationale
+    assert child.to_dict()["note"] == child.note
     assert child.status == "rejected"  # a fabricating model ignores output rules
     assert opt.stop_reason.startswith("nothing new in 5 steps")
     # none of the replies that were no proposal cost a metric call

@@ -210,8 +210,7 @@ async def search(opt: Optimisation) -> None:
             status="running",
             step=len(opt.steps) + 1,
         )
-        if proposal.problem:
-            child.rationale += f" [{proposal.problem}]"
+        child.note = proposal.problem  # the optimiser's words, apart from the proposer's
         opt.candidates.append(child)
         opt.current = {"parent": parent.id, "rationale": child.rationale, "candidate": child.id}
         opt.emit("candidate", child)
