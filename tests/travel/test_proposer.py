@@ -79,7 +79,7 @@ def test_it_proposes_the_rule_that_explains_most_failures_in_the_instructions_la
     assert response.usage.estimated and response.model.startswith("TravelProposer")
     en, _ = _ask("You are a travel assistant.", [stopped])
     assert en["instructions"].endswith(FIXES[1].en)
-    assert en["rationale"].startswith("1 of 1 failed run point to rule stop_when_enough")
+    assert en["rationale"].startswith("1 of 1 failed run points to rule stop_when_enough")
 
 
 def test_a_rule_in_force_is_not_proposed_again_and_an_unknown_failure_is_said():

@@ -72,12 +72,14 @@ def decide(comparison: Comparison, method: str) -> dict[str, Any]:
     c = comparison.using(method) if method in ("tasks", "pairs") else comparison
     if method == "tasks":
         promoted = c.significant and c.won > c.lost
-        rule = f"the exact test over tasks at p < {c.alpha:g}, more tasks improved than regressed"
+        rule = (
+            f"p < {c.alpha:g} by the exact test over tasks, with more tasks improved than regressed"
+        )
     elif method == "pairs":
         promoted = c.significant and c.won > c.lost
         rule = (
-            f"exact McNemar over pairs (repeats assumed independent) at p < {c.alpha:g}, more "
-            "wins than losses"
+            f"p < {c.alpha:g} by exact McNemar over pairs (repeats assumed independent), with "
+            "more wins than losses"
         )
     else:
         promoted = c.pairs > 0 and c.ci_low > 0

@@ -286,7 +286,7 @@ def _gate(
         _decided(opt, child, "promoted", why)
     else:
         why = (
-            f"held, not promoted over {incumbent.id} ({gate['rule']} not met): "
+            f"held, not promoted over {incumbent.id} ({gate['rule']}: not met): "
             f"{gate['verdict']}{note}"
         )
         _decided(opt, child, "held", why)

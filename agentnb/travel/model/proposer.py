@@ -176,7 +176,8 @@ class TravelProposer(Model):
         first = (example.get("failed_checks") or [{}])[0]
         line = fix.zh if zh else fix.en
         why = (
-            f"{len(cases)} of {_runs(len(failures))} point to rule {fix.rule} "
+            f"{len(cases)} of {_runs(len(failures))} point{'s' if len(cases) == 1 else ''} to rule "
+            f"{fix.rule} "
             f"({row['source']}). One: the request “{example.get('request', '')}” failed the "
             f"check “{first.get('check', '')}”: “{first.get('why', '')[:120]}”. The rule table, "
             f"without the rule: “{row['without it']}”; with it: “{row['with it']}”. Adding the "
