@@ -36,6 +36,7 @@ from ..tasks import TaskSet
 from . import gate
 from .budget import BudgetWarning
 from .candidate import Candidate
+from .gate import RENAMED
 from .proposer import off_loop
 from .wording import counted
 
@@ -88,7 +89,8 @@ class Optimisation:
         # a sync function model runs in a thread: one that blocks never holds the loop
         self.proposer = Metered(off_loop(proposer)) if proposer is not None else None
         self.budget, self.minibatch, self.repeats = budget, minibatch, repeats
-        self.alpha, self.gate, self.seed, self.patience = alpha, gate, seed, patience
+        self.alpha, self.seed, self.patience = alpha, seed, patience
+        self.gate = RENAMED.get(gate, gate)  # a saved run's former name, read as today's
         self.concurrency, self.timeout, self.cache = concurrency, timeout, cache
         tasks = TaskSet([*train, *validation], name=train.name)
         #: Every run of every candidate (variants named by candidate id).
@@ -255,8 +257,9 @@ class Optimisation:
 
     def compare(self, incumbent: str, candidate: str) -> Comparison:
         """The paired comparison the gate reads for ``candidate`` against ``incumbent``: their
-        runs on the validation tasks only, at the optimisation's ``alpha`` (``.verdict``,
-        ``.mcnemar_p``, the wins and losses: everything of ``ev.compare``)."""
+        runs on the validation tasks only, at the optimisation's ``alpha``, read by its gate's
+        test (``.verdict``, ``.p``, the tasks improved and regressed: everything of
+        ``ev.compare``)."""
         for cid in (incumbent, candidate):
             self.candidate(cid)  # an unknown id is refused by name
         return gate.compare(self, incumbent, candidate)
