@@ -93,6 +93,9 @@ class Agent:
     parallel_tool_calls: bool | None
     tool_timeout: float | None
     model_params: dict[str, Any]
+    #: The token window of a request: the one given, else the model's (``model.context_window``),
+    #: else None (no budget: everything is sent). A plain attribute: assemble reads it per call.
+    context_window: int | None
     reply_reserve: int
     replay: ReplaySource | None
 
@@ -144,16 +147,21 @@ class Agent:
             value = self._checked_model(value)
         elif field == "tools":
             value = self._checked_tools(value)
+        if field == "context_window":  # kept as given; the attribute is the window in force
+            super().__setattr__("_context_window", value)
+            value = value if value is not None else self.__dict__.get("_model_window")
         super().__setattr__(field, value)
         if field == "instructions":
             self._system = SystemMessage(content=value) if value else None
         if not field.startswith("_"):  # a setting changed: prompt() rebuilds
             super().__setattr__("_stamp", self.__dict__.get("_stamp", 0) + 1)
+        if field == "model" and "_context_window" in self.__dict__ and self._context_window is None:
+            super().__setattr__("context_window", self._model_window)  # the new model's
         if field in ("context_window", "reply_reserve", "model"):
             self._check_reserve()
 
     def _check_reserve(self) -> None:
-        window, reserve = self.context_window, self.__dict__.get("reply_reserve")
+        window, reserve = self.__dict__.get("context_window"), self.__dict__.get("reply_reserve")
         if window is None or reserve is None or reserve < window:
             return
         whose = "" if self.__dict__.get("_context_window") is not None else ", the model's"
@@ -164,6 +172,7 @@ class Agent:
     _stamp: int
     _prompt_key: tuple[Any, ...]
     _prompt: Prompt
+    _context_window: int | None
 
     # -- the parts assemble reads -----------------------------------------------------------
     def _checked_model(self, value: Any) -> ModelLike | None:
@@ -183,17 +192,6 @@ class Agent:
         usable = isinstance(window, int) and not isinstance(window, bool) and window > 0
         self._model_window: int | None = window if usable else None
         return value
-
-    @property
-    def context_window(self) -> int | None:
-        """The token window of a request: the one given, else the model's
-        (``model.context_window``), else None (no budget: everything is sent)."""
-        given: int | None = self.__dict__.get("_context_window")
-        return given if given is not None else self.__dict__.get("_model_window")
-
-    @context_window.setter
-    def context_window(self, value: int | None) -> None:
-        self._context_window = value  # None: adopt the model's
 
     @staticmethod
     def _checked_tools(value: Any) -> Toolset:
