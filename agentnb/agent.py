@@ -71,6 +71,9 @@ class Agent:
         tool_timeout: seconds a tool may take unless it sets its own ``timeout`` (None: none).
         model_params: extra request fields (``temperature``, ``max_tokens``, ...).
         context_window, reply_reserve: the token budget of a request (``RequestAssembled``).
+            Without a ``context_window`` the agent adopts its model's, when the model carries
+            one (``model.context_window``: the local SmolLM2 server's model says its 4096),
+            so a long run trims its history instead of overflowing the model's window.
         context: the :class:`~agentnb.context.ContextPolicy` choosing the history sent; by
             default everything, or :class:`~agentnb.context.DropOldest` once a window is set.
         tokenizer: counts tokens for budgets; the model's own, else the heuristic.
@@ -90,6 +93,8 @@ class Agent:
     parallel_tool_calls: bool | None
     tool_timeout: float | None
     model_params: dict[str, Any]
+    #: The token window of a request: the one given, else the model's (``model.context_window``),
+    #: else None (no budget: everything is sent). A plain attribute: assemble reads it per call.
     context_window: int | None
     reply_reserve: int
     replay: ReplaySource | None
@@ -142,25 +147,32 @@ class Agent:
             value = self._checked_model(value)
         elif field == "tools":
             value = self._checked_tools(value)
+        if field == "context_window":  # kept as given; the attribute is the window in force
+            super().__setattr__("_context_window", value)
+            value = value if value is not None else self.__dict__.get("_model_window")
         super().__setattr__(field, value)
         if field == "instructions":
             self._system = SystemMessage(content=value) if value else None
         if not field.startswith("_"):  # a setting changed: prompt() rebuilds
             super().__setattr__("_stamp", self.__dict__.get("_stamp", 0) + 1)
-        window = self.__dict__.get("context_window")
-        reserve = self.__dict__.get("reply_reserve", 0)
-        if (
-            field in ("context_window", "reply_reserve")
-            and window is not None
-            and reserve >= window
-        ):
-            raise ConfigurationError(
-                f"reply_reserve ({reserve}) must be smaller than context_window ({window})"
-            )
+        if field == "model" and "_context_window" in self.__dict__ and self._context_window is None:
+            super().__setattr__("context_window", self._model_window)  # the new model's
+        if field in ("context_window", "reply_reserve", "model"):
+            self._check_reserve()
+
+    def _check_reserve(self) -> None:
+        window, reserve = self.__dict__.get("context_window"), self.__dict__.get("reply_reserve")
+        if window is None or reserve is None or reserve < window:
+            return
+        whose = "" if self.__dict__.get("_context_window") is not None else ", the model's"
+        raise ConfigurationError(
+            f"reply_reserve ({reserve}) must be smaller than context_window ({window}{whose})"
+        )
 
     _stamp: int
     _prompt_key: tuple[Any, ...]
     _prompt: Prompt
+    _context_window: int | None
 
     # -- the parts assemble reads -----------------------------------------------------------
     def _checked_model(self, value: Any) -> ModelLike | None:
@@ -176,6 +188,9 @@ class Agent:
             )
         own = getattr(value, "tokenizer", None)  # checked here, once, not on every request
         self._model_tokenizer: Tokenizer | None = own if isinstance(own, Tokenizer) else None
+        window = getattr(value, "context_window", None)  # the model's own window, if it says
+        usable = isinstance(window, int) and not isinstance(window, bool) and window > 0
+        self._model_window: int | None = window if usable else None
         return value
 
     @staticmethod
@@ -372,6 +387,8 @@ class Agent:
             return self._context
         if name == "tokenizer":
             return self._tokenizer
+        if name == "context_window":  # the one given: a copy with another model adopts its own
+            return self.__dict__.get("_context_window")
         value = getattr(self, name)
         if isinstance(value, Toolset | list):
             return list(value)

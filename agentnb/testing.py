@@ -258,17 +258,24 @@ async def assert_replays(recorded: Any, agent: Any, *, tools: str = "live") -> N
         )
 
 
-def assert_no_regression(ev: Any, baseline: str, other: str, *, alpha: float = 0.05) -> Any:
+def assert_no_regression(
+    ev: Any, baseline: str, other: str, *, alpha: float = 0.05, gate: str = "tasks"
+) -> Any:
     """Raise ``AssertionError`` when ``other`` regressed against ``baseline`` in ``ev`` (an
-    :class:`~agentnb.Evaluation`): more paired losses than wins, with an exact McNemar p
-    below ``alpha`` (the gate of ``python -m agentnb eval``). Returns the comparison."""
+    :class:`~agentnb.Evaluation`), the gate of ``python -m agentnb eval``: by default more
+    tasks regressed than improved (each task's repeats as its pass rate, so identical
+    repeats count once) with an exact p below ``alpha``; ``gate="pairs"``: more paired
+    losses than wins by the exact McNemar test, which assumes repeats independent. Returns
+    the comparison."""
     from .evals.ci import regressed
 
-    comparison = ev.compare(baseline, other)
+    comparison = ev.compare(baseline, other).using(gate)
     if regressed(comparison, alpha):
         flips = "; ".join(f"{t}#{r}: {a} -> {b}" for t, r, a, b in comparison.flips[:20])
+        unit = "tasks" if gate == "tasks" else "pairs"
         raise AssertionError(
-            f"{other} regressed against {baseline} (p = {comparison.mcnemar_p:.3g} < {alpha}): "
-            f"{comparison.losses} losses, {comparison.wins} wins; flips: {flips}"
+            f"{other} regressed against {baseline} (p = {comparison.p:.3g} < {alpha}, "
+            f"{comparison.method}): {comparison.lost} {unit} lost, {comparison.won} won; "
+            f"flips: {flips}"
         )
     return comparison

@@ -11,8 +11,8 @@ Modules, one concept each: ``tasks`` (Task, TaskSet), ``checks`` (an.checks), ``
 (one run), ``apps`` (an app not built on agentnb as a variant, through the proxy),
 ``evaluate`` (the sweep), ``evaluation`` (its results), ``tables`` and ``statistics`` (the
 numbers: the summary's from numpy, the comparison's from scipy.stats), ``comparison``
-(paired, with a plain verdict, non-inferiority and TOST), ``planning`` (``an.evals.plan``:
-tasks × repeats to see a difference), ``cost``
+(paired, non-inferiority and TOST), ``verdict`` (its test, over tasks or pairs, and its plain
+verdict), ``planning`` (``an.evals.plan``: the tasks a difference needs), ``cost``
 (``an.evals.prices`` and each run's spend), ``outputs`` (every answer), ``cache``
 (model replies), ``recording`` and ``replayer`` (tool results, and how a replaying call is
 answered), ``replay`` (a saved run as a regression test), ``saving``, ``ci`` (``python -m

@@ -235,8 +235,8 @@ async def evaluate(
         concurrency: runs at once. timeout: seconds per run (None: no limit).
         errors: ``"fail"`` (an error run counts as not passed) or ``"drop"`` (left out of
             rates and pairs).
-        seed: the evaluation's seed; a model with ``with_seed(seed)`` is reseeded per run,
-            an OpenAI-compatible model gets the ``seed`` request parameter.
+        seed: the evaluation's seed; a model with ``with_seed(seed)`` is reseeded per run (see
+            FunctionModel), an OpenAI-compatible model gets the ``seed`` request parameter.
         cache: a :class:`ResponseCache` (or a JSONL path, or True for a fresh one) that
             answers repeated requests; keyed by model, request and repeat index.
         progress: ``None``: the live matrix in a notebook (a progress line there when the

@@ -38,6 +38,7 @@ def candidate_payload(opt: Any, c: Any) -> dict[str, Any]:
         "status": c.status,
         "reason": c.reason,
         "rationale": c.rationale,
+        "note": c.note,
         "train_success": _num(c.train_success) if c.successes else None,
         "train_score": _num(c.train_score) if c.scores else None,
         "validation": c.validation,

@@ -2,6 +2,7 @@
 
     opt = await an.optimize(agent, tasks, proposer=model, budget=150)
     opt.best                 # the incumbent Candidate: the last one the gate promoted
+    opt.best_unproven        # the strongest candidate the gate held (None: none did better)
     opt.best_agent           # the agent with its texts
     opt.candidates           # every candidate, in the order proposed (c0 is the agent as given)
     opt.history              # one row per step: what was proposed, what it cost, what happened
@@ -12,7 +13,8 @@
 Subscribers (the live view, the terminal progress line) hear ``(kind, data)`` events:
 ``"run"`` (a metric call finished), ``"proposal"`` (a proposer's rationale, as soon as it
 came), ``"candidate"`` (a candidate was added or changed status), ``"step"`` (a step of the
-history) and ``"end"`` (the reason it stopped). ``cancel()`` (the view's Stop) stops the run:
+history), ``"warning"`` (what the run cannot do, said as it learns it) and ``"end"`` (the
+reason it stopped). ``cancel()`` (the view's Stop) stops the run:
 runs in flight are dropped, the candidate being decided is marked ``stopped`` (unless every
 validation run its gate needs had finished: then the gate decides it from those, with no new
 run), and the incumbent stays what the gate last proved.
@@ -32,7 +34,9 @@ from ..cost import PRICES, Metered
 from ..evaluation import Evaluation
 from ..tasks import TaskSet
 from . import gate
+from .budget import BudgetWarning
 from .candidate import Candidate
+from .gate import RENAMED
 from .proposer import off_loop
 from .wording import counted
 
@@ -72,7 +76,7 @@ class Optimisation:
         minibatch: int = 4,
         repeats: int = 1,
         alpha: float = 0.05,
-        gate: str = "mcnemar",
+        gate: str = "tasks",
         seed: int = 0,
         patience: int = 5,
         concurrency: int = 8,
@@ -85,7 +89,8 @@ class Optimisation:
         # a sync function model runs in a thread: one that blocks never holds the loop
         self.proposer = Metered(off_loop(proposer)) if proposer is not None else None
         self.budget, self.minibatch, self.repeats = budget, minibatch, repeats
-        self.alpha, self.gate, self.seed, self.patience = alpha, gate, seed, patience
+        self.alpha, self.seed, self.patience = alpha, seed, patience
+        self.gate = RENAMED.get(gate, gate)  # a saved run's former name, read as today's
         self.concurrency, self.timeout, self.cache = concurrency, timeout, cache
         tasks = TaskSet([*train, *validation], name=train.name)
         #: Every run of every candidate (variants named by candidate id).
@@ -134,6 +139,13 @@ class Optimisation:
     def emit(self, kind: str, data: Any) -> None:
         for callback in list(self._subscribers):
             self._tell(callback, kind, data)
+
+    def warn(self, text: str) -> None:
+        """Keep ``text`` in ``warnings`` (the summary, the view) and raise it as a
+        :class:`BudgetWarning`: what the run can no longer do, said before it spends."""
+        self.warnings.append(text)
+        self.emit("warning", text)
+        warnings.warn(text, BudgetWarning, stacklevel=2)
 
     # -- driving --------------------------------------------------------------------------
     def drive(self, search: Awaitable[Any]) -> None:
@@ -208,6 +220,19 @@ class Optimisation:
         return self.candidate(self.best_id)
 
     @property
+    def best_unproven(self) -> Candidate | None:
+        """The strongest candidate the gate **held**: better than the incumbent on the
+        held-out tasks (the highest validation success, then training success, then the
+        earliest), but not proven better — the gate did not promote it. None when no held
+        candidate did better there. Its texts are a lead to test on more tasks, not a result;
+        ``python -m agentnb optimize --best-unproven`` writes them labelled as unproven."""
+        bar = self.best.validation or 0.0
+        held = [c for c in self.candidates if c.status == "held" and (c.validation or 0) > bar]
+        if not held:
+            return None
+        return max(held, key=lambda c: (c.validation or 0, c.train_success, -held.index(c)))
+
+    @property
     def best_agent(self) -> Agent:
         """The agent with the incumbent's texts."""
         return self.agent(self.best_id)
@@ -232,8 +257,9 @@ class Optimisation:
 
     def compare(self, incumbent: str, candidate: str) -> Comparison:
         """The paired comparison the gate reads for ``candidate`` against ``incumbent``: their
-        runs on the validation tasks only, at the optimisation's ``alpha`` (``.verdict``,
-        ``.mcnemar_p``, the wins and losses: everything of ``ev.compare``)."""
+        runs on the validation tasks only, at the optimisation's ``alpha``, read by its gate's
+        test (``.verdict``, ``.p``, the tasks improved and regressed: everything of
+        ``ev.compare``)."""
         for cid in (incumbent, candidate):
             self.candidate(cid)  # an unknown id is refused by name
         return gate.compare(self, incumbent, candidate)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..cost import money
 from .wording import counted
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from .optimisation import Optimisation
 
-__all__ = ["STEP_COLUMNS", "candidates_frame", "gated", "history", "summary"]
+__all__ = ["STEP_COLUMNS", "candidates_frame", "gated", "history", "summary", "unproven"]
 
 STEP_COLUMNS = [
     "step",
@@ -103,10 +103,14 @@ def summary(opt: Optimisation) -> str:
         )
     if best.gate:
         lines.append(f"{best.id}'s gate: {best.gate['verdict']}")
+    strongest = opt.best_unproven
     for held in opt.candidates:  # better on the held-out tasks, but without the evidence
         if held.status == "held" and (held.validation or 0) > (best.validation or 0) and held.gate:
             verdict = held.gate["verdict"]
-            lines.append(f"held back: {held.id} (validation {held.validation:.0%}): {verdict}")
+            mark = ", opt.best_unproven" if held is strongest else ""
+            lines.append(
+                f"held back: {held.id} (validation {held.validation:.0%}{mark}): {verdict}"
+            )
     p, c = opt.proposer_tokens
     lines.append(
         f"task runs spent {money(opt.spend)}; the proposer {counted(opt.proposer_calls, 'call')}, "
@@ -115,3 +119,27 @@ def summary(opt: Optimisation) -> str:
     for w in opt.warnings:
         lines.append(f"warning: {w}")
     return "\n".join(lines)
+
+
+def unproven(opt: Optimisation) -> dict[str, Any] | None:
+    """``opt.best_unproven``'s texts as a file records them, labelled: ``"unproven": true``,
+    why (the gate's verdict), and its validation success beside the incumbent's."""
+    c = opt.best_unproven
+    if c is None:
+        return None
+    best = opt.best
+    return {
+        "unproven": True,
+        "label": (
+            f"UNPROVEN: candidate {c.id} did better than the incumbent {best.id} on the "
+            "held-out tasks, but the gate did not promote it: test it on more tasks before "
+            "trusting it"
+        ),
+        "candidate": c.id,
+        "status": c.status,
+        "validation": c.validation,
+        "incumbent": best.id,
+        "incumbent_validation": best.validation,
+        "gate": (c.gate or {}).get("verdict", ""),
+        **c.texts.to_dict(),
+    }
