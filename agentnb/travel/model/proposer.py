@@ -34,7 +34,7 @@ from typing import Any
 
 from ...messages import AssistantMessage
 from ...models.base import Model, ModelRequest, ModelResponse, Usage
-from ...tokens import estimate_tokens
+from ...tokens import content_text, estimate_tokens
 from ..data import TravelData, load
 from .rules import rule_table
 from .understood import Understood
@@ -194,14 +194,14 @@ class TravelProposer(Model):
             (m for m in reversed(request.messages) if m.get("role") == "user"), {"content": ""}
         )
         try:
-            document = json.loads(str(user.get("content") or ""))
+            document = json.loads(content_text(user.get("content")))
             if not isinstance(document, dict) or "current" not in document:
                 raise ValueError("no 'current' texts")
             reply = self.propose(document)
         except (ValueError, KeyError, TypeError) as exc:
             reply = {"rationale": f"I could not read the reflection request ({exc})"}
         text = json.dumps(reply, ensure_ascii=False)
-        prompt = sum(estimate_tokens(str(m.get("content") or "")) for m in request.messages)
+        prompt = sum(estimate_tokens(content_text(m.get("content"))) for m in request.messages)
         completion = estimate_tokens(text)
         usage = Usage(prompt, completion, prompt + completion, estimated=True)
         return ModelResponse(AssistantMessage(content=text), usage, "stop", self.name)
