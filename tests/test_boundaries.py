@@ -109,9 +109,8 @@ COMPUTED_IMPORTS: dict[str, str] = {
     "agentnb.models": "its own submodules on first use (the HTTP stack costs start-up time)",
     "agentnb.observe": "its own submodules on first use (each needs an extra)",
     "agentnb.service.worker": "the user's agent factory, named on the command line",
-    "agentnb.evals.checks.base": "a user's check function, named in a saved check record",
-    "agentnb.evals.checks.source": "the modules a trusted saved check's source used "
-    "(load(trust=True) only)",
+    "agentnb.evals.checks.source": "a user's check function, named in a saved check record, "
+    "and the modules a trusted saved check's source used (load(trust=True) only)",
     "agentnb.evals.ci": "the user's variants, named on the eval command line",
 }
 
