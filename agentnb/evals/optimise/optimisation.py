@@ -44,20 +44,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Optimisation"]
 
-#: The settings an optimisation keeps (and saves).
-SETTINGS = (
-    "budget",
-    "minibatch",
-    "repeats",
-    "alpha",
-    "gate",
-    "seed",
-    "patience",
-    "concurrency",
-    "timeout",
-)
-
-
 class Optimisation:
     """One optimiser run (see the module docstring); made by :func:`agentnb.optimize`."""
 
@@ -333,7 +319,7 @@ class Optimisation:
         """Read a file written by :meth:`save` (no model needed: texts, runs and history)."""
         from .files import load
 
-        return load(Path(path), trust=trust)
+        return load(cls, Path(path), trust=trust)
 
     # -- pictures and views ---------------------------------------------------------------
     def plot(self, **options: Any) -> Any:
