@@ -24,7 +24,7 @@ from typing import Any
 
 from ...models.base import Delta, ModelResponse, Usage
 from ...tokens import content_text
-from . import Reply, Request, new_id, sse
+from .base import Reply, Request, new_id, sse
 
 __all__ = ["ANTHROPIC", "AnthropicMessages", "to_messages"]
 

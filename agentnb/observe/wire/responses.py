@@ -23,7 +23,7 @@ from typing import Any
 
 from ...models.base import Delta, ModelResponse, Usage
 from ...tokens import content_text
-from . import Reply, Request, new_id, sse
+from .base import Reply, Request, new_id, sse
 from .chat import cache_key, explicit_ids
 
 __all__ = ["RESPONSES", "Responses", "to_messages"]
