@@ -36,6 +36,8 @@ from ...messages import AssistantMessage
 from ...models.base import Model, ModelRequest, ModelResponse, Usage
 from ...tokens import content_text, estimate_tokens
 from ..data import TravelData, load
+from ..dates import DEFAULT_TODAY
+from .reading import read
 from .rules import rule_table
 from .understood import Understood
 
@@ -121,9 +123,7 @@ class TravelProposer(Model):
     streaming = False
 
     def __init__(self, data: TravelData | None = None) -> None:
-        from .model import TravelModel
-
-        self.reader = TravelModel(data=data or load())
+        self.data = data or load()
         self.name = "TravelProposer (deterministic stand-in, no LLM)"
 
     def understood(self, current: dict[str, Any]) -> Understood:
@@ -132,7 +132,8 @@ class TravelProposer(Model):
             for n, d in (current.get("tools") or {}).items()
         ]
         request = ModelRequest([{"role": "system", "content": current["instructions"]}], tools)
-        return self.reader.understood(request)
+        # what TravelModel.understood reads, without a model (which makes this proposer)
+        return Understood(read(request, self.data, today=DEFAULT_TODAY).policy)
 
     def _already(self, fix: Fix, read: Understood) -> bool:
         value = read[fix.knob]

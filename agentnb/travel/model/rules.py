@@ -20,7 +20,7 @@ import pandas as pd
 
 from .knobs import KNOBS
 from .lexicon import cues
-from .slips import SLIPS
+from .slips import MISBEHAVIOURS, SLIPS
 
 __all__ = ["RuleTable", "rule_table"]
 
@@ -187,8 +187,6 @@ def _knob_rules() -> list[tuple[str, ...]]:
 
 def rule_table() -> RuleTable:
     """All rules (one row per rule; renders as a table in a notebook)."""
-    from .model import MISBEHAVIOURS  # the model module imports this one
-
     slips = [(name, "slip", "temperature > 0 (a seeded roll per call)", what,
               "temperature 0: never", "—") for name, what in SLIPS.items()]  # fmt: skip
     pitfalls = [(f"misbehave_{m}", "misbehave", f"TravelModel(misbehave={m!r})", what, "—",
