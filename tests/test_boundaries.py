@@ -66,16 +66,17 @@ LONG_MODULES = {
 }
 
 # The layers, lowest first (DESIGN.md "Layout"): an import may only point to its own layer or
-# a lower one. `display` renders the vocabulary and is what a session calls to show itself;
+# a lower one. `display` is the door every object shows itself through (a message, a session,
+# an evaluation): it needs nothing above the lowest layer at run time, so it sits there;
 # `storage` (the stores behind the Store seam, the trace codec) needs nothing above the
-# session, and the runtime's results are saved through it: both sit right above `session`.
+# session, and the runtime's results are saved through it: it sits right above `session`.
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "tokens", "_sdk", "_html", "_settings", "_json", "_secrets", "_fast"),
+    ("errors", "tokens", "_sdk", "_html", "_settings", "_json", "_secrets", "_fast", "display"),
     ("messages",),
     ("tools",),
     ("models",),
     ("events",),
-    ("session", "display"),
+    ("session",),
     ("storage",),
     ("context",),
     ("runtime",),
@@ -91,12 +92,15 @@ TYPE_ONLY_UP: dict[tuple[str, str], str] = {
     ("agentnb.runtime.run", "agentnb.agent"): "a run is started by an agent and reads it",
     ("agentnb.runtime.subagent", "agentnb.agent"): "agent.as_tool() runs the agent it is given",
     ("agentnb.session.session", "agentnb.context.memory"): "a session carries its user's memory",
+    ("agentnb.display", "agentnb.messages"): "the transcript renderer names the messages it shows",
+    ("agentnb.display", "agentnb.session.pairing"): "and the pairing problems it marks",
 }
 
 #: Imports inside functions that point up the order, each with its reason. An entry "removed
 #: by the <branch> branch" is gone once that branch is merged: the lead deletes it then.
 LAZY_UP: dict[tuple[str, str], str] = {
-    ("agentnb.display", "agentnb.widgets"): "the one lookup of the views (JUPYTER_LOOKUP)",
+    ("agentnb.display", "agentnb.widgets"): "the display door: the one lookup of the views "
+    "(JUPYTER_LOOKUP), the one documented edge from the runtime up to them",
     ("agentnb.messages", "agentnb.tools.results"): "ToolMessage.error reads the failure shape "
     "that tools/results writes: one reader beside its writer",
     ("agentnb.observe.standin", "agentnb.travel"): "the stand-in server serves the travel "
@@ -118,7 +122,8 @@ COMPUTED_IMPORTS: dict[str, str] = {
 #: agentnb.widgets), and only by name: `display`'s lookup is the one place (invariant 5).
 JUPYTER = ("IPython", "ipywidgets", "anywidget", "ipykernel", "traitlets", "jupyter")
 JUPYTER_LOOKUP: dict[str, str] = {
-    "agentnb.display": "display.widgets(feature), display.show(obj): the one lookup",
+    "agentnb.display": "the display door: display.bundle / view / has_view reach the views' "
+    "registry, display.show(obj) IPython's display: the one lookup",
 }
 
 

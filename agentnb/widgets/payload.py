@@ -43,9 +43,6 @@ __all__ = [
     "system_of",
 ]
 
-#: Static HTML for nbviewer/GitHub stops after this many messages (the widget shows all).
-STATIC_LIMIT = 500
-
 #: Event fields a timeline row keeps (scalars only; bodies are fetched on demand).
 _ROW_FIELDS = (
     "latency", "ok", "name", "call_id", "reason", "decision", "finish_reason", "traceback",

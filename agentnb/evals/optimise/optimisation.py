@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...display import Shown
 from ...errors import ConfigurationError
 from ..cost import PRICES, Metered
 from ..evaluation import Evaluation
@@ -44,7 +45,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Optimisation"]
 
-class Optimisation:
+
+class Optimisation(Shown):
     """One optimiser run (see the module docstring); made by :func:`agentnb.optimize`."""
 
     def __init__(
@@ -329,12 +331,9 @@ class Optimisation:
 
         return plot(self, **options)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from .view import static_bundle
+    def static_html(self) -> str:
+        """Its warnings, summary and candidates (what nbviewer shows; in a kernel with the
+        widgets, the live view shows it: :mod:`agentnb.display`)."""
+        from .tables import static_html
 
-        return static_bundle(self)
-
-    def _ipython_display_(self) -> None:
-        from .view import show
-
-        show(self)
+        return static_html(self)
