@@ -10,6 +10,7 @@ import agentnb as an
 from agentnb import checks
 from agentnb.evals import ResponseCache, derive_seed
 from agentnb.evals.runner import run_agent
+from tests.helpers import eventually
 
 
 def answering(text="ok", delay=0.0, log=None):
@@ -168,8 +169,7 @@ async def test_start_returns_at_once_and_cancel_stops_the_sweep():
     )
     ev.subscribe(heard.append)
     assert not ev.done and ev.records == []
-    while len(ev.records) < 4:
-        await asyncio.sleep(0.01)
+    await eventually(lambda: len(ev.records) >= 4)
     ev.cancel()
     await ev.wait()
     assert ev.done and ev.cancelled and 4 <= len(ev.records) < ev.total

@@ -11,6 +11,7 @@ import pytest
 
 import agentnb as an
 from agentnb.widgets import SessionView, payload
+from tests.helpers import eventually
 from tests.widgets.browser_model import BrowserModel
 
 REQUEST = "我周五从上海去北京出差，预算3000以内"
@@ -142,14 +143,12 @@ def test_throttled_refresh(comms, monkeypatch):
 
 
 async def test_trailing_refresh_on_the_loop(comms):
-    import asyncio
-
     session = an.Session()
     view = SessionView(session, refresh_every=0.05)
     comm = comms[-1]
     session.append({"role": "user", "content": "a"})
     n = len(comm.updates("snapshot"))
-    await asyncio.sleep(0.15)
+    await eventually(lambda: len(comm.updates("snapshot")) > n)  # the trailing refresh
     assert len(comm.updates("snapshot")) == n + 1
     assert payload.unpack(view.snapshot)["seq"] == view.seq
 
