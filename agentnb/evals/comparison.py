@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._html import escape
+from ..display import Shown
 from ..errors import ConfigurationError
 from ..models.differ import line_diff
 from . import statistics as st
@@ -57,7 +58,7 @@ LISTS = ("improved", "regressed", "flips", "prompt_diff", "differences")
 
 
 @dataclass
-class Comparison:
+class Comparison(Shown):
     """What ``ev.compare(baseline, other)`` found (see the module docstring)."""
 
     baseline: str
@@ -182,13 +183,14 @@ class Comparison:
             f"{self.ci_high:+.3f}], p = {self.p:.4g} ({self.method}); {self.verdict}>"
         )
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    def static_html(self) -> str:
+        """The verdict, the pairs, every flip and the prompt diff, escaped."""
         e = escape
         flips = "".join(
             f"<tr><td>{e(t)}</td><td>{r}</td><td>{e(a)}</td><td>{e(b)}</td></tr>"
             for t, r, a, b in self.flips
         )
-        html = (
+        return (
             f"<div class='agentnb-compare'><p><b>{e(self.verdict)}</b></p><p><b>"
             f"{e(self.baseline)}</b> vs <b>{e(self.other)}</b>: {self.tasks} tasks, "
             f"{self.pairs} pairs — {e(self.other)} {self.wins} wins, {self.losses} losses, "
@@ -200,7 +202,6 @@ class Comparison:
             f"<th>{e(self.baseline)}</th><th>{e(self.other)}</th></tr>{flips}</table>"
             f"{prompt_diff_html(self.prompt_diff)}</div>"
         )
-        return {"text/plain": repr(self), "text/html": html}
 
 
 def compare(

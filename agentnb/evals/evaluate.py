@@ -260,7 +260,7 @@ async def evaluate(
         runtime=runtime,
     )
     if progress is None and display.in_kernel():
-        if _has_matrix():
+        if display.has_view(ev):
             display.show(ev)  # the live matrix, filling in while we wait
         else:  # a static table would not fill in: a progress line instead
             ev.subscribe(_Progress(ev))
@@ -269,13 +269,6 @@ async def evaluate(
     except asyncio.CancelledError:
         ev.cancel()
         raise
-
-
-def _has_matrix() -> bool:
-    try:
-        return hasattr(display.widgets(), "EvalMatrix")
-    except ImportError:
-        return False
 
 
 class _Progress:

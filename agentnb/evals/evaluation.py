@@ -46,7 +46,7 @@ class Kept(NamedTuple):
     state: Any
 
 
-class Evaluation:
+class Evaluation(display.Shown):
     """The records of one sweep (see the module docstring); made by :func:`agentnb.evaluate`.
 
     ``errors="fail"`` counts an ``error`` run as not passed (it stays in every denominator);
@@ -352,13 +352,7 @@ class Evaluation:
 
     def diff(self, task: Task | str, variants: Iterable[str] | None = None, repeat: int = 0) -> Any:
         """``agentnb.widgets.TrajectoryDiff`` of this task's runs (all variants by default)."""
-        widgets = display.widgets("the trajectory diff")
-        if not hasattr(widgets, "TrajectoryDiff"):
-            raise ImportError("this agentnb.widgets has no TrajectoryDiff yet")
-        chosen = list(variants) if variants is not None else self.variants
-        sessions = [self.session(v, task, repeat) for v in chosen]
-        records = [self.record(v, task, repeat) for v in chosen]
-        return widgets.TrajectoryDiff(sessions, labels=chosen, records=records)
+        return display.view(self, "diff", task, variants, repeat)
 
     def __repr__(self) -> str:
         state = "done" if self.done else "running"
@@ -369,12 +363,9 @@ class Evaluation:
             f"({counts['pass']} pass, {counts['fail']} fail, {counts['error']} error)>"
         )
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    def static_bundle(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """The summary with its caption and the task × variant grid (what nbviewer shows;
+        in a kernel with the widgets, the live matrix shows it: :mod:`agentnb.display`)."""
         from .view import static_bundle
 
-        return static_bundle(self)
-
-    def _ipython_display_(self) -> None:
-        from .view import show
-
-        show(self)
+        return static_bundle(self, include=include, exclude=exclude)

@@ -15,6 +15,7 @@ import weakref
 from collections.abc import AsyncGenerator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..display import Shown
 from ..errors import ConfigurationError, InvalidMessage, RunStateError
 from ..events import Event
 from ..messages import Message, UserMessage, text_message
@@ -48,7 +49,7 @@ def input_message(value: str | Message | dict[str, Any] | None) -> Message | Non
     return message
 
 
-class Run:
+class Run(Shown):
     """One run of an agent on a session: the stepper, and a read-only window on its state."""
 
     def __init__(
@@ -252,8 +253,6 @@ class Run:
         state = f"stopped: {self.stop_reason}" if self.done else f"next: {self.next_stage}"
         return f"<Run {self.id} iteration {self.iteration}, {len(self.events)} events, {state}>"
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {
-            "text/plain": repr(self),
-            "text/html": self.session.static_mimebundle()["text/html"],
-        }
+    def static_html(self) -> str:
+        """Its session's messages."""
+        return self.session.static_bundle(include=("text/html",))["text/html"]

@@ -13,6 +13,7 @@ import agentnb as an
 from agentnb.evals.optimise import Texts, parse_reply
 from agentnb.models import FunctionModel
 from agentnb.travel import TravelModel
+from tests.helpers import eventually
 
 WEAK = "你是差旅助手。"
 
@@ -80,9 +81,7 @@ async def test_stop_ends_an_optimisation_whose_sync_proposer_blocks(blocking):
     opt = an.evals.optimise.start(
         weak_agent(), an.travel.task_set(), proposer=model, budget=150, timeout=None
     )
-    async with asyncio.timeout(60):
-        while not blocking.entered.is_set():
-            await asyncio.sleep(0.01)
+    await eventually(blocking.entered.is_set, 60, what="the proposer's function entered")
     opt.cancel()  # the view's Stop, while the proposer's function is blocked
     await opt.wait()
     assert opt.done and "stopped by request" in opt.stop_reason

@@ -103,3 +103,20 @@ def test_run_and_trace_ids_are_minted_in_one_place():
         if minting.search(line) and ("trace" in line or '"r-' in line or '"p-' in line)
     ]
     assert elsewhere == [], f"run or trace ids made outside agentnb/session/ids.py: {elsewhere}"
+
+
+async def test_a_record_reads_back_from_its_dict_as_a_store_keeps_it():
+    cache_hit = ModelResponse(an.AssistantMessage(content="晴"), Usage(50, 5, 55), cached=True)
+    agent = an.Agent("", [], model=ScriptedModel([cache_hit]))
+    session = an.Session()
+    await agent.run("北京天气", session=session, tags={"variant": "a", "repeat": "0"})
+    record = session.runs[-1]
+    record.annotations = {"note": {"seen": True}}
+    data = record.to_dict()
+    assert data["usage"] == {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}
+    back = an.session.RunRecord.from_dict(data)
+    assert back == record and back.billed == Usage() and back.tags == record.tags
+    with pytest.raises(an.ConfigurationError, match="not a run record"):
+        an.session.RunRecord.from_dict({"run_id": "r-1"})
+    with pytest.raises(an.ConfigurationError, match="tags"):
+        an.session.RunRecord.from_dict({**data, "tags": {"repeat": 0}})

@@ -93,7 +93,11 @@ async def test_trajectory_diff_widget_answers_a_step(comms):
     task = ev.tasks.names[0]
     view = ev.diff(task)
     assert isinstance(view, TrajectoryDiff) and view.data["labels"] == ev.variants
+    assert view.trajectory.sessions == [ev.session(v, task) for v in ev.variants]
+    assert view.trajectory.metrics[0]["stop_reason"] == ev.record(ev.variants[0], task).stop_reason
     assert view.first_divergence == 0
+    one = ev.diff(task, variants=ev.variants[::-1])
+    assert one.trajectory.labels == ev.variants[::-1]
     comms[-1].deliver({"op": "step", "row": 0, "id": "9"})
     reply = comms[-1].custom()[-1]
     assert reply["op"] == "reply" and reply["data"]["row"] == 0

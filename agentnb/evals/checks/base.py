@@ -17,10 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import importlib
 import inspect
-import sys
-import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, partial
@@ -29,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 from ...errors import ConfigurationError
 from ...runtime.tool_work import bounded, in_thread
 from ..batches import PairedCall, batches
-from .source import by_source, from_source
+from .source import by_source, from_source, imported
 
 if TYPE_CHECKING:
     from ...runtime.result import RunResult
@@ -189,33 +186,6 @@ def as_check(value: Any) -> Check:
         f"{value!r} is not a check: use one of an.checks (calls, answer_contains, ...) or a "
         "function fn(result) -> bool | str"
     )
-
-
-def imported(ref: str) -> Callable[..., Any]:
-    """The Python function a ``"module:qualname"`` path names, imported. Refused (a
-    ConfigurationError, nothing imported): a module of the standard library, and anything
-    that is not a function written in Python (``sys:exit``, ``os:system``, a class)."""
-    module, _, qualname = ref.partition(":")
-    top = module.split(".")[0]
-    if not module or not qualname or top in sys.stdlib_module_names or top == "builtins":
-        raise ConfigurationError(
-            f"check {ref!r} is not loaded: a check is a function of your own module "
-            "(module:function), never one of the standard library"
-        )
-    try:
-        target: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            target = getattr(target, part)
-    except (ImportError, AttributeError, ValueError) as exc:
-        why = f"check {ref!r} cannot be imported: {exc}"
-        if module == "__main__":
-            why += " (a function of a notebook or script: save it again, it is kept by source)"
-        raise ConfigurationError(why) from None
-    if not isinstance(target, types.FunctionType):
-        raise ConfigurationError(
-            f"check {ref!r} is not loaded: it names a {type(target).__name__}, not a function"
-        )
-    return target
 
 
 def check_from_dict(

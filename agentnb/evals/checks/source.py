@@ -1,4 +1,5 @@
-"""Checks kept by their source: a function written in a notebook survives a restart.
+"""Checks kept by their source: a function written in a notebook survives a restart (and
+those kept by their import path, ``"module:function"``, read back by :func:`imported`).
 
 A function defined in a notebook cell (module ``__main__``) cannot be imported by another
 process, so it is written as its source (``inspect.getsource``: IPython keeps every cell's),
@@ -22,6 +23,7 @@ from __future__ import annotations
 import builtins
 import importlib
 import inspect
+import sys
 import textwrap
 import types
 from collections.abc import Callable
@@ -29,7 +31,7 @@ from typing import Any
 
 from ...errors import ConfigurationError
 
-__all__ = ["by_source", "from_source", "plain"]
+__all__ = ["by_source", "from_source", "imported", "plain"]
 
 
 def plain(value: Any) -> bool:
@@ -120,8 +122,6 @@ def from_source(record: dict[str, Any], *, trust: bool) -> Callable[..., Any]:
         elif "value" in how:
             namespace[var] = how["value"]
         elif "ref" in how:
-            from .base import imported
-
             namespace[var] = imported(how["ref"])
         else:
             namespace[var] = from_source(how["source"], trust=True)
@@ -135,3 +135,30 @@ def from_source(record: dict[str, Any], *, trust: bool) -> Callable[..., Any]:
     if not callable(fn):
         raise ConfigurationError(f"saved check {name!r} does not define a function {name}")
     return fn  # type: ignore[no-any-return]
+
+
+def imported(ref: str) -> Callable[..., Any]:
+    """The Python function a ``"module:qualname"`` path names, imported. Refused (a
+    ConfigurationError, nothing imported): a module of the standard library, and anything
+    that is not a function written in Python (``sys:exit``, ``os:system``, a class)."""
+    module, _, qualname = ref.partition(":")
+    top = module.split(".")[0]
+    if not module or not qualname or top in sys.stdlib_module_names or top == "builtins":
+        raise ConfigurationError(
+            f"check {ref!r} is not loaded: a check is a function of your own module "
+            "(module:function), never one of the standard library"
+        )
+    try:
+        target: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            target = getattr(target, part)
+    except (ImportError, AttributeError, ValueError) as exc:
+        why = f"check {ref!r} cannot be imported: {exc}"
+        if module == "__main__":
+            why += " (a function of a notebook or script: save it again, it is kept by source)"
+        raise ConfigurationError(why) from None
+    if not isinstance(target, types.FunctionType):
+        raise ConfigurationError(
+            f"check {ref!r} is not loaded: it names a {type(target).__name__}, not a function"
+        )
+    return target

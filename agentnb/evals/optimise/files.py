@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from ... import _json
 from ...errors import ConfigurationError
@@ -21,14 +21,27 @@ from .candidate import Candidate
 if TYPE_CHECKING:
     from .optimisation import Optimisation
 
-__all__ = ["FORMAT", "load", "save"]
+__all__ = ["FORMAT", "SETTINGS", "load", "save"]
 
 FORMAT = "agentnb.optimisation/1"
 
+#: The settings an optimisation keeps (and saves): keywords of ``Optimisation(...)``.
+SETTINGS = (
+    "budget",
+    "minibatch",
+    "repeats",
+    "alpha",
+    "gate",
+    "seed",
+    "patience",
+    "concurrency",
+    "timeout",
+)
+
+Opt = TypeVar("Opt", bound="Optimisation")
+
 
 def save(opt: Optimisation, path: Path, *, traces: bool = False) -> Path:
-    from .optimisation import SETTINGS
-
     header = {
         "format": FORMAT,
         "settings": {k: getattr(opt, k) for k in SETTINGS},
@@ -51,9 +64,9 @@ def save(opt: Optimisation, path: Path, *, traces: bool = False) -> Path:
     return _json.write_atomically(path, "\n".join(body) + "\n")
 
 
-def load(path: Path, *, trust: bool = False) -> Optimisation:
-    from .optimisation import Optimisation
-
+def load(cls: type[Opt], path: Path, *, trust: bool = False) -> Opt:
+    """An optimisation of class ``cls`` (:class:`Optimisation`, given by its ``load``) as
+    :func:`save` wrote it."""
     lines = read_lines(path)
     try:
         header = json.loads(lines[0][1])
@@ -65,7 +78,7 @@ def load(path: Path, *, trust: bool = False) -> Optimisation:
     ev = load_lines(lines[1:], path, trust=trust)
     train = TaskSet([ev.tasks[n] for n in header["train"]], name=ev.tasks.name)
     validation = TaskSet([ev.tasks[n] for n in header["validation"]], name=ev.tasks.name)
-    opt = Optimisation(None, train, validation, **header["settings"])
+    opt = cls(None, train, validation, **header["settings"])
     opt.evaluation = ev
     opt.candidates = [Candidate.from_dict(c) for c in header["candidates"]]
     opt.steps = header["steps"]

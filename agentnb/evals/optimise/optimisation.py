@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...display import Shown
 from ...errors import ConfigurationError
 from ..cost import PRICES, Metered
 from ..evaluation import Evaluation
@@ -48,21 +49,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Optimisation"]
 
-#: The settings an optimisation keeps (and saves).
-SETTINGS = (
-    "budget",
-    "minibatch",
-    "repeats",
-    "alpha",
-    "gate",
-    "seed",
-    "patience",
-    "concurrency",
-    "timeout",
-)
 
-
-class Optimisation:
+class Optimisation(Shown):
     """One optimiser run (see the module docstring); made by :func:`agentnb.optimize`."""
 
     def __init__(
@@ -359,7 +347,7 @@ class Optimisation:
         """Read a file written by :meth:`save` (no model needed: texts, runs and history)."""
         from .files import load
 
-        return load(Path(path), trust=trust)
+        return load(cls, Path(path), trust=trust)
 
     # -- pictures and views ---------------------------------------------------------------
     def plot(self, **options: Any) -> Any:
@@ -369,12 +357,9 @@ class Optimisation:
 
         return plot(self, **options)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from .view import static_bundle
+    def static_html(self) -> str:
+        """Its warnings, summary and candidates (what nbviewer shows; in a kernel with the
+        widgets, the live view shows it: :mod:`agentnb.display`)."""
+        from .tables import static_html
 
-        return static_bundle(self)
-
-    def _ipython_display_(self) -> None:
-        from .view import show
-
-        show(self)
+        return static_html(self)

@@ -205,12 +205,8 @@ async def optimize(
         progress=progress,
     )
     if progress is None and display.in_kernel():
-        try:
-            widgets = display.widgets("the optimiser's live view")
-        except ImportError:
-            widgets = None
-        if widgets is not None and hasattr(widgets, "OptimiseView"):
-            display.show(widgets.OptimiseView(opt))
+        if display.has_view(opt):
+            display.show(opt)  # the live view, filling in while we wait
         else:
             opt.subscribe(Progress(opt))
     try:

@@ -1,10 +1,12 @@
-"""An optimisation's tables and summary: the history, one row per candidate, a few lines."""
+"""An optimisation's tables and summary: the history, one row per candidate, a few lines, and
+its static form (what a saved notebook shows without the live view)."""
 
 from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING, Any
 
+from ..._html import escape
 from ..cost import money
 from .wording import counted
 
@@ -13,7 +15,15 @@ if TYPE_CHECKING:
 
     from .optimisation import Optimisation
 
-__all__ = ["STEP_COLUMNS", "candidates_frame", "gated", "history", "summary", "unproven"]
+__all__ = [
+    "STEP_COLUMNS",
+    "candidates_frame",
+    "gated",
+    "history",
+    "static_html",
+    "summary",
+    "unproven",
+]
 
 STEP_COLUMNS = [
     "step",
@@ -143,3 +153,26 @@ def unproven(opt: Optimisation) -> dict[str, Any] | None:
         "gate": (c.gate or {}).get("verdict", ""),
         **c.texts.to_dict(),
     }
+
+
+def _cell(value: Any) -> str:
+    """A share in a table cell: '' when there is none (None or NaN)."""
+    return "" if value is None or value != value else f"{value:.0%}"
+
+
+def static_html(opt: Optimisation) -> str:
+    """Its warnings, summary and candidates as escaped HTML: what nbviewer and GitHub show."""
+    e = escape
+    rows = "".join(
+        f"<tr><td>{e(c.id)}</td><td>{e(c.parent or '—')}</td><td>{e(c.status)}</td>"
+        f"<td>{_cell(c.train_success if c.successes else None)}</td>"
+        f"<td>{_cell(c.validation)}</td><td>{e(c.reason)}</td></tr>"
+        for c in opt.candidates
+    )
+    summary = "<br>".join(e(line) for line in opt.summary().split("\n")) if opt.candidates else ""
+    warned = "".join(f"<p class='anb-warn'>⚠ {e(w)}</p>" for w in opt.warnings)
+    return (
+        f"<div class='agentnb-optimise'>{warned}<p>{summary}</p><table><tr><th>candidate</th>"
+        "<th>parent</th><th>status</th><th>training success</th><th>validation</th>"
+        f"<th>why</th></tr>{rows}</table></div>"
+    )

@@ -39,8 +39,10 @@ from typing import Any
 
 from ...messages import AssistantMessage
 from ...models.base import Model, ModelRequest, ModelResponse, Usage
-from ...tokens import estimate_tokens
+from ...tokens import content_text, estimate_tokens
 from ..data import TravelData, load
+from ..dates import DEFAULT_TODAY
+from .reading import read
 from .rules import rule_table
 from .understood import Understood
 
@@ -130,9 +132,7 @@ class TravelProposer(Model):
     streaming = False
 
     def __init__(self, data: TravelData | None = None) -> None:
-        from .model import TravelModel
-
-        self.reader = TravelModel(data=data or load())
+        self.data = data or load()
         self.name = "TravelProposer (deterministic stand-in, no LLM)"
 
     def understood(self, current: dict[str, Any]) -> Understood:
@@ -141,7 +141,8 @@ class TravelProposer(Model):
             for n, d in (current.get("tools") or {}).items()
         ]
         request = ModelRequest([{"role": "system", "content": current["instructions"]}], tools)
-        return self.reader.understood(request)
+        # what TravelModel.understood reads, without a model (which makes this proposer)
+        return Understood(read(request, self.data, today=DEFAULT_TODAY).policy)
 
     def _already(self, fix: Fix, read: Understood) -> bool:
         value = read[fix.knob]
@@ -191,14 +192,14 @@ class TravelProposer(Model):
             (m for m in reversed(request.messages) if m.get("role") == "user"), {"content": ""}
         )
         try:
-            document = json.loads(str(user.get("content") or ""))
+            document = json.loads(content_text(user.get("content")))
             if not isinstance(document, dict) or "current" not in document:
                 raise ValueError("no 'current' texts")
             reply = self.propose(document)
         except (ValueError, KeyError, TypeError) as exc:
             reply = {"rationale": f"I could not read the reflection request ({exc})."}
         text = json.dumps(reply, ensure_ascii=False)
-        prompt = sum(estimate_tokens(str(m.get("content") or "")) for m in request.messages)
+        prompt = sum(estimate_tokens(content_text(m.get("content"))) for m in request.messages)
         completion = estimate_tokens(text)
         usage = Usage(prompt, completion, prompt + completion, estimated=True)
         return ModelResponse(AssistantMessage(content=text), usage, "stop", self.name)
