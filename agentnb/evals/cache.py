@@ -49,7 +49,9 @@ def _value(value: Any) -> Any:
         fn = value.__func__ if isinstance(value, types.MethodType) else value
         bound = _value(value.__self__) if isinstance(value, types.MethodType) else None
         cells = [_value(c.cell_contents) for c in fn.__closure__ or ()]
-        code = hashlib.sha256(marshal.dumps(fn.__code__)).hexdigest()[:16]
+        # marshal version 2: no back-references, which later versions write or not by the
+        # objects' reference counts (the same code hashed two ways as a run went on)
+        code = hashlib.sha256(marshal.dumps(fn.__code__, 2)).hexdigest()[:16]
         return {
             "fn": f"{fn.__module__}.{fn.__qualname__}",
             "code": code,
