@@ -9,6 +9,7 @@ by default; ``ResponseCache(path)`` also appends to a JSONL file and reads it ba
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import marshal
@@ -188,7 +189,9 @@ class ResponseCache:
 
 
 class CachedModel:
-    """``model`` answering from ``cache`` when it can (never streaming: evaluations need none)."""
+    """``model`` answering from ``cache`` when it can, each reply the cache gave marked
+    ``cached=True`` (whole, and on the last fragment when streamed): the run's record counts
+    those calls apart and never bills them. Never streaming itself: evaluations need none."""
 
     streaming = False
 
@@ -208,9 +211,9 @@ class CachedModel:
             self.cache.uncached += 1
             return await self.model.complete(request)
         reply = self.cache.get(key)
-        if reply is not None:
+        if reply is not None:  # marked: the run counts it apart, and never bills it
             self.hits += 1
-            return reply
+            return dataclasses.replace(reply, cached=True)
         reply = await self.model.complete(request)
         self.cache.put(key, reply)
         return reply
