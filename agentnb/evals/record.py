@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
 from ..session import RunRecord
-from .batches import PairedCall, batches
+from .batches import PairedCall, batches, left_recording
 from .checked import OUTCOMES, Checked, checked
 from .checks.base import CheckResult
 from .cost import PriceTable, spent
@@ -39,10 +39,8 @@ from .handmade import made_run
 if TYPE_CHECKING:
     from ..session import Session
 
-__all__ = ["OUTCOMES", "REPLAY_MISSES", "EvalRecord", "row_tags"]
+__all__ = ["OUTCOMES", "EvalRecord", "row_tags"]
 
-#: The error kinds of a replaying tool that left its recorded trajectory.
-REPLAY_MISSES = ("mismatch", "exhausted", "not_recorded")
 #: Figures read from a run's messages: a row built by hand has none to read them from.
 FROM_MESSAGES = ("steps", "tool_calls", "tool_errors", "divergence")
 
@@ -57,10 +55,12 @@ class EvalRecord:
     its ``run`` (the task's :class:`~agentnb.session.RunRecord`) and ``session`` (see the
     module docstring)."""
 
-    __slots__ = ("run", "session")
+    __slots__ = ("_read", "run", "session")
 
     run: RunRecord
     session: Session | None
+    #: What the messages said, and the version of the session it was read from.
+    _read: tuple[Any, ...] | None
 
     def __init__(
         self,
@@ -104,7 +104,7 @@ class EvalRecord:
         figures.update(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
         figures.update(unmetered=unmetered)
         run = made_run(figures, row_tags(variant, task, repeat, seed))
-        self.run, self.session = run, None
+        self.run, self.session, self._read = run, None, None
 
     @classmethod
     def of(cls, run: RunRecord, session: Session | None = None) -> EvalRecord:
@@ -116,16 +116,11 @@ class EvalRecord:
                 "variant, task and repeat"
             )
         row = cls.__new__(cls)
-        row.run, row.session = run, session
+        row.run, row.session, row._read = run, session, None
         return row
 
-    @property
-    def variant(self) -> str:
-        return self.run.tags["variant"]
-
-    @property
-    def task(self) -> str:
-        return self.run.tags["task"]
+    variant = property(lambda self: self.run.tags["variant"])
+    task = property(lambda self: self.run.tags["task"])
 
     @property
     def repeat(self) -> int:
@@ -175,10 +170,7 @@ class EvalRecord:
     model = property(lambda self: self.run.model)
     run_id = property(lambda self: self.run.run_id)
     trace_id = property(lambda self: self.run.trace_id)
-
-    @property
-    def tokens(self) -> int:
-        return self.run.usage.total_tokens
+    tokens = property(lambda self: self.run.usage.total_tokens)
 
     @property
     def messages(self) -> list[Any]:
@@ -192,28 +184,32 @@ class EvalRecord:
         """The task run's tool calls, one list per reply (see :mod:`agentnb.evals.batches`)."""
         return batches(self.messages)
 
-    @property
-    def steps(self) -> int:
-        return len(self.trajectory())
+    def _from_messages(self) -> tuple[int, int, int, str]:
+        """(steps, tool calls, tool errors, divergence), read from the messages once per
+        version of the session (its length and edits): a table read again reads no message."""
+        run, session = self.run, self.session
+        if session is None:
+            return 0, 0, 0, ""
+        version = (len(session), session.transcript.rewrites, run.start, run.end)
+        read = self._read
+        if read is None or read[0] != version:
+            trajectory = self.trajectory()
+            calls = [c for b in trajectory for c in b]
+            errors = sum(c.kind is not None for c in calls)
+            read = self._read = (
+                version,
+                len(trajectory),
+                len(calls),
+                errors,
+                left_recording(session.messages),
+            )
+        return read[1], read[2], read[3], read[4]
 
-    @property
-    def tool_calls(self) -> int:
-        return sum(len(b) for b in self.trajectory())
-
-    @property
-    def tool_errors(self) -> int:
-        return sum(c.kind is not None for b in self.trajectory() for c in b)
-
-    @property
-    def divergence(self) -> str:
-        """Where a replaying run first left its recording (any turn), or ""."""
-        if self.session is None:
-            return ""
-        for batch in batches(self.session.messages):
-            for call in batch:
-                if call.kind in REPLAY_MISSES:
-                    return f"{call.where}: {call} is a replay {call.kind}"
-        return ""
+    steps = property(lambda self: self._from_messages()[0])
+    tool_calls = property(lambda self: self._from_messages()[1])
+    tool_errors = property(lambda self: self._from_messages()[2])
+    #: Where a replaying run first left its recording (any turn), or "".
+    divergence = property(lambda self: self._from_messages()[3])
 
     # -- what every turn spent ------------------------------------------------------------------
     @property
@@ -252,7 +248,7 @@ class EvalRecord:
         """The row as plain data, every figure as the tables show it (read once each;
         ``cost`` at ``an.evals.prices`` as they are now, None when unknown)."""
         found = self.checked
-        trajectory = self.trajectory()
+        steps, tool_calls, tool_errors, divergence = self._from_messages()
         runs = self.runs
         return {
             "variant": self.variant,
@@ -261,16 +257,16 @@ class EvalRecord:
             "outcome": found.outcome,
             "checks": [list(c) for c in found.checks],
             "stop_reason": self.stop_reason,
-            "steps": len(trajectory),
+            "steps": steps,
             "model_calls": self.model_calls,
-            "tool_calls": sum(len(b) for b in trajectory),
-            "tool_errors": sum(c.kind is not None for b in trajectory for c in b),
+            "tool_calls": tool_calls,
+            "tool_errors": tool_errors,
             "tokens": self.tokens,
             "latency": self.latency,
             "seed": self.seed,
             "error": found.error,
             "output": self.output,
-            "divergence": self.divergence,
+            "divergence": divergence,
             "cached_calls": sum(r.cached_calls for r in runs),
             "model": self.model,
             "prompt_tokens": sum(r.billed.prompt_tokens for r in runs),

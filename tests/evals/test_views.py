@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import agentnb as an
+from agentnb.evals.batches import batches
 from agentnb.evals.cost import spent
 from agentnb.messages import AssistantMessage
 from agentnb.models import FunctionModel, ModelResponse, Usage
@@ -135,6 +136,21 @@ async def test_every_figure_a_table_shows_is_read_from_the_run_records(priced):
     assert frame.loc[("b", "turns", 0), "prompt_tokens"] == 60  # both turns billed
     assert math.isnan(frame.loc[("a", "quiet", 1), "cost"])  # priced, but its usage unknown
     assert frame.loc[("b", "slow", 1), "error"] == "timed out after 0.5 s"
+
+
+async def test_a_row_reads_its_messages_once_per_version_of_its_session(monkeypatch):
+    import agentnb.evals.record as record
+
+    agent = an.Agent("be brief", [weather], model=FunctionModel(_reply, name="views-model"))
+    ev = await an.evaluate({"a": agent}, an.TaskSet([TASKS["tool"]]), progress=False)
+    read = []
+    monkeypatch.setattr(record, "batches", lambda m: read.append(1) or batches(m))
+    assert ev.runs.loc[0, "steps"] == 1 and len(read) == 1
+    assert ev.summary.loc["a", "mean_steps"] == 1 and ev.runs.loc[0, "tool_calls"] == 1
+    assert len(read) == 1  # read again: no message read
+    session = ev.session("a", "tool")
+    session.truncate(1)  # an edit: the row reads the messages again
+    assert ev.runs.loc[0, "steps"] == 0 and len(read) == 2
 
 
 async def test_tagged_sessions_make_the_same_rows_again(priced):
