@@ -8,17 +8,19 @@
     offline = agent.replaying(an.ToolRecording.from_evaluation(ev))   # no side effects
 
 Modules, one concept each: ``tasks`` (Task, TaskSet), ``checks`` (an.checks), ``runner``
-(one run, tagged, its checks annotated on its record: ``checked``), ``record`` (a row: a
-view of the run's record), ``apps`` (an app not built on agentnb as a variant, through the proxy),
+(one run, tagged with its row, its checks annotated on its record: ``checked``), ``record``
+(a row: a view of the run's record), ``rows`` (tagged runs made elsewhere into rows),
+``handmade`` and ``upgrade`` (a row's record made from figures: by hand, or from a file of an
+earlier format), ``apps`` (an app not built on agentnb as a variant, through the proxy),
 ``evaluate`` (the sweep), ``evaluation`` (its results), ``tables`` and ``statistics`` (the
 numbers: the summary's from numpy, the comparison's from scipy.stats), ``comparison``
 (paired, with a plain verdict, non-inferiority and TOST), ``planning`` (``an.evals.plan``:
-tasks × repeats to see a difference), ``cost``
-(``an.evals.prices`` and each run's spend), ``outputs`` (every answer), ``cache``
-(model replies), ``recording`` and ``replayer`` (tool results, and how a replaying call is
-answered), ``replay`` (a saved run as a regression test), ``saving``, ``ci`` (``python -m
-agentnb eval``), ``optimise`` (``an.optimize``: proposals gated on held-out tasks),
-``view`` and ``plot``; ``batches`` reads trajectories as reply batches.
+tasks × repeats to see a difference), ``cost`` (``an.evals.prices`` and what runs spent),
+``outputs`` (every answer), ``cache`` (model replies, in the one recorded-reply format of
+:mod:`agentnb.models.recorded`), ``recording`` and ``replayer`` (tool results, and how a
+replaying call is answered), ``replay`` (a saved run as a regression test), ``saving``,
+``ci`` (``python -m agentnb eval``), ``optimise`` (``an.optimize``: proposals gated on
+held-out tasks), ``view`` and ``plot``; ``batches`` reads trajectories as reply batches.
 """
 
 from . import checks, optimise
