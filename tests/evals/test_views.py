@@ -263,7 +263,8 @@ FIGURES = {
 WRITERS = {
     "runtime/": "the runtime: each stage writes what it did, as it did it",
     "observe/recorder.py": "a proxied call's life as a run (the proxy is its runtime)",
-    "service/attempt.py": "a service attempt's record of a run that never started",
+    "service/attempt.py": "a service attempt whose worker stopped after its answer was committed, "
+    "or died: its end recorded by the service (reshaped by issue 35's service work)",
     "evals/checked.py": "the one annotation site: what the checks found (annotate)",
 }
 #: Who may build a record with figures (``RunRecord(..., usage=...)``), and why.
@@ -271,7 +272,8 @@ MAKERS = {
     "runtime/state.py": "the runtime's own record of a run",
     "evals/apps.py": "an app's run, rebuilt from the calls the proxy saw (the app is its "
     "own runtime)",
-    "service/rows.py": "the service's table of attempts, read back",
+    "service/rows.py": "the service's table of attempts, read back (its own codec; "
+    "RunRecord.from_dict is the records' own)",
 }
 
 
