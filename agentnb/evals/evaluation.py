@@ -5,7 +5,8 @@ and answers questions afterwards: ``runs`` and ``summary`` (DataFrames), ``flaki
 ``compare(a, b)`` (paired statistics), ``session(variant, task, repeat)``, ``save``/``load``
 (no model needed to reload), ``rerun``, ``plot`` and ``diff``. Evaluating it in a notebook
 cell shows the live matrix (``agentnb.widgets.EvalMatrix``) when the widgets are installed,
-else a static table.
+else a static table. It is a view over ``session.runs``: each row (:class:`EvalRecord`) reads
+the record of its run, tagged with the row and annotated with its checks, when asked.
 """
 
 from __future__ import annotations
@@ -256,9 +257,10 @@ class Evaluation:
         errors: Errors = "fail",
         seed: int = 0,
     ) -> Evaluation:
-        """A finished evaluation of these records (no agents, no sessions): for results made
-        elsewhere, and for checking the statistics on hand-built outcomes. Variants, tasks
-        and repeats are read from the records unless ``tasks`` is given."""
+        """A finished evaluation of these rows (no agents; each row keeps the session it
+        reads, if any): for results made elsewhere (``EvalRecord(...)`` or its dict, built by
+        hand), and for checking the statistics on hand-built outcomes. Variants, tasks and
+        repeats are read from the rows unless ``tasks`` is given."""
         from .saving import from_records
 
         return from_records(records, tasks=tasks, errors=errors, seed=seed)
