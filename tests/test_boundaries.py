@@ -44,8 +44,9 @@ LONG_MODULES = {
     "one (its docstring is the spec), read beside the parser that follows them",
     "session/session.py": "the Session and its guarded edits (append, edit, replace, delete, "
     "truncate, repair): every way to change a conversation, read beside the state it guards",
-    "models/replay.py": "the cassette format, written by the recorder and read by the replayer, "
-    "in one place so the two cannot drift",
+    "models/replay.py": "a cassette's two transports, the recorder and the replayer, and how a "
+    "miss differs from what was recorded, in one place so the two cannot drift (the format "
+    "itself is models/recorded.py's)",
     "observe/conversations.py": "the threading rule (its docstring is the spec) beside the index "
     "that makes placing a request one lookup per message, read as one",
     "observe/recorder.py": "a proxied call's life as a run, from its request to its stop, in the "

@@ -2,8 +2,10 @@
 
 Test doubles (``ScriptedModel``, ``FunctionModel``); ``OpenAIModel`` for any OpenAI-compatible
 endpoint (``openai.py``: compatibility ``profiles.py``, SSE in ``sse.py``, retries in
-``retry.py``, actions written as text in ``text_actions.py``); cassettes that record and
-replay real exchanges (``replay.py``); and ``an.models.local``, the offline SmolLM2 server.
+``retry.py``, actions written as text in ``text_actions.py``); recorded replies, the one
+format a call is answered from a recording in (``recorded.py``: ``Replies`` and its keys), and
+cassettes of real exchanges in it (``replay.py``); and ``an.models.local``, the offline
+SmolLM2 server.
 """
 
 import importlib
@@ -20,6 +22,7 @@ from .base import (
     Usage,
 )
 from .function import FunctionModel
+from .recorded import Replies, by_position, by_repeat, by_request, reply_dict, reply_of
 from .scripted import ScriptedModel
 
 if TYPE_CHECKING:  # loaded on first use, by __getattr__ below
@@ -49,11 +52,17 @@ __all__ = [
     "ModelResponse",
     "OpenAIModel",
     "Profile",
+    "Replies",
     "ReplyAssembler",
     "RequestDiff",
     "RetryPolicy",
     "ScriptedModel",
     "Usage",
+    "by_position",
+    "by_repeat",
+    "by_request",
+    "reply_dict",
+    "reply_of",
 ]
 
 
