@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import copy
 import inspect
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,7 @@ from .events import Event
 from .messages import Message, SystemMessage
 from .models.base import ModelLike
 from .runtime.pending import Pending
+from .session.records import checked_tags
 from .session.session import Session
 from .tokens import DEFAULT_TOKENIZER, Tokenizer
 from .tools.tool import Tool
@@ -70,6 +71,9 @@ class Agent:
         tool_timeout: seconds a tool may take unless it sets its own ``timeout`` (None: none).
         model_params: extra request fields (``temperature``, ``max_tokens``, ...).
         context_window, reply_reserve: the token budget of a request (``RequestAssembled``).
+            Without a ``context_window`` the agent adopts its model's, when the model carries
+            one (``model.context_window``: the local SmolLM2 server's model says its 4096),
+            so a long run trims its history instead of overflowing the model's window.
         context: the :class:`~agentnb.context.ContextPolicy` choosing the history sent; by
             default everything, or :class:`~agentnb.context.DropOldest` once a window is set.
         tokenizer: counts tokens for budgets; the model's own, else the heuristic.
@@ -89,6 +93,8 @@ class Agent:
     parallel_tool_calls: bool | None
     tool_timeout: float | None
     model_params: dict[str, Any]
+    #: The token window of a request: the one given, else the model's (``model.context_window``),
+    #: else None (no budget: everything is sent). A plain attribute: assemble reads it per call.
     context_window: int | None
     reply_reserve: int
     replay: ReplaySource | None
@@ -141,25 +147,32 @@ class Agent:
             value = self._checked_model(value)
         elif field == "tools":
             value = self._checked_tools(value)
+        if field == "context_window":  # kept as given; the attribute is the window in force
+            super().__setattr__("_context_window", value)
+            value = value if value is not None else self.__dict__.get("_model_window")
         super().__setattr__(field, value)
         if field == "instructions":
             self._system = SystemMessage(content=value) if value else None
         if not field.startswith("_"):  # a setting changed: prompt() rebuilds
             super().__setattr__("_stamp", self.__dict__.get("_stamp", 0) + 1)
-        window = self.__dict__.get("context_window")
-        reserve = self.__dict__.get("reply_reserve", 0)
-        if (
-            field in ("context_window", "reply_reserve")
-            and window is not None
-            and reserve >= window
-        ):
-            raise ConfigurationError(
-                f"reply_reserve ({reserve}) must be smaller than context_window ({window})"
-            )
+        if field == "model" and "_context_window" in self.__dict__ and self._context_window is None:
+            super().__setattr__("context_window", self._model_window)  # the new model's
+        if field in ("context_window", "reply_reserve", "model"):
+            self._check_reserve()
+
+    def _check_reserve(self) -> None:
+        window, reserve = self.__dict__.get("context_window"), self.__dict__.get("reply_reserve")
+        if window is None or reserve is None or reserve < window:
+            return
+        whose = "" if self.__dict__.get("_context_window") is not None else ", the model's"
+        raise ConfigurationError(
+            f"reply_reserve ({reserve}) must be smaller than context_window ({window}{whose})"
+        )
 
     _stamp: int
     _prompt_key: tuple[Any, ...]
     _prompt: Prompt
+    _context_window: int | None
 
     # -- the parts assemble reads -----------------------------------------------------------
     def _checked_model(self, value: Any) -> ModelLike | None:
@@ -175,6 +188,9 @@ class Agent:
             )
         own = getattr(value, "tokenizer", None)  # checked here, once, not on every request
         self._model_tokenizer: Tokenizer | None = own if isinstance(own, Tokenizer) else None
+        window = getattr(value, "context_window", None)  # the model's own window, if it says
+        usable = isinstance(window, int) and not isinstance(window, bool) and window > 0
+        self._model_window: int | None = window if usable else None
         return value
 
     @staticmethod
@@ -247,6 +263,7 @@ class Agent:
         trace_id: str | None = None,
         interrupted: Iterable[str] = (),
         guard: CallGuard | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> Run:
         """A stepper: ``await run.step()`` advances one stage; nothing runs until then.
 
@@ -258,6 +275,8 @@ class Agent:
         ``uncertain`` instead of running again. ``guard`` decides the approvals of calls that
         need one and hears of every side-effecting call before it runs
         (:class:`~agentnb.runtime.guard.Approvals` in memory; the service keeps its own).
+        ``tags`` say what the run is run as (``{"variant": "a", "task": "t1"}``): they are
+        kept on its record in ``session.runs``, where tables group by them.
         """
         from .runtime.run import Run
 
@@ -270,6 +289,7 @@ class Agent:
             trace_id=trace_id,
             interrupted=interrupted,
             guard=guard,
+            tags=tags,
         )
 
     def run(
@@ -279,26 +299,37 @@ class Agent:
         session: Session | None = None,
         lock_policy: LockPolicy | None = None,
         guard: CallGuard | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> Coroutine[Any, Any, RunResult]:
         """Run the loop to a stop and return the result (``await`` it). ``input=None``
         continues a session (or resumes its open round); ``guard`` decides approvals (see
-        :meth:`start`). Used without ``await``, the call's attributes say to await it."""
+        :meth:`start`) and ``tags`` label its record (see :meth:`start`). Used without
+        ``await``, the call's attributes say to await it."""
+        if tags is not None:  # refused at the call, not when awaited
+            tags = checked_tags(tags)
 
         async def run() -> RunResult:  # nothing starts until it is awaited
-            run = self.start(input, session=session, lock_policy=lock_policy, guard=guard)
+            run = self.start(
+                input, session=session, lock_policy=lock_policy, guard=guard, tags=tags
+            )
             return await run.finish()
 
         return Pending(run(), "agent.run(...)")
 
     async def stream(
-        self, input: Input = None, *, session: Session | None = None
+        self,
+        input: Input = None,
+        *,
+        session: Session | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> AsyncIterator[Event]:
         """Yield every event of a run as it happens (deltas, tool progress, the stop).
 
         Leaving early (``break``, an exception) cancels the run cleanly once this generator
         is closed: use ``contextlib.aclosing`` to close it at once rather than on collection.
         """
-        async with contextlib.aclosing(self.start(input, session=session).stream()) as events:
+        run = self.start(input, session=session, tags=tags)
+        async with contextlib.aclosing(run.stream()) as events:
             async for event in events:
                 yield event
 
@@ -356,6 +387,8 @@ class Agent:
             return self._context
         if name == "tokenizer":
             return self._tokenizer
+        if name == "context_window":  # the one given: a copy with another model adopts its own
+            return self.__dict__.get("_context_window")
         value = getattr(self, name)
         if isinstance(value, Toolset | list):
             return list(value)

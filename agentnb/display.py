@@ -1,44 +1,68 @@
-"""How runtime objects show in a notebook: the live view when it is installed, else static HTML.
+"""How objects show in a notebook: one door.
 
-The runtime never imports Jupyter (invariant 5). Only when a session is *displayed* inside a
-running kernel does this module look for :mod:`agentnb.widgets`, by name; without ipywidgets
-and anywidget a session shows as escaped static HTML, which is also what nbviewer and GitHub
-render from a saved notebook.
+Every object agentnb shows in a cell is :class:`Shown`: it has a ``static_bundle()`` - its
+form without a kernel, ``text/plain`` and escaped ``text/html``, which nbviewer and GitHub
+render from a saved notebook - and its ``_repr_mimebundle_`` is :func:`bundle`, the door:
+
+* in a Jupyter kernel with ``agentnb[widgets]`` installed, the live bundle of the view
+  registered for the object's type (:mod:`agentnb.widgets.registry`: a ``Session`` shows its
+  ``SessionView``, an ``Evaluation`` its matrix, an ``Optimisation`` its live view), with the
+  static form beside it;
+* anywhere else - no kernel, no ipywidgets, a type no view is registered for - the object's
+  ``static_bundle()``.
+
+:func:`view` makes a registered view by hand (``session.view()``, ``runtime.view()``,
+``ev.diff(...)``). Every static bundle is made by :func:`static`, the one constructor: it
+applies the character rule (a lone surrogate is shown as U+FFFD: :mod:`agentnb._json`) to
+``text/plain`` and ``text/html`` alike, and honours the ``include`` / ``exclude`` lists
+IPython passes (a part left out is never computed).
+
+The runtime never imports Jupyter (invariant 5): :mod:`agentnb.widgets` is looked up here, by
+name, only when an object is shown or a view is asked for - the one documented edge from the
+runtime to the views. This module needs nothing of the package above its lowest layer, so
+every layer can show itself through it.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from . import _html, _json
-from .messages import Message
 
 if TYPE_CHECKING:
+    from .messages import Message
     from .session.pairing import Problem
-    from .session.session import Session
 
 __all__ = [
+    "STATIC_LIMIT",
+    "Shown",
+    "bundle",
+    "has_view",
     "in_kernel",
-    "live_view",
-    "session_bundle",
     "show",
-    "static_bundle",
-    "static_session_bundle",
-    "widgets",
+    "static",
+    "transcript_bundle",
+    "view",
 ]
 
+#: A saved notebook carries at most this many messages of a session as static HTML.
+STATIC_LIMIT = 500
 
-def widgets(feature: str = "the live view") -> ModuleType:
-    """:mod:`agentnb.widgets`, looked up by name: the one place below ``widgets`` that reaches
-    Jupyter (invariant 5). Without ipywidgets/anywidget, an ImportError naming ``feature`` and
-    the extra that brings it."""
+Part = str | Callable[[], str]
+
+
+def _views(feature: str | None = None) -> ModuleType | None:
+    """:mod:`agentnb.widgets`, by name: the door's one lookup. Without ipywidgets/anywidget:
+    None, or (with ``feature``) an ImportError naming it and the extra that brings it."""
     try:
         return importlib.import_module("agentnb.widgets")
     except ImportError as exc:
+        if feature is None:
+            return None
         raise ImportError(
             f"{feature} needs ipywidgets and anywidget ({exc}); pip install 'agentnb[widgets]'"
         ) from None
@@ -49,48 +73,90 @@ def in_kernel() -> bool:
     return "ipykernel" in sys.modules
 
 
-def show(obj: Any, *, raw: bool = False) -> None:
-    """``IPython.display.display(obj)``, looked up by name (IPython is there whenever a
-    display hook calls this)."""
-    importlib.import_module("IPython.display").display(obj, raw=raw)
+def _chosen(data: dict[str, Any], include: Any, exclude: Any) -> dict[str, Any]:
+    if include:
+        data = {k: v for k, v in data.items() if k in include}
+    if exclude:
+        data = {k: v for k, v in data.items() if k not in exclude}
+    return data
 
 
-def live_view(session: Session, **options: Any) -> Any:
-    """``agentnb.widgets.SessionView(session, **options)``; needs ``agentnb[widgets]``."""
-    return widgets("the live view").SessionView(session, **options)
+def static(
+    plain: Part,
+    html: Part,
+    *,
+    include: Collection[str] | None = None,
+    exclude: Collection[str] | None = None,
+) -> dict[str, str]:
+    """The one constructor of a static bundle: ``text/plain`` and ``text/html`` (each a
+    string, or a function computing it, called only when that part is wanted), with lone
+    surrogates shown as U+FFFD in both, so the bundle is valid UTF-8 whatever a model, a
+    tool or a user wrote. ``include`` / ``exclude``: the mimetypes IPython asks for."""
+    out: dict[str, str] = {}
+    for mime, part in (("text/plain", plain), ("text/html", html)):
+        if (include and mime not in include) or (exclude and mime in exclude):
+            continue
+        out[mime] = _json.shown(part if isinstance(part, str) else part())
+    return out
 
 
-def session_bundle(session: Session) -> dict[str, Any]:
-    """The live view's bundle inside a kernel that has it, else the static one."""
+def bundle(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    """What ``obj`` shows in a cell (see the module docstring): the live bundle of its
+    registered view in a kernel that has the widgets, else ``obj.static_bundle()``."""
     if in_kernel():
-        try:
-            module = widgets()
-        except ImportError:
-            pass
-        else:
-            bundle: dict[str, Any] = module.session_mimebundle(session)
-            return bundle
-    return static_session_bundle(session)
+        views = _views()
+        if views is not None:
+            live: dict[str, Any] | None = views.bundle(obj)
+            if live is not None:
+                return _chosen(live, include, exclude)
+    data: dict[str, Any] = obj.static_bundle(include=include, exclude=exclude)
+    return data
 
 
-#: A saved notebook carries at most this many messages of a session as static HTML.
-STATIC_LIMIT = 500
+def view(obj: Any, name: str = "view", /, *args: Any, **options: Any) -> Any:
+    """The live view ``name`` of ``obj`` (``"view"``: the one registered for its type;
+    ``"diff"`` of an Evaluation: the trajectory diff), made with ``args`` and ``options``.
+    Needs ``agentnb[widgets]``; a TypeError when no such view is registered."""
+    views = _views(f"the live view of a {type(obj).__name__}")
+    assert views is not None
+    return views.view(obj, name, *args, **options)
 
 
-def static_session_bundle(session: Session, limit: int = STATIC_LIMIT) -> dict[str, str]:
-    """The session as text/plain and escaped text/html (what nbviewer and GitHub show): the
-    one static renderer, used by ``Session``, ``RunResult`` and the live view's saved copy."""
-    messages = session.transcript.messages
-    return static_bundle(
-        messages,
-        session.transcript.wires,
-        title=repr(session),
-        problems=session.problems,
-        limit=limit,
-    )
+def has_view(obj: Any) -> bool:
+    """Whether ``obj`` would show a live view here (the widgets installed, a view
+    registered for its type)."""
+    views = _views()
+    return views is not None and bool(views.has_view(obj))
 
 
-def static_bundle(
+def show(obj: Any) -> None:
+    """``IPython.display.display(obj)``, looked up by name (IPython is there whenever a
+    kernel is: callers check :func:`in_kernel`)."""
+    importlib.import_module("IPython.display").display(obj)
+
+
+class Shown:
+    """Mixed into every object agentnb shows: its ``_repr_mimebundle_`` is the door
+    (:func:`bundle`). Its static form is its repr and :meth:`static_html`, unless it writes
+    its own :meth:`static_bundle` (with :func:`static` too)."""
+
+    __slots__ = ()
+
+    def static_bundle(
+        self, include: Collection[str] | None = None, exclude: Collection[str] | None = None
+    ) -> dict[str, str]:
+        """``text/plain`` and escaped ``text/html``: what nbviewer and GitHub show."""
+        return static(lambda: repr(self), self.static_html, include=include, exclude=exclude)
+
+    def static_html(self) -> str:
+        """The escaped HTML of the static form."""
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return bundle(self, include, exclude)
+
+
+def transcript_bundle(
     messages: Sequence[Message],
     wires: Sequence[Mapping[str, Any]],
     *,
@@ -98,18 +164,26 @@ def static_bundle(
     problems: Sequence[Problem] = (),
     first: int = 0,
     limit: int = STATIC_LIMIT,
+    include: Collection[str] | None = None,
+    exclude: Collection[str] | None = None,
 ) -> dict[str, str]:
-    """Messages numbered from ``first`` (as in their session), every pairing problem shown at
-    its message; of a long list the last ``limit`` only, saying how many earlier are hidden."""
-    notes: dict[int, list[str]] = {}
-    for problem in problems:
-        notes.setdefault(problem.index, []).append(problem.text)
+    """Messages as a static bundle, numbered from ``first`` (as in their session), every
+    pairing problem shown at its message; of a long list the last ``limit`` only, saying how
+    many earlier are hidden. The one renderer of a transcript: ``Session``, ``RunResult``
+    and the live view's saved copy."""
     hidden = max(len(messages) - limit, 0)
     start = first + hidden
     if hidden:
         title += f" — {hidden} earlier {'message' if hidden == 1 else 'messages'} not shown"
-    shown = enumerate(messages[hidden:], start)
-    lines = [title] + [f"  #{i} {m!r}" for i, m in shown]
-    html = _html.transcript(list(wires[hidden:]), title=title, notes=notes, start=start)
-    # lone surrogates shown as U+FFFD: a display bundle must be UTF-8 (agentnb._json's rule)
-    return {"text/plain": _json.shown("\n".join(lines)), "text/html": _json.shown(html)}
+
+    def plain() -> str:
+        shown = enumerate(messages[hidden:], start)
+        return "\n".join([title] + [f"  #{i} {m!r}" for i, m in shown])
+
+    def html() -> str:
+        notes: dict[int, list[str]] = {}
+        for problem in problems:
+            notes.setdefault(problem.index, []).append(problem.text)
+        return _html.transcript(list(wires[hidden:]), title=title, notes=notes, start=start)
+
+    return static(plain, html, include=include, exclude=exclude)

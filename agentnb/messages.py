@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from . import _fast, _html
 from ._sdk import normalise_assistant
+from .display import Shown
 from .errors import InvalidMessage
 from .tokens import MESSAGE_OVERHEAD, content_text, estimate_tokens
 
@@ -96,7 +97,7 @@ class ToolCall(BaseModel):
         return f"{self.function.name}({args}) #{self.id}"
 
 
-class _Message(BaseModel):
+class _Message(BaseModel, Shown):
     model_config = ConfigDict(frozen=True, extra="allow")
 
     role: str
@@ -165,8 +166,9 @@ class _Message(BaseModel):
     def _repr_extra(self) -> str:
         return ""
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": repr(self), "text/html": _html.message_card(self.wire())}
+    def static_html(self) -> str:
+        """The message as an escaped card (its repr is its text/plain)."""
+        return _html.message_card(self.wire())
 
 
 class SystemMessage(_Message):

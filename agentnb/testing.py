@@ -9,25 +9,18 @@
 Install the ``openai`` package to also check every message against the SDK's own request
 types (``ChatCompletionMessageParam``); without it the pairing check still runs.
 
-Grounding is one check with its home here (``agentnb.checks.grounded()`` and
-``agentnb.travel.ungrounded_claims`` are this check under the names their users know). The
-*figures* of an answer — dates, times, codes that mix letters and digits (``MU5101``), amounts
-(``3,000``, ``12.5``, ``80%``) — must each appear in a *source*: a tool result, or what the user
-or the instructions said. Codes and times are compared as text; numbers by value (``880`` is
-``880.0``; ``80%`` is ``0.8``; a result's ``-200`` grounds an overrun of ``200``); dates by the
-day they name (``1月10日``, ``January 10`` and ``2025-01-10`` are one day). Numbers with fewer
-than ``min_digits`` digits before the point are counts ("6 个航班", "1 晚"). A figure given as
-an example (例如 1月10日, e.g. January 10, for example: …) claims nothing.
+This module is a façade on top of the package: grounding lives with the other checks
+(:mod:`agentnb.evals.checks.grounding`, the one grounding check; ``an.checks.grounded()`` and
+``agentnb.travel.ungrounded_claims`` are the same check under the names their users know),
+the replay in :mod:`agentnb.evals.replay`, the regression gate in :mod:`agentnb.evals.ci`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from .evals.checks import ungrounded_answer, ungrounded_figures
 from .messages import parse_message
 from .session.pairing import conversation_problems
 
@@ -76,169 +69,6 @@ def assert_valid_conversation(conversation: Any) -> None:
         raise AssertionError("not a valid conversation: " + "; ".join(map(str, problems)))
 
 
-# -- grounding: is every figure of an answer in what the model was given? (the one check) ---
-_MONTHS = "jan feb mar apr may jun jul aug sep oct nov dec".split()  # noqa: SIM905
-_MONTH_NAMES = (
-    "january|february|march|april|may|june|july|august|september|october|november|"
-    "december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec"
-)
-_EN_MONTH = rf"(?:{_MONTH_NAMES})\.?"
-_EN_MONTH_AFTER = _EN_MONTH.replace("may|", "")  # "10 may be": not a date
-#: A figure: a date in any of its written forms, a time, a code, or a number (maybe a percent).
-FIGURE = re.compile(
-    r"(?<![A-Za-z0-9.])(?:"
-    r"(?P<iso>(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2}))"
-    rf"|(?P<zh>(?:\d{{4}}年)?(?P<zm>\d{{1,2}})月(?P<zd>\d{{1,2}})[日号])"
-    rf"|(?P<en>(?P<em>{_EN_MONTH})\s+(?P<ed>\d{{1,2}})(?:st|nd|rd|th)?|(?P<ed2>\d{{1,2}})"
-    rf"(?:st|nd|rd|th)?\s+(?P<em2>{_EN_MONTH_AFTER}))"
-    r"|(?P<time>\d{1,2}:\d{2})"
-    r"|(?P<code>[A-Za-z0-9]*(?:[A-Za-z][0-9]|[0-9][A-Z])[A-Za-z0-9]*)"
-    r"|(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?P<pct>%)?"
-    r")(?![A-Za-z0-9])",
-    re.IGNORECASE,
-)
-#: Where an example starts: what follows it, to the end of its bracket or sentence, is no claim.
-EXAMPLE = re.compile(r"例如|比如|譬如|\be\.g\.|\bfor example\b|\bfor instance\b|\bsuch as\b", re.I)
-_OPEN, _CLOSE = "（(「『“【[", "）)」』”】]"
-
-
-def examples(text: str) -> list[range]:
-    """The spans of ``text`` given as examples: from 例如 / e.g. / for example to the end of
-    the bracket it stands in, or of its sentence (quotes inside it included)."""
-    spans = []
-    for m in EXAMPLE.finditer(text):
-        depth, end = 0, len(text)
-        for i in range(m.end(), len(text)):
-            ch = text[i]
-            if ch in _OPEN:
-                depth += 1
-            elif ch in _CLOSE:
-                if depth == 0:
-                    end = i
-                    break
-                depth -= 1
-            elif depth == 0 and ch in "。！？!?\n；;":
-                end = i
-                break
-        spans.append(range(m.start(), end))
-    return spans
-
-
-def _day(m: re.Match[str]) -> tuple[int, int] | None:
-    """(month, day) of a date figure, or None."""
-    if m.group("iso"):
-        return int(m.group("m")), int(m.group("d"))
-    if m.group("zh"):
-        return int(m.group("zm")), int(m.group("zd"))
-    if m.group("en"):
-        month = (m.group("em") or m.group("em2"))[:3].lower()
-        return _MONTHS.index(month) + 1, int(m.group("ed") or m.group("ed2"))
-    return None
-
-
-def figures(text: str, min_digits: int = 2) -> list[re.Match[str]]:
-    """The figures ``text`` claims: not in an example, not a count (fewer than ``min_digits``
-    digits before the point, unless a percent)."""
-    skip = examples(text)
-    out = []
-    for m in FIGURE.finditer(text):
-        if any(m.start() in span for span in skip):
-            continue
-        number = m.group("number")
-        whole = number.replace(",", "").split(".")[0] if number else ""
-        if number is not None and not m.group("pct") and len(whole) < min_digits:
-            continue
-        out.append(m)
-    return out
-
-
-def _numbers(value: Any, out: set[float]) -> None:
-    if isinstance(value, bool):
-        return
-    if isinstance(value, int | float):
-        out.add(round(abs(float(value)), 6))
-    elif isinstance(value, str):
-        out.update(
-            round(float(n.replace(",", "")), 6)
-            for n in re.findall(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?", value)
-        )
-    elif isinstance(value, dict):
-        for v in value.values():
-            _numbers(v, out)
-    elif isinstance(value, list):
-        for v in value:
-            _numbers(v, out)
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # content parts
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return "" if content is None else json.dumps(content, ensure_ascii=False)
-
-
-def _wires(conversation: Any) -> list[dict[str, Any]]:
-    items: Iterable[Any] = getattr(conversation, "messages", conversation)  # Session, RunResult
-    return [m if isinstance(m, dict) else m.wire() for m in items]
-
-
-def ungrounded_answer(answer: str, sources: Iterable[str], min_digits: int = 2) -> list[str]:
-    """The figures of ``answer`` that none of ``sources`` (texts, JSON or not) holds, each once,
-    in order, as the answer writes them."""
-    texts = list(sources)
-    evidence = "\n".join(texts)
-    numbers: set[float] = set()
-    for text in texts:
-        value: Any = text
-        with contextlib.suppress(ValueError):
-            value = json.loads(text)
-        _numbers(value, numbers)
-    days = {d for m in FIGURE.finditer(evidence) if (d := _day(m))}
-    out: dict[str, None] = {}
-    for m in figures(answer, min_digits):
-        figure, day = m.group(0), _day(m)
-        if day is not None:
-            if figure in evidence or day in days:
-                continue
-        elif m.group("number") is not None:
-            value = float(m.group("number").replace(",", ""))
-            if round(value, 6) in numbers or (m.group("pct") and round(value / 100, 6) in numbers):
-                continue
-        elif figure in evidence:
-            continue
-        out[figure] = None
-    return list(out)
-
-
-def _ungrounded(conversation: Any, min_digits: int = 2) -> list[str]:
-    """Figures of the final answer (the last assistant message, when it has text and no tool
-    calls) that no tool result, user message or instruction holds; ``[]`` when there is no
-    final answer. ``conversation``: a Session, a RunResult, or messages (objects or dicts)."""
-    wires = _wires(conversation)
-    last = next((i for i in range(len(wires) - 1, -1, -1)
-                 if wires[i].get("role") == "assistant"), None)  # fmt: skip
-    if last is None or wires[last].get("tool_calls") or not _text(wires[last].get("content")):
-        return []
-    sources = [_text(m.get("content")) for m in wires[:last] if m.get("role") != "assistant"]
-    return ungrounded_answer(_text(wires[last].get("content")), sources, min_digits)
-
-
-def ungrounded_figures(conversation: Any, min_digits: int = 2) -> list[str]:
-    """Figures in the final answer that appear in no tool result (nor in what the user or the
-    instructions said): :func:`agentnb.grounding.ungrounded`, the one grounding check.
-
-    Its figures - dates in any written form, times, codes that mix letters and digits
-    (``CA1234``), amounts (``3,000``, ``12.5``, ``80%``) - must each appear in a source: codes
-    and times as text, numbers by value (``880`` matches ``880.0``; ``80%`` matches ``0.8``),
-    dates by day. Numbers with fewer than ``min_digits`` digits are counts, and a figure given
-    as an example (例如 1月10日, e.g. January 10) claims nothing. Returns the figures as the
-    answer writes them, each once, in order; ``[]`` when every figure is grounded or there is
-    no final answer. ``conversation`` is a Session, a RunResult, or a list of messages.
-    """
-    return _ungrounded(conversation, min_digits)
-
-
 async def replay(recorded: Any, agent: Any, *, tools: str = "live") -> Any:
     """Feed a recorded run's model replies (a Session, Trace or RunResult) back through
     ``agent``'s current runtime and tools; returns a report with ``.ok`` and ``.differences``
@@ -258,17 +88,24 @@ async def assert_replays(recorded: Any, agent: Any, *, tools: str = "live") -> N
         )
 
 
-def assert_no_regression(ev: Any, baseline: str, other: str, *, alpha: float = 0.05) -> Any:
+def assert_no_regression(
+    ev: Any, baseline: str, other: str, *, alpha: float = 0.05, gate: str = "tasks"
+) -> Any:
     """Raise ``AssertionError`` when ``other`` regressed against ``baseline`` in ``ev`` (an
-    :class:`~agentnb.Evaluation`): more paired losses than wins, with an exact McNemar p
-    below ``alpha`` (the gate of ``python -m agentnb eval``). Returns the comparison."""
+    :class:`~agentnb.Evaluation`), the gate of ``python -m agentnb eval``: by default more
+    tasks regressed than improved (each task's repeats as its pass rate, so identical
+    repeats count once) with an exact p below ``alpha``; ``gate="pairs"``: more paired
+    losses than wins by the exact McNemar test, which assumes repeats independent. Returns
+    the comparison."""
     from .evals.ci import regressed
 
-    comparison = ev.compare(baseline, other)
+    comparison = ev.compare(baseline, other).using(gate)
     if regressed(comparison, alpha):
         flips = "; ".join(f"{t}#{r}: {a} -> {b}" for t, r, a, b in comparison.flips[:20])
+        unit = "tasks" if gate == "tasks" else "pairs"
         raise AssertionError(
-            f"{other} regressed against {baseline} (p = {comparison.mcnemar_p:.3g} < {alpha}): "
-            f"{comparison.losses} losses, {comparison.wins} wins; flips: {flips}"
+            f"{other} regressed against {baseline} (p = {comparison.p:.3g} < {alpha}, "
+            f"{comparison.method}): {comparison.lost} {unit} lost, {comparison.won} won; "
+            f"flips: {flips}"
         )
     return comparison

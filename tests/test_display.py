@@ -28,3 +28,120 @@ def test_a_long_sessions_static_html_keeps_only_its_end():
         [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
     )
     assert request.system == {"role": "system", "content": "s"}
+
+
+# -- the display door: every renderer's whole bundle is valid UTF-8 -------------------------
+LONE = "\udcff"  # a lone surrogate: bytes decoded with surrogateescape, a reply cut mid-pair
+
+
+def _lone(text: str) -> str:
+    return f"{text}{LONE}\ud800"
+
+
+async def _renderers() -> dict[str, object]:
+    """One object of every kind agentnb shows, a lone surrogate in every string a model, a
+    tool or a user controls (texts, names, ids, arguments, reasons, task and variant names)."""
+    from agentnb.evals import EvalRecord
+    from agentnb.evals.optimise import Candidate, Optimisation, Texts
+
+    @an.tool
+    def look(city: str) -> str:
+        """Look."""
+        return _lone("result")
+
+    def reply(request):
+        if request.messages[-1]["role"] == "user":
+            arguments = '{"city": "' + _lone("x") + '"}'  # the surrogate itself, not escaped
+            return {"role": "assistant", "content": _lone("thinking"), "tool_calls": [
+                {"id": _lone("c1"), "type": "function",
+                 "function": {"name": "look", "arguments": arguments}},
+                {"id": _lone("c2"), "type": "function",  # a tool the model made up
+                 "function": {"name": _lone("look"), "arguments": arguments}},
+            ]}  # fmt: skip
+        return _lone("answer")
+
+    agent = an.Agent(_lone("instructions"), [look], model=an.models.FunctionModel(reply))
+    session = an.Session([{"role": "system", "content": _lone("system"), "name": _lone("n")}])
+    result = await agent.run(_lone("question"), session=session)
+    run = agent.start(_lone("again"), session=an.Session())
+    await run.step()
+    # (a task name with one cannot run yet: evals.runner.derive_seed encodes it strictly)
+    tasks = an.TaskSet(
+        [an.Task("task", _lone("input"), checks=[an.checks.answer_contains(_lone("z"))])]
+    )
+    ev = await an.evaluate({_lone("v"): agent, "b": agent}, tasks, progress=False)
+    records = [EvalRecord(_lone("v"), _lone("t"), 0, "pass", output=_lone("out"))]
+    loaded = an.Evaluation.from_records([*records, EvalRecord("b", _lone("t"), 0, "fail")])
+    opt = Optimisation(None, tasks, an.TaskSet([an.Task("held", _lone("held out"))]))
+    texts = Texts(_lone("instructions"), {"look": _lone("tool")})
+    opt.candidates = [Candidate("c0", texts, reason=_lone("why"), rationale=_lone("r"))]
+    opt.warnings = [_lone("warning")]
+    model = an.travel.TravelModel()
+    return {
+        "message": session.messages[-1],
+        "tool message": session.messages[2],
+        "session": session,
+        "result": result,
+        "run": run,
+        "trace": result.trace,
+        "evaluation": ev,
+        "evaluation of records": loaded,
+        "outputs": ev.outputs(),
+        "outputs of records": loaded.outputs(),
+        "comparison": ev.compare(_lone("v"), "b"),
+        "optimisation": opt,
+        "understood": model.understood(_lone("不要编造。\n请记住") + "\n"),
+        "rules": model.rules(),
+    }
+
+
+#: Parts that hold no string of a user, a model or a tool (the stand-in's own rules; a run's
+#: and an optimisation's one line of state).
+NO_USER_TEXT = {
+    ("rules", "text/plain"),
+    ("rules", "text/html"),
+    ("run", "text/plain"),
+    ("optimisation", "text/plain"),
+}
+
+
+async def test_every_renderer_s_whole_bundle_is_valid_utf8():
+    """Issue 35: five of the six static renderers skipped the character rule (an Evaluation
+    whose variant name held a lone surrogate had a text/plain that was not UTF-8). Every
+    bundle is now made by display.static: each part of each one encodes, and the strings
+    reached it (shown as U+FFFD, or escaped where a repr writes them)."""
+    for name, obj in (await _renderers()).items():
+        bundle = obj._repr_mimebundle_()
+        assert set(bundle) == {"text/plain", "text/html"}, name
+        for mime, text in bundle.items():
+            text.encode("utf-8")  # raised UnicodeEncodeError before, for most of them
+            reached = "\ufffd" in text or "\\udcff" in text  # shown, or escaped by a repr
+            assert reached or (name, mime) in NO_USER_TEXT, (name, mime)
+        assert obj._repr_mimebundle_(include=["text/plain"]).keys() == {"text/plain"}, name
+        assert obj._repr_mimebundle_(exclude=["text/plain"]).keys() == {"text/html"}, name
+
+
+def test_the_one_constructor_computes_only_the_parts_asked_for():
+    asked = []
+
+    def html() -> str:
+        asked.append("html")
+        return "<b>" + LONE + "</b>"
+
+    assert an.display.static("a" + LONE, html, include=["text/plain"]) == {"text/plain": "a\ufffd"}
+    assert asked == []
+    assert an.display.static("a", html, exclude=["text/plain"]) == {"text/html": "<b>\ufffd</b>"}
+    assert asked == ["html"]
+
+
+def test_without_a_kernel_or_the_widgets_a_session_shows_its_static_bundle(monkeypatch):
+    import sys
+
+    session = an.Session([{"role": "user", "content": "hi"}])
+    assert session._repr_mimebundle_() == session.static_bundle()  # no kernel
+    monkeypatch.setattr(an.display, "in_kernel", lambda: True)
+    monkeypatch.setitem(sys.modules, "agentnb.widgets", None)  # ipywidgets not installed
+    assert session._repr_mimebundle_() == session.static_bundle()
+    assert not an.display.has_view(session)
+    with pytest.raises(ImportError, match=r"live view of a Session needs ipywidgets.*widgets\]"):
+        session.view()

@@ -57,3 +57,14 @@ def test_no_final_answer_no_flags():
     assert ungrounded_figures(msgs) == []  # ends in a tool result
     assert ungrounded_figures([]) == []
     assert ungrounded_figures([{"role": "assistant", "content": "MU5101"}]) == ["MU5101"]
+
+
+def test_grounding_reads_content_parts_by_the_one_text_rule():
+    """A tool result given as content parts grounds the answer's figures, for the façade and
+    the check alike (the check JSON-dumped the parts; the façade joined their texts)."""
+    msgs = conversation("CA1234 起飞", {})
+    msgs[2]["content"] = [{"type": "text", "text": "航班 CA1234"}]
+    assert ungrounded_figures(msgs) == []
+    msgs[-1]["content"] = [{"type": "text", "text": "CA1234 与 MU5101"}]
+    assert ungrounded_figures(msgs) == ["MU5101"]
+    assert an.testing.ungrounded_figures is an.checks.ungrounded_figures  # one check, two doors

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -57,3 +59,47 @@ async def test_the_heuristic_calibrates_from_reported_usage():
     tokenizer = result.trace.calibrated_tokenizer()
     assert tokenizer.scale == pytest.approx(60 / estimated)
     assert an.Trace([]).calibrated_tokenizer().scale == 1.0  # no reported usage: unchanged
+
+
+# -- content_text: the one rule everyone reads a message's text by ----------------------------
+#: Modules that join content parts' texts themselves, each with its reason (the rest call
+#: agentnb.tokens.content_text, re-exported as agentnb.messages.content_text).
+OWN_TEXT_RULE = {
+    "tokens.py": "the rule itself",
+    "tools/mcp.py": "an MCP tool result's text blocks, one a line: MCP's format, not a message",
+    "observe/recorder.py": "being reshaped by issue 35 part 3 (the proxy records through the "
+    "run state); its _last_user_text calls content_text then",
+}
+_JOINS_TEXTS = re.compile(r"""join\(\s*(str\()?\w+(\.get\(["']text["']|\[["']text["']\])""")
+
+
+def own_text_rules(sources: dict[str, str]) -> dict[str, list[int]]:
+    """file -> lines that join the ``text`` of content parts (a copy of the rule)."""
+    found: dict[str, list[int]] = {}
+    for name, source in sources.items():
+        for n, line in enumerate(source.splitlines(), 1):
+            if _JOINS_TEXTS.search(line):
+                found.setdefault(name, []).append(n)
+    return found
+
+
+def test_every_module_reads_text_by_the_one_rule():
+    package = Path(an.__file__).parent
+    sources = {
+        str(p.relative_to(package)): p.read_text(encoding="utf-8") for p in package.rglob("*.py")
+    }
+    found = own_text_rules(sources)
+    copies = {name: lines for name, lines in found.items() if name not in OWN_TEXT_RULE}
+    assert not copies, f"content_text written again (call agentnb.tokens.content_text): {copies}"
+    stale = set(OWN_TEXT_RULE) - set(found)
+    assert not stale, f"OWN_TEXT_RULE lists {stale}, which no longer need it"
+
+
+def test_the_text_rule_check_catches_a_copy():
+    copy = 'def f(c):\n    return "".join(str(p.get("text", "")) for p in c)\n'
+    also = "def g(c):\n    return ''.join(p['text'] for p in c)\n"
+    assert own_text_rules({"a.py": copy, "b.py": also, "c.py": "x = 1\n"}) == {
+        "a.py": [2],
+        "b.py": [2],
+    }
+    assert an.messages.content_text([{"type": "text", "text": "a"}, {"x": 1}, "b"]) == "a"

@@ -8,22 +8,27 @@
     offline = agent.replaying(an.ToolRecording.from_evaluation(ev))   # no side effects
 
 Modules, one concept each: ``tasks`` (Task, TaskSet), ``checks`` (an.checks), ``runner``
-(one run), ``apps`` (an app not built on agentnb as a variant, through the proxy),
+(one run, tagged with its row, its checks annotated on its record: ``checked``), ``record``
+(a row: a view of the run's record), ``rows`` (tagged runs made elsewhere into rows),
+``handmade`` and ``upgrade`` (a row's record made from figures: by hand, or from a file of an
+earlier format), ``apps`` (an app not built on agentnb as a variant, through the proxy),
 ``evaluate`` (the sweep), ``evaluation`` (its results), ``tables`` and ``statistics`` (the
 numbers: the summary's from numpy, the comparison's from scipy.stats), ``comparison``
-(paired, with a plain verdict, non-inferiority and TOST), ``planning`` (``an.evals.plan``:
-tasks × repeats to see a difference), ``cost``
-(``an.evals.prices`` and each run's spend), ``outputs`` (every answer), ``cache``
-(model replies), ``recording`` and ``replayer`` (tool results, and how a replaying call is
-answered), ``replay`` (a saved run as a regression test), ``saving``, ``ci`` (``python -m
-agentnb eval``), ``optimise`` (``an.optimize``: proposals gated on held-out tasks),
-``view`` and ``plot``; ``batches`` reads trajectories as reply batches.
+(paired, non-inferiority and TOST), ``verdict`` (its test, over tasks or pairs, and its plain
+verdict), ``planning`` (``an.evals.plan``: the tasks a difference needs), ``cost``
+(``an.evals.prices`` and what runs spent), ``outputs`` (every answer), ``cache`` (model
+replies, in the one recorded-reply format of :mod:`agentnb.models.recorded`), ``recording``
+and ``replayer`` (tool results, and how a replaying call is answered), ``replay`` (a saved run
+as a regression test), ``saving``, ``ci`` (``python -m agentnb eval``), ``optimise``
+(``an.optimize``: proposals gated on held-out tasks), ``view`` and ``plot``; ``batches``
+reads trajectories as reply batches.
 """
 
 from . import checks, optimise
 from .apps import App, AppContext
 from .batches import PairedCall, batches
 from .cache import CachedModel, ResponseCache
+from .checked import Checked
 from .comparison import Comparison
 from .cost import PRICES as prices
 from .cost import Price, PriceTable
@@ -33,6 +38,7 @@ from .optimise import BudgetWarning, Candidate, Optimisation, optimize
 from .planning import Plan, plan
 from .record import OUTCOMES, EvalRecord
 from .recording import ToolRecording
+from .rows import read_row, records_of
 from .runner import derive_seed
 from .tasks import Task, TaskSet
 
@@ -43,6 +49,7 @@ __all__ = [
     "BudgetWarning",
     "CachedModel",
     "Candidate",
+    "Checked",
     "Comparison",
     "EvalRecord",
     "Evaluation",
@@ -63,5 +70,7 @@ __all__ = [
     "optimize",
     "plan",
     "prices",
+    "read_row",
+    "records_of",
     "start",
 ]

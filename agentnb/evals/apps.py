@@ -147,9 +147,12 @@ class App:
         if server is not None:
             server.close()
 
-    async def run(self, task: Task, seed: int) -> tuple[RunResult, Session, Any, Spent]:
-        """One run of ``task``: the result rebuilt from the proxied calls, its session, the
-        state end-state checks read, and what its calls spent."""
+    async def run(
+        self, task: Task, seed: int, *, tags: dict[str, str] | None = None
+    ) -> tuple[RunResult, Session, Any]:
+        """One run of ``task``: the result rebuilt from the proxied calls (its record tagged
+        with ``tags``, with what its calls spent), its session and the state end-state
+        checks read."""
         base_url = await self.open()
         rid = f"ev-{secrets.token_hex(6)}"
         ctx = AppContext(
@@ -158,12 +161,12 @@ class App:
         assert self._serial is not None
         if self.serial:
             async with self._serial:
-                return await self._run(task, ctx, rid)
-        return await self._run(task, ctx, rid)
+                return await self._run(task, ctx, rid, tags or {})
+        return await self._run(task, ctx, rid, tags or {})
 
     async def _run(
-        self, task: Task, ctx: AppContext, rid: str
-    ) -> tuple[RunResult, Session, Any, Spent]:
+        self, task: Task, ctx: AppContext, rid: str, tags: dict[str, str]
+    ) -> tuple[RunResult, Session, Any]:
         seen = len(self._proxy.calls)
         answer: Any = None
         if self.fn is not None:
@@ -173,7 +176,7 @@ class App:
         calls = self._calls(rid, seen)
         session = self._proxy.session(calls[-1].session_id)  # where the run ended
         spent = Spent.of(calls, self._model_name(calls))
-        return _result(session, task, rid, answer, spent.usage), session, ctx.state, spent
+        return _result(session, task, rid, answer, spent, tags), session, ctx.state
 
     async def _command(self, text: str, ctx: AppContext, rid: str) -> str:
         assert self.command is not None
@@ -235,15 +238,10 @@ class Spent:
                 usage = usage + call.reply.usage
         return cls(model, usage, unmetered)
 
-    def apply(self, record: Any) -> None:
-        """Set an evaluation record's model and tokens (what it costs is priced from them)."""
-        record.model = self.model
-        record.prompt_tokens = self.usage.prompt_tokens
-        record.completion_tokens = self.usage.completion_tokens
-        record.unmetered = self.unmetered
 
-
-def _result(session: Session, task: Task, rid: str, answer: Any, usage: Usage) -> RunResult:
+def _result(
+    session: Session, task: Task, rid: str, answer: Any, spent: Spent, tags: dict[str, str]
+) -> RunResult:
     from ..runtime.result import RunResult
 
     wires = session.to_openai()
@@ -270,6 +268,9 @@ def _result(session: Session, task: Task, rid: str, answer: Any, usage: Usage) -
         stop_reason="final_answer" if final else "error",
         detail="" if final else "the app's conversation did not end with a final answer",
         iterations=sum(m.get("role") == "assistant" for m in wires[start:]),
-        usage=usage,
+        usage=spent.usage,
+        tags=tags,
+        model=spent.model,
+        unmetered=spent.unmetered,
     )
     return RunResult(record, session, [], list(session.messages)[start:])

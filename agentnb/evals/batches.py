@@ -22,7 +22,10 @@ from typing import Any
 from ..tools.results import error_kind
 from .normalise import canonical
 
-__all__ = ["PairedCall", "batches", "calls", "position_of"]
+__all__ = ["REPLAY_MISSES", "PairedCall", "batches", "calls", "left_recording", "position_of"]
+
+#: The error kinds of a replaying tool that left its recorded trajectory.
+REPLAY_MISSES = ("mismatch", "exhausted", "not_recorded")
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,3 +141,13 @@ def position_of(messages: Iterable[Any], call_id: str) -> tuple[int, int, int] |
 def calls(messages: Iterable[Any]) -> list[PairedCall]:
     """Every tool call of ``messages``, flattened in order."""
     return [c for batch in batches(messages) for c in batch]
+
+
+def left_recording(messages: Iterable[Any]) -> str:
+    """Where a replaying run first left its recording (``turn 0, step 1, call 0: f(...) is a
+    replay mismatch``), over every turn of ``messages``; "" when it never did."""
+    for batch in batches(messages):
+        for call in batch:
+            if call.kind in REPLAY_MISSES:
+                return f"{call.where}: {call} is a replay {call.kind}"
+    return ""

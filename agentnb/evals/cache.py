@@ -1,28 +1,29 @@
 """A model-response cache, so re-running a sweep after changing one variant is cheap.
 
-A reply is keyed by the model's identity (:func:`model_identity`: everything that can change
-a reply, never a credential), the request's messages, tools and parameters (``tool_choice``
+The cache is a recording of replies (:mod:`agentnb.models.recorded`, the one format a model
+call is answered from, which cassettes and ``an.testing.replay`` share), keyed **by request
+and repeat**: the model's identity (:func:`model_identity`: everything that can change a
+reply, never a credential), the request's messages, tools and parameters (``tool_choice``
 among them) and the *repeat index*: repeats stay independent, and an unchanged variant re-run
 answers from the cache. A model whose identity cannot be known is never cached. Memory only
-by default; ``ResponseCache(path)`` also appends to a JSONL file and reads it back.
+by default; ``ResponseCache(path)`` also appends to a JSONL file and reads it back (files
+written before this format, with ``usage`` as a list, read the same).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
-import json
 import marshal
 import os
 import types
 from collections.abc import AsyncIterator
 from datetime import date, datetime
-from pathlib import Path
 from typing import Any
 
-from .. import _json
 from .._secrets import Secrets
-from ..messages import parse_message
-from ..models.base import Delta, ModelLike, ModelRequest, ModelResponse, Usage, stream_response
+from ..models import Replies, by_repeat, reply_dict, reply_of
+from ..models.base import Delta, ModelLike, ModelRequest, ModelResponse, stream_response
 from .checks.source import plain
 from .identity import BOOKKEEPING
 
@@ -49,7 +50,9 @@ def _value(value: Any, mask: Secrets | None = None) -> Any:
         fn = value.__func__ if isinstance(value, types.MethodType) else value
         bound = _value(value.__self__, mask) if isinstance(value, types.MethodType) else None
         cells = [_value(c.cell_contents, mask) for c in fn.__closure__ or ()]
-        code = hashlib.sha256(marshal.dumps(fn.__code__)).hexdigest()[:16]
+        # marshal version 2: no back-references, which later versions write or not by the
+        # objects' reference counts (the same code hashed two ways as a run went on)
+        code = hashlib.sha256(marshal.dumps(fn.__code__, 2)).hexdigest()[:16]
         return {
             "fn": f"{fn.__module__}.{fn.__qualname__}",
             "code": code,
@@ -106,53 +109,30 @@ def model_identity(model: Any) -> dict[str, Any] | None:
     return {"class": f"{type(model).__module__}.{type(model).__qualname__}", **settings}
 
 
-def _dump(response: ModelResponse) -> dict[str, Any]:
-    usage = response.usage
-    return {
-        "message": response.message.to_openai(),
-        "usage": None
-        if usage is None
-        else [usage.prompt_tokens, usage.completion_tokens, usage.total_tokens, usage.estimated],
-        "finish_reason": response.finish_reason,
-        "model": response.model,
-    }
-
-
-def _load(data: dict[str, Any]) -> ModelResponse:
-    usage = data.get("usage")
-    return ModelResponse(
-        parse_message(data["message"]),  # type: ignore[arg-type]
-        Usage(*usage) if usage else None,
-        data.get("finish_reason"),
-        data.get("model"),
-    )
+def _reply(entry: dict[str, Any]) -> dict[str, Any]:
+    reply_of(entry["response"])  # a line whose reply cannot be read is refused at load
+    return entry
 
 
 class ResponseCache:
-    """Replies by request key; ``hits`` and ``misses`` count lookups, ``uncached`` the calls
-    of models whose identity cannot be known (never cached). A cache file's lines are
-    written by the one character rule (:mod:`agentnb._json`) and split on ``\\n`` only; a
-    line that cannot be read is skipped and listed in ``bad_lines`` (``(line, why)``), so
-    one torn line never makes the cache unusable."""
+    """Replies by request key (:class:`~agentnb.models.recorded.Replies`); ``hits`` and
+    ``misses`` count lookups, ``uncached`` the calls of models whose identity cannot be known
+    (never cached). A cache file's lines are written by the one character rule
+    (:mod:`agentnb._json`) and split on ``\\n`` only; a line that cannot be read is skipped
+    and listed in ``bad_lines`` (``(line, why)``), so one torn line never makes the cache
+    unusable."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
-        self.path = Path(path) if path is not None else None
-        self._replies: dict[str, ModelResponse] = {}
+        self.replies = Replies(path, strict=False, check=_reply, what="cached reply")
+        self.path = self.replies.path
         self.hits = 0
         self.misses = 0
         self.uncached = 0
-        #: Lines of the file that could not be read: ``(line number, why)``.
-        self.bad_lines: list[tuple[int, str]] = []
-        if self.path is not None and self.path.exists():
-            text = self.path.read_bytes().decode("utf-8", "replace")
-            for number, line in enumerate(text.split("\n"), 1):
-                if not line.strip():
-                    continue
-                try:
-                    entry = json.loads(line)
-                    self._replies[str(entry["key"])] = _load(entry["response"])
-                except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                    self.bad_lines.append((number, f"{type(exc).__name__}: {exc}"[:200]))
+
+    @property
+    def bad_lines(self) -> list[tuple[int, str]]:
+        """Lines of the file that could not be read: ``(line number, why)``."""
+        return self.replies.bad_lines
 
     @staticmethod
     def key(model: Any, request: ModelRequest, repeat: int) -> str | None:
@@ -161,27 +141,21 @@ class ResponseCache:
         identity = model_identity(model)
         if identity is None:
             return None
-        body = [identity, request.messages, request.tools, request.params, repeat]
-        text = json.dumps(body, sort_keys=True, ensure_ascii=False, default=str)
-        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        return by_repeat([identity, request.messages, request.tools, request.params], repeat)
 
     def get(self, key: str) -> ModelResponse | None:
-        reply = self._replies.get(key)
-        if reply is None:
+        entry = self.replies.find(key)
+        if entry is None:
             self.misses += 1
-        else:
-            self.hits += 1
-        return reply
+            return None
+        self.hits += 1
+        return reply_of(entry["response"])
 
     def put(self, key: str, response: ModelResponse) -> None:
-        self._replies[key] = response
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as f:
-                f.write(_json.dumps({"key": key, "response": _dump(response)}) + "\n")
+        self.replies.add({"key": key, "response": reply_dict(response)})
 
     def __len__(self) -> int:
-        return len(self._replies)
+        return len(self.replies.keys())
 
     def __repr__(self) -> str:
         where = f" at {self.path}" if self.path else ""
@@ -193,7 +167,9 @@ class ResponseCache:
 
 
 class CachedModel:
-    """``model`` answering from ``cache`` when it can (never streaming: evaluations need none)."""
+    """``model`` answering from ``cache`` when it can, each reply the cache gave marked
+    ``cached=True`` (whole, and on the last fragment when streamed): the run's record counts
+    those calls apart and never bills them. Never streaming itself: evaluations need none."""
 
     streaming = False
 
@@ -213,9 +189,9 @@ class CachedModel:
             self.cache.uncached += 1
             return await self.model.complete(request)
         reply = self.cache.get(key)
-        if reply is not None:
+        if reply is not None:  # marked: the run counts it apart, and never bills it
             self.hits += 1
-            return reply
+            return dataclasses.replace(reply, cached=True)
         reply = await self.model.complete(request)
         self.cache.put(key, reply)
         return reply

@@ -10,8 +10,12 @@ from the current directory first. The runner prints a progress line, the summary
 paired comparison of every variant with the baseline, and writes JSON and JUnit XML when
 asked (one test case per run, and one per comparison: the gate).
 
-The **gate**: a variant regresses when it loses more paired runs than it wins with an exact
-McNemar p below ``--alpha`` (0.05). The same gate in a test:
+The **gate** counts tasks (``--gate tasks``, the default): a variant regresses when it
+regressed more tasks than it improved (each task's repeats as its pass rate) with an exact
+p below ``--alpha`` (0.05). A task counts once however often it ran, so the repeats of a
+deterministic model are not new evidence: ``--repeats 3`` gives the verdict ``--repeats 1``
+gives. ``--gate pairs`` is the exact McNemar test over (task, repeat) pairs, which assumes
+the repeats independent (:mod:`agentnb.evals.verdict`). The same gate in a test:
 :func:`agentnb.testing.assert_no_regression`.
 
 Exit status (:data:`EXIT`): 0 no regression; 1 a regression; 2 a usage or configuration
@@ -55,10 +59,11 @@ EPILOG = (
 
 
 def regressed(comparison: Comparison, alpha: float = 0.05) -> bool:
-    """Whether ``comparison.other`` is worse than its baseline beyond chance: more losses
-    than wins over the paired runs, with an exact McNemar p below ``alpha``."""
-    p = comparison.mcnemar_p
-    return comparison.losses > comparison.wins and not math.isnan(p) and p < alpha
+    """Whether ``comparison.other`` is worse than its baseline beyond chance, by the
+    comparison's test: more tasks regressed than improved (``"tasks"``), or more paired
+    losses than wins (``"pairs"``), with the test's exact p below ``alpha``."""
+    p = comparison.p
+    return comparison.lost > comparison.won and not math.isnan(p) and p < alpha
 
 
 def load_spec(spec: str, what: str) -> Any:
@@ -122,6 +127,13 @@ def add_parser(sub: Any) -> None:
     e.add_argument("--seed", type=int, default=0)
     e.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
     e.add_argument("--alpha", type=float, default=0.05, help="the gate's significance level")
+    e.add_argument(
+        "--gate",
+        choices=["tasks", "pairs"],
+        default="tasks",
+        help="the gate's test: tasks (each task once, its repeats as its pass rate) or pairs "
+        "(McNemar over (task, repeat) pairs: assumes repeats independent)",
+    )
     e.add_argument("--junit", type=Path, help="write JUnit XML here")
     e.add_argument("--json", type=Path, help="write the records, summary and comparisons here")
     e.add_argument("--save", type=Path, help="save the whole evaluation here (Evaluation.load)")
@@ -177,7 +189,8 @@ async def run(tasks: TaskSet, variants: Any, args: argparse.Namespace) -> int:
     if baseline not in ev.variants:
         print(f"agentnb eval: no variant {baseline!r}; variants: {ev.variants}", file=sys.stderr)
         return EXIT["usage"]
-    comparisons = [ev.compare(baseline, v) for v in ev.variants if v != baseline]
+    test = getattr(args, "gate", "tasks")
+    comparisons = [ev.compare(baseline, v).using(test) for v in ev.variants if v != baseline]
     print(ev.summary.to_string())
     print(ev.summary.attrs["caption"])
     failed = []

@@ -2,12 +2,21 @@
 
 Runs pair by (task, repeat), and they share their seed, so a difference between the pair is
 the variants' doing. ``wins`` are pairs only ``other`` passed, ``losses`` pairs only
-``baseline`` passed, ``ties`` the rest; the exact two-sided McNemar test asks whether wins
-and losses differ more than chance would make them (the concordant pairs carry no
-information about that). The 95% interval of the difference in success rate is a paired
-bootstrap: over pairs when each task ran once, over tasks (each task's paired repeats
-averaged, resampled whole) when tasks repeat. Unpaired tests are the wrong tool here: they
-ignore that both variants ran on the same tasks.
+``baseline`` passed, ``ties`` the rest; ``improved`` and ``regressed`` are the tasks where
+``other`` passed more (fewer) of the paired repeats.
+
+**The test counts tasks** (``test="tasks"``, the default): each task's repeats become its
+pass rate; a task where ``other``'s rate is higher is a win, lower a loss, equal drops out;
+the exact two-sided sign test (McNemar's exact binomial, on tasks) asks whether wins and
+losses differ more than chance would. Repeats of a task are not independent evidence (a task
+tends to pass or fail the same way; a deterministic model repeats itself exactly), so each
+task counts once: identical repeats give the verdict one run gives, and the verdict says
+when they were identical (``repeats_identical``). ``test="pairs"`` (or ``.using("pairs")``)
+is the exact McNemar test over (task, repeat) pairs: it assumes the repeats independent (a
+model sampled at a temperature), and its verdict states that assumption.
+
+The 95% interval of the difference in success rate is a paired bootstrap: over pairs when
+each task ran once, over tasks (repeats averaged per task, resampled whole) when tasks repeat.
 
 With ``margin`` (``ev.compare(a, b, margin=0.05)``: five points of success rate) it also asks
 the questions of a cheaper or faster variant: is ``other`` **no worse** than ``baseline`` by
@@ -15,36 +24,41 @@ more than the margin (non-inferiority: a one-sided t-test of the paired differen
 ``-margin``), and is it **equivalent** within ``±margin`` (TOST: two one-sided tests, the
 larger p-value). The units of those tests are the bootstrap's (pairs, or tasks with their
 repeats averaged); when every pair agrees, the exact chance of no disagreement at the margin.
-``verdict`` says it all in one plain line, and when there is no evidence
-either way it says how many repeats would see ten points (:func:`agentnb.evals.plan`, from
-the disagreement this comparison saw). Everything is at the level ``alpha`` (0.05).
+``verdict`` (:mod:`.verdict`) says it all in one plain line, naming the test; with no
+evidence either way, how many tasks would see ten points (:func:`agentnb.evals.plan`, from
+the disagreement seen here). Everything is at the level ``alpha`` (0.05).
 """
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._html import escape
+from ..display import Shown
 from ..errors import ConfigurationError
 from ..models.differ import line_diff
 from . import statistics as st
 from .outputs import prompt_diff_html
-from .planning import Plan, fewest_flips, plan
+from .planning import Plan, plan
 from .tables import counted
+from .verdict import TESTS, identical, method, verdict
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from .evaluation import Evaluation
 
-__all__ = ["Comparison", "compare"]
+__all__ = ["TESTS", "Comparison", "compare"]
+
+#: Fields ``to_frame()`` leaves out: lists, one row cannot hold them.
+LISTS = ("improved", "regressed", "flips", "prompt_diff", "differences")
 
 
 @dataclass
-class Comparison:
+class Comparison(Shown):
     """What ``ev.compare(baseline, other)`` found (see the module docstring)."""
 
     baseline: str
@@ -55,6 +69,7 @@ class Comparison:
     ties: int
     baseline_rate: float
     other_rate: float
+    #: The exact McNemar p over (task, repeat) pairs (the test of ``test="pairs"``).
     mcnemar_p: float
     ci_low: float
     ci_high: float
@@ -77,20 +92,61 @@ class Comparison:
     differences: list[float] = field(default_factory=list)
     #: Tasks the pairs cover.
     tasks: int = 0
+    #: The test ``significant`` and the verdict read: ``"tasks"`` (the exact sign test over
+    #: tasks, each task's repeats as its pass rate) or ``"pairs"`` (exact McNemar over pairs,
+    #: assuming repeats independent). See the module docstring.
+    test: str = "tasks"
+    #: The exact sign test's p over tasks (improved against regressed).
+    task_p: float = st.NAN
+    #: Paired repeats per task (the most any task has).
+    repeats: int = 1
+    #: Every task's repeats were identical, outcome and answer, for both variants.
+    repeats_identical: bool = False
+
+    @property
+    def p(self) -> float:
+        """The p-value of the comparison's ``test``: ``task_p`` or ``mcnemar_p``."""
+        return self.task_p if self.test == "tasks" else self.mcnemar_p
+
+    @property
+    def won(self) -> int:
+        """The test's units (tasks, or pairs) that went ``other``'s way."""
+        return len(self.improved) if self.test == "tasks" else self.wins
+
+    @property
+    def lost(self) -> int:
+        """The test's units that went ``baseline``'s way."""
+        return len(self.regressed) if self.test == "tasks" else self.losses
+
+    @property
+    def units(self) -> int:
+        """The test's sample: tasks, or pairs."""
+        return self.tasks if self.test == "tasks" else self.pairs
+
+    @property
+    def method(self) -> str:
+        """The test in words, with its assumption: what the verdict names."""
+        return method(self)
 
     @property
     def discordant(self) -> float:
-        """The share of pairs that disagree."""
-        return (self.wins + self.losses) / self.pairs if self.pairs else st.NAN
+        """The share of the test's units (tasks, or pairs) that disagree."""
+        return (self.won + self.lost) / self.units if self.units else st.NAN
 
     @property
     def significant(self) -> bool:
-        """Whether McNemar's exact test says the two differ (p < alpha)."""
-        return not st.is_nan(self.mcnemar_p) and self.mcnemar_p < self.alpha and self.pairs > 0
+        """Whether the comparison's test says the two differ (p < alpha)."""
+        return not st.is_nan(self.p) and self.p < self.alpha and self.pairs > 0
+
+    def using(self, test: str) -> Comparison:
+        """This comparison read by another test: ``"tasks"`` or ``"pairs"`` (a copy)."""
+        if test not in TESTS:
+            raise ConfigurationError(f"test must be one of {TESTS}, not {test!r}")
+        return dataclasses.replace(self, test=test)
 
     def plan(self, difference: float = 0.10, power: float = 0.8) -> Plan:
-        """What it would take to see ``difference`` with these tasks: pairs disagreeing as
-        often as here (at least ``difference``, which a difference needs)."""
+        """What it would take to see ``difference`` with this test: units (tasks, or pairs)
+        disagreeing as often as here (at least ``difference``, which a difference needs)."""
         seen = self.discordant if not st.is_nan(self.discordant) else 0.0
         return plan(
             difference,
@@ -98,63 +154,13 @@ class Comparison:
             alpha=self.alpha,
             discordant=min(1.0, max(seen, abs(difference))),
             tasks=self.tasks or None,
+            unit=self.test,
         )
 
     @property
     def verdict(self) -> str:
-        """The comparison in one plain line."""
-        a, b = self.baseline, self.other
-        if not self.pairs:
-            return f"no paired runs of {b} and {a} to compare"
-        t, w, lo = self.tasks, len(self.improved), len(self.regressed)
-        p = f"p = {self.mcnemar_p:.2g}"
-        real = f"the difference is real ({p})"
-        if self.significant and self.wins > self.losses:
-            line = f"{b} is better than {a} on {w} of {t} tasks, worse on {lo}; {real}"
-        elif self.significant:
-            line = f"{b} is worse than {a} on {lo} of {t} tasks, better on {w}; {real}"
-        else:  # and what more would take, or why more of the same would not help
-            line = (
-                f"no evidence of a difference ({b} better on {w} of {t} tasks, worse on {lo}; {p})"
-            )
-            flips, need = self.wins + self.losses, fewest_flips(self.alpha)
-            if not flips:
-                line += "; every pair agreed: these tasks do not tell them apart"
-            elif not (self.wins and self.losses) and flips < need:
-                line += f"; all {flips} flips went one way, but the exact test needs {need} to tell"
-            else:
-                with contextlib.suppress(ConfigurationError):
-                    line += self.plan(self.margin or 0.10).after(self.pairs)
-        return line + self._margin_verdict()
-
-    def _margin_verdict(self) -> str:
-        if not self.margin:
-            return ""
-        m = f"{self.margin * 100:g} points"
-        if st.is_nan(self.noninferiority_p):
-            return (
-                f"; all {self.pairs} pairs differ alike, so the ±{m} margin cannot be tested "
-                "(a t-test needs some spread)"
-            )
-        if all(d == 0 for d in self.differences):
-            how = f"no pair disagreed: (1 − {self.margin:g})^{len(self.differences)}"
-            if self.equivalence_p < self.alpha:
-                return f"; equivalent within ±{m} ({how} = {self.equivalence_p:.2g})"
-            return (
-                f"; too few pairs to call it equivalent within ±{m} ({how} = "
-                f"{self.equivalence_p:.2g})"
-            )
-        if self.equivalence_p < self.alpha:
-            return f"; equivalent within ±{m} (TOST p = {self.equivalence_p:.2g})"
-        if self.noninferiority_p < self.alpha:
-            return (
-                f"; no worse than {self.baseline} by {m} or more (non-inferiority p = "
-                f"{self.noninferiority_p:.2g})"
-            )
-        return (
-            f"; cannot rule out that it is worse by {m} or more (non-inferiority p = "
-            f"{self.noninferiority_p:.2g})"
-        )
+        """The comparison in one plain line, naming its test (:mod:`.verdict`)."""
+        return verdict(self)
 
     @property
     def difference(self) -> float:
@@ -164,56 +170,38 @@ class Comparison:
     def to_frame(self) -> pd.DataFrame:
         import pandas as pd
 
-        row = {
-            k: getattr(self, k)
-            for k in (
-                "baseline",
-                "other",
-                "pairs",
-                "wins",
-                "losses",
-                "ties",
-                "baseline_rate",
-                "other_rate",
-                "mcnemar_p",
-                "ci_low",
-                "ci_high",
-                "ci_method",
-                "alpha",
-                "margin",
-                "noninferiority_p",
-                "equivalence_p",
-            )
-        }
-        row["difference"] = self.difference
-        row["verdict"] = self.verdict
+        row = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        row = {k: v for k, v in row.items() if k not in LISTS}
+        row.update(p=self.p, difference=self.difference, verdict=self.verdict)
         return pd.DataFrame([row])
 
     def __repr__(self) -> str:
         return (
-            f"<Comparison {self.baseline} vs {self.other}: {self.pairs} pairs, {self.other} "
-            f"{self.wins} wins / {self.losses} losses / {self.ties} ties; difference "
-            f"{self.difference:+.3f} [{self.ci_low:+.3f}, {self.ci_high:+.3f}], "
-            f"McNemar p = {self.mcnemar_p:.4g}; {self.verdict}>"
+            f"<Comparison {self.baseline} vs {self.other}: {self.tasks} tasks, "
+            f"{self.pairs} pairs, {self.other} {self.wins} wins / {self.losses} losses / "
+            f"{self.ties} ties; difference {self.difference:+.3f} [{self.ci_low:+.3f}, "
+            f"{self.ci_high:+.3f}], p = {self.p:.4g} ({self.method}); {self.verdict}>"
         )
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    def static_html(self) -> str:
+        """The verdict, the pairs, every flip and the prompt diff, escaped."""
         e = escape
         flips = "".join(
             f"<tr><td>{e(t)}</td><td>{r}</td><td>{e(a)}</td><td>{e(b)}</td></tr>"
             for t, r, a, b in self.flips
         )
-        html = (
+        return (
             f"<div class='agentnb-compare'><p><b>{e(self.verdict)}</b></p><p><b>"
-            f"{e(self.baseline)}</b> vs <b>{e(self.other)}</b>: {self.pairs} pairs — "
-            f"{e(self.other)} {self.wins} wins, {self.losses} losses, {self.ties} ties. Difference "
-            f"in success rate {self.difference:+.1%} ({1 - self.alpha:.0%} CI {self.ci_low:+.1%} "
-            f"to {self.ci_high:+.1%}, {e(self.ci_method)}); exact McNemar "
-            f"p = {self.mcnemar_p:.4g}.</p><table><tr><th>task</th><th>repeat</th>"
+            f"{e(self.baseline)}</b> vs <b>{e(self.other)}</b>: {self.tasks} tasks, "
+            f"{self.pairs} pairs — {e(self.other)} {self.wins} wins, {self.losses} losses, "
+            f"{self.ties} ties (better on {len(self.improved)} tasks, worse on "
+            f"{len(self.regressed)}). Difference in success rate {self.difference:+.1%} "
+            f"({1 - self.alpha:.0%} CI "
+            f"{self.ci_low:+.1%} to {self.ci_high:+.1%}, {e(self.ci_method)}); p = "
+            f"{self.p:.4g}, {e(self.method)}.</p><table><tr><th>task</th><th>repeat</th>"
             f"<th>{e(self.baseline)}</th><th>{e(self.other)}</th></tr>{flips}</table>"
             f"{prompt_diff_html(self.prompt_diff)}</div>"
         )
-        return {"text/plain": repr(self), "text/html": html}
 
 
 def compare(
@@ -223,11 +211,16 @@ def compare(
     *,
     margin: float | None = None,
     alpha: float = 0.05,
+    test: str = "tasks",
 ) -> Comparison:
+    """``ev.compare(baseline, other)``; ``test="pairs"`` reads it by the per-pair McNemar
+    test instead of the test over tasks (see the module docstring)."""
     if not 0 < alpha < 1:
         raise ConfigurationError(f"alpha must be between 0 and 1, not {alpha!r}")
     if margin is not None and not 0 < margin < 1:
         raise ConfigurationError(f"margin must be a share between 0 and 1, not {margin!r}")
+    if test not in TESTS:
+        raise ConfigurationError(f"test must be one of {TESTS}, not {test!r}")
     for name in (baseline, other):
         if name not in ev.variants:
             raise KeyError(f"no variant {name!r}; variants: {ev.variants}")
@@ -255,6 +248,8 @@ def compare(
     low, high = st.paired_bootstrap(xs, ys, seed=ev.seed, confidence=1 - alpha)
     diffs = [y - x for x, y in zip(xs, ys, strict=True)]
     lower, _, both = st.tost(diffs, margin) if margin else (st.NAN, st.NAN, st.NAN)
+    improved = [t for t, v in per_task.items() if sum(y - x for x, y in v) > 0]
+    regressed = [t for t, v in per_task.items() if sum(y - x for x, y in v) < 0]
     n = len(pairs)
     return Comparison(
         baseline,
@@ -269,8 +264,8 @@ def compare(
         low,
         high,
         method,
-        improved=[t for t, v in per_task.items() if sum(y - x for x, y in v) > 0],
-        regressed=[t for t, v in per_task.items() if sum(y - x for x, y in v) < 0],
+        improved=improved,
+        regressed=regressed,
         flips=[(a.task, a.repeat, a.outcome, b.outcome) for a, b in pairs if a.passed != b.passed],
         prompt_diff=prompt_diff(ev.descriptions.get(baseline), ev.descriptions.get(other)),
         alpha=alpha,
@@ -279,6 +274,10 @@ def compare(
         equivalence_p=both,
         differences=diffs,
         tasks=len(per_task),
+        test=test,
+        task_p=st.mcnemar_p(len(improved), len(regressed)),  # the exact sign test, on tasks
+        repeats=max((len(v) for v in per_task.values()), default=1),
+        repeats_identical=identical(pairs),
     )
 
 

@@ -235,8 +235,8 @@ async def evaluate(
         concurrency: runs at once. timeout: seconds per run (None: no limit).
         errors: ``"fail"`` (an error run counts as not passed) or ``"drop"`` (left out of
             rates and pairs).
-        seed: the evaluation's seed; a model with ``with_seed(seed)`` is reseeded per run,
-            an OpenAI-compatible model gets the ``seed`` request parameter.
+        seed: the evaluation's seed; a model with ``with_seed(seed)`` is reseeded per run (see
+            FunctionModel), an OpenAI-compatible model gets the ``seed`` request parameter.
         cache: a :class:`ResponseCache` (or a JSONL path, or True for a fresh one) that
             answers repeated requests; keyed by model, request and repeat index.
         progress: ``None``: the live matrix in a notebook (a progress line there when the
@@ -260,7 +260,7 @@ async def evaluate(
         runtime=runtime,
     )
     if progress is None and display.in_kernel():
-        if _has_matrix():
+        if display.has_view(ev):
             display.show(ev)  # the live matrix, filling in while we wait
         else:  # a static table would not fill in: a progress line instead
             ev.subscribe(_Progress(ev))
@@ -269,13 +269,6 @@ async def evaluate(
     except asyncio.CancelledError:
         ev.cancel()
         raise
-
-
-def _has_matrix() -> bool:
-    try:
-        return hasattr(display.widgets(), "EvalMatrix")
-    except ImportError:
-        return False
 
 
 class _Progress:

@@ -5,7 +5,8 @@ and answers questions afterwards: ``runs`` and ``summary`` (DataFrames), ``flaki
 ``compare(a, b)`` (paired statistics), ``session(variant, task, repeat)``, ``save``/``load``
 (no model needed to reload), ``rerun``, ``plot`` and ``diff``. Evaluating it in a notebook
 cell shows the live matrix (``agentnb.widgets.EvalMatrix``) when the widgets are installed,
-else a static table.
+else a static table. It is a view over ``session.runs``: each row (:class:`EvalRecord`) reads
+the record of its run, tagged with the row and annotated with its checks, when asked.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .. import display
 from ..errors import ConfigurationError
 from . import tables
 from .record import EvalRecord
+from .rows import records_of
 from .tasks import Task, TaskSet
 
 if TYPE_CHECKING:
@@ -46,7 +48,7 @@ class Kept(NamedTuple):
     state: Any
 
 
-class Evaluation:
+class Evaluation(display.Shown):
     """The records of one sweep (see the module docstring); made by :func:`agentnb.evaluate`.
 
     ``errors="fail"`` counts an ``error`` run as not passed (it stays in every denominator);
@@ -82,8 +84,10 @@ class Evaluation:
         self.concurrency = concurrency
         self.timeout = timeout
         self.cache = cache
-        #: One record per finished run, in the order they finished.
+        #: One row per finished run, in the order they finished: each a view of the run's
+        #: record (``session.runs``), its figures read from it when asked.
         self.records: list[EvalRecord] = []
+        self._rows: dict[tuple[str, str, int], EvalRecord] = {}
         #: What each variant was (instructions, model, tool descriptions), also after load.
         self.descriptions: dict[str, dict[str, Any]] = {
             name: tables.describe(agent) for name, agent in self.agents.items()
@@ -138,13 +142,15 @@ class Evaluation:
         """Add a finished run (its record, session, trace and the end state its checks read)
         and tell the subscribers: the sweep does, and so do ``load``, ``rerun`` and
         ``extend`` for the runs they keep."""
+        key = record.key
         self.records.append(record)
+        self._rows[key] = record
         if state is not None:
-            self._states[record.key] = state
+            self._states[key] = state
         if session is not None:
-            self._sessions[record.key] = session
+            self._sessions[key] = session
         if trace is not None:
-            self._traces[record.key] = trace
+            self._traces[key] = trace
         for callback in list(self._subscribers):
             self._tell(callback, record)
 
@@ -251,21 +257,39 @@ class Evaluation:
         errors: Errors = "fail",
         seed: int = 0,
     ) -> Evaluation:
-        """A finished evaluation of these records (no agents, no sessions): for results made
-        elsewhere, and for checking the statistics on hand-built outcomes. Variants, tasks
-        and repeats are read from the records unless ``tasks`` is given."""
+        """A finished evaluation of these rows (no agents; each row keeps the session it
+        reads, if any): for results made elsewhere (``EvalRecord(...)`` or its dict, built by
+        hand), and for checking the statistics on hand-built outcomes. Variants, tasks and
+        repeats are read from the rows unless ``tasks`` is given."""
         from .saving import from_records
 
         return from_records(records, tasks=tasks, errors=errors, seed=seed)
+
+    @classmethod
+    def from_sessions(
+        cls,
+        sessions: Iterable[Session],
+        *,
+        tasks: TaskSet | Iterable[Task] | None = None,
+        errors: Errors = "fail",
+        seed: int = 0,
+    ) -> Evaluation:
+        """A finished evaluation of the runs these sessions hold, tagged with their row
+        (``variant``, ``task``, ``repeat``, ``seed``) and checked
+        (:func:`agentnb.evals.records_of`): the evaluation of runs made elsewhere, e.g. as a
+        service's tasks. Each row keeps its session."""
+        from .saving import from_records
+
+        return from_records(records_of(sessions), tasks=tasks, errors=errors, seed=seed)
 
     # -- reading ----------------------------------------------------------------------------
     def record(self, variant: str, task: Task | str, repeat: int = 0) -> EvalRecord:
         """The record of one run (``KeyError`` when it has not finished)."""
         key = (variant, task.name if isinstance(task, Task) else task, repeat)
-        for r in self.records:
-            if r.key == key:
-                return r
-        raise KeyError(f"no finished run {key}; variants: {self.variants}")
+        found = self._rows.get(key)
+        if found is None:
+            raise KeyError(f"no finished run {key}; variants: {self.variants}")
+        return found
 
     def session(self, variant: str, task: Task | str, repeat: int = 0) -> Session:
         """The session of one run (evaluating it shows its live view)."""
@@ -352,13 +376,7 @@ class Evaluation:
 
     def diff(self, task: Task | str, variants: Iterable[str] | None = None, repeat: int = 0) -> Any:
         """``agentnb.widgets.TrajectoryDiff`` of this task's runs (all variants by default)."""
-        widgets = display.widgets("the trajectory diff")
-        if not hasattr(widgets, "TrajectoryDiff"):
-            raise ImportError("this agentnb.widgets has no TrajectoryDiff yet")
-        chosen = list(variants) if variants is not None else self.variants
-        sessions = [self.session(v, task, repeat) for v in chosen]
-        records = [self.record(v, task, repeat) for v in chosen]
-        return widgets.TrajectoryDiff(sessions, labels=chosen, records=records)
+        return display.view(self, "diff", task, variants, repeat)
 
     def __repr__(self) -> str:
         state = "done" if self.done else "running"
@@ -369,12 +387,9 @@ class Evaluation:
             f"({counts['pass']} pass, {counts['fail']} fail, {counts['error']} error)>"
         )
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    def static_bundle(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """The summary with its caption and the task × variant grid (what nbviewer shows;
+        in a kernel with the widgets, the live matrix shows it: :mod:`agentnb.display`)."""
         from .view import static_bundle
 
-        return static_bundle(self)
-
-    def _ipython_display_(self) -> None:
-        from .view import show
-
-        show(self)
+        return static_bundle(self, include=include, exclude=exclude)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._html import escape
+from ..display import Shown, static
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,7 +32,7 @@ FIRST_LINES = 3
 
 
 @dataclass
-class Outputs:
+class Outputs(Shown):
     """The answers of an evaluation, task × variant (see the module docstring)."""
 
     evaluation: Evaluation
@@ -112,8 +113,10 @@ class Outputs:
         ev = self.evaluation
         return f"<Outputs {len(ev.tasks)} tasks × {len(ev.variants)} variants>"
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": self.frame.to_string(), "text/html": self.html()}
+    def static_bundle(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """The answers as a table of text, and as escaped HTML."""
+        text = lambda: self.frame.to_string()  # noqa: E731
+        return static(text, self.html, include=include, exclude=exclude)
 
 
 def prompt_diff_html(diff: dict[str, Any]) -> str:

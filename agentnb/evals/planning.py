@@ -1,21 +1,23 @@
-"""``an.evals.plan``: how many tasks × repeats a paired comparison needs to see a difference.
+"""``an.evals.plan``: how many tasks a paired comparison needs to see a difference.
 
     an.evals.plan(0.10, baseline=0.6, tasks=39)          # 10 points up from 60 %, 39 tasks
-    an.evals.plan(0.10, discordant=0.25)                  # pairs that disagree 25 % of the time
+    an.evals.plan(0.10, discordant=0.25)                  # tasks that disagree 25 % of the time
     ev.compare("a", "b").plan(0.10)                       # the disagreement this sweep showed
 
-The comparison it plans for is the one ``ev.compare`` and the optimiser's gate make: runs
-paired by (task, repeat), the exact two-sided McNemar test at ``alpha``. Its power depends
-on the difference and on how often the two variants' runs disagree (the discordant pairs:
-only they carry information). Give that share (``discordant=``), or a baseline success rate
-(``baseline=``: the two variants' runs are then assumed independent given the rates, which
-makes them disagree most — a cautious plan), or plan from a comparison you already have.
-The power is exact (:func:`agentnb.evals.statistics.mcnemar_power`, sums of scipy's binomial
-distribution), not a normal approximation.
+The comparison it plans for is the one ``ev.compare`` and the gates make by default: the
+exact two-sided test over tasks (each task's repeats as its pass rate, :mod:`.verdict`) at
+``alpha``. Its power depends on the difference and on how often the two variants disagree on
+a task (only those tasks carry information). Give that share (``discordant=``), or a
+baseline success rate (``baseline=``: the two variants' runs are then assumed independent
+given the rates, which makes them disagree most — a cautious plan), or plan from a comparison
+you already have. The power is exact (:func:`agentnb.evals.statistics.mcnemar_power`, sums of
+scipy's binomial distribution), not a normal approximation.
 
-Repeats of one task are not independent pairs: the same task tends to pass or fail the same
-way. The plan counts pairs; with ``tasks`` it says how many repeats of those tasks give that
-many pairs, and says when more tasks would be the better buy.
+The plan counts **tasks**: repeats of a task are not new tasks (the same task tends to pass
+or fail the same way; a deterministic model repeats itself exactly), and the test counts each
+task once. With ``tasks`` it says how many more tasks you would need. ``unit="pairs"`` plans
+for the per-pair McNemar test instead (``ev.compare(...).using("pairs")``), which assumes the
+repeats of a task independent: it counts pairs, and says how many repeats make them.
 """
 
 from __future__ import annotations
@@ -30,9 +32,9 @@ __all__ = ["Plan", "fewest_flips", "plan"]
 
 
 def fewest_flips(alpha: float) -> int:
-    """The fewest disagreeing pairs with which the exact McNemar test can tell two variants
-    apart at all: all of them one way gives p = 2 · 0.5ⁿ, so the smallest n below ``alpha``
-    (6 at α = 0.05: five wins and no loss give p = 0.0625)."""
+    """The fewest disagreeing units (tasks, or pairs) with which the exact test can tell two
+    variants apart at all: all of them one way gives p = 2 · 0.5ⁿ, so the smallest n below
+    ``alpha`` (6 at α = 0.05: five wins and no loss give p = 0.0625)."""
     n = 1
     while 2 * 0.5**n >= alpha:
         n += 1
@@ -41,44 +43,80 @@ def fewest_flips(alpha: float) -> int:
 
 @dataclass(frozen=True)
 class Plan:
-    """What :func:`plan` found: ``pairs`` needed (and ``repeats`` of ``tasks`` tasks)."""
+    """What :func:`plan` found: the tasks (or pairs) needed, against the ``tasks`` you have."""
 
     difference: float
     power: float
     alpha: float
     discordant: float
     assumption: str
-    pairs: int
+    #: The paired units the exact test needs: tasks (``unit="tasks"``), or pairs.
+    needed: int
     achieved_power: float
     tasks: int | None = None
+    unit: str = "tasks"
+
+    @property
+    def pairs(self) -> int:
+        """The paired units needed (``needed``; each task once, for the test over tasks)."""
+        return self.needed
+
+    @property
+    def more_tasks(self) -> int | None:
+        """Tasks to add to the ``tasks`` you have (test over tasks; None without tasks)."""
+        if not self.tasks or self.unit != "tasks":
+            return None
+        return max(0, self.needed - self.tasks)
 
     @property
     def repeats(self) -> int | None:
-        """Repeats of ``tasks`` tasks that make ``pairs`` pairs (None without tasks)."""
-        return None if not self.tasks else math.ceil(self.pairs / self.tasks)
+        """Repeats of ``tasks`` tasks that make ``needed`` pairs, for the per-pair test (it
+        assumes them independent); None for the test over tasks, where repeats add nothing."""
+        if not self.tasks or self.unit != "pairs":
+            return None
+        return math.ceil(self.needed / self.tasks)
 
     @property
     def verdict(self) -> str:
         """The plan in one line."""
         points = f"{abs(self.difference) * 100:g} points"
+        unit = "task" if self.unit == "tasks" else "pair"
+        test = "exact test over tasks" if self.unit == "tasks" else "exact McNemar over pairs"
         head = (
-            f"to see {points} with {self.power:.0%} power at α = {self.alpha:g} (exact McNemar, "
-            f"pairs disagreeing {self.discordant:.0%} of the time, {self.assumption}): "
-            f"{self.pairs} pairs"
+            f"to see {points} with {self.power:.0%} power at α = {self.alpha:g} ({test}, "
+            f"{unit}s disagreeing {self.discordant:.0%} of the time, {self.assumption}): "
+            f"{self.needed} {unit}s"
         )
         if not self.tasks:
             return head
-        more = " (more tasks would be better than repeats)" if (self.repeats or 0) > 1 else ""
-        return f"{head}; with {self.tasks} tasks, {self.repeats} repeats{more}"
+        if self.unit == "pairs":
+            more = " (more tasks would be better than repeats)" if (self.repeats or 0) > 1 else ""
+            return (
+                f"{head}; with {self.tasks} tasks, {self.repeats} repeats, if repeats were "
+                f"independent{more}"
+            )
+        if not self.more_tasks:
+            return f"{head}; your {self.tasks} tasks are enough"
+        return (
+            f"{head}; you have {self.tasks}: about {self.more_tasks} more (repeats of the same "
+            "tasks do not count as tasks)"
+        )
 
-    def after(self, pairs: int) -> str:
-        """What ``pairs`` pairs that showed no difference still lack (a comparison's verdict
-        ends with it): more repeats, or that they had the power, so the difference is smaller."""
+    def after(self, units: int) -> str:
+        """What ``units`` tasks (or pairs) that showed no difference still lack (a
+        comparison's verdict ends with it): more tasks, or that they had the power, so the
+        difference is smaller."""
         points = f"{abs(self.difference) * 100:g} points"
-        if self.pairs <= pairs:
-            return f"; {pairs} pairs were enough to see {points}, so it is likely smaller"
+        unit = "task" if self.unit == "tasks" else "pair"
+        if self.needed <= units:
+            return f"; {units} {unit}s were enough to see {points}, so it is likely smaller"
+        if self.unit == "tasks":
+            return (
+                f"; you would need about {self.needed} tasks to see {points} (these are "
+                f"{units}: add tasks, not repeats)"
+            )
         if self.repeats is None:
-            return f"; you would need about {self.pairs} pairs to see {points}"
+            return f"; you would need about {self.needed} pairs to see {points}"
         return f"; with these tasks you would need about {self.repeats} repeats to see {points}"
 
     def __repr__(self) -> str:
@@ -93,13 +131,17 @@ def plan(
     discordant: float | None = None,
     baseline: float | None = None,
     tasks: int | None = None,
+    unit: str = "tasks",
 ) -> Plan:
-    """The pairs (and repeats of ``tasks`` tasks) a paired comparison needs to see
-    ``difference`` (0.10 = ten points of success rate) with ``power`` at ``alpha``.
+    """The tasks a paired comparison needs to see ``difference`` (0.10 = ten points of
+    success rate) with ``power`` at ``alpha``, and how many more than the ``tasks`` you have.
 
-    Say how often pairs disagree: ``discordant`` (a share of pairs), or ``baseline`` (the
+    Say how often tasks disagree: ``discordant`` (a share of tasks), or ``baseline`` (the
     baseline's success rate; the other is ``baseline + difference``, runs assumed independent
-    given their rates: ``p0·(1−p1) + p1·(1−p0)``). See the module docstring."""
+    given their rates: ``p0·(1−p1) + p1·(1−p0)``). ``unit="pairs"``: for the per-pair McNemar
+    test (it assumes repeats independent). See the module docstring."""
+    if unit not in ("tasks", "pairs"):
+        raise ConfigurationError(f"unit must be 'tasks' or 'pairs', not {unit!r}")
     numeric = isinstance(difference, int | float) and not isinstance(difference, bool)
     if not numeric or not 0 < abs(difference) <= 1:
         raise ConfigurationError(
@@ -108,8 +150,8 @@ def plan(
         )
     if discordant is None and baseline is None:
         raise ConfigurationError(
-            "say how often the two variants' runs disagree: discordant=0.25 (a share of "
-            "pairs), or baseline=0.6 (the baseline's success rate), or plan from a comparison: "
+            "say how often the two variants disagree on a task: discordant=0.25 (a share of "
+            "tasks), or baseline=0.6 (the baseline's success rate), or plan from a comparison: "
             "ev.compare(a, b).plan(difference)"
         )
     if discordant is not None:
@@ -135,4 +177,4 @@ def plan(
         pairs, achieved = st.pairs_needed(difference, pd, power, alpha)
     except ValueError as exc:
         raise ConfigurationError(str(exc)) from None
-    return Plan(difference, power, alpha, pd, assumption, pairs, achieved, tasks)
+    return Plan(difference, power, alpha, pd, assumption, pairs, achieved, tasks, unit)

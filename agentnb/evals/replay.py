@@ -4,13 +4,14 @@
     report.ok, report.differences
     await an.testing.assert_replays(saved_session, agent)     # AssertionError listing them
 
-The recorded assistant replies are played back in order, with the user turns of the
-recording, through ``agent``'s current runtime, instructions and tools (live, or
-``tools="recorded"`` to answer from the recording). Every difference is reported: a tool
-call or result that changed, a message missing or extra, a model call more or fewer, and —
-when the recording kept its requests (a live session, a trace) — instructions, tool
-schemas or parameters that changed (article 002 §3.4: replay failed traces before every
-release).
+The recorded assistant replies are played back in order (a recording of replies keyed by
+position: :mod:`agentnb.models.recorded`, the format cassettes and the response cache share),
+with the user turns of the recording, through ``agent``'s current runtime, instructions and
+tools (live, or ``tools="recorded"`` to answer from the recording). Every difference is
+reported: a tool call or result that changed, a message missing or extra, a model call more
+or fewer, and — when the recording kept its requests (a live session, a trace) —
+instructions, tool schemas or parameters that changed (article 002 §3.4: replay failed
+traces before every release).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigurationError
 from ..messages import RUNTIME_NAME, parse_message
+from ..models import Replies, by_position, reply_dict, reply_of
 from ..models.base import Model, ModelRequest, ModelResponse, coerce_response
 from ..models.differ import changed_paths
 from ..session import Session
@@ -67,18 +69,25 @@ class ReplayReport:
 
 
 class _Replies(Model):
-    """The recorded replies, in order; the requests it was sent are kept."""
+    """The recorded replies, keyed by position (:mod:`agentnb.models.recorded`: the n-th call
+    gets the n-th reply); the requests it was sent are kept."""
 
     def __init__(self, replies: list[dict[str, Any]]) -> None:
         self.name = "replay of a recorded run"
-        self.replies = [coerce_response(r, self.name) for r in replies]
+        self.replies = Replies(
+            entries=(
+                {"key": by_position(n), "response": reply_dict(coerce_response(r, self.name))}
+                for n, r in enumerate(replies)
+            )
+        )
         self.requests: list[ModelRequest] = []
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        entry = self.replies.find(by_position(len(self.requests)))
         self.requests.append(request)
-        if len(self.requests) > len(self.replies):
+        if entry is None:
             raise _Exhausted
-        return self.replies[len(self.requests) - 1]
+        return reply_of(entry["response"])
 
 
 class _Exhausted(Exception):

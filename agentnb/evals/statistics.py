@@ -18,6 +18,7 @@ The comparison's and the plan's come from scipy.stats (no hand-written formulas)
 the background while the sweep runs (:func:`warm_up`):
 
 * :func:`mcnemar_p` — the exact two-sided McNemar test on discordant pairs (``binomtest``);
+  on tasks that differ, the same binomial is the exact sign test the comparisons use;
 * :func:`paired_bootstrap` — a 95% interval for a paired difference of rates;
 * :func:`mcnemar_power` / :func:`pairs_needed` — the exact power of that McNemar test for a
   true difference, and the fewest pairs that reach a power (``binom`` sums, no formula);
@@ -114,7 +115,8 @@ def cluster_bootstrap(
 
 
 def mcnemar_p(wins: int, losses: int) -> float:
-    """Exact two-sided McNemar p-value: ``wins`` and ``losses`` are the discordant pairs."""
+    """Exact two-sided McNemar p-value: ``wins`` and ``losses`` are the discordant pairs (or
+    the tasks whose pass rates differ: then it is the exact sign test)."""
     if wins + losses == 0:
         return 1.0
     from scipy.stats import binomtest

@@ -29,42 +29,44 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .. import _json
 from ..errors import ConfigurationError
 from .checks.base import Check, FunctionCheck, as_check, check_from_dict, function_record
+from .hooks import HOOKS
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["HOOKS", "Task", "TaskSet", "tools_of"]
-
-#: What each hook of a task is called in a message.
-HOOKS = {"setup": "setup function", "tools": "tools factory"}
-#: The rule a tools factory's return value follows, quoted when it is broken.
-TOOLS_RULE = (
-    "a tools factory returns the run's tools (a list, a tuple or a Toolset of tools or "
-    "functions), or a pair (tools, state)"
-)
-
-
-def tools_of(made: Any, task: str) -> tuple[list[Any], Any]:
-    """The tools and the state a task's tools factory returned (:data:`TOOLS_RULE`): a tuple
-    of tools is tools; a pair whose first item is a collection is (tools, state)."""
-    from ..tools import Tool, Toolset
-
-    state = None
-    if isinstance(made, tuple) and len(made) == 2 and isinstance(made[0], list | tuple | Toolset):
-        made, state = made
-    if isinstance(made, Toolset | list | tuple):
-        tools = list(made)
-        wrong = [t for t in tools if not (isinstance(t, Tool) or callable(t))]
-        if not wrong:
-            return tools, state
-        why = f"it holds {type(wrong[0]).__name__} {wrong[0]!r:.60}"
-    else:
-        why = f"it returned {type(made).__name__} {made!r:.60}"
-    raise ConfigurationError(f"task {task!r}: {TOOLS_RULE}; {why}")
+__all__ = ["Task", "TaskSet"]
 
 
 class Task(BaseModel):
-    """One request to evaluate: ``Task(name, input, checks=[...], tags=[], metadata={})``."""
+    """One request to evaluate, with the checks that judge its run.
+
+    ``Task(name, input, checks=[...], tags=[...], metadata={...}, history=[...],
+    tools=factory, setup=fn)``; only ``name`` and ``input`` are required.
+
+    Args:
+        name: the task's name, unique in its :class:`TaskSet` (rows, pairs and files use it).
+        input: the request, the last user turn of the run; checks and metrics read this turn.
+        checks: what must hold of the run: checks of :mod:`agentnb.checks` (``calls``,
+            ``answer_contains``, ``grounded``, ``end_state``, ``answer_and_state`` ...) or
+            plain functions ``fn(result) -> bool | str`` (a string is the reason it failed);
+            one check or a list.
+        tags: labels to filter by (``task_set(tags=[...])``) and to stratify the optimiser's
+            split of training and validation tasks.
+        metadata: anything else to keep with the task (saved with it; a check can read it
+            as ``evidence.task.metadata``).
+        history: earlier turns of the same conversation, run first in the run's session: a
+            string is a user turn the agent answers, a dict is a message placed as it is.
+        tools: a factory ``tools()`` called once per run that returns the run's own tools
+            (they replace the agent's), or ``(tools, state)``: ``state`` is what end-state
+            checks read. Use it for tools with per-run state (a calendar, a booking desk), so
+            runs never share it; a replaying agent wraps these tools too.
+        setup: ``setup(agent)`` called once per run, after ``tools``, with the run's agent (a
+            copy: change it freely); a non-None return value is the state end-state checks
+            read (else the state ``tools`` returned, else the run's agent).
+
+    A task saves to JSONL (:meth:`to_dict`; ``tools`` and ``setup`` by import path or
+    source) and reads back with :meth:`from_dict` / :meth:`TaskSet.from_jsonl`.
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
 

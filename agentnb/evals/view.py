@@ -1,23 +1,25 @@
-"""How an Evaluation shows: the live matrix when the widgets are there, else static HTML.
+"""How an Evaluation shows without the live matrix: its static form.
 
-The static form (``text/plain`` + escaped ``text/html``: the summary with its caption and
-the task × variant grid, k/k per cell with repeats) is what nbviewer and GitHub render.
+``text/plain`` + escaped ``text/html`` (:func:`agentnb.display.static`): the summary with its
+caption and the task × variant grid, k/k per cell with repeats; what nbviewer and GitHub
+render. In a kernel with the widgets the live matrix shows instead (:mod:`agentnb.display`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
-from .. import display
 from .._html import escape
+from ..display import static
 from . import tables
 from .cost import money
 
 if TYPE_CHECKING:
     from .evaluation import Evaluation
 
-__all__ = ["grid", "show", "static_bundle"]
+__all__ = ["grid", "static_bundle"]
 
 _COLOURS = {"pass": "#16a34a", "fail": "#dc2626", "error": "#9ca3af", "mixed": "#f59e0b"}
 
@@ -37,8 +39,20 @@ def _number(value: Any) -> str:
     return str(value)
 
 
-def static_bundle(ev: Evaluation) -> dict[str, str]:
+def static_bundle(
+    ev: Evaluation, include: Collection[str] | None = None, exclude: Collection[str] | None = None
+) -> dict[str, str]:
+    """The evaluation's static bundle (see the module docstring)."""
     summary = ev.summary
+
+    def text() -> str:
+        table = summary.to_string() if len(summary) else ""
+        return f"{ev!r}\n{table}\n{tables.caption(ev)}"
+
+    return static(text, lambda: _html(ev, summary), include=include, exclude=exclude)
+
+
+def _html(ev: Evaluation, summary: Any) -> str:
     columns = [
         "n",
         "passed",
@@ -79,23 +93,8 @@ def static_bundle(ev: Evaluation) -> dict[str, str]:
             matrix += f"<td style='{style};text-align:center'>{escape(label)}</td>"
         matrix += "</tr>"
     caption = escape(tables.caption(ev))
-    html = (
+    return (
         f"<div class='agentnb-evaluation'><p>{escape(repr(ev))}</p>"
         f"<table style='font-size:12px'><caption style='text-align:left'>{caption}</caption>"
         f"<tr>{head}</tr>{body}</table><table style='font-size:12px'>{matrix}</table></div>"
     )
-    text = repr(ev) + "\n" + (summary.to_string() if len(summary) else "")
-    return {"text/plain": text + "\n" + tables.caption(ev), "text/html": html}
-
-
-def show(ev: Evaluation) -> None:
-    """Display ``ev``: ``agentnb.widgets.EvalMatrix`` when available (once per cell: the
-    live matrix ``evaluate`` showed is not shown again by ``ev`` below it), else static."""
-    try:
-        matrices = display.widgets().EvalMatrix
-    except (ImportError, AttributeError):
-        display.show(static_bundle(ev), raw=True)
-        return
-    matrix = matrices.for_cell(ev)
-    if matrix is not None:
-        display.show(matrix)

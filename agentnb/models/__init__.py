@@ -4,9 +4,10 @@ Test doubles (``ScriptedModel``, ``FunctionModel``); ``OpenAIModel`` for any Ope
 endpoint (``openai/``: compatibility ``profiles.py``, streamed chunks in ``sse.py``, retries in
 ``retry.py``, actions written as text in ``text_actions.py``); the one SSE framer
 (``sse.py``: the client and the recording proxy both frame streams with it) and the masking
-of credentials a stream carries across its events (``masking.py``); cassettes that record
-and replay real exchanges (``replay.py``); and ``an.models.local``, the offline SmolLM2
-server.
+of credentials a stream carries across its events (``masking.py``); recorded replies, the one
+format a call is answered from a recording in (``recorded.py``: ``Replies`` and its keys), and
+cassettes of real exchanges in it (``replay.py``); and ``an.models.local``, the offline
+SmolLM2 server.
 """
 
 import importlib
@@ -23,6 +24,7 @@ from .base import (
     Usage,
 )
 from .function import FunctionModel
+from .recorded import Replies, by_position, by_repeat, by_request, reply_dict, reply_of
 from .scripted import ScriptedModel
 
 if TYPE_CHECKING:  # loaded on first use, by __getattr__ below
@@ -52,11 +54,17 @@ __all__ = [
     "ModelResponse",
     "OpenAIModel",
     "Profile",
+    "Replies",
     "ReplyAssembler",
     "RequestDiff",
     "RetryPolicy",
     "ScriptedModel",
     "Usage",
+    "by_position",
+    "by_repeat",
+    "by_request",
+    "reply_dict",
+    "reply_of",
 ]
 
 

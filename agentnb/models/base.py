@@ -3,7 +3,9 @@
 A model is any object with ``name``, ``streaming`` and ``async complete(request)``; a
 streaming model also has ``stream(request)``, an async iterator of :class:`Delta`.
 Subclass :class:`Model` to get a ``stream`` that splits ``complete``'s reply into deltas.
-A model may also carry a ``tokenizer`` (see :mod:`agentnb.tokens`) for budgets.
+A model may also carry a ``tokenizer`` (see :mod:`agentnb.tokens`) for budgets, and a
+``context_window`` (tokens its server accepts in one request): an :class:`~agentnb.Agent`
+given no ``context_window`` of its own adopts it, so its requests are trimmed to fit.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ class Model:
 
     name: str = "model"
     streaming: bool = False
+    #: Tokens one request may hold, when the model knows (None: it does not say).
+    context_window: int | None = None
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         raise NotImplementedError

@@ -1,7 +1,9 @@
 """Record and replay: a cassette of real HTTP exchanges, replayed offline and deterministically.
 
-A cassette is a JSONL file, one request → response per line, keyed by a canonical hash of
-the request (method, path, query and JSON body; never the host, never a header). Cassettes
+A cassette is a recording of replies (:mod:`agentnb.models.recorded`, the one format a model
+call is answered from), keyed **by request**: one request → response per line, keyed by a
+canonical hash of the request (method, path, query and JSON body; never the host, never a
+header), each response an HTTP response. Cassettes
 are meant to be committed, so nothing secret is written: credential query parameters (by
 the client's one case-insensitive rule) are left out, and the request *and* response bodies
 go through the recorded model's :class:`~agentnb._secrets.Secrets` before a
@@ -24,10 +26,8 @@ recorded answers in order. A request that is not in the cassette raises
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from collections import defaultdict
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from ..errors import CassetteMiss, ConfigurationError
 from .differ import where_differs
 from .masking import mask_stream
 from .openai.client import OpenAIModel
+from .recorded import Replies, by_request
 
 __all__ = ["Cassette", "record", "recorded", "replay"]
 
@@ -63,41 +64,31 @@ def _text(value: Any) -> str:
     return _json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def request_key(canonical: dict[str, Any]) -> str:
-    return hashlib.sha256(_text(canonical).encode()).hexdigest()[:32]
+#: A cassette's key: the canonical request, hashed (:func:`agentnb.models.recorded.by_request`).
+request_key = by_request
 
 
-def _entry(number: int, line: str, path: Path) -> dict[str, Any]:
-    """One line of a cassette, checked: a tampered line names itself, typed."""
-    try:
-        entry = json.loads(line)
-        request, response = entry["request"], entry["response"]
-        ok = isinstance(entry["key"], str) and isinstance(request, dict)
-        ok = ok and isinstance(request["path"], str) and isinstance(response, dict)
-        ok = ok and isinstance(response["status"], int) and isinstance(response["body"], str)
-        ok = ok and isinstance(response.get("headers", {}), dict)
-    except (ValueError, KeyError, TypeError, RecursionError) as exc:
-        raise ConfigurationError(f"{path}:{number}: not a recorded exchange ({exc})") from None
-    if not ok:
-        raise ConfigurationError(f"{path}:{number}: not a recorded exchange (wrong types)")
-    return dict(entry)
+def _exchange(entry: dict[str, Any]) -> dict[str, Any]:
+    """One recorded exchange, checked: a tampered line names itself, typed."""
+    request, response = entry["request"], entry["response"]
+    ok = isinstance(request, dict) and isinstance(request["path"], str)
+    ok = ok and isinstance(response["status"], int) and isinstance(response["body"], str)
+    if not ok or not isinstance(response.get("headers", {}), dict):
+        raise TypeError("wrong types: not a recorded exchange")
+    return entry
 
 
 class Cassette:
-    """The exchanges of one JSONL file; ``entries`` in recorded order."""
+    """The exchanges of one JSONL file (:class:`~agentnb.models.recorded.Replies` keyed by
+    request); ``entries`` in recorded order."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.entries: list[dict[str, Any]] = []
-        if self.path.exists():
-            try:
-                text = self.path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise ConfigurationError(f"{self.path} cannot be read: {exc}") from None
-            for number, line in enumerate(text.split("\n"), 1):  # "\n" only: U+2028 is text
-                if line.strip():
-                    self.entries.append(_entry(number, line, self.path))
-        self._served: dict[str, int] = defaultdict(int)
+        self.replies = Replies(self.path, check=_exchange, what="recorded exchange")
+
+    @property
+    def entries(self) -> list[dict[str, Any]]:
+        return self.replies.entries
 
     def record(self, model: OpenAIModel) -> OpenAIModel:
         """A copy of ``model`` that appends each exchange to this cassette (see :func:`record`)."""
@@ -109,22 +100,19 @@ class Cassette:
 
     def append(self, entry: dict[str, Any]) -> None:
         """Add one exchange and rewrite the file atomically (a temporary file, a rename)."""
-        self.entries.append(entry)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        _json.write_atomically(self.path, "".join(_json.dumps(e) + "\n" for e in self.entries))
+        self.replies.add(entry, rewrite=True)
 
     def find(self, canonical: dict[str, Any]) -> dict[str, Any]:
-        key = request_key(canonical)
-        matches = [e for e in self.entries if e["key"] == key]
-        if not matches:
+        """The recorded exchange of ``canonical`` (an identical request asked again gets the
+        next one); :class:`~agentnb.errors.CassetteMiss` naming how it differs."""
+        found = self.replies.find(request_key(canonical))
+        if found is None:
             raise CassetteMiss(
                 f"request not in cassette {self.path.name} ({len(self.entries)} recorded): "
                 + self.difference(canonical),
                 difference=self.difference(canonical),
             )
-        n = self._served[key]
-        self._served[key] = n + 1
-        return matches[min(n, len(matches) - 1)]
+        return found
 
     def difference(self, canonical: dict[str, Any]) -> str:
         """How ``canonical`` differs from the closest recorded request, in words."""

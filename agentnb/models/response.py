@@ -71,6 +71,8 @@ class ModelResponse:
     #: When set, the reply was unusable: ``decide`` appends it, then this text as a correction
     #: message (``name="agentnb"``) for the model, and the loop goes on.
     correction: str | None = None
+    #: True when a cache answered instead of the model (the run counts it, and never bills it).
+    cached: bool = False
 
 
 def coerce_response(value: Any, model: str | None = None) -> ModelResponse:

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..session import Session
+from ..tokens import content_text
 
 __all__ = [
     "ID_HEADERS",
@@ -90,10 +91,10 @@ def _arguments(value: Any) -> Any:
 def _text(content: Any) -> Any:
     if content is None:
         return ""
-    if isinstance(content, list):
-        if all(isinstance(p, Mapping) and p.get("type") == "text" for p in content):
-            return "".join(str(p.get("text", "")) for p in content)
-        return content
+    if isinstance(content, list) and all(
+        isinstance(p, Mapping) and p.get("type") == "text" for p in content
+    ):
+        return content_text(content)  # text parts compare as the text they hold
     return content
 
 

@@ -10,6 +10,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..tokens import content_text
+
 __all__ = ["PARAMS", "SCHEMA_URL", "dump", "ns", "parts", "span_table"]
 
 #: The semantic-conventions release whose GenAI vocabulary these spans use
@@ -40,12 +42,6 @@ def _arguments(text: str) -> Any:
         return text
 
 
-def _text_of(content: Any) -> str:
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
-    return "" if content is None else str(content)
-
-
 def parts(message: Mapping[str, Any]) -> dict[str, Any]:
     """One Chat Completions message in the conventions' parts format."""
     role = message.get("role")
@@ -55,11 +51,11 @@ def parts(message: Mapping[str, Any]) -> dict[str, Any]:
             {
                 "type": "tool_call_response",
                 "id": message.get("tool_call_id"),
-                "response": _text_of(message.get("content")),
+                "response": content_text(message.get("content")),
             }
         )
     else:
-        text = _text_of(message.get("content"))
+        text = content_text(message.get("content"))
         if text:
             out.append({"type": "text", "content": text})
         reasoning = message.get("reasoning_content")

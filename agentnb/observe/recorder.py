@@ -26,7 +26,6 @@ transcript pairs ``tool_call_id``\\ s); a result that never came back shows in
 
 from __future__ import annotations
 
-import os
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -46,8 +45,7 @@ from ..events import (
 )
 from ..messages import AssistantMessage, parse_message
 from ..models.base import Delta, ModelRequest, Usage
-from ..session import Session
-from ..session.records import RequestRecord, RunRecord
+from ..session import RequestRecord, RunRecord, Session, new_run_id, new_trace_id
 from .calls import ProxiedCall, UpstreamCalled, UpstreamFailed
 from .conversations import Conversation, Conversations, explicit_id
 from .wire import Reply, Request, Wire, named_tools
@@ -160,7 +158,7 @@ class Recorder:
                 self.conversations.discard(placement.conversation)
             raise
         call = ProxiedCall(
-            "p-" + os.urandom(6).hex(),
+            new_run_id(),
             "",
             wire.name,
             path,
@@ -173,7 +171,7 @@ class Recorder:
         c = await self._take(call, placement.conversation, placement.edits)
         schemas = _share(c, body, "input" if wire.name == "responses" else "messages", request)
         session = c.session
-        trace_id = os.urandom(16).hex()
+        trace_id = new_trace_id()
         call.session_id, call.conversation = session.id, c
         call.origin = Origin.now(session.id, call.id, trace_id)
         call.iteration = len(session.requests) + 1

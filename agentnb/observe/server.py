@@ -150,7 +150,7 @@ class Proxy:
 
     def view(self, **options: Any) -> Any:
         """The conversations in a cell (needs ``agentnb[widgets]``): pick one to see it live."""
-        return display.widgets("the proxy view").ProxyView(self, **options)
+        return display.view(self, **options)
 
     def save_cassette(self, path: str | Path) -> Path:
         """Write what was seen as a cassette (``an.models.Cassette(path).replay()``)."""

@@ -50,11 +50,20 @@ async def call_model(state: RunState, request: ModelRequest) -> ModelResponse:
     now = time.monotonic()
     latency = now - started
     usage = response.usage
+    record = state.record
     if usage is None:
         completion = response.message.tokens
         prompt = request.estimate
         usage = Usage(prompt, completion, prompt + completion, True)
-    state.add_usage(usage)
+        record.unmetered += 1
+    tokens = state.tokens  # inline: this runs every iteration
+    tokens[0] += usage.prompt_tokens
+    tokens[1] += usage.completion_tokens
+    tokens[2] += usage.total_tokens
+    record.usage = Usage(tokens[0], tokens[1], tokens[2], record.usage.estimated or usage.estimated)
+    if response.cached:
+        record.cached_calls += 1
+        record.cached = usage if record.cached is None else record.cached + usage
     raw = response.raw  # a provider's reply names itself (no call for models without one)
     state.emit(
         ModelResponded,

@@ -108,8 +108,8 @@ def _policies(state: RunState, decision: Decision, wrap_up: bool) -> Verdict | N
         shown = json.dumps(args, ensure_ascii=False, sort_keys=True, default=str)
         why = f"{name} was called {limit} times in a row with the same arguments {shown}"
         return Verdict(True, "repeated_action", why)
-    if agent.token_budget is not None and state.tokens[2] >= agent.token_budget:
-        used = state.tokens[2]
+    used = state.tokens[2]
+    if agent.token_budget is not None and used >= agent.token_budget:
         why = f"the run used {used} tokens; token_budget={agent.token_budget}"
         return Verdict(True, "token_budget", why)
     if state.iteration >= agent.max_iterations:
@@ -135,7 +135,8 @@ def check_stop(state: RunState, decision: Decision, wrap_up: bool = False) -> Ve
         budget = agent.token_budget
         limit = agent.repeat_limit
         repeat = "no repeated action" if same < 2 else f"the same call {same} of {limit} times"
-        used = f"{state.tokens[2]:,}{'' if budget is None else f' of {budget:,}'} tokens used"
+        total = state.tokens[2]
+        used = f"{total:,}{'' if budget is None else f' of {budget:,}'} tokens used"
         detail = f"iteration {state.iteration} of {agent.max_iterations}, {repeat}, {used}"
         state.emit(StopChecked, stop=False, detail=detail)
         return _GO_ON

@@ -32,11 +32,12 @@ async def restore(state: RunState) -> Decision | None:
         resume = Decision("tool_calls", tuple(session.transcript.open_calls()))
     model = state.agent.model
     text = state.input.text if state.input is not None else None
+    state.record.model = name = getattr(model, "name", type(model).__name__)
     state.emit(
         RunStarted,
         input=text,
         agent=state.agent.name,
-        model=getattr(model, "name", type(model).__name__),
+        model=name,
         provider=getattr(model, "provider", None),
     )
     history = len(session)

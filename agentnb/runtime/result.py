@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..display import static_bundle
+from ..display import Shown, transcript_bundle
 from ..events import Event
 from ..messages import Message, ToolCall
 from ..session.records import RunRecord
@@ -18,7 +18,7 @@ __all__ = ["RunRecord", "RunResult"]
 
 
 @dataclass
-class RunResult:
+class RunResult(Shown):
     """What a run produced, and why it stopped (read from its :class:`RunRecord`)."""
 
     record: RunRecord
@@ -53,7 +53,11 @@ class RunResult:
             f"{len(self.tool_calls)} tool calls, {self.usage.total_tokens} tokens; {out!r}>"
         )
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    def static_bundle(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """The run's messages (:func:`agentnb.display.transcript_bundle`), its stop in the title."""
         title = f"{self!r} — stop_reason={self.stop_reason}: {self.stop_detail}"
         wires = [m.wire() for m in self.messages]
-        return static_bundle(self.messages, wires, title=title, first=self.record.start or 0)
+        first = self.record.start or 0
+        return transcript_bundle(
+            self.messages, wires, title=title, first=first, include=include, exclude=exclude
+        )

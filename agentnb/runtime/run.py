@@ -12,13 +12,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..display import Shown
 from ..errors import ConfigurationError, InvalidMessage, RunStateError
 from ..events import Event
 from ..messages import Message, UserMessage, text_message
 from ..models.base import Usage
+from ..session.records import checked_tags
 from ..session.session import Session
 from ..session.transcript import checked
 from .loop import stages
@@ -47,7 +49,7 @@ def input_message(value: str | Message | dict[str, Any] | None) -> Message | Non
     return message
 
 
-class Run:
+class Run(Shown):
     """One run of an agent on a session: the stepper, and a read-only window on its state."""
 
     def __init__(
@@ -61,6 +63,7 @@ class Run:
         trace_id: str | None = None,
         interrupted: Iterable[str] = (),
         guard: CallGuard | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> None:
         if agent.model is None:
             raise ConfigurationError(
@@ -72,6 +75,7 @@ class Run:
         for name, value in (("task_id", task_id), ("trace_id", trace_id)):
             if value is not None and (not isinstance(value, str) or not value):
                 raise ConfigurationError(f"{name} must be a non-empty str, got {value!r}")
+        tags = None if tags is None else checked_tags(tags)
         self.state = RunState(
             agent,
             session,
@@ -81,6 +85,7 @@ class Run:
             trace_id=trace_id,
             interrupted=frozenset(interrupted),
             guard=guard,
+            tags=tags,
         )
         self.state.run_ref = weakref.ref(self)
         self._gen = stages(self.state)
@@ -248,8 +253,6 @@ class Run:
         state = f"stopped: {self.stop_reason}" if self.done else f"next: {self.next_stage}"
         return f"<Run {self.id} iteration {self.iteration}, {len(self.events)} events, {state}>"
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {
-            "text/plain": repr(self),
-            "text/html": self.session.static_mimebundle()["text/html"],
-        }
+    def static_html(self) -> str:
+        """Its session's messages."""
+        return self.session.static_bundle(include=("text/html",))["text/html"]

@@ -7,7 +7,6 @@ enters the transcript is announced by a ``MessageAppended`` event with the sessi
 
 from __future__ import annotations
 
-import os
 import time
 import weakref
 from collections import deque
@@ -20,6 +19,7 @@ from ..events import Event, MessageAppended, Origin, ToolFinished, ToolStarted
 from ..messages import Message, ToolCall, ToolMessage
 from ..models.base import Usage
 from ..session.bus import Emit
+from ..session.ids import new_run_id, new_trace_id
 from ..session.records import RunRecord
 from ..tools.results import UNCERTAIN_HINT
 from ..tools.tool import error_content
@@ -73,15 +73,16 @@ class RunState:
         trace_id: str | None = None,
         interrupted: frozenset[str] = frozenset(),
         guard: CallGuard | None = None,
+        tags: dict[str, str] | None = None,
     ) -> None:
         self.agent = agent
         self.session = session
         self.input = input
         self.lock_policy: LockPolicy = lock_policy
-        self.id = "r-" + os.urandom(6).hex()
+        self.id = new_run_id()
         #: 128 random bits, as a uuid4's hex; or the trace this run belongs to (a service task
         #: runs each attempt under the task's one trace id).
-        self.trace_id = trace_id or os.urandom(16).hex()
+        self.trace_id = trace_id or new_trace_id()
         self.origin = Origin(
             session.id, self.id, self.trace_id, time.monotonic(), time.time(), task_id
         )
@@ -93,8 +94,9 @@ class RunState:
         self.emit: Emit = partial(session.bus.record, weakref.proxy(self))  # no state cycle
         self.stage = "restore"
         self.iteration = 0
-        self.tokens = [0, 0, 0]  # prompt, completion, total: summed without new objects
-        self.estimated = False
+        #: The run's tokens so far (prompt, completion, total), summed without new objects;
+        #: ``call_model`` sets the record's ``usage`` from them after every call.
+        self.tokens = [0, 0, 0]
         self.cancel_requested = False
         self.round: ToolRound | None = None
         #: Ids of the open calls this run resumes that may have started before the run that
@@ -111,7 +113,11 @@ class RunState:
         self.actions: deque[tuple[str, Any]] = deque(maxlen=max(agent.repeat_limit, 1))
         #: The run's outcome; in ``session.runs`` from ``restore`` on.
         self.record = RunRecord(
-            self.id, self.trace_id, None if input is None else input.text, task_id=task_id
+            self.id,
+            self.trace_id,
+            None if input is None else input.text,
+            task_id=task_id,
+            tags={} if tags is None else tags,
         )
         self.error: BaseException | None = None
         #: The Run driving this state, weakly (no run <-> state cycle): ``restore`` gives it to
@@ -168,18 +174,10 @@ class RunState:
             self.answer(call, content)
 
     # -- usage and stopping ----------------------------------------------------------------
-    def add_usage(self, usage: Usage) -> None:
-        tokens = self.tokens
-        tokens[0] += usage.prompt_tokens
-        tokens[1] += usage.completion_tokens
-        tokens[2] += usage.total_tokens
-        self.estimated = self.estimated or usage.estimated
-
     @property
     def usage(self) -> Usage:
-        """Tokens used by this run's model calls so far."""
-        prompt, completion, total = self.tokens
-        return Usage(prompt, completion, total, self.estimated)
+        """Tokens used by this run's model calls so far (its record's, kept live)."""
+        return self.record.usage
 
     # The outcome lives in the record; these read and write it there.
     @property
@@ -219,5 +217,5 @@ class RunState:
         """The record's final figures, at the run's end."""
         record = self.record
         record.iterations = self.iteration
-        record.usage = self.usage
+        record.latency = time.monotonic() - self.origin.t0
         return record

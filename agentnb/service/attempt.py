@@ -13,13 +13,12 @@ calls without side effects run again.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..events import Event
 from ..messages import AssistantMessage
-from ..session.records import RunRecord
+from ..session import RunRecord, new_run_id
 from .tasks import LOST
 
 if TYPE_CHECKING:
@@ -130,7 +129,7 @@ def answered(session: Session, task: TaskState) -> RunRecord | None:
         return None
     record = task.runs[-1] if task.runs and task.runs[-1].stop_reason is None else None
     if record is None:
-        record = RunRecord("r-" + os.urandom(6).hex(), task.trace_id, None, start=start)
+        record = RunRecord(new_run_id(), task.trace_id, None, start=start)
         record.task_id = task.id
         task.runs.append(record)
     record.end = len(messages)

@@ -388,7 +388,7 @@ class Runtime:
 
     def view(self, **options: Any) -> Any:
         """The live :class:`~agentnb.widgets.QueueView` of this runtime (needs ipywidgets)."""
-        return display.widgets("the queue view").QueueView(self, **options)
+        return display.view(self, **options)
 
     # -- closing -----------------------------------------------------------------------------
     async def close(self) -> None:

@@ -108,8 +108,8 @@ class SweepRuns:
     def put(
         self, job: str, record: EvalRecord, session: Session | None, trace: Trace | None
     ) -> None:
-        row = (
-            json.dumps(record.to_dict(), ensure_ascii=False),
+        row = (  # the row's run records (evals reads the row back from them)
+            json.dumps({"runs": [run.to_dict() for run in record.runs]}, ensure_ascii=False),
             json.dumps(session.to_openai() if session is not None else None, ensure_ascii=False),
             trace.to_jsonl() if trace is not None else "",
         )
@@ -124,7 +124,8 @@ class SweepRuns:
         )
 
     def get(self, job: str) -> Kept | None:
-        from ..evals.record import EvalRecord
+        from ..evals.rows import read_row
+        from ..evals.upgrade import old_row
 
         if self.db is None:
             row = self.rows.get(job)
@@ -143,8 +144,10 @@ class SweepRuns:
         if wire is not None:
             session = Session()
             session.transcript.rewrite([parse_message(m, where="a sweep's run") for m in wire])
+        data = json.loads(record)  # a row kept before runs were the record: read into one
+        kept = read_row(data["runs"], session) if "runs" in data else old_row(data, session)
         return (
-            EvalRecord.from_dict(json.loads(record)),
+            kept,
             session,
             Trace.from_jsonl(trace) if trace else None,
             None,  # the end state its checks read stayed in the process that ran it

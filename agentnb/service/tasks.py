@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import AgentnbError
 from ..models.base import Usage
+from ..session import new_trace_id
 
 if TYPE_CHECKING:
     import asyncio
@@ -141,7 +142,7 @@ class TaskState:
     id: str
     session_id: str
     text: str
-    trace_id: str = field(default_factory=lambda: os.urandom(16).hex())
+    trace_id: str = field(default_factory=new_trace_id)
     status: Status = "pending"
     created: float = field(default_factory=time.time)
     started: float | None = None

@@ -2,6 +2,8 @@
 event bus (one ``seq``), the store it commits to, and the records of its runs."""
 
 from .edits import EditRecord
+from .ids import new_run_id, new_trace_id
+from .records import RequestRecord, RunRecord
 from .session import MessageList, Session, SubscriberError, conversation_problems
 from .store import MemoryStore, Records, Store, validate_session_id
 
@@ -10,9 +12,13 @@ __all__ = [
     "MemoryStore",
     "MessageList",
     "Records",
+    "RequestRecord",
+    "RunRecord",
     "Session",
     "Store",
     "SubscriberError",
     "conversation_problems",
+    "new_run_id",
+    "new_trace_id",
     "validate_session_id",
 ]

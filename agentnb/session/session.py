@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import display
+from ..display import Shown
 from ..errors import AgentnbError, InvalidConversation, InvalidMessage, SessionBusy, StoreError
 from ..events import Event, MessageAppended, Origin, SessionEdited
 from ..messages import MEMORY_NAME, Message, parse_message
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["MessageList", "Session", "SubscriberError", "conversation_problems"]
 
 
-class Session:
+class Session(Shown):
     """A conversation: messages, the requests sent for it, the runs that touched it.
 
     Args:
@@ -441,19 +442,29 @@ class Session:
     # -- display --------------------------------------------------------------------------
     def view(self, **options: Any) -> Any:
         """The live view of this session (``agentnb.widgets.SessionView``; needs ipywidgets)."""
-        return display.live_view(self, **options)
+        return display.view(self, **options)
 
     def __repr__(self) -> str:
         state = "valid" if self.is_valid else f"{len(self.problems)} problems"
         size = f"{len(self.transcript)} messages, ~{self.tokens} tokens"
         return f"<Session {self.id!r}: {size}, {state}>"
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return display.session_bundle(self)
+    def static_bundle(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """text/plain and escaped text/html: what nbviewer and GitHub show without a kernel
+        (its last :data:`~agentnb.display.STATIC_LIMIT` messages, problems at their place)."""
+        transcript = self.transcript
+        return display.transcript_bundle(
+            transcript.messages,
+            transcript.wires,
+            title=repr(self),
+            problems=self.problems,
+            include=include,
+            exclude=exclude,
+        )
 
     def static_mimebundle(self) -> dict[str, str]:
-        """text/plain and escaped text/html: what nbviewer and GitHub show without a kernel."""
-        return display.static_session_bundle(self)
+        """The same as :meth:`static_bundle` (its earlier name)."""
+        return self.static_bundle()
 
 
 def _dumps(value: Any) -> str:

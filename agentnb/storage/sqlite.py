@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -79,28 +80,15 @@ class SQLiteStore(SQLStore):
 
     def database(self) -> SQLDatabase:
         """A connection of its own to this file (the service's task log has one)."""
+        # a function of the settings, not a method: a store and its connection form no reference
+        # cycle, so a store dropped without close() closes its file at once (Python 3.13 warns
+        # about a connection the cyclic collector finds open)
         return SQLDatabase(
-            self._connect,
+            partial(_connect, self.path, self.timeout, self.read_only),
             "sqlite",
             f"the SQLite store {self.path}",
             errors=(sqlite3.Error,),
         )
-
-    def _connect(self) -> sqlite3.Connection:
-        """Autocommit mode (transactions are opened explicitly, so BEGIN IMMEDIATE is ours)."""
-        options: dict[str, Any] = {"timeout": self.timeout, "isolation_level": None}
-        options["check_same_thread"] = False
-        uri = f"file:{quote(str(self.path.resolve()))}?mode={'ro' if self.read_only else 'rwc'}"
-        db: sqlite3.Connection = sqlite3.connect(uri, uri=True, **options)
-        if not self.read_only:
-            db.execute("PRAGMA synchronous=NORMAL")  # WAL (set once checked) + NORMAL: kill -9
-            return db
-        try:
-            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlite3.OperationalError:  # WAL on a read-only filesystem: nobody can write
-            db.close()
-            db = sqlite3.connect(uri + "&immutable=1", uri=True, **options)
-        return db
 
     def _check_schema(self) -> None:
         """Refuse a newer or a foreign file before writing anything; create or adopt ours."""
@@ -153,3 +141,20 @@ class SQLiteStore(SQLStore):
 
     def __repr__(self) -> str:
         return f"<SQLiteStore {str(self.path)!r}>"
+
+
+def _connect(path: Path, timeout: float, read_only: bool) -> sqlite3.Connection:
+    """Autocommit mode (transactions are opened explicitly, so BEGIN IMMEDIATE is ours)."""
+    options: dict[str, Any] = {"timeout": timeout, "isolation_level": None}
+    options["check_same_thread"] = False
+    uri = f"file:{quote(str(path.resolve()))}?mode={'ro' if read_only else 'rwc'}"
+    db: sqlite3.Connection = sqlite3.connect(uri, uri=True, **options)
+    if not read_only:
+        db.execute("PRAGMA synchronous=NORMAL")  # WAL (set once checked) + NORMAL: kill -9
+        return db
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:  # WAL on a read-only filesystem: nobody can write
+        db.close()
+        db = sqlite3.connect(uri + "&immutable=1", uri=True, **options)
+    return db

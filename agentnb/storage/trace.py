@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 from .. import _html, _json
+from ..display import Shown, static
 from ..errors import TraceFormatError
 from ..events import Event, ModelResponded, RequestAssembled
 from ..tokens import HeuristicTokenizer
@@ -20,7 +21,7 @@ __all__ = ["Trace"]
 _SCALARS = (str, int, float, bool, type(None))
 
 
-class Trace:
+class Trace(Shown):
     """An ordered list of events with table and file conversions."""
 
     def __init__(self, events: Iterable[Event] = ()) -> None:
@@ -118,10 +119,12 @@ class Trace:
     def __repr__(self) -> str:
         return f"<Trace {len(self.events)} events>"
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    def static_bundle(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """One line per event, and the same as a table."""
         rows = [
             {"seq": r["seq"], "stage": r["stage"], "it": r["iteration"], "event": r["summary"]}
             for r in self.to_records()
         ]
         text = "\n".join(f"{r['seq']:>4} {r['stage']:<13} {r['event']}" for r in rows)
-        return {"text/plain": text, "text/html": _html.table(rows, title=repr(self))}
+        html = lambda: _html.table(rows, title=repr(self))  # noqa: E731
+        return static(text, html, include=include, exclude=exclude)

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
+from .budget import DEADLINE
 from .patterns import compile_pattern
-from .schema import DEADLINE
 
 __all__ = ["Check", "compile_check"]
 

@@ -5,7 +5,7 @@ jsonschema matches ``pattern``, ``patternProperties`` (and, through them,
 interpreter while it does: ``^(a+)+$`` against 34 a's and a "!" froze the event loop for over
 25 s, and validation runs on the loop before any tool timeout applies. Here those three
 keywords match with the `regex <https://pypi.org/project/regex/>`_ engine (the syntax of
-``re``, and a timeout): a whole validation may spend at most ``schema.BUDGET`` seconds matching
+``re``, and a timeout): a whole validation may spend at most ``budget.BUDGET`` seconds matching
 patterns, after which every pattern it has not checked yet fails with a problem the model
 reads ("could not be checked against ... within 0.1 s") - an ``invalid_arguments`` result,
 never a frozen loop. A pattern ``re`` accepts but ``regex`` cannot compile is refused when
@@ -22,7 +22,7 @@ from typing import Any
 import regex
 from jsonschema.exceptions import ValidationError
 
-from .schema import BUDGET, DEADLINE
+from .budget import BUDGET, DEADLINE
 
 __all__ = ["bounded", "compile_pattern"]
 

@@ -22,12 +22,12 @@ import inspect
 import json
 import time
 from collections.abc import Callable, Mapping
-from contextvars import ContextVar
 from functools import lru_cache
 from types import FunctionType
 from typing import Any
 
 from ..errors import ToolDefinitionError
+from .budget import BUDGET, DEADLINE
 
 __all__ = [
     "BUDGET",
@@ -41,12 +41,6 @@ __all__ = [
 
 #: How many compiled schemas are kept (least recently used dropped first).
 CACHE_SIZE = 1024
-
-#: CPU seconds one validation may spend matching ``pattern``s, all together (:mod:`.patterns`).
-BUDGET = 0.1
-
-#: When the running validation's pattern budget ends (``time.thread_time()``).
-DEADLINE: ContextVar[float] = ContextVar("agentnb_pattern_deadline", default=0.0)
 
 
 class InvalidArguments(ValueError):

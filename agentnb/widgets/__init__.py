@@ -7,13 +7,13 @@ One widget per view, its front end a plain ES module and a stylesheet shipped be
 file (no build step). Each message or event reaches the browser as one small custom
 message; a compressed snapshot lets late or reloaded views catch up. Every model and tool
 text is put into the page as text, never as markup.
+
+Which view shows which object is :mod:`.registry`'s table: :mod:`agentnb.display` reaches it
+through :func:`bundle` (what a cell shows), :func:`view` and :func:`has_view`.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..display import static_session_bundle as static_bundle
 from .controls import Driver
 from .evals import EvalMatrix, TrajectoryDiff
 from .inspectors import RequestInspector, SnapshotDiff, Timeline
@@ -21,9 +21,11 @@ from .optimise import OptimiseView
 from .playground import Playground
 from .proxy_view import ProxyView
 from .queue_view import QueueView
+from .registry import REGISTRY, bundle, has_view, view
 from .session_view import SessionView
 
 __all__ = [
+    "REGISTRY",
     "Driver",
     "EvalMatrix",
     "OptimiseView",
@@ -35,17 +37,7 @@ __all__ = [
     "SnapshotDiff",
     "Timeline",
     "TrajectoryDiff",
-    "session_mimebundle",
-    "static_bundle",
+    "bundle",
+    "has_view",
+    "view",
 ]
-
-
-def session_mimebundle(session: Any) -> dict[str, Any]:
-    """What ``Session._repr_mimebundle_`` returns in a kernel: the live view + static HTML.
-
-    Evaluating a session shows the widget it already has (one made with ``SessionView`` or
-    shown before) as one more view of it, so each change is still sent once.
-    """
-    view = SessionView.of(session)
-    data, _meta = view._repr_mimebundle_()
-    return dict(data)

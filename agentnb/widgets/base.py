@@ -70,6 +70,19 @@ class Widget(anywidget.AnyWidget):
         """Handle one message from the browser; a returned value is sent back as the reply."""
         return None
 
+    def subject(self) -> Any:
+        """The object this view shows, whose static form its bundle carries for nbviewer and
+        GitHub (a session, an evaluation, an optimisation), or None."""
+        return None
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data, meta = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
+        shown = self.subject()
+        if shown is not None:
+            data.update(shown.static_bundle())
+        return data, meta
+
     def report(self, exc: BaseException) -> str:
         """Show an error in the view (and keep it in ``errors``); returns the text shown."""
         text = f"{type(exc).__name__}: {exc}"

@@ -158,6 +158,9 @@ function renderMatrix(model, el) {
     chooser.append(diffBtn);
     detail.replaceChildren(chooser, body);
     await show(0);
+    // the run opens below the grid and the summary, often past the bottom of the notebook's
+    // view: bring it in (its top, when it is taller than the view), as a click expects
+    detail.scrollIntoView({ block: "nearest" });
   };
   const onMsg = (msg) => {
     if (!msg || typeof msg !== "object") return;
@@ -307,13 +310,20 @@ function renderPlayground(model, el) {
     h("div", { class: "anb-pg" },
       h("div", {}, h("div", { class: "anb-sub", text: "instructions" }), instructions, toolBox),
       side));
+  // A Run started from code (`await pg.run(instructions=...)`) shows its text here, so the next
+  // Run from the browser starts from what ran last, not from what the view first showed.
+  const follow = (texts) => {
+    if (!texts) return;
+    instructions.value = texts.instructions || "";
+    for (const t of texts.tools || []) if (tools.has(t.name)) tools.get(t.name).value = t.description || "";
+    instructions.dispatchEvent(new Event("input")); // what the model understands, redrawn
+  };
   const showResult = (m) => {
     results.replaceChildren(summaryTable(m.summary, m.caption));
     const c = m.comparison;
     if (c) {
-      const sig = c.mcnemar_p < 0.05 ? "a real difference (p < 0.05)" : "not distinguishable from chance";
-      results.append(h("div", { class: "anb-sub", text: `${c.other} against ${c.baseline}: ${c.wins} wins, ${c.losses} losses, ${c.ties} ties over ${c.pairs} pairs` }),
-        h("div", { text: `difference ${pct(c.difference)} [${pct(c.ci_low)}, ${pct(c.ci_high)}] (${c.ci_method}); McNemar p = ${Number(c.mcnemar_p).toPrecision(3)}: ${sig}` }));
+      results.append(h("div", { class: "anb-sub", text: `${c.other} against ${c.baseline}: ${c.verdict}` }),
+        h("div", { class: "anb-muted", text: `${c.wins} wins, ${c.losses} losses, ${c.ties} ties over ${c.pairs} pairs; difference ${pct(c.difference)} [${pct(c.ci_low)}, ${pct(c.ci_high)}] (${c.ci_method}); p = ${Number(c.p).toPrecision(3)} (${c.method})` }));
       results.append(promptDiff(c.prompt_diff, c.baseline, c.other));
       const flips = [...c.improved.map((t) => [t, "improved"]), ...c.regressed.map((t) => [t, "regressed"])];
       if (!flips.length) results.append(h("div", { class: "anb-muted", text: "no task flipped" }));
@@ -331,6 +341,7 @@ function renderPlayground(model, el) {
   const onMsg = (m) => {
     if (!m || typeof m !== "object") return;
     if (m.op === "running") {
+      follow(m.texts);
       bar.max = m.total || 1; bar.value = 0;
       status.replaceChildren(bar, h("span", { text: `${m.variant}: running 0/${m.total}` }));
     } else if (m.op === "progress") {

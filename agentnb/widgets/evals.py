@@ -213,13 +213,8 @@ class EvalMatrix(Following):
             found = self._trajectories[key] = align(sessions, names, records)
         return found
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        from ..evals.view import static_bundle
-
-        bundle = super()._repr_mimebundle_(**kwargs)
-        data, meta = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
-        data.update(static_bundle(self.evaluation))
-        return data, meta
+    def subject(self) -> Any:
+        return self.evaluation
 
     def __repr__(self) -> str:
         return f"<EvalMatrix of {self.evaluation!r}>"
@@ -248,6 +243,17 @@ class TrajectoryDiff(Widget):
     def __init__(self, sessions: Any, *, labels: Any = None, records: Any = None) -> None:
         self.trajectory: Trajectory = align(list(sessions), labels, records)
         super().__init__(kind="trajectory", data=payload.displayable(self.trajectory.payload()))
+
+    @classmethod
+    def of(
+        cls, evaluation: Any, task: Any, variants: Any = None, repeat: int = 0
+    ) -> TrajectoryDiff:
+        """The runs of ``task`` (a Task or its name) in ``evaluation``, one per variant (all
+        of them by default), repeat ``repeat``: what ``ev.diff(task)`` shows."""
+        chosen = list(variants) if variants is not None else list(evaluation.variants)
+        sessions = [evaluation.session(v, task, repeat) for v in chosen]
+        records = [evaluation.record(v, task, repeat) for v in chosen]
+        return cls(sessions, labels=chosen, records=records)
 
     @property
     def first_divergence(self) -> int | None:

@@ -1,7 +1,8 @@
 """Marks the view puts on messages: hand edits, ungrounded figures, the run's live status.
 
-- :func:`edit_mark` - what a hand edit changed (``session.edits``), for the card, the raw JSON,
-  the diff and the timeline; :func:`edit_marks` finds the edited messages of a session.
+- :func:`edit_mark` (:mod:`.payload`'s) - what a hand edit changed (``session.edits``), for the
+  card, the raw JSON, the diff and the timeline; :func:`edit_marks` finds the edited messages
+  of a session.
 - :func:`grounding` - the figures of the final answer that appear in no tool result
   (:func:`agentnb.testing.ungrounded_figures`), counted in the header and marked in the card.
 - :func:`live_status` - running / pausing / paused (with the next stage) read from the
@@ -12,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..events import describe_edit
 from ..testing import ungrounded_figures
 from . import payload
+from .payload import edit_mark
 
 __all__ = [
     "Grounding",
@@ -25,23 +26,6 @@ __all__ = [
     "last_stop",
     "live_status",
 ]
-
-
-def edit_mark(record: Any, *, before: bool = True) -> dict[str, Any]:
-    """An :class:`~agentnb.session.edits.EditRecord` (or the ``SessionEdited`` event that
-    announces it) for the browser: small, JSON only."""
-    how = record.how or getattr(record, "action", "edit")
-    mark: dict[str, Any] = {
-        "seq": record.seq,
-        "how": how,
-        "changed": list(record.changed[:50]),
-        "text": describe_edit(how, record.index, record.call_id, tuple(record.changed)),
-    }
-    if record.call_id:
-        mark["call"] = record.call_id
-    if before and record.before is not None:
-        mark["before"] = record.before
-    return mark
 
 
 def edit_marks(session: Any) -> dict[int, Any]:

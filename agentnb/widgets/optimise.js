@@ -81,6 +81,7 @@ function optDetail(d, id) {
     h("div", { class: "anb-sub", text: `${c.id}${c.parent ? ` from ${c.parent}` : ""} · ${c.status}: ${OPT_STATUS[c.status] || ""}` }),
     c.reason ? h("div", { class: c.status === "promoted" ? "anb-good" : "anb-muted", text: c.reason }) : null);
   if (c.rationale) box.append(h("div", { class: "anb-sub", text: "the proposer's rationale" }), h("div", { class: "anb-o-rationale", text: c.rationale }));
+  if (c.note) box.append(h("div", { class: "anb-muted", text: `the optimiser's note on the reply: ${c.note}` }));
   if (c.parent) box.append(promptDiff(c.diff, c.parent, c.id));
   return box;
 }

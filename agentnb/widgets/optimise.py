@@ -38,6 +38,7 @@ def candidate_payload(opt: Any, c: Any) -> dict[str, Any]:
         "status": c.status,
         "reason": c.reason,
         "rationale": c.rationale,
+        "note": c.note,
         "train_success": _num(c.train_success) if c.successes else None,
         "train_score": _num(c.train_score) if c.scores else None,
         "validation": c.validation,
@@ -128,11 +129,8 @@ class OptimiseView(Following):
             return None
         raise ValueError(f"unknown message from the optimiser view: {content!r}")
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        data, meta = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
-        data.update(self.optimisation._repr_mimebundle_())
-        return data, meta
+    def subject(self) -> Any:
+        return self.optimisation
 
     def __repr__(self) -> str:
         return f"<OptimiseView of {self.optimisation!r}>"

@@ -3,7 +3,8 @@
 The front end never gets Python objects, only these dicts. Every string in them is data: the
 ES module puts text into the page with ``textContent``, never as markup.
 
-- :func:`message` - one message: its wire dict, estimated tokens, iteration.
+- :func:`message` - one message: its wire dict, estimated tokens, iteration, and
+  :func:`edit_mark`, what a hand edit changed.
 - :func:`event_row` - one event as a timeline row (no request or message bodies).
 - :func:`context` - the request context: instructions and each tool schema, with tokens.
 - :func:`pack` / the snapshot - the whole state, zlib-compressed, for late or reloaded views.
@@ -17,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import _json
+from ..events import describe_edit
 from ..messages import SystemMessage
 
 try:  # the runtime's heuristic; a local copy keeps the view working if it moves
@@ -29,6 +31,7 @@ except ImportError:  # pragma: no cover
 
 __all__ = [
     "context",
+    "edit_mark",
     "error_kind",
     "estimate_json_tokens",
     "event_row",
@@ -39,9 +42,6 @@ __all__ = [
     "size",
     "system_of",
 ]
-
-#: Static HTML for nbviewer/GitHub stops after this many messages (the widget shows all).
-STATIC_LIMIT = 500
 
 #: Event fields a timeline row keeps (scalars only; bodies are fetched on demand).
 _ROW_FIELDS = (
@@ -55,14 +55,29 @@ def size(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
 
 
+def edit_mark(record: Any, *, before: bool = True) -> dict[str, Any]:
+    """An :class:`~agentnb.session.edits.EditRecord` (or the ``SessionEdited`` event that
+    announces it) for the browser: small, JSON only."""
+    how = record.how or getattr(record, "action", "edit")
+    mark: dict[str, Any] = {
+        "seq": record.seq,
+        "how": how,
+        "changed": list(record.changed[:50]),
+        "text": describe_edit(how, record.index, record.call_id, tuple(record.changed)),
+    }
+    if record.call_id:
+        mark["call"] = record.call_id
+    if before and record.before is not None:
+        mark["before"] = record.before
+    return mark
+
+
 def message(m: Any, iteration: int | None, edit: Any = None) -> dict[str, Any]:
     """One message for the browser: ``w`` wire dict, ``tok`` estimated tokens, ``it``, and
     ``ed`` (what a hand edit changed) when an :class:`~agentnb.session.edits.EditRecord`
     put it there."""
     out = {"w": m.wire(), "tok": m.tokens, "it": iteration}
     if edit is not None:
-        from .marks import edit_mark  # marks builds on this module
-
         out["ed"] = edit_mark(edit)
     return out
 

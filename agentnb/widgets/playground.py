@@ -6,11 +6,14 @@
 Each Run evaluates the current text as a new variant (``v0``, ``v1``, ...) against the task
 set in the background (the view stays responsive, Stop cancels the sweep), reusing every run
 already done, so only the new variant runs. The result: the summary of every variant so far,
-the paired comparison of the new variant with the previous one (flips each way, McNemar p, a
-bootstrap interval), and a trajectory diff for each task that flipped. Against TravelModel
-the stand-in's rule table (and what it understood of the text, where it can say) is shown
-beside, and what it understood of the text being edited, updated as you type. From code,
-``await pg.run(instructions=..., descriptions={...})`` does the same.
+the paired comparison of the new variant with the previous one (its verdict, tasks improved
+and regressed, the exact test over tasks, a bootstrap interval), and a trajectory diff for
+each task that flipped. Against TravelModel the stand-in's rule table (and what it understood
+of the text, where it can say) is shown beside, and what it understood of the text being
+edited, updated as you type. From code,
+``await pg.run(instructions=..., descriptions={...})`` does the same, and the text areas
+follow it: they show the text of the variant being run (also in a view displayed later), so
+the next Run from the browser starts from what was last run, never from a stale ``v0``.
 """
 
 from __future__ import annotations
@@ -72,9 +75,14 @@ class Playground(Widget):
             "tools": [{"name": t.name, "description": t.description} for t in agent.tools],
         }
 
+    def latest(self) -> Any:
+        """The agent whose texts the text areas show: the last variant run (the agent given
+        before any Run). A Run diffs against it."""
+        return list(self.variants.values())[-1] if self.variants else self.agent
+
     def state(self) -> dict[str, Any]:
         return {
-            **self.texts(),
+            **self.texts(self.latest()),
             "variants": list(self.variants),
             "tasks": len(self.tasks),
             "repeats": self.options["repeats"],
@@ -87,7 +95,7 @@ class Playground(Widget):
         self, *, instructions: str | None = None, descriptions: dict[str, str] | None = None
     ) -> Any:
         """Evaluate the text as a new variant and compare it with the previous one."""
-        base = list(self.variants.values())[-1] if self.variants else self.agent
+        base = self.latest()
         changed = {
             name: text
             for name, text in (descriptions or {}).items()
@@ -168,6 +176,10 @@ class Playground(Widget):
                 "losses": c.losses,
                 "ties": c.ties,
                 "difference": c.difference,
+                "p": c.p,
+                "method": c.method,
+                "significant": c.significant,
+                "verdict": c.verdict,
                 "mcnemar_p": c.mcnemar_p,
                 "ci_low": c.ci_low,
                 "ci_high": c.ci_high,

@@ -17,7 +17,6 @@ from typing import Any
 
 import traitlets
 
-from ..display import static_session_bundle
 from . import marks, payload
 from .approvals import Approver, Waiting
 from .base import Widget
@@ -304,11 +303,8 @@ class SessionView(Widget):
             del _VIEWS[session]
         super().close()
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        data, meta = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
-        data.update(static_session_bundle(self.session))
-        return data, meta
+    def subject(self) -> Any:
+        return self.session
 
     def __repr__(self) -> str:
         return f"<SessionView of {self.session!r}>"

@@ -25,3 +25,25 @@ def unchanged():
 def broken():
     """A variants factory that fails (a key missing from the environment, say)."""
     raise ValueError("OPENAI_API_KEY is not set")
+
+
+# -- a two-of-thirteen-task regression on a deterministic model (issue 36) ---------------------
+def _answer(request):
+    return "ok"
+
+
+def _worse_answer(request):
+    asked = next(m["content"] for m in reversed(request.messages) if m["role"] == "user")
+    return "no" if asked in ("task 0", "task 1") else "ok"
+
+
+def thirteen():
+    """13 tasks, each passing when the answer says "ok"."""
+    check = an.checks.answer_contains("ok")
+    return an.TaskSet([an.Task(f"t{i}", f"task {i}", [check]) for i in range(13)], name="thirteen")
+
+
+def two_of_thirteen():
+    """A deterministic variant that regresses on 2 of the 13 tasks, every time."""
+    base = an.Agent("Answer.", model=an.models.FunctionModel(_answer, name="steady"))
+    return {"base": base, "worse": base.copy(model=an.models.FunctionModel(_worse_answer))}

@@ -12,6 +12,7 @@ import agentnb as an
 from agentnb import checks
 from agentnb.evals.checks import Evidence
 from agentnb.evals.checks.base import run_check
+from agentnb.evals.checks.outcome import AnswerAndState, EndState
 
 
 @an.tool
@@ -348,3 +349,68 @@ def test_a_check_made_from_a_list_reads_it_and_a_wrong_one_is_refused_when_made(
         C.answer_contains(3)
     with pytest.raises(ConfigurationError, match="at least one"):
         C.stops_with()
+
+
+class Desk:
+    """A per-run booking desk: the state a task's tools factory returns beside its tools."""
+
+    def __init__(self) -> None:
+        self.bookings: list[str] = []
+
+    def tools(self) -> list[an.Tool]:
+        @an.tool
+        def book(room: str) -> dict:
+            """Book a meeting room."""
+            self.bookings.append(f"B-{room}")
+            return {"booking": f"B-{room}"}
+
+        return [book]
+
+
+def make_desk() -> tuple[list[an.Tool], Desk]:
+    desk = Desk()
+    return desk.tools(), desk
+
+
+def booked_and_said(answer: str, desk: Desk) -> str:
+    """The room was booked, and the answer gives the booking's number."""
+    if not desk.bookings:
+        return "nothing was booked"
+    return "" if desk.bookings[-1] in answer else f"the answer does not give {desk.bookings[-1]}"
+
+
+async def test_answer_and_state_reads_the_answer_and_the_end_state_together():
+    """Issue 36: no documented check read both (the benchmark adapter subclassed Check)."""
+    check = checks.answer_and_state(booked_and_said)
+    assert check.name == "answer_and_state(booked_and_said)" and check.kind == "answer_and_state"
+    assert isinstance(check, EndState)  # an end-state check, as replay treats them
+    task = an.Task("book-a", "Book room A.", [check], tools=make_desk)
+    said = an.models.ScriptedModel([reply(call("c0", "book", room="A")), "Booked: B-A."])
+    silent = an.models.ScriptedModel([reply(call("c0", "book", room="A")), "Done."])
+    lazy = an.models.ScriptedModel(["Booked: B-A."])  # says so, books nothing
+    variants = {n: an.Agent("x", model=m) for n, m in
+                (("said", said), ("silent", silent), ("lazy", lazy))}  # fmt: skip
+    ev = await an.evaluate(variants, an.TaskSet([task]), concurrency=1, progress=False)
+    outcome = {r.variant: (r.outcome, [c.reason for c in r.failed_checks]) for r in ev.records}
+    assert outcome == {
+        "said": ("pass", []),
+        "silent": ("fail", ["the answer does not give B-A"]),
+        "lazy": ("fail", ["nothing was booked"]),
+    }
+    record = check.to_dict()
+    assert record["check"] == "answer_and_state"
+    again = an.evals.checks.check_from_dict(json.loads(json.dumps(record)))
+    assert isinstance(again, AnswerAndState) and again.fn is booked_and_said
+    assert "answer_and_state" in (checks.__doc__ or "") and "fn(answer, state)" in (
+        checks.answer_and_state.__doc__ or ""
+    )
+
+
+def test_help_of_task_names_every_argument():
+    """Issue 36: help(an.Task) did not mention tools= or setup=."""
+    import pydoc
+
+    text = pydoc.render_doc(an.Task)
+    for name in an.Task.model_fields:
+        assert f"    {name}: " in text, name
+    assert "tools=factory" in text and "setup=fn" in text and "(tools, state)" in text

@@ -168,3 +168,41 @@ def test_progress_in_a_log_is_whole_lines_and_help_names_the_exit_codes():
     assert "exit status: 0 ok, 1 a regression" in " ".join(helped.stdout.split())
     assert "2 a usage or configuration error" in " ".join(helped.stdout.split())
     assert "3 a crash" in helped.stdout
+
+
+def test_identical_repeats_give_the_gate_the_verdict_one_run_gives(tmp_path):
+    """Issue 36: a 2-of-13-task regression on a deterministic model exited 0 with --repeats 1
+    (p = 0.5) and 1 with --repeats 3 (p = 0.031: each identical repeat counted as a pair)."""
+    spec = [
+        "tests.evals.ci_variants:thirteen",
+        "--variants",
+        "tests.evals.ci_variants:two_of_thirteen",
+    ]
+    once = cli(*spec, "--quiet")
+    report = tmp_path / "report.json"
+    thrice = cli(*spec, "--quiet", "--repeats", "3", "--json", str(report))
+    for done in (once, thrice):
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "gate: no regression against base" in done.stdout
+        assert (
+            "no evidence of a difference (worse better on 0 of 13 tasks, worse on 2; p = 0.5"
+            in (done.stdout)
+        )
+    assert "every task's 3 repeats were identical (a deterministic model)" in thrice.stdout
+    row = json.loads(report.read_text(encoding="utf-8"))["comparisons"][0]
+    assert (row["test"], row["p"], row["regressed"]) == ("tasks", 0.5, False)
+    assert row["mcnemar_p"] == pytest.approx(0.03125) and row["repeats_identical"] is True
+    # the per-pair McNemar test, asked for by name: it fails the build, and says what it assumed
+    pairs = cli(*spec, "--quiet", "--repeats", "3", "--gate", "pairs")
+    assert pairs.returncode == 1, pairs.stdout + pairs.stderr
+    assert "assuming the 3 repeats of a task independent" in pairs.stdout
+    assert "counted each task 3 times: over tasks, p = 0.5" in pairs.stdout
+
+
+async def test_assert_no_regression_counts_tasks_not_identical_repeats():
+    from tests.evals.ci_variants import thirteen, two_of_thirteen
+
+    ev = await an.evaluate(two_of_thirteen(), thirteen(), repeats=3, progress=False)
+    assert an.testing.assert_no_regression(ev, "base", "worse").p == pytest.approx(0.5)
+    with pytest.raises(AssertionError, match=r"p = 0.0312 < 0.05, exact McNemar over 39 pairs"):
+        an.testing.assert_no_regression(ev, "base", "worse", gate="pairs")

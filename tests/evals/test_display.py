@@ -52,7 +52,7 @@ def test_plot_draws_rates_with_intervals_and_the_grid():
     plt.close(fig)
 
 
-async def test_diff_hands_the_task_s_sessions_to_the_trajectory_diff(monkeypatch):
+async def test_diff_asks_the_display_door_for_the_evaluation_s_diff_view(monkeypatch):
     ev = await an.evaluate(
         {
             "a": an.Agent(model=an.models.ScriptedModel(["x"])),
@@ -60,18 +60,12 @@ async def test_diff_hands_the_task_s_sessions_to_the_trajectory_diff(monkeypatch
         },
         [an.Task("t", "q")],
     )
-    seen = {}
-
-    class TrajectoryDiff:
-        def __init__(self, sessions, labels=None, records=None):
-            seen["sessions"], seen["labels"], seen["records"] = sessions, labels, records
-
+    seen = []
     fake = types.ModuleType("agentnb.widgets")
-    fake.TrajectoryDiff = TrajectoryDiff
+    fake.view = lambda obj, name, *args, **options: seen.append((obj, name, args)) or "diff"
     monkeypatch.setitem(sys.modules, "agentnb.widgets", fake)
-    assert isinstance(ev.diff("t"), TrajectoryDiff)
-    assert seen["labels"] == ["a", "b"] and seen["sessions"][1] is ev.session("b", "t")
-    assert seen["records"] == [ev.record("a", "t"), ev.record("b", "t")]
+    assert ev.diff("t") == "diff"  # through the display door: the view registered as "diff"
+    assert seen == [(ev, "diff", ("t", None, 0))]
 
 
 async def test_in_a_notebook_evaluate_shows_the_live_matrix_or_a_progress_line(monkeypatch, capsys):
@@ -85,12 +79,12 @@ async def test_in_a_notebook_evaluate_shows_the_live_matrix_or_a_progress_line(m
     agent = an.Agent(model=an.models.ScriptedModel(["ok", "ok"]))
     task = an.Task("t", "q", checks=[checks.answer_contains("ok")])
     fake = types.ModuleType("agentnb.widgets")
-    fake.EvalMatrix = object
+    fake.has_view = lambda obj: True
     monkeypatch.setitem(sys.modules, "agentnb.widgets", fake)
     ev = await an.evaluate(agent, [task])
     assert shown == [(ev, False, 0)]  # shown once, before any run finished: it fills in live
     assert ev.done and ev.records[0].outcome == "pass" and capsys.readouterr().err == ""
-    monkeypatch.delattr(fake, "EvalMatrix")  # no matrix: a static table would not fill in
+    fake.has_view = lambda obj: False  # no matrix: a static table would not fill in
     ev = await an.evaluate(agent, [task])
     assert len(shown) == 1 and "evaluate: 1/1 runs — 1 pass" in capsys.readouterr().err
 

@@ -10,6 +10,7 @@ import agentnb as an
 from agentnb import checks
 from agentnb.evals import ResponseCache, derive_seed
 from agentnb.evals.runner import run_agent
+from tests.helpers import eventually
 
 
 def answering(text="ok", delay=0.0, log=None):
@@ -168,8 +169,7 @@ async def test_start_returns_at_once_and_cancel_stops_the_sweep():
     )
     ev.subscribe(heard.append)
     assert not ev.done and ev.records == []
-    while len(ev.records) < 4:
-        await asyncio.sleep(0.01)
+    await eventually(lambda: len(ev.records) >= 4)
     ev.cancel()
     await ev.wait()
     assert ev.done and ev.cancelled and 4 <= len(ev.records) < ev.total
@@ -236,18 +236,19 @@ async def test_a_progress_line_on_stderr(capsys):
 
 
 async def test_display_falls_back_to_static_html_without_the_matrix(monkeypatch):
-    import IPython.display
+    """The door (agentnb.display.bundle): out of a kernel, or in one without ipywidgets, an
+    evaluation shows its static HTML; in a kernel with the widgets, the live matrix."""
+    import sys
 
-    shown = []
-    monkeypatch.setattr(IPython.display, "display", lambda *a, **k: shown.append((a, k)))
     ev = await an.evaluate(an.Agent(model=answering()), TASKS)
-    ev._ipython_display_()
-    widgets = pytest.importorskip("agentnb.widgets")
-    if hasattr(widgets, "EvalMatrix"):
-        assert type(shown[0][0][0]).__name__ == "EvalMatrix"
-    else:
-        (bundle,), options = shown[0]
-        assert options == {"raw": True} and "<table" in bundle["text/html"]
+    widget = "application/vnd.jupyter.widget-view+json"
+    bundle = ev._repr_mimebundle_()
+    assert widget not in bundle and "<table" in bundle["text/html"]
+    monkeypatch.setattr(an.display, "in_kernel", lambda: True)
+    monkeypatch.setitem(sys.modules, "agentnb.widgets", None)  # not installed
+    bundle = ev._repr_mimebundle_()
+    assert widget not in bundle and "<table" in bundle["text/html"]
+    assert ev._repr_mimebundle_(include=["text/plain"]).keys() == {"text/plain"}
 
 
 class Desk:

@@ -14,6 +14,7 @@ from agentnb.errors import ConfigurationError
 from agentnb.evals.optimise import BudgetWarning, Candidate, Optimisation, Texts, split
 from agentnb.evals.optimise.front import front, select_parent
 from agentnb.models import FunctionModel
+from agentnb.session import RunRecord
 from agentnb.travel import INSTRUCTIONS, TravelModel
 
 WEAK = "你是差旅助手。"
@@ -77,15 +78,19 @@ async def test_a_candidate_that_wins_on_training_but_not_on_validation_is_not_pr
     over = [t for t in tasks if "over_budget" in t.tags]
     rest = an.TaskSet([t for t in tasks if "over_budget" not in t.tags][:16])
     agent = an.travel.travel_agent(instructions=INSTRUCTIONS.replace(ALTERNATIVE, ""))
-    opt = await an.optimize(
-        agent,
-        an.TaskSet(over),
-        validation=rest,
-        proposer=TravelModel().proposer(),
-        budget=60,
-        minibatch=2,
-        progress=False,
-    )
+    # the agent as given passes every held-out task: said once it ran, before any proposal
+    with pytest.warns(BudgetWarning, match="already passes 16 of 16 validation tasks: none is"):
+        opt = await an.optimize(
+            agent,
+            an.TaskSet(over),
+            validation=rest,
+            proposer=TravelModel().proposer(),
+            budget=60,
+            minibatch=2,
+            progress=False,
+        )
+    assert "so no candidate can be promoted on these tasks however good" in opt.warnings[0]
+    assert opt.best_unproven is None  # held, but no better than c0 on the held-out tasks
     gated = [c for c in opt.candidates if c.gate is not None]
     assert gated, opt.history
     child = gated[0]
@@ -116,7 +121,7 @@ async def test_a_validation_set_too_small_for_the_gate_is_said_before_the_run():
     tasks = an.travel.task_set()
     held = an.TaskSet(list(tasks)[:5], name="held")
     train = an.TaskSet(list(tasks)[5:15], name="train")
-    with pytest.warns(BudgetWarning, match="5 validation tasks × 1 repeat the gate can never"):
+    with pytest.warns(BudgetWarning, match="with 5 validation tasks the gate can never promote"):
         opt = await an.optimize(
             weak_agent(),
             train,
@@ -125,7 +130,8 @@ async def test_a_validation_set_too_small_for_the_gate_is_said_before_the_run():
             budget=60,
             progress=False,
         )
-    assert any("at least 6 validation pairs" in w for w in opt.warnings)
+    assert any("at least 6 validation tasks (repeats do not add tasks" in w for w in opt.warnings)
+    assert len(opt.warnings) == 1  # not said twice once the seed ran
     summary = opt.summary()
     assert "warning: with 5 validation tasks" in summary
     held = [c for c in opt.candidates if c.status == "held" and c.validation > opt.best.validation]
@@ -209,7 +215,9 @@ async def test_every_reply_is_a_candidate_or_a_step_that_says_why_not():
     )
     child = opt.candidates[1]  # the code block, read as the new instructions
     assert child.texts.instructions.endswith(line) and "I added output rules" in child.rationale
-    assert "read the code block" in child.rationale
+    # the optimiser's note stays apart from the proposer's words (it may write another language)
+    assert "read the code block" in child.note and "read the code block" not in child.rationale
+    assert child.to_dict()["note"] == child.note
     assert child.status == "rejected"  # a fabricating model ignores output rules
     assert opt.stop_reason.startswith("nothing new in 5 steps")
     # none of the replies that were no proposal cost a metric call
@@ -402,7 +410,9 @@ def _ended(candidates=1, gated=0, alpha=0.05, calls=1, proposer_calls=1, tokens=
         c.gate = {"p": 0.5, "verdict": "no evidence of a difference"} if 0 < i <= gated else None
         opt.candidates.append(c)
     opt.metric_calls, opt.budget = calls, max(calls, 1)
-    opt.proposer_saved = {"calls": proposer_calls, "prompt_tokens": tokens}
+    run = {"run_id": "r-1", "trace_id": "t", "input": None, "stage": "check_stop"}
+    usage = {"prompt_tokens": tokens, "completion_tokens": 0, "total_tokens": tokens}
+    opt.proposer_runs = [RunRecord.from_dict({**run, "iterations": proposer_calls, "usage": usage})]
     return opt
 
 
@@ -436,6 +446,11 @@ def test_counts_of_one_are_singular_in_the_optimisers_messages(capsys):
     assert "a budget of 1 metric call cannot pay" in str(refused.value)
     assert "6 validation × 1 repeat = 12" in str(refused.value)
     warned = budget_plan(40, 19, 1, 4, 1).warning
+    assert (
+        "with 1 validation task the gate" in warned
+        and "even 1 task won and none lost gives" in (warned)
+    )
+    warned = budget_plan(40, 19, 1, 4, 1, gate="pairs").warning
     assert "with 1 validation task × 1 repeat" in warned and "even 1 win and no loss" in warned
     opt = _ended()
     opt.cancelled = True
@@ -489,3 +504,62 @@ async def test_a_stop_after_a_candidates_validation_runs_still_gates_it_from_the
     assert opt.steps[-1]["event"] == child.status and opt.steps[-1]["candidate"] == child.id
     assert opt.best_id == (child.id if child.status == "promoted" else "c0")
     assert f"{opt.gated} gated" in opt.summary()
+
+
+async def test_the_seed_s_validation_passes_warn_before_any_proposal_when_none_can_be_promoted():
+    """Issue 36: 13 tasks, 7 held out, the agent as given passing 4 of them: at most 3 can
+    flip (p >= 0.25), so no candidate could ever be promoted, and nothing said so before the
+    budget was spent; the strongest held candidate could not be had either."""
+    from tests.evals.optimise_agents import careful, toy, toy_sets
+
+    train, held = toy_sets()
+    events: list[tuple[str, int]] = []
+    said = (
+        "the agent as given already passes 4 of 7 validation tasks: at most 3 can flip to a win, "
+        "and 3 won with none lost give p = 0.25 ≥ α = 0.05, so no candidate can be promoted"
+    )
+    with pytest.warns(BudgetWarning, match=said) as caught:
+        opt = an.evals.optimise.start(toy(), train, validation=held, proposer=careful(), budget=40)
+        opt.subscribe(lambda kind, data: events.append((kind, opt.metric_calls)))
+        await opt
+    assert len(caught) == 1 and opt.warnings == [str(caught[0].message)]
+    kinds = [k for k, _ in events]
+    at = kinds.index("warning")
+    assert events[at][1] == 13, "said once the start ran, before anything else was spent"
+    assert not {"proposal", "step"} & set(kinds[:at])
+    c1 = opt.candidate("c1")
+    assert c1.status == "held" and c1.gate["p"] == pytest.approx(0.25) and opt.best.id == "c0"
+    assert c1.gate["method"] == "tasks" and (c1.gate["wins"], c1.gate["losses"]) == (3, 0)
+    assert opt.best_unproven is c1 and c1.texts.instructions.endswith("Be careful.")
+    assert "held back: c1 (validation 100%, opt.best_unproven)" in opt.summary()
+    # three identical repeats of each run are not new evidence: the same warning, the same gate
+    with pytest.warns(BudgetWarning, match=r"passes 4 of 7 validation tasks \(every repeat\)"):
+        thrice = await an.optimize(
+            toy(), train, validation=held, proposer=careful(), budget=120, repeats=3, progress=False
+        )
+    gate = thrice.candidate("c1").gate
+    assert gate["p"] == pytest.approx(0.25) and not gate["promoted"] and gate["repeats_identical"]
+    assert "every task's 3 repeats were identical (a deterministic model)" in gate["verdict"]
+    # the per-pair McNemar gate, asked for by name, counts the 9 identical pairs as evidence,
+    # promotes, and its verdict says what it assumed and that the repeats were identical
+    pairs = await an.optimize(
+        toy(), train, validation=held, proposer=careful(), budget=120, repeats=3,
+        gate="pairs", progress=False,
+    )  # fmt: skip
+    gate = pairs.candidate("c1").gate
+    assert gate["promoted"] and gate["p"] == pytest.approx(2 * 0.5**9) and pairs.best.id == "c1"
+    assert "assuming the 3 repeats of a task independent" in gate["verdict"]
+    assert gate["verdict"].endswith("counted each task 3 times: over tasks, p = 0.25")
+    assert pairs.warnings == [] and pairs.best_unproven is None
+
+
+async def test_the_former_gate_name_mcnemar_is_the_per_pair_gate():
+    from tests.evals.optimise_agents import careful, toy, toy_sets
+
+    train, held = toy_sets()
+    opt = await an.optimize(
+        toy(), train, validation=held, proposer=careful(), budget=120, repeats=3,
+        gate="mcnemar", progress=False,
+    )  # fmt: skip
+    assert opt.gate == "pairs" and opt.best.id == "c1"
+    assert opt.compare("c0", "c1").test == "pairs"

@@ -99,3 +99,32 @@ def test_a_failed_optimiser_writes_save_first_and_exits_3(tmp_path, monkeypatch)
     assert code == 3
     back = Optimisation.load(saved)
     assert back.stop_reason == "failed: RuntimeError: a bug in the loop" and back.metric_calls > 0
+
+
+def test_best_unproven_writes_the_strongest_held_candidate_labelled_as_unproven(tmp_path):
+    """Issue 36: --best wrote c0's texts although c1 won every held-out task it flipped, and
+    nothing exported the candidate the gate held."""
+    best, held = tmp_path / "best.json", tmp_path / "unproven.json"
+    toy = ["tests.evals.optimise_agents:toy_tasks", "--agent", "tests.evals.optimise_agents:toy"]
+    done = optimize(
+        *toy, "--proposer", "tests.evals.optimise_agents:careful", "--budget", "40",
+        "--best", str(best), "--best-unproven", str(held), "--quiet",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "warning: the agent as given already passes 4 of 7 validation tasks" in done.stderr
+    assert "Be careful." not in json.loads(best.read_text(encoding="utf-8"))["instructions"]
+    unproven = json.loads(held.read_text(encoding="utf-8"))
+    assert unproven["unproven"] is True and unproven["label"].startswith("UNPROVEN: candidate c1")
+    assert unproven["candidate"] == "c1" and unproven["status"] == "held"
+    assert unproven["instructions"].endswith("Be careful.") and unproven["tools"] == {}
+    assert (unproven["validation"], unproven["incumbent"]) == (1.0, "c0")
+    assert unproven["incumbent_validation"] == 4 / 7 and "p = 0.25" in unproven["gate"]
+    assert "UNPROVEN: candidate c1" in done.stdout and str(held) in done.stdout
+    # no held candidate did better: nothing written, and it says why
+    none = tmp_path / "none.json"
+    done = optimize(
+        *toy, "--proposer", "tests.evals.optimise_agents:brief", "--budget", "40",
+        "--best-unproven", str(none), "--quiet",
+    )  # fmt: skip
+    assert done.returncode == 0 and not none.exists()
+    assert "no held candidate did better than c0 on the held-out tasks" in done.stderr

@@ -155,7 +155,9 @@ def test_a_comparison_names_its_variants_in_the_order_compare_was_given_them():
     """ev.compare("a", "b") printed "b vs a" (issue 31); the wins are b's, said so."""
     ev = evaluation({"a": {"t0": "p", "t1": "p"}, "b": {"t0": "f", "t1": "p"}})
     cmp = ev.compare("a", "b")
-    assert repr(cmp).startswith("<Comparison a vs b: 2 pairs, b 0 wins / 1 losses / 1 ties")
+    assert repr(cmp).startswith(
+        "<Comparison a vs b: 2 tasks, 2 pairs, b 0 wins / 1 losses / 1 ties"
+    )
     html = cmp._repr_mimebundle_()["text/html"]
     assert html.index("<b>a</b>") < html.index("<b>b</b>") and "b 0 wins" in html
 

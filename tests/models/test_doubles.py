@@ -161,3 +161,39 @@ def test_a_function_model_keeps_its_latest_requests_not_every_session_it_served(
     for i in range(150):
         an.Agent("", model=everything).run_sync(str(i))
     assert len(everything.requests) == 150 and len(FunctionModel(str).requests) == 0
+
+
+async def test_a_function_model_gets_the_run_s_seed_by_a_seed_parameter():
+    """Issue 36: a FunctionModel got an evaluation's per-run seed only through an undocumented
+    with_seed. A function with a ``seed`` parameter now receives it: the seed of each (task,
+    repeat), the same for every variant; outside an evaluation the one given (None)."""
+    import random
+
+    import agentnb as an
+    from agentnb.evals import derive_seed
+
+    def sampled(request, seed):
+        return f"seed={seed} draw={random.Random(seed).random():.6f}"
+
+    model = FunctionModel(sampled)
+    plain = FunctionModel(lambda request: "no seed asked")
+    tasks = an.TaskSet([an.Task("t1", "one"), an.Task("t2", "two")])
+    variants = {
+        "a": an.Agent("x", model=model),
+        "b": an.Agent("y", model=model),
+        "plain": an.Agent("z", model=plain),
+    }
+    ev = await an.evaluate(variants, tasks, repeats=2, seed=5, progress=False)
+    for r in ev.records:
+        if r.variant == "plain":
+            assert r.output == "no seed asked"
+            continue
+        seed = derive_seed(5, r.task, r.repeat)
+        assert r.seed == seed and r.output.startswith(f"seed={seed} ")
+    pairs = {(r.task, r.repeat): r.output for r in ev.records if r.variant == "a"}
+    assert all(pairs[(r.task, r.repeat)] == r.output for r in ev.records if r.variant == "b")
+    assert len(model.requests) == 8, "the reseeded copies' requests are the model's"
+    once = await an.Agent("x", model=FunctionModel(sampled, seed=7)).run("hi")
+    assert once.output.startswith("seed=7 ")
+    assert (await an.Agent("x", model=model).run("hi")).output.startswith("seed=None ")
+    assert model.with_seed(3).seed == 3 and model.seed is None

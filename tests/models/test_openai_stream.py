@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from agentnb.errors import ModelHTTPError, ModelStreamError
 from agentnb.models import ModelRequest, ReplyAssembler
+from tests.helpers import eventually
 from tests.models.openai_helpers import Body, json_of, model_for, sse
 
 REQ = ModelRequest([{"role": "user", "content": "周五上海到北京"}])
@@ -182,8 +183,7 @@ async def test_cancelling_a_stream_closes_the_http_response():
             got.append(d)
 
     task = asyncio.create_task(consume())
-    while len(got) < 2:
-        await asyncio.sleep(0.005)
+    await eventually(lambda: len(got) >= 2)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -18,6 +18,7 @@ from agentnb.models.openai import OpenAIModel
 from agentnb.models.openai.retry import RetryPolicy
 from agentnb.models.replay import record
 from agentnb.widgets import payload
+from tests.helpers import eventually
 from tests.models.openai_helpers import Recorder, completion, sse
 
 KEY = "sk-live-ABCDEF0123456789xyz"
@@ -113,8 +114,9 @@ async def test_key_leaks_nowhere_in_any_artefact_of_a_run(way, tmp_path, monkeyp
         texts += [payload.unpack(payload.pack({"messages": session.to_openai()})).__repr__()]
         # a cancelled run: the stop is recorded, the key is not
         cancelled = agent.start("cancel me", session=session)
+        asked = server.calls
         task = asyncio.ensure_future(cancelled.finish())
-        await asyncio.sleep(0.05)
+        await eventually(lambda n=asked: server.calls > n)  # the model call is in flight
         cancelled.cancel()
         stopped = await task
         texts += [repr(e) for e in stopped.events]

@@ -15,6 +15,7 @@ import pytest
 import agentnb as an
 from agentnb.errors import SessionBusy
 from agentnb.observe.conversations import Conversations
+from tests.helpers import eventually_sync
 from tests.observe.apps import TRAVEL
 from tests.observe.observe_helpers import KEY, canonical
 from tests.servers.fault_server import Step, reply
@@ -180,16 +181,13 @@ def test_each_proxied_call_is_a_run_that_holds_its_session_while_in_flight(fault
         seen = {}
 
         def watch():
-            for _ in range(200):
-                if proxy.sessions and proxy.sessions[0].active_run is not None:
-                    session = proxy.sessions[0]
-                    seen["run"] = session.active_run
-                    try:
-                        session.append(user("by hand, mid-call"))
-                    except SessionBusy as exc:
-                        seen["refused"] = str(exc)
-                    return
-                time.sleep(0.01)
+            eventually_sync(lambda: proxy.sessions and proxy.sessions[0].active_run is not None)
+            session = proxy.sessions[0]
+            seen["run"] = session.active_run
+            try:
+                session.append(user("by hand, mid-call"))
+            except SessionBusy as exc:
+                seen["refused"] = str(exc)
 
         watcher = threading.Thread(target=watch)
         watcher.start()

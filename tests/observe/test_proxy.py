@@ -13,6 +13,7 @@ import pytest
 import agentnb as an
 from agentnb.observe.calls import UpstreamFailed
 from agentnb.storage.codec import event_to_dict
+from tests.helpers import eventually_sync
 from tests.observe.observe_helpers import KEY, canonical
 from tests.servers.fault_server import Step, completion, reply, text_chunks
 
@@ -215,11 +216,8 @@ def test_a_cut_stream_is_cut_for_the_app_and_recorded(fault_server):
     direct = chat(fault_server.base_url)
     with an.observe.proxy(upstream=fault_server.base_url) as proxy:
         assert chat(proxy.base_url) == direct == [None, "a"]  # the app sees the same cut
-        for _ in range(100):
-            if proxy.calls and proxy.calls[0].error:
-                break
-            time.sleep(0.02)
-        assert proxy.calls[0].error and "broke off" in proxy.calls[0].error
+        eventually_sync(lambda: proxy.calls and proxy.calls[0].error, what="the call's error")
+        assert "broke off" in proxy.calls[0].error
         (session,) = proxy.sessions
         assert [m["role"] for m in session.to_openai()] == ["user"]  # no partial reply kept
         assert session._test_events[-1].reason == "error"

@@ -8,7 +8,7 @@ import pytest
 
 import agentnb as an
 from agentnb.models import FunctionModel, ScriptedModel
-from tests.helpers import assert_valid_conversation, call, calls
+from tests.helpers import assert_valid_conversation, call, calls, eventually
 
 
 async def test_two_concurrent_runs_on_one_session_do_not_interleave(tools):
@@ -25,7 +25,7 @@ async def test_two_concurrent_runs_on_one_session_do_not_interleave(tools):
     session = an.Session()
     first = asyncio.create_task(agent.run("北京", session=session))
     second = asyncio.create_task(agent.run("上海", session=session))
-    await asyncio.sleep(0.01)
+    await eventually(lambda: session.lock.holder)
     assert session.lock.holder == session.runs[0].run_id and len(session.runs) == 1
     gate.set()
     await asyncio.gather(first, second)
@@ -46,7 +46,7 @@ async def test_reject_policy_raises_session_busy(tools):
     session = an.Session(lock_policy="reject")
     agent = an.Agent("", tools, model=FunctionModel(reply))
     first = asyncio.create_task(agent.run("a", session=session))
-    await asyncio.sleep(0.01)
+    await eventually(lambda: session.lock.holder)
     with pytest.raises(an.SessionBusy, match="is still running") as info:
         await agent.run("b", session=session)
     assert info.value.holder == session.runs[0].run_id

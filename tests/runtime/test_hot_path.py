@@ -21,7 +21,7 @@ import agentnb as an
 from agentnb import _fast
 from agentnb.messages import AssistantMessage, UserMessage, reply_message, text_message
 from agentnb.models import FunctionModel, ScriptedModel
-from tests.helpers import call, calls
+from tests.helpers import call, calls, eventually
 
 BENCH = Path(__file__).parents[2] / "scripts" / "bench.py"
 
@@ -101,6 +101,7 @@ async def test_isolated_tools_run_as_their_own_task_from_their_first_line():
 
 async def test_an_isolated_tool_that_suspends_and_ignores_cancellation_still_times_out():
     started: list[bool] = []
+    ended: list[bool] = []
 
     @an.tool(timeout=0.05)
     async def stubborn(x: int) -> int:
@@ -110,12 +111,13 @@ async def test_an_isolated_tool_that_suspends_and_ignores_cancellation_still_tim
             await asyncio.sleep(5)
         except asyncio.CancelledError:
             await asyncio.sleep(0.2)  # still busy after the deadline
+        ended.append(True)
         return 1
 
     model = ScriptedModel([calls(call("c", "stubborn", x=1)), "done"])
     result = await asyncio.wait_for(an.Agent("", [stubborn], model=model).run("go"), 0.15)
     assert started and json.loads(answers(result.session)[0])["kind"] == "timeout"
-    await asyncio.sleep(0.3)  # let the abandoned tool end before the loop closes
+    await eventually(lambda: ended)  # let the abandoned tool end before the loop closes
 
 
 async def test_an_isolated_tools_first_step_counts_against_its_timeout():

@@ -11,6 +11,7 @@ import pytest
 import agentnb as an
 from agentnb.errors import ModelHTTPError, ModelResponseError, ModelStreamError
 from agentnb.models import ModelRequest, OpenAIModel, ReplyAssembler, RetryPolicy
+from tests.helpers import eventually
 from tests.servers.fault_server import Step, completion, reply, text_chunks
 
 REQ = ModelRequest([{"role": "user", "content": "周五北京天气？"}])
@@ -135,8 +136,10 @@ async def test_cancelling_a_run_mid_stream_leaves_a_valid_session(fault_server):
     fault_server.script(Step(chunks=text_chunks(*"abcdefghij"), chunk_delay=0.2))
     agent = an.Agent("Be brief.", [], model=model(fault_server, stream=True))
     session = an.Session()
+    deltas: list[an.events.Event] = []
+    session.subscribe(lambda e: deltas.append(e) if e.type == "ModelDelta" else None)
     task = asyncio.create_task(agent.run("hi", session=session))
-    await asyncio.sleep(0.5)
+    await eventually(lambda: deltas)  # mid-stream
     task.cancel()
     try:
         result = await task

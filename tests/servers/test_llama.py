@@ -130,3 +130,32 @@ async def test_one_argument_switches_between_the_four_kinds_of_model(llama_serve
         result = await agent.run(question, session=session)
         assert result.stop_reason in an.STOP_REASONS and result.stop_reason != "error", name
         assert session.is_valid and session.problems == [], name
+
+
+@an.tool
+def archive() -> str:
+    """The archive's page on Beijing."""
+    return " ".join(
+        f"line {i} of the archive about travel and weather in Beijing" for i in range(160)
+    )
+
+
+async def test_a_long_session_on_the_local_server_is_trimmed_to_its_window(llama_server):
+    """Issue 36: server.model() did not say the server's 4096-token window, so an agent on it
+    kept the whole history and the third turn of a session with long tool results ended in
+    HTTP 400 ('maximum context length is 4096 tokens'). Now the agent adopts the window and
+    drops the oldest turn."""
+    forced = {"tool_choice": {"type": "function", "function": {"name": "archive"}}}
+    model = llama_server.model("smollm2", params={"temperature": 0, "seed": 0, "max_tokens": 32})
+    assert model.context_window == llama_server.n_ctx == 4096
+    agent = an.Agent("Use the archive.", [archive], model=model, max_iterations=1,
+                     model_params=forced)  # fmt: skip
+    assert agent.context_window == 4096  # adopted: the agent was given none
+    session = an.Session()
+    for question in ("What is in the archive?", "And more?", "And the rest?"):
+        result = await agent.run(question, session=session)
+        assert result.stop_reason == "max_iterations", result.stop_detail  # not an HTTP 400
+    last = session.requests[-1]
+    assert last.budget["context_window"] == 4096 and last.budget["available"] >= 0
+    assert last.policy == "drop_oldest" and "dropped the" in last.note
+    assert len(session.messages) == 9 and last.request.size < 9

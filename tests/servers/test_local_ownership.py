@@ -13,7 +13,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import pytest
 from agentnb.errors import ConfigurationError
 from agentnb.models.local import LocalServer
 from agentnb.models.local import server as server_module
+from tests.helpers import eventually_sync
 
 FAKE = str(Path(__file__).with_name("fake_llama.py"))
 
@@ -129,12 +129,13 @@ def test_kernel_death_leaves_no_server_and_no_temp_dir_behind(tmp_path):
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode == -signal.SIGKILL, done.stderr
     pid, folder = done.stdout.split()
-    deadline = time.monotonic() + 10
-    while alive(int(pid)) and time.monotonic() < deadline:
-        time.sleep(0.1)
+
+    def gone() -> bool:
         with contextlib.suppress(ChildProcessError):  # a zombie re-parented to us
             os.waitpid(int(pid), os.WNOHANG)
-    assert not alive(int(pid)), "the server outlived the kernel"
+        return not alive(int(pid))
+
+    eventually_sync(gone, 10, what="the server's end with the kernel")
     from agentnb.models.local.ownership import reap  # the next start runs it
 
     assert Path(folder) in reap() and not Path(folder).exists()

@@ -3,13 +3,11 @@ across a restart, and a crash between approval and effect (answered uncertain, n
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ import pytest
 import agentnb as an
 from agentnb.errors import ApprovalError
 from agentnb.service import DBOS
+from tests.helpers import eventually
 from tests.service import approval_agent
 
 HERE = Path(__file__).parent
@@ -41,10 +40,7 @@ async def made(tmp_path: Path) -> AsyncIterator[list[an.Runtime]]:
 
 
 async def _waiting(rt: an.Runtime, task_id: str, timeout: float = 30) -> Any:
-    deadline = time.monotonic() + timeout
-    while rt.status(task_id).status != "awaiting_approval":
-        assert time.monotonic() < deadline, rt.status(task_id)
-        await asyncio.sleep(0.05)
+    await eventually(lambda: rt.status(task_id).status == "awaiting_approval", timeout)
     (pending,) = rt.approvals(task_id)
     return pending
 
@@ -98,10 +94,7 @@ async def test_a_cancelled_tasks_call_is_no_longer_offered(
     task_id = await rt.submit("s", "30")
     pending = await _waiting(rt, task_id)
     assert rt.cancel(task_id)
-    deadline = time.monotonic() + 30
-    while rt.status(task_id).status != "cancelled":
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.05)
+    await eventually(lambda: rt.status(task_id).status == "cancelled", 30)
     assert rt.approvals() == [] and rt.approvals(task_id) == []
     with pytest.raises(ApprovalError, match="is cancelled: its calls will not run"):
         await rt.approve(task_id, "p1", digest=pending.digest)
@@ -178,10 +171,12 @@ async def test_a_crash_between_approval_and_effect(
         watcher.backend.workers = False  # type: ignore[attr-defined]
     pending = await _waiting(watcher, task_id)
     await watcher.approve(task_id, "p1", digest=pending.digest)
-    deadline = time.monotonic() + 60
-    while not (effects.exists() and "effect" in effects.read_text()):  # paying, slowly
-        assert time.monotonic() < deadline and proc.poll() is None
-        await asyncio.sleep(0.05)
+
+    def paying() -> bool:  # slowly
+        assert proc.poll() is None, "the worker died before paying"
+        return effects.exists() and "effect" in effects.read_text()
+
+    await eventually(paying, 60, what="paying")
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     proc.stdout.close()

@@ -7,13 +7,13 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 import agentnb as an
+from tests.helpers import eventually
 from tests.service import crash_agent
 
 HERE = Path(crash_agent.__file__).parent
@@ -134,10 +134,12 @@ async def test_recover_leaves_a_task_whose_worker_is_alive(tmp_path: Path) -> No
     )
     assert proc.stdout is not None
     task_id = proc.stdout.readline().strip()
-    deadline = time.monotonic() + 60
-    while not _effects(effects):  # mid-booking, alive
-        assert time.monotonic() < deadline and proc.poll() is None
-        await asyncio.sleep(0.05)
+
+    def booking() -> bool:  # mid-booking, alive
+        assert proc.poll() is None, "the worker died before the booking"
+        return bool(_effects(effects))
+
+    await eventually(booking, 60, what="mid-booking")
     rt = an.Runtime(crash_agent.make_agent(), store=an.SQLiteStore(db))
     assert await rt.recover() == []  # its worker is alive: not taken
     assert rt.status(task_id).status == "running"

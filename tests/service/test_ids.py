@@ -16,6 +16,7 @@ import pytest
 import agentnb as an
 from agentnb.models import FunctionModel
 from agentnb.service import DBOS, Retry
+from tests.helpers import eventually
 
 
 def _agent(failures: int = 0) -> an.Agent:
@@ -163,7 +164,6 @@ asyncio.run(main())
 async def test_a_task_recovered_by_dbos_is_one_trace(tmp_path: Path) -> None:
     """A DBOS worker is killed mid-booking; the worker started again under its executor id
     resumes the task: the recovery round is a run with the task's ids."""
-    import asyncio
     import os
     import signal
     import subprocess
@@ -183,11 +183,12 @@ async def test_a_task_recovered_by_dbos_is_one_trace(tmp_path: Path) -> None:
     )
     assert proc.stdout is not None
     task_id = proc.stdout.readline().strip()
-    for _ in range(1200):  # mid-booking
-        if effects.exists() and "effect" in effects.read_text():
-            break
-        assert proc.poll() is None
-        await asyncio.sleep(0.05)
+
+    def booking() -> bool:
+        assert proc.poll() is None, "the worker died before the booking"
+        return effects.exists() and "effect" in effects.read_text()
+
+    await eventually(booking, 60, what="mid-booking")
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     proc.stdout.close()

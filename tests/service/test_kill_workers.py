@@ -34,6 +34,7 @@ import pytest
 import agentnb as an
 from agentnb.service import DBOS
 from agentnb.storage.postgres import PostgresStore
+from tests.helpers import eventually, eventually_sync
 from tests.service import pgcluster as pg
 
 HERE = Path(__file__).parent
@@ -118,8 +119,7 @@ class Worker:
 
     def kill(self) -> None:
         os.kill(self.pid, signal.SIGKILL)
-        while _alive(self.pid):
-            time.sleep(0.005)
+        eventually_sync(lambda: not _alive(self.pid), what=f"worker {self.pid} gone")
         self.killed.append(self.pid)
 
     def stop(self) -> None:
@@ -157,9 +157,7 @@ async def test_fifty_kills_two_workers(
     workers = [Worker(f"w{i}", agent, dbos_url, store_url, zygote) for i in range(2)]
     started = time.monotonic()
     try:
-        while not all(w.ready() for w in workers):
-            await asyncio.sleep(0.05)
-            assert time.monotonic() - started < 60, "workers did not start"
+        await eventually(lambda: all(w.ready() for w in workers), 60, what="workers started")
         from tests.service import payments
 
         store = PostgresStore(store_url)
@@ -178,10 +176,11 @@ async def test_fifty_kills_two_workers(
         await top_up(24)
         kills = 0
         while kills < KILLS:
-            deadline = time.monotonic() + 30
-            while not (up := [w for w in workers if w.ready() and _busy(effects, w.pid)]):
-                await asyncio.sleep(0.02)  # kill mid-task, not mid-start
-                assert time.monotonic() < deadline, "no worker took a task"
+            up = await eventually(  # kill mid-task, not mid-start
+                lambda: [w for w in workers if w.ready() and _busy(effects, w.pid)],
+                30,
+                what="a worker busy with a task",
+            )
             w = rng.choice(up)
             if os.environ.get("AGENTNB_KILL_DEBUG"):
                 print(f"{time.monotonic() - started:6.2f} kill {w.name} ({w.pid})")

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import agentnb as an
 from agentnb.models import FunctionModel
 from agentnb.service import DBOS, Retry
 from agentnb.storage.postgres import PostgresStore
+from tests.helpers import eventually
 from tests.service import pgcluster as pg
 
 HERE = Path(__file__).parent
@@ -50,10 +50,12 @@ async def test_a_booking_in_flight_at_a_crash_is_answered_uncertain(tmp_path: Pa
     )
     assert proc.stdout is not None
     task_id = proc.stdout.readline().strip()
-    deadline = time.monotonic() + 60
-    while not any(kind == "effect" for kind, *_ in _lines(effects)):  # mid-booking
-        assert time.monotonic() < deadline and proc.poll() is None
-        await asyncio.sleep(0.02)
+
+    def booking() -> bool:
+        assert proc.poll() is None, "the worker died before the booking"
+        return any(kind == "effect" for kind, *_ in _lines(effects))
+
+    await eventually(booking, 60, what="mid-booking")
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     proc.stdout.close()
@@ -106,10 +108,12 @@ async def test_a_crash_in_a_turns_first_round_keeps_its_message_and_its_key(
     )
     assert proc.stdout is not None
     task_id = proc.stdout.readline().strip()
-    deadline = time.monotonic() + 60
-    while not keys.exists() or not keys.read_text().strip():  # mid-booking, its key written
-        assert time.monotonic() < deadline and proc.poll() is None
-        await asyncio.sleep(0.02)
+
+    def keyed() -> bool:
+        assert proc.poll() is None, "the worker died before the booking"
+        return keys.exists() and bool(keys.read_text().strip())
+
+    await eventually(keyed, 60, what="mid-booking, its key written")
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     proc.stdout.close()
@@ -124,10 +128,9 @@ async def test_a_crash_in_a_turns_first_round_keeps_its_message_and_its_key(
         else:
             rt = an.Runtime(agent, store=an.SQLiteStore(db))
             assert await rt.recover() == [task_id]
-        deadline = time.monotonic() + 30  # recover() alone gets it done: no submit, no wait()
-        while (info := rt.status(task_id)).status not in ("done", "error"):
-            assert time.monotonic() < deadline, info
-            await asyncio.sleep(0.1)
+        # recover() alone gets it done: no submit, no wait()
+        await eventually(lambda: rt.status(task_id).done, 30, what="the recovered task's end")
+        info = rt.status(task_id)
     finally:
         for name in (*flags, "AGENTNB_EFFECTS", "AGENTNB_KEYS"):
             del os.environ[name]
@@ -274,19 +277,13 @@ async def test_cancel_reaches_a_running_task_on_dbos(tmp_path: Path) -> None:
         backend=DBOS(f"sqlite:///{tmp_path / 'dbos.db'}", polling=0.05),
     )
     task_id = await rt.submit("s", "hold")
-    deadline = time.monotonic() + 30
     # "running" is written before the attempt's step starts; a cancel then stops the workflow
     # before any run exists. This test is about a run in progress: wait for the model call.
-    while not (asked.is_set() and rt.status(task_id).status == "running"):
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.05)
+    await eventually(lambda: asked.is_set() and rt.status(task_id).status == "running", 30)
     assert rt.cancel(task_id)
     info = await rt.wait(task_id, timeout=30)
     assert info.status == "cancelled"
-    deadline = time.monotonic() + 10
-    while not (stops := rt.get_trace(task_id).of_type(an.events.RunStopped)):  # the run ended
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.05)
+    stops = await eventually(lambda: rt.get_trace(task_id).of_type(an.events.RunStopped))
     assert stops[-1].reason == "cancelled"  # the run itself was stopped, not just the record
     gate.set()
     await asyncio.sleep(0.3)

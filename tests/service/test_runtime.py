@@ -13,6 +13,7 @@ import pytest
 import agentnb as an
 from agentnb.models import FunctionModel
 from agentnb.service import QueueFull, Retry
+from tests.helpers import eventually
 
 
 def echo_agent(active: list[int] | None = None, delay: float = 0.001) -> an.Agent:
@@ -70,7 +71,7 @@ async def test_full_queue_rejects_and_loses_nothing_accepted() -> None:
     gate, started = asyncio.Event(), []
     rt = an.Runtime(gated_agent(gate, started), max_concurrency=1, max_queue=5)
     accepted = [await rt.submit("u0", "m0")]
-    await asyncio.sleep(0.01)  # the worker took it
+    await eventually(lambda: started == ["m0"])  # the worker took it
     accepted += [await rt.submit(f"u{i}", f"m{i}") for i in range(1, 6)]  # 5 queued
     assert rt.counts()["running"] == 1 and rt.counts()["queued"] == 5
     with pytest.raises(QueueFull, match="max_queue=5") as caught:
@@ -88,7 +89,7 @@ async def test_full_queue_makes_the_submitter_wait() -> None:
     gate, started = asyncio.Event(), []
     rt = an.Runtime(gated_agent(gate, started), max_concurrency=1, max_queue=2, on_full="wait")
     await rt.submit("u0", "m0")
-    await asyncio.sleep(0.01)
+    await eventually(lambda: started == ["m0"])
     for i in (1, 2):
         await rt.submit(f"u{i}", f"m{i}")
     waiting = asyncio.ensure_future(rt.submit("u3", "m3"))
@@ -161,8 +162,7 @@ async def test_multitask_interrupt_and_rollback(policy: str) -> None:
     calls: list[str] = []
     rt = an.Runtime(slow_tool_agent(calls))
     first = await rt.submit("s", "one")
-    while not calls:  # the first task is inside its tool call
-        await asyncio.sleep(0.005)
+    await eventually(lambda: calls)  # the first task is inside its tool call
     second = await rt.submit("s", "two", multitask=policy)  # type: ignore[arg-type]
     one, two = await rt.wait(first, timeout=5), await rt.wait(second, timeout=5)
     assert (one.status, one.stop_reason) == ("cancelled", "cancelled")
@@ -230,7 +230,7 @@ async def test_cancel_pending_and_running() -> None:
     rt = an.Runtime(gated_agent(gate, started), max_concurrency=1)
     running = await rt.submit("a", "first")
     pending = await rt.submit("b", "second")
-    await asyncio.sleep(0.01)
+    await eventually(lambda: started == ["first"])
     assert rt.status(pending).status == "pending"
     assert rt.cancel(pending) and rt.status(pending).status == "cancelled"
     assert rt.cancel(running)
@@ -248,7 +248,7 @@ async def test_run_step_drives_a_task_one_stage_at_a_time() -> None:
     rt2 = an.Runtime(gated_agent(gate, started), max_concurrency=1)
     blocker = await rt2.submit("x", "block")  # keeps rt2's only worker busy
     task_id = await rt2.submit("s", "step me")
-    await asyncio.sleep(0.01)
+    await eventually(lambda: started == ["block"])
     first = await rt2.run_step(task_id)
     assert first.stage == "restore" and rt2.status(task_id).status == "paused"
     assert rt2.cancel(task_id) and rt2.status(task_id).status == "cancelled"
@@ -309,7 +309,7 @@ async def test_closing_the_runtime_ends_every_task_on_record() -> None:
     rt = an.Runtime(gated_agent(gate, started), max_concurrency=1)
     running = await rt.submit("a", "first")
     pending = await rt.submit("b", "second")
-    await asyncio.sleep(0.01)
+    await eventually(lambda: started == ["first"])
     await rt.close()
     assert [rt.status(t).status for t in (running, pending)] == ["cancelled", "cancelled"]
     assert rt.session("a").is_valid
@@ -322,7 +322,7 @@ async def test_a_woken_waiter_that_is_cancelled_passes_its_room_on() -> None:
     gate, started = asyncio.Event(), []
     rt = an.Runtime(gated_agent(gate, started), max_concurrency=1, max_queue=1, on_full="wait")
     await rt.submit("u0", "m0")
-    await asyncio.sleep(0.01)  # the worker took it
+    await eventually(lambda: started == ["m0"])  # the worker took it
     held = await rt.submit("u1", "m1")  # the queue is full now
     first = asyncio.ensure_future(rt.submit("u2", "m2"))
     second = asyncio.ensure_future(rt.submit("u3", "m3"))
@@ -342,7 +342,7 @@ async def test_reject_holds_for_messages_that_waited_for_room() -> None:
     gate, started = asyncio.Event(), []
     rt = an.Runtime(gated_agent(gate, started), max_concurrency=1, max_queue=2, on_full="wait")
     await rt.submit("busy", "m0")
-    await asyncio.sleep(0.01)  # it runs (and holds the only worker)
+    await eventually(lambda: started == ["m0"])  # it runs (and holds the only worker)
     fillers = [await rt.submit(f"other{i}", "m") for i in range(2)]  # the queue is full
     waiting = [
         asyncio.ensure_future(rt.submit("s", f"for s {i}", multitask="reject")) for i in range(2)

@@ -6,7 +6,6 @@ attempt, the lost ones marked."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -23,6 +22,7 @@ import agentnb as an
 from agentnb.service import DBOS
 from agentnb.service.sqllog import SQLTaskLog
 from agentnb.storage.postgres import PostgresStore
+from tests.helpers import eventually
 from tests.service import payments
 from tests.service import pgcluster as pg
 
@@ -49,13 +49,6 @@ def _ready(log: Path) -> str | None:
     return text.split()[2] if "ready" in text else None
 
 
-async def _until(check, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, what
-        await asyncio.sleep(0.05)
-
-
 @pytest.mark.timeout(300)
 async def test_a_third_worker_and_a_killed_one(
     pg_admin: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -71,7 +64,9 @@ async def test_a_third_worker_and_a_killed_one(
     procs = [_worker(dbos_url, store_url, env, tmp_path / f"w{i}.log") for i in range(2)]
     store = PostgresStore(store_url)
     try:
-        await _until(lambda: all(_ready(tmp_path / f"w{i}.log") for i in range(2)), 60, "start")
+        await eventually(
+            lambda: all(_ready(tmp_path / f"w{i}.log") for i in range(2)), 60, what="start"
+        )
         ids = [_ready(tmp_path / f"w{i}.log") for i in range(2)]
         assert len(set(ids)) == 2, ids  # each worker its own id, with no --executor-id
         rt = an.Runtime(payments.make_agent(), store=store, backend=DBOS(dbos_url, workers=False))
@@ -80,10 +75,10 @@ async def test_a_third_worker_and_a_killed_one(
         def done() -> int:
             return rt.counts()["done"]
 
-        await _until(lambda: done() >= 20, 120, "20 tasks done")
+        await eventually(lambda: done() >= 20, 120, what="20 tasks done")
         procs.append(_worker(dbos_url, store_url, env, tmp_path / "w2.log"))
-        await _until(lambda: _ready(tmp_path / "w2.log"), 60, "the third worker started")
-        await _until(lambda: done() >= 50, 120, "50 tasks done")
+        await eventually(lambda: _ready(tmp_path / "w2.log"), 60, what="the third worker started")
+        await eventually(lambda: done() >= 50, 120, what="50 tasks done")
         lost = [a for i in rt.list() for a in i.attempts if "lost" in (a["error"] or "")]
         assert lost == []  # the third worker took no live worker's task
         victim = procs[0]
@@ -94,7 +89,7 @@ async def test_a_third_worker_and_a_killed_one(
             return [x for x in lines if x.startswith("effect ") and x.endswith(f" {pid}")]
 
         before = len(paying())
-        await _until(lambda: len(paying()) > before, 30, "the victim paying")
+        await eventually(lambda: len(paying()) > before, 30, what="the victim paying")
         os.kill(pid, signal.SIGKILL)  # mid-payment (charged, not answered), never restarted
         killed_at = time.monotonic()
         victim.wait()
@@ -104,7 +99,7 @@ async def test_a_third_worker_and_a_killed_one(
         def taken() -> bool:
             return any(r.id == ids[0] and r.state == "dead" for r in workers.rows())
 
-        await _until(taken, 30, "the dead worker taken over")
+        await eventually(taken, 30, what="the dead worker taken over")
         takeover = time.monotonic() - killed_at
         infos = [await rt.wait(t, timeout=120) for t in tasks]
         elapsed = time.monotonic() - killed_at

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ import agentnb as an
 from agentnb.service.lease import Membership
 from agentnb.service.sqllog import SQLTaskLog
 from agentnb.service.workers import HOST, Workers
+from tests.helpers import eventually_sync
 
 
 def _log(tmp_path: Path) -> SQLTaskLog:
@@ -87,10 +87,7 @@ def test_a_worker_dropped_without_close_stops_beating(tmp_path: Path) -> None:
     member = Membership(log.workers, heartbeat=0.05, lease=1.0, owner=owner)
     member.join()
     del owner
-    deadline = time.monotonic() + 5
-    while log.workers.rows(member.id)[0].state != "stopped":
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    eventually_sync(lambda: log.workers.rows(member.id)[0].state == "stopped", 5)
 
 
 def test_a_worker_given_an_agent_it_cannot_load_says_so_in_one_line(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import pytest
 import agentnb as an
 from agentnb.models import FunctionModel, ScriptedModel
 from agentnb.testing import assert_valid_conversation
-from tests.helpers import call, calls
+from tests.helpers import call, calls, eventually_sync
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -98,9 +98,7 @@ def test_kill_9_mid_run_loses_at_most_the_round_in_flight(tmp_path):
     )
     assert proc.stdout is not None and proc.stdout.readline().strip() == b"started"
     store = an.SQLiteStore(db)
-    deadline = time.monotonic() + 30
-    while store.version("long") < 5 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    eventually_sync(lambda: store.version("long") >= 5, 30, what="five rounds committed")
     proc.send_signal(signal.SIGKILL)
     proc.wait(10)
     proc.stdout.close()

@@ -17,7 +17,7 @@ from referencing.jsonschema import DRAFT202012
 import agentnb as an
 from agentnb.tools import references
 from agentnb.tools.accept import compile_check
-from agentnb.tools.schema import DEADLINE
+from agentnb.tools.budget import DEADLINE
 
 NAMES = ["a", "b", "c"]
 CLS = jsonschema.Draft202012Validator

@@ -9,7 +9,6 @@ import json
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ import pytest
 
 import agentnb as an
 from agentnb.events import ToolFinished
-from tests.helpers import assert_valid_conversation, call, calls
+from tests.helpers import assert_valid_conversation, call, calls, eventually_sync
 
 mcp = pytest.importorskip("mcp", reason="the `mcp` extra is not installed (make dev installs it)")
 
@@ -41,14 +40,14 @@ def http_server() -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-                break
+
+        def listening() -> bool:
             assert proc.poll() is None, "the MCP server exited"
-            time.sleep(0.1)
-        else:
-            pytest.fail("the MCP server did not listen within 30 s")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                return True
+            return False
+
+        eventually_sync(listening, 30, what="the MCP server listening")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()

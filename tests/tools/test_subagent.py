@@ -10,7 +10,7 @@ import pytest
 import agentnb as an
 from agentnb.events import ToolFinished
 from agentnb.tools.calls import current_call
-from tests.helpers import assert_valid_conversation, call, calls, content
+from tests.helpers import assert_valid_conversation, call, calls, content, eventually
 
 
 @an.tool
@@ -126,11 +126,8 @@ async def test_a_cancelled_parent_cancels_the_sub_run_and_both_stay_valid():
     assert result.stop_reason == "cancelled"
     assert_valid_conversation(session.to_openai())
     (child,) = session.subsessions.values()
-    for _ in range(50):  # the sub-run is cancelled with its task; it repairs its session
-        if child.active_run is None:
-            break
-        await asyncio.sleep(0.02)
-    assert child.active_run is None
+    # the sub-run is cancelled with its task; it repairs its session
+    await eventually(lambda: child.active_run is None, what="the sub-run's end")
     assert_valid_conversation(child.to_openai())
 
 

@@ -308,7 +308,7 @@ def test_traditional_characters_and_full_width_text_read_the_same():
 
 def test_the_understood_table_reads_left_aligned_in_a_notebook():
     """Jupyter's stylesheet right-aligns table cells; the table's cells are lines of text."""
-    page = TravelModelRef.understood(an.travel.travel_agent())._repr_html_()
+    page = TravelModelRef.understood(an.travel.travel_agent()).static_html()
     assert "<td>" not in page and "<th>" not in page
     assert page.count('<td style="text-align: left">') >= len(TravelModelRef.understood(
         an.travel.travel_agent()).frame)  # fmt: skip

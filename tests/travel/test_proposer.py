@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 
@@ -73,11 +74,12 @@ def test_it_proposes_the_rule_that_explains_most_failures_in_the_instructions_la
     invented = _failure([("grounded()", "1400 is in no tool result")])
     zh, response = _ask("你是差旅助手。", [stopped, invented, invented])
     assert zh["instructions"] == "你是差旅助手。\n" + FIXES[0].zh  # tools_first: 2 of 3
-    assert zh["rationale"].startswith("3 次失败的运行中有 2 次可以用规则 tools_first")
+    assert zh["rationale"].startswith("2 of 3 failed runs point to rule tools_first")
+    assert zh["rationale"].endswith(f"in the instructions' language: “{FIXES[0].zh}”")
     assert response.usage.estimated and response.model.startswith("TravelProposer")
     en, _ = _ask("You are a travel assistant.", [stopped])
     assert en["instructions"].endswith(FIXES[1].en)
-    assert en["rationale"].startswith("1 of 1 failed runs point to rule stop_when_enough")
+    assert en["rationale"].startswith("1 of 1 failed run points to rule stop_when_enough")
 
 
 def test_a_rule_in_force_is_not_proposed_again_and_an_unknown_failure_is_said():
@@ -101,3 +103,31 @@ async def test_an_english_weak_prompt_improves_too():
     )
     assert opt.best.id != "c0" and opt.best.validation > opt.candidates[0].validation
     assert "You must use the tools" in opt.best.texts.instructions
+
+
+_QUOTED = re.compile(r"“[^”]*”")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def test_a_rationale_is_in_one_language_what_it_cites_in_another_quoted():
+    """Issue 36: the rationale to Chinese instructions mixed languages in one sentence (its
+    Chinese words around the rule table's and the checks' English). Now its own words are
+    English whatever the instructions' language; the request, the line and the table's cells
+    it cites stand in quotation marks."""
+    stopped = _failure([("stops_with('final_answer')", "x")], stop="max_iterations")
+    invented = _failure([("grounded()", "1400 is in no tool result")])
+    over = _failure([("answer_contains('备选')", "the answer lacks '备选'")])
+    cases = [
+        ("你是差旅助手。", [stopped, invented, invented]),
+        ("你是差旅助手。", [over]),
+        ("You are a travel assistant.", [stopped]),
+        (INSTRUCTIONS, [invented]),  # nothing to propose: said in English too
+    ]
+    for instructions, failures in cases:
+        reply, _ = _ask(instructions, failures)
+        rationale = reply["rationale"]
+        own = _QUOTED.sub("", rationale)
+        assert not _CJK.search(own), rationale
+        assert rationale.count("“") == rationale.count("”")
+        if "instructions" in reply:  # the line it adds is quoted whole
+            assert f"“{reply['instructions'].splitlines()[-1]}”" in rationale

@@ -68,7 +68,7 @@ def test_rules_table_names_every_rule_with_its_source():
     assert list(frame.columns) == ["kind", "looks for", "with it", "without it", "source"]
     assert frame["source"].str.match(r"00[012] §|—$").all()
     assert (frame["kind"] == "knob").sum() == len(KNOBS) and (frame["kind"] == "slip").sum() == 5
-    html = table._repr_html_()
+    html = table.static_html()
     assert (
         "<table" in html
         and "deterministic stand-in, no LLM" in html

@@ -25,10 +25,10 @@ def test_understood_reads_an_agent_a_request_or_a_string_alike():
     assert frame.loc["hotel_choice", "set by"] == "推荐最便宜的酒店。"
     assert frame.loc["missing", "set by"] == "(default)" and frame.loc["missing", "where"] == ""
     assert set(frame.index[: len(from_agent.set)]) == set(from_agent.set)  # set knobs first
-    text, html = repr(from_agent), from_agent._repr_html_()
+    text, html = repr(from_agent), from_agent.static_html()
     assert "hotel_choice = cheapest  [instructions]" in text and "not understood (1):" in text
     assert "<table" in html and "Not understood (1)" in html and "对 VIP 用户要热情一些。" in html
-    assert "&lt;" in TravelModel().understood("<b>不要</b>编造。")._repr_html_()  # escaped
+    assert "&lt;" in TravelModel().understood("<b>不要</b>编造。").static_html()  # escaped
 
 
 async def test_the_request_inspector_carries_what_the_model_understood():

@@ -6,6 +6,7 @@ import asyncio
 
 import agentnb as an
 from agentnb.widgets import SessionView, payload
+from tests.helpers import eventually
 
 REQUEST = "我周五从上海去北京出差，预算3000以内"
 
@@ -47,8 +48,7 @@ async def test_stop_cancels_a_running_run_and_the_session_stays_valid(comms):
     view = SessionView(session, agent=slow_agent(0.05))
     comm = comms[-1]
     comm.deliver({"op": "run", "text": REQUEST})
-    while len(session) < 3:  # clicks arrive while the run goes on
-        await asyncio.sleep(0.01)
+    await eventually(lambda: len(session) >= 3)  # clicks arrive while the run goes on
     comm.deliver({"op": "stop"})
     await view.driver.task
     assert view.status["state"] == "stopped" and view.status["reason"] == "cancelled"
@@ -63,7 +63,7 @@ async def test_pause_waits_between_stages_and_run_resumes(comms):
     view = SessionView(session, agent=slow_agent(0.05))
     comm = comms[-1]
     comm.deliver({"op": "run", "text": REQUEST})
-    await asyncio.sleep(0.07)
+    await eventually(lambda: len(session) >= 1)  # the run is under way
     comm.deliver({"op": "pause"})
     await view.driver.task
     assert view.status["state"] == "paused" and not view.driver.run.done
@@ -93,8 +93,7 @@ async def test_stop_reaches_a_run_started_elsewhere(comms):
     view = SessionView(session, agent=slow_agent(0.05))
     comm = comms[-1]
     task = asyncio.ensure_future(slow_agent(0.05).run(REQUEST, session=session))
-    while len(session) < 2:
-        await asyncio.sleep(0.01)
+    await eventually(lambda: len(session) >= 2)
     comm.deliver({"op": "stop"})
     result = await task
     if getattr(session, "active_run", None) is None and result.stop_reason != "cancelled":

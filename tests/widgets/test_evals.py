@@ -93,7 +93,11 @@ async def test_trajectory_diff_widget_answers_a_step(comms):
     task = ev.tasks.names[0]
     view = ev.diff(task)
     assert isinstance(view, TrajectoryDiff) and view.data["labels"] == ev.variants
+    assert view.trajectory.sessions == [ev.session(v, task) for v in ev.variants]
+    assert view.trajectory.metrics[0]["stop_reason"] == ev.record(ev.variants[0], task).stop_reason
     assert view.first_divergence == 0
+    one = ev.diff(task, variants=ev.variants[::-1])
+    assert one.trajectory.labels == ev.variants[::-1]
     comms[-1].deliver({"op": "step", "row": 0, "id": "9"})
     reply = comms[-1].custom()[-1]
     assert reply["op"] == "reply" and reply["data"]["row"] == 0
@@ -118,6 +122,31 @@ async def test_the_playground_runs_each_edit_as_a_variant_and_compares(comms):
     comm.deliver({"op": "diff", "task": c.regressed[0], "id": "d"})
     diff = comm.custom()[-1]["data"]
     assert diff["labels"] == ["v0", "v1"]
+
+
+async def test_the_playground_s_text_areas_follow_a_run_started_from_code(comms):
+    """Issue 36: after ``await pg.run(instructions=X)`` the text areas kept v0, so the next
+    browser Run sent v0's text and the diff credited the user with lines never typed."""
+    agent = an.travel.travel_agent(model=TravelModel("fabricate"))
+    pg = Playground(agent, tasks(4))
+    comm = comms[-1]
+    await pg.run()
+    edited = INSTRUCTIONS.replace(TOOLS_FIRST, "")
+    hotels = "推荐最便宜的酒店。"
+    await pg.run(instructions=edited, descriptions={"search_hotels": hotels})
+    running = [m for m in comm.custom() if m.get("op") == "running"][-1]
+    assert running["variant"] == "v1" and running["texts"]["instructions"] == edited
+    # the trait a view (also one displayed later) fills its text areas from: v1's texts
+    assert pg.data["instructions"] == edited and pg.latest() is pg.variants["v1"]
+    shown = {t["name"]: t["description"] for t in pg.data["tools"]}
+    assert shown["search_hotels"] == hotels
+    # the browser sends what its text areas show: v1's texts, so v2 changes nothing
+    comm.deliver({"op": "run", "instructions": pg.data["instructions"], "tools": shown})
+    await pg._task
+    assert list(pg.variants) == ["v0", "v1", "v2"] and pg.comparison.prompt_diff == {}
+    assert "every pair agreed" in pg.comparison.verdict
+    result = [m for m in comm.custom() if m.get("op") == "result"][-1]["comparison"]
+    assert result["verdict"] == pg.comparison.verdict and result["method"].startswith("exact test")
 
 
 async def test_the_playground_runs_from_the_browser_in_the_background(comms):

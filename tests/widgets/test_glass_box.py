@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import agentnb as an
 from agentnb.widgets import SessionView, Timeline, payload
 from agentnb.widgets.inspectors import diff_payload
+from tests.helpers import eventually
 from tests.widgets.browser_model import BrowserModel
 
 REQUEST = "我周五从上海去北京出差，预算3000以内"
@@ -128,8 +129,7 @@ async def test_a_run_driven_elsewhere_is_not_driven_twice_but_stop_reaches_it(co
     view = SessionView(session, agent=agent)
     comm = comms[-1]
     task = asyncio.ensure_future(agent.run(REQUEST, session=session))
-    while session.active_run is None or not session.active_run.driving:
-        await asyncio.sleep(0.005)
+    await eventually(lambda: session.active_run is not None and session.active_run.driving)
     comm.deliver({"op": "run"})
     assert view.driver.task is None and "driven elsewhere" in view.status["note"]
     assert view.errors == []

@@ -12,6 +12,7 @@ from agentnb.models import FunctionModel
 from agentnb.widgets import QueueView, SessionView
 from agentnb.widgets.base import ESM, Widget
 from agentnb.widgets.payload import unpack
+from tests.helpers import eventually
 
 
 def _comm(comms: list[Any], view: QueueView) -> Any:
@@ -35,11 +36,11 @@ async def test_rows_update_while_tasks_run_and_clicks_work(comms: list[Any]) -> 
     comm.deliver({"op": "hello"})  # a view rendered: it gets the whole (empty) table
     slow = await rt.submit("u-slow", "slow")
     ids = [await rt.submit(f"u{i % 20}", f"m{i}") for i in range(200)]
-    for _ in range(200):
-        await asyncio.sleep(0.02)
-        if rt.counts()["done"] == 200:
-            break
-    await asyncio.sleep(0.05)
+
+    def rows() -> dict[str, dict[str, Any]]:  # each row as the browser last got it
+        return {r["id"]: r for m in comm.custom() if m["op"] == "rows" for r in m["rows"]}
+
+    await eventually(lambda: all(rows().get(i, {}).get("status") == "done" for i in ids))
     sent = [m for m in comm.custom() if m["op"] == "rows"]
     assert len(sent) > 2  # several updates while they ran, not one at the end
     seen: dict[str, dict[str, Any]] = {}
@@ -59,9 +60,7 @@ async def test_rows_update_while_tasks_run_and_clicks_work(comms: list[Any]) -> 
     info = await rt.wait(slow, timeout=5)
     assert (info.status, info.stop_reason) == ("cancelled", "cancelled")
     assert {"op": "reply", "id": 1, "data": {"cancelled": True}} in comm.custom()
-    await asyncio.sleep(0.1)
-    last = {r["id"]: r for m in comm.custom() if m["op"] == "rows" for r in m["rows"]}
-    assert last[slow]["status"] == "cancelled"
+    await eventually(lambda: rows()[slow]["status"] == "cancelled")
     assert rt.session("u-slow").is_valid
     view.close()
     gate.set()
@@ -95,12 +94,12 @@ async def test_approve_and_deny_from_the_queue_and_the_session_view(comms: list[
     view = rt.view(interval=0.02)
     comm = _comm(comms, view)
     first, second = await rt.submit("a", "30"), await rt.submit("b", "3000")
-    for _ in range(200):
-        await asyncio.sleep(0.02)
-        if rt.counts()["awaiting_approval"] == 2:
-            break
-    await asyncio.sleep(0.1)
-    rows = {r["id"]: r for m in comm.custom() if m["op"] == "rows" for r in m["rows"]}
+
+    def shown() -> dict[str, dict[str, Any]]:  # each row as the browser last got it
+        return {r["id"]: r for m in comm.custom() if m["op"] == "rows" for r in m["rows"]}
+
+    await eventually(lambda: len(shown().get(first, {}).get("approvals") or ()) == 1)
+    rows = shown()
     (ask,) = rows[first]["approvals"]
     assert rows[first]["status"] == "awaiting_approval" and ask["tool"] == "pay"
     comm.deliver({"op": "approve", "task": first, "call": ask["call_id"], "digest": ask["digest"]})
@@ -112,8 +111,7 @@ async def test_approve_and_deny_from_the_queue_and_the_session_view(comms: list[
     session_comm.deliver({"op": "deny", "call": "p1", "digest": waiting["p1"]["digest"]})
     info = await rt.wait(second, timeout=5)
     assert info.output == "denied: denied in the view"
-    await asyncio.sleep(0.05)
-    assert opened.state()["waiting"] == {}
+    await eventually(lambda: opened.state()["waiting"] == {})
     view.close()
     await rt.close()
 
@@ -125,18 +123,12 @@ async def test_a_view_with_controls_approves_and_resumes_its_run(comms: list[Any
     view = SessionView(session, agent=approval_agent.make_agent())
     view_comm = next(c for c in comms if c.comm_id == view.comm.comm_id)
     view_comm.deliver({"op": "run", "text": "30"})
-    for _ in range(200):
-        await asyncio.sleep(0.01)
-        if view.state()["waiting"]:
-            break
+    await eventually(lambda: view.state()["waiting"])
     (call,) = view.state()["waiting"].values()
     assert call["can"] and view.status["reason"] == "awaiting_approval"
     assert [m["op"] for m in view_comm.custom()].count("waiting") == 0  # came with its event
     view_comm.deliver({"op": "approve", "call": call["call_id"], "digest": call["digest"]})
-    for _ in range(200):
-        await asyncio.sleep(0.01)
-        if view.status.get("reason") == "final_answer":
-            break
+    await eventually(lambda: view.status.get("reason") == "final_answer")
     assert session.to_openai()[-1]["content"] == "paid 30" and view.state()["waiting"] == {}
     keys = {
         e["call_id"]: e["idempotency_key"] for e in view.state()["events"] if "idempotency_key" in e

@@ -10,7 +10,8 @@ import sys
 import pytest
 
 import agentnb as an
-from agentnb.widgets import SessionView, payload, session_mimebundle
+from agentnb.widgets import SessionView, payload
+from tests.helpers import eventually
 from tests.widgets.browser_model import BrowserModel
 
 REQUEST = "我周五从上海去北京出差，预算3000以内"
@@ -142,14 +143,12 @@ def test_throttled_refresh(comms, monkeypatch):
 
 
 async def test_trailing_refresh_on_the_loop(comms):
-    import asyncio
-
     session = an.Session()
     view = SessionView(session, refresh_every=0.05)
     comm = comms[-1]
     session.append({"role": "user", "content": "a"})
     n = len(comm.updates("snapshot"))
-    await asyncio.sleep(0.15)
+    await eventually(lambda: len(comm.updates("snapshot")) > n)  # the trailing refresh
     assert len(comm.updates("snapshot")) == n + 1
     assert payload.unpack(view.snapshot)["seq"] == view.seq
 
@@ -157,20 +156,20 @@ async def test_trailing_refresh_on_the_loop(comms):
 def test_mimebundle_has_the_widget_and_escaped_html(comms):
     session = an.Session()
     session.append({"role": "user", "content": "<img src=x onerror=alert(1)><script>x()</script>"})
-    bundle = session_mimebundle(session)
+    bundle = an.widgets.bundle(session)
     assert "application/vnd.jupyter.widget-view+json" in bundle
     html = bundle["text/html"]
     assert "<img" not in html and "<script" not in html and "&lt;img" in html
     assert (
-        session_mimebundle(session)["application/vnd.jupyter.widget-view+json"]
+        an.widgets.bundle(session)["application/vnd.jupyter.widget-view+json"]
         == bundle["application/vnd.jupyter.widget-view+json"]
     )  # one widget per session, shown twice
     assert len(comms) == 2  # the view and its ipywidgets Layout
     mine = SessionView(an.Session())  # a view made by hand is the one a session shows
-    shown = session_mimebundle(mine.session)["application/vnd.jupyter.widget-view+json"]
+    shown = an.widgets.bundle(mine.session)["application/vnd.jupyter.widget-view+json"]
     assert shown["model_id"] == mine.model_id
     mine.close()  # closed: the session gets a new one
-    shown = session_mimebundle(mine.session)["application/vnd.jupyter.widget-view+json"]
+    shown = an.widgets.bundle(mine.session)["application/vnd.jupyter.widget-view+json"]
     assert shown["model_id"] != mine._model_id
 
 
@@ -233,3 +232,31 @@ def test_a_long_session_shown_through_the_live_view_saves_its_end(comms):
     assert "m599" in html and "#599" in html and ">m0<" not in html
     assert "100 earlier messages not shown" in html and "100 earlier messages not shown" in text
     assert html == session.static_mimebundle()["text/html"]
+
+
+async def test_in_a_kernel_the_display_door_shows_each_registered_view(comms, monkeypatch):
+    """display.bundle: a session, an evaluation and an optimisation show their live view with
+    their static form beside it (valid UTF-8); a run's result, with no view registered, its
+    static form; a proxy or a runtime only when asked (.view())."""
+    from agentnb.evals.optimise import Optimisation
+
+    monkeypatch.setattr(an.display, "in_kernel", lambda: True)
+    widget = "application/vnd.jupyter.widget-view+json"
+    session = an.Session()
+    result = await an.Agent(model=an.models.ScriptedModel(["ok\udcff"])).run("hi", session=session)
+    ev = an.Evaluation.from_records([an.evals.EvalRecord("v\udcff", "t", 0, "pass")])
+    tasks = an.TaskSet([an.Task("a", "q")])
+    opt = Optimisation(None, tasks, an.TaskSet([an.Task("b", "q")]))
+    for obj, view in [(session, SessionView), (ev, an.widgets.EvalMatrix),
+                      (opt, an.widgets.OptimiseView)]:  # fmt: skip
+        bundle = obj._repr_mimebundle_()
+        assert bundle[widget]["model_id"] in {c.comm_id for c in comms}
+        assert bundle["text/html"] == obj.static_bundle()["text/html"]
+        assert all(isinstance(v, dict) or v.encode("utf-8") for v in bundle.values())
+        assert isinstance(an.display.view(obj), view) and an.display.has_view(obj)
+    assert result._repr_mimebundle_() == result.static_bundle()
+    assert not an.display.has_view(result)
+    with pytest.raises(TypeError, match="no view 'view' of a RunResult"):
+        an.display.view(result)
+    with pytest.raises(TypeError, match=r"no view 'nope' of a Session \(its views: \['view'\]\)"):
+        an.display.view(session, "nope")

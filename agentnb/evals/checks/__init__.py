@@ -4,6 +4,9 @@
     an.checks.sequence(["search_flights", "search_weather"], order="in_order")
     an.checks.same_batch("search_weather", "search_hotels")   # called in one reply
     an.checks.grounded()                                     # no invented numbers
+    an.checks.end_state(lambda desk: desk.booked)            # the state after the run
+    an.checks.answer_and_state(fn)                           # fn(answer, state): both at once
+    an.checks.ungrounded_figures(session)                    # the figures no source holds
 
 A plain function ``fn(result) -> bool | str`` is a check too (a string is the reason it
 failed). Every check's outcome is recorded per run as ``(name, passed, reason)``.
@@ -12,14 +15,16 @@ failed). Every check's outcome is recorded per run as ``(name, passed, reason)``
 from .answers import answer_contains, answer_matches, grounded
 from .base import Check, CheckResult, Evidence, FunctionCheck, as_check, check_from_dict
 from .calls import calls, no_call, same_batch, sequence
+from .grounding import ungrounded_answer, ungrounded_figures
 from .judge import judge
-from .outcome import end_state, max_steps, no_tool_errors, stops_with
+from .outcome import answer_and_state, end_state, max_steps, no_tool_errors, stops_with
 
 __all__ = [
     "Check",
     "CheckResult",
     "Evidence",
     "FunctionCheck",
+    "answer_and_state",
     "answer_contains",
     "answer_matches",
     "as_check",
@@ -34,4 +39,6 @@ __all__ = [
     "same_batch",
     "sequence",
     "stops_with",
+    "ungrounded_answer",
+    "ungrounded_figures",
 ]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from ...testing import ungrounded_answer
+from ...messages import content_text
 from ..normalise import normalise
 from .base import Check, Evidence, strings
+from .grounding import ungrounded_answer
 
 __all__ = [
     "AnswerContains",
@@ -76,16 +76,14 @@ def answer_matches(pattern: str) -> AnswerMatches:
 @dataclass(frozen=True, repr=False)
 class Grounded(Check):
     """Every figure of the answer appears in a tool result, or in what the user or the
-    instructions said (:func:`agentnb.testing.ungrounded_answer`, the one grounding check)."""
+    instructions said (:mod:`.grounding`, the one grounding check)."""
 
     kind: ClassVar[str] = "grounded"
     min_digits: int = 2
 
     def judge(self, evidence: Evidence) -> tuple[bool, str]:
-        sources = [m.get("content") for m in evidence.result.session.transcript.wires
-                   if m.get("role") != "assistant"]  # fmt: skip
-        texts = [c if isinstance(c, str) else json.dumps(c, ensure_ascii=False)
-                 for c in sources if c is not None]  # fmt: skip
+        texts = [content_text(m.get("content")) for m in evidence.result.session.transcript.wires
+                 if m.get("role") != "assistant"]  # fmt: skip
         loose = ungrounded_answer(evidence.output, texts, self.min_digits)
         if not loose:
             return True, ""

@@ -226,7 +226,7 @@ def check_from_dict(
     args = {k: v for k, v in record.items() if k != "check"}
     if kind == "judge":
         args["model"] = judge_model
-    if kind == "end_state":
+    if kind in ("end_state", "answer_and_state"):  # a function, kept by path or by source
         return cls.from_fields(args, trust=trust)  # type: ignore[call-arg]
     return cls.from_fields(args)
 

@@ -1,4 +1,5 @@
-"""Checks over how the run went: why it stopped, how long it took, tool errors, end state."""
+"""Checks over how the run went: why it stopped, how long it took, tool errors, end state,
+and the answer with the end state together."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from ...errors import ConfigurationError
 from .base import Check, Evidence, FunctionCheck, call_off_loop, strings, verdict
 
 __all__ = [
+    "AnswerAndState",
     "EndState",
     "MaxSteps",
     "NoToolErrors",
     "StopsWith",
+    "answer_and_state",
     "end_state",
     "max_steps",
     "no_tool_errors",
@@ -100,7 +103,7 @@ class EndState(Check):
     """A check over the tools' state after the run (see :func:`end_state`)."""
 
     kind: ClassVar[str] = "end_state"
-    fn: Callable[[Any], Any]
+    fn: Callable[..., Any]
 
     @property
     def name(self) -> str:
@@ -127,3 +130,39 @@ def end_state(fn: Callable[[Any], Any]) -> EndState:
     built), or the run's agent when there is no setup or it returned None.
     """
     return EndState(fn)
+
+
+@dataclass(frozen=True, repr=False)
+class AnswerAndState(EndState):
+    """A check over the answer and the state after the run (see :func:`answer_and_state`)."""
+
+    kind: ClassVar[str] = "answer_and_state"
+
+    @property
+    def name(self) -> str:
+        return f"answer_and_state({FunctionCheck(self.fn).name})"
+
+    async def judge(self, evidence: Evidence) -> tuple[bool, str]:
+        return verdict(await call_off_loop(self.fn, evidence.output, evidence.state))
+
+
+def answer_and_state(fn: Callable[[str, Any], Any]) -> AnswerAndState:
+    """``fn(answer, state) -> bool | str`` over the final answer and the state after the run
+    together, as a benchmark's utility check does (the booking was made *and* the answer
+    says so, with its number).
+
+    ``answer`` is the run's final text (``""`` when it gave none); ``state`` is what
+    :func:`end_state` reads: what the task's ``tools`` factory or ``setup(agent)`` returned,
+    else the run's agent. ``True`` passes, a string is the reason it failed. Like
+    ``end_state``, it is an end-state check: saved by the function's import path or source.
+
+        def booked_and_said(answer, desk):
+            booking = desk.bookings[-1] if desk.bookings else None
+            if booking is None:
+                return "nothing was booked"
+            return "" if booking.id in answer else f"the answer does not give {booking.id}"
+
+        an.Task("book-a", "Book room A at 10.", [an.checks.answer_and_state(booked_and_said)],
+                tools=make_desk)
+    """
+    return AnswerAndState(fn)

@@ -1,4 +1,5 @@
-"""Checks kept by their source: a function written in a notebook survives a restart.
+"""Checks kept by their source: a function written in a notebook survives a restart (those
+kept by their import path, ``"module:function"``, are read back by :mod:`.refs`).
 
 A function defined in a notebook cell (module ``__main__``) cannot be imported by another
 process, so it is written as its source (``inspect.getsource``: IPython keeps every cell's),

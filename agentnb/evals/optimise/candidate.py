@@ -101,7 +101,7 @@ class Candidate:
     id: str
     texts: Texts
     parent: str | None = None
-    #: Why the proposer wrote it (the seed: "the agent as given").
+    #: Why the proposer wrote it, in the proposer's words (the seed: "the agent as given").
     rationale: str = ""
     status: str = "seed"
     #: Why it has its status, in one line.
@@ -119,6 +119,9 @@ class Candidate:
     decided_at: int = 0
     #: Its step in the history (0 for the seed).
     step: int = 0
+    #: What the optimiser noted of the proposer's reply (what it ignored, how it read it), in
+    #: the optimiser's words: kept apart from the rationale, which may be in another language.
+    note: str = ""
 
     @property
     def train_score(self) -> float:
@@ -148,6 +151,7 @@ class Candidate:
             "calls": self.calls,
             "decided_at": self.decided_at,
             "step": self.step,
+            "note": self.note,
         }
 
     @classmethod

@@ -9,6 +9,10 @@
 function returning one), or ``travel`` for the stand-in's offline proposer. A progress bar
 shows the metric calls spent; at the end the summary, the history and the incumbent's texts
 are printed, and ``--best`` writes them as JSON (``{"instructions", "tools"}``).
+``--best-unproven`` writes the strongest candidate the gate held (better than the incumbent
+on the held-out tasks, not proven): the same two keys, with ``"unproven": true`` and a
+``"label"`` saying so; nothing is written (and stderr says why) when no held candidate did
+better.
 
 Exit status: 0 when it ran (``--require-improvement``: 0 only if a candidate was promoted,
 else 1); 2 on a usage error (a path, a spec, a setting); 3 when it crashed (the optimiser
@@ -29,6 +33,7 @@ from ... import _json
 from ...errors import ConfigurationError
 from ..ci import EPILOG, EXIT, crashing, load_spec, load_tasks, writable
 from .budget import BudgetWarning
+from .tables import unproven
 
 __all__ = ["add_parser", "main"]
 
@@ -51,7 +56,14 @@ def add_parser(sub: Any) -> None:
     o.add_argument("--minibatch", type=int, default=4)
     o.add_argument("--repeats", type=int, default=1)
     o.add_argument("--alpha", type=float, default=0.05, help="the gate's level")
-    o.add_argument("--gate", choices=["mcnemar", "bootstrap"], default="mcnemar")
+    o.add_argument(
+        "--gate",
+        choices=["tasks", "pairs", "bootstrap", "mcnemar"],
+        default="tasks",
+        help="the gate's test: tasks (each task once, its repeats as its pass rate), pairs "
+        "(McNemar over (task, repeat) pairs: assumes repeats independent; mcnemar is its former "
+        "name), bootstrap",
+    )
     o.add_argument("--seed", type=int, default=0)
     o.add_argument("--patience", type=int, default=5)
     o.add_argument("--concurrency", type=int, default=8)
@@ -59,6 +71,11 @@ def add_parser(sub: Any) -> None:
     o.add_argument("--save", type=Path, help="save the whole optimisation (Optimisation.load)")
     o.add_argument("--json", type=Path, help="write the candidates and the history here")
     o.add_argument("--best", type=Path, help="write the incumbent's texts here (JSON)")
+    o.add_argument(
+        "--best-unproven",
+        type=Path,
+        help="write the strongest candidate the gate held here (JSON, labelled unproven)",
+    )
     o.add_argument(
         "--trust", action="store_true", help="import and run the functions a task file names"
     )
@@ -70,8 +87,9 @@ def main(args: argparse.Namespace, shortcuts: dict[str, Any] | None = None) -> i
     """Run the command; ``shortcuts`` maps proposer names to factories (``python -m
     agentnb`` gives ``travel``: the stand-in's proposer, from the layer above this one)."""
     try:
-        for path in (args.save, args.json, args.best):  # before the budget is spent, not after
-            writable(path)
+        unproven_path = getattr(args, "best_unproven", None)
+        for path in (args.save, args.json, args.best, unproven_path):  # before the budget
+            writable(path)  # is spent, not after it
         agent = load_spec(args.agent, "agent")  # first: the modules it imports ...
         made = (shortcuts or {}).get(args.proposer)
         proposer = made() if made is not None else load_spec(args.proposer, "proposer")
@@ -122,6 +140,18 @@ async def run(tasks: Any, agent: Any, proposer: Any, args: argparse.Namespace) -
     print(f"\nthe incumbent {best.id}'s instructions:\n{best.texts.instructions}")
     if args.best:
         args.best.write_text(_json.dumps(best.texts.to_dict(), indent=1) + "\n", encoding="utf-8")
+    if getattr(args, "best_unproven", None):
+        held = unproven(opt)
+        if held is None:
+            print(
+                f"--best-unproven: no held candidate did better than {best.id} on the held-out "
+                f"tasks; {args.best_unproven} not written",
+                file=sys.stderr,
+            )
+        else:
+            text = _json.dumps(held, indent=1) + "\n"
+            args.best_unproven.write_text(text, encoding="utf-8")
+            print(f"\n{held['label']}: written to {args.best_unproven}")
     if args.json:
         data = {
             "summary": opt.summary(),

@@ -1,19 +1,23 @@
 """An optimisation in one JSONL file: its header line, then the evaluation of every run.
 
 Line 1 holds the format, the settings, the split (task names), every candidate (texts,
-lineage, status, scores, the gate's verdict), the history, the incumbent and the proposer's
-figures; the lines after it are :meth:`Evaluation.save`'s, so the runs load with their
-records and sessions. No model is needed to load it.
+lineage, status, scores, the gate's verdict), the history, the incumbent and the records of
+the proposer's runs (its figures are read from them); the lines after it are
+:meth:`Evaluation.save`'s, so the task runs load with their records and sessions. No model
+is needed to load it. A file of the earlier format (``agentnb.optimisation/1``, the
+proposer's figures copied: its model, calls and tokens) loads too: those figures become the
+record of one run that made those calls; saving writes this format.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ... import _json
 from ...errors import ConfigurationError
+from ...session import RunRecord, new_run_id, new_trace_id
 from ..saving import dump, load_lines, read_lines
 from ..tasks import TaskSet
 from .candidate import Candidate
@@ -22,14 +26,28 @@ if TYPE_CHECKING:
     from ..evaluation import Evaluation
     from .optimisation import Optimisation
 
-__all__ = ["FORMAT", "load", "save"]
+__all__ = ["FORMAT", "SETTINGS", "load", "save"]
 
-FORMAT = "agentnb.optimisation/1"
+FORMAT = "agentnb.optimisation/2"
+_OLD = "agentnb.optimisation/1"
+
+#: The settings an optimisation keeps (and saves): keywords of ``Optimisation(...)``.
+SETTINGS = (
+    "budget",
+    "minibatch",
+    "repeats",
+    "alpha",
+    "gate",
+    "seed",
+    "patience",
+    "concurrency",
+    "timeout",
+)
+
+Opt = TypeVar("Opt", bound="Optimisation")
 
 
 def save(opt: Optimisation, path: Path, *, traces: bool = False) -> Path:
-    from .optimisation import SETTINGS
-
     header = {
         "format": FORMAT,
         "settings": {k: getattr(opt, k) for k in SETTINGS},
@@ -41,43 +59,39 @@ def save(opt: Optimisation, path: Path, *, traces: bool = False) -> Path:
         "metric_calls": opt.metric_calls,
         "stop_reason": opt.stop_reason,
         "warnings": opt.warnings,
-        "proposer": {
-            "model": opt.proposer.name if opt.proposer else opt.proposer_saved.get("model"),
-            "calls": opt.proposer_calls,
-            "prompt_tokens": opt.proposer_tokens[0],
-            "completion_tokens": opt.proposer_tokens[1],
-        },
+        "proposer_runs": [r.to_dict() for r in opt.proposer_runs],
     }
     body = [_json.dumps(header), *dump(opt.evaluation, traces=traces)]
     return _json.write_atomically(path, "\n".join(body) + "\n")
 
 
-def load(path: Path, *, trust: bool = False) -> Optimisation:
-    """The optimisation saved at ``path``; a file that is not one, or whose header is damaged
-    (an unknown setting, a candidate without texts, a task its runs lack), is refused with a
+def load(cls: type[Opt], path: Path, *, trust: bool = False) -> Opt:
+    """An optimisation of class ``cls`` (:class:`Optimisation`, given by its ``load``) as
+    :func:`save` wrote it. A file that is not one, or whose header is damaged (an unknown
+    setting, a candidate without texts, a task its runs lack), is refused with a
     ConfigurationError naming what is wrong (as a saved evaluation's lines are)."""
     lines = read_lines(path)
     try:
         header = json.loads(lines[0][1])
-        ok = isinstance(header, dict) and header.get("format") == FORMAT
+        ok = isinstance(header, dict) and header.get("format") in (FORMAT, _OLD)
     except (IndexError, ValueError):
         ok = False
     if not ok:
-        raise ConfigurationError(f"{path} is not a saved optimisation")
+        raise ConfigurationError(
+            f"{path} is not a saved optimisation; this agentnb reads {FORMAT} and {_OLD}"
+        )
     ev = load_lines(lines[1:], path, trust=trust)
     try:
-        return _read(header, ev, path)
+        return _read(cls, header, ev, path)
     except ConfigurationError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # said as a damaged file
-        raise ConfigurationError(
-            f"{path}:1: the optimisation's header is damaged ({exc!r})"
-        ) from None
+        why = f"{path}:1: the optimisation's header is damaged ({exc!r})"
+        raise ConfigurationError(why) from None
 
 
-def _read(header: dict[str, Any], ev: Evaluation, path: Path) -> Optimisation:
+def _read(cls: type[Opt], header: dict[str, Any], ev: Evaluation, path: Path) -> Opt:
     """The optimisation a header describes, each part checked: what is wrong is named."""
-    from .optimisation import SETTINGS, Optimisation
 
     def damaged(what: str) -> ConfigurationError:
         return ConfigurationError(f"{path}:1: the optimisation's header is damaged: {what}")
@@ -97,7 +111,7 @@ def _read(header: dict[str, Any], ev: Evaluation, path: Path) -> Optimisation:
     unknown = sorted(set(settings) - set(SETTINGS))
     if unknown:
         raise damaged(f"unknown setting {unknown[0]!r} (the settings: {', '.join(SETTINGS)})")
-    opt = Optimisation(None, split["train"], split["validation"], **settings)
+    opt = cls(None, split["train"], split["validation"], **settings)
     opt.evaluation = ev
     candidates = header.get("candidates")
     if not isinstance(candidates, list) or not candidates:
@@ -116,7 +130,40 @@ def _read(header: dict[str, Any], ev: Evaluation, path: Path) -> Optimisation:
         raise damaged(f"its incumbent {opt.best_id!r} is not one of its candidates")
     opt.metric_calls = int(header.get("metric_calls") or 0)
     opt.warnings = list(header.get("warnings") or [])
-    opt.proposer_saved = header.get("proposer") or {}
+    if header["format"] == FORMAT:
+        runs = header.get("proposer_runs") or ()
+        opt.proposer_runs = [RunRecord.from_dict(r) for r in runs]
+    else:
+        opt.proposer_runs = _old_proposer(header.get("proposer") or {})
     opt.stop_reason = str(header.get("stop_reason") or "")
     opt.done = True
     return opt
+
+
+def _old_proposer(figures: dict[str, Any]) -> list[RunRecord]:
+    """The proposer's figures of an ``agentnb.optimisation/1`` file as the record of one run
+    that made those calls (none when it made none)."""
+    calls = int(figures.get("calls") or 0)
+    if not calls:
+        return []
+    prompt, completion = (int(figures.get(k) or 0) for k in ("prompt_tokens", "completion_tokens"))
+    return [
+        RunRecord.from_dict(
+            {
+                "run_id": new_run_id(),
+                "trace_id": new_trace_id(),
+                "input": None,
+                "stop_reason": "final_answer",
+                "stage": "check_stop",
+                "iterations": calls,
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                },
+                "model": str(figures.get("model") or ""),
+                "tags": {"optimiser": "proposer"},
+                "annotations": {"converted": _OLD},
+            }
+        )
+    ]

@@ -1,6 +1,8 @@
 """The optimiser's loop: GEPA's reflect-and-mutate search, with a gate on held-out tasks.
 
-1. **Start.** The agent as given (candidate ``c0``) runs every training and validation task.
+1. **Start.** The agent as given (candidate ``c0``) runs every training and validation task;
+   when the validation tasks it already passes leave nothing the gate could promote, a
+   :class:`~.budget.BudgetWarning` says so before any proposal is paid for.
 2. **Choose a parent** from the Pareto front over training tasks (:mod:`.front`), and the
    next **minibatch** of training tasks (an epoch at a time, in a seeded shuffle).
 3. **Reflect.** The parent's failed runs on the minibatch (already run: no new metric call)
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..evaluate import start as start_evaluation
 from ..tasks import Task, TaskSet
+from .budget import seed_warning
 from .candidate import Candidate, score
 from .front import front, select_parent
 from .gate import compare, decide
@@ -140,6 +143,9 @@ async def search(opt: Optimisation) -> None:
             f"the first: {runs[0].error}"
         )
         return
+    why = seed_warning(opt)  # before any proposal is paid for: can anything be promoted?
+    if why:
+        opt.warn(why)
     rng = random.Random(opt.seed)
     order: list[Task] = []
     idle = 0
@@ -204,8 +210,7 @@ async def search(opt: Optimisation) -> None:
             status="running",
             step=len(opt.steps) + 1,
         )
-        if proposal.problem:
-            child.rationale += f" [{proposal.problem}]"
+        child.note = proposal.problem  # the optimiser's words, apart from the proposer's
         opt.candidates.append(child)
         opt.current = {"parent": parent.id, "rationale": child.rationale, "candidate": child.id}
         opt.emit("candidate", child)
@@ -281,7 +286,7 @@ def _gate(
         _decided(opt, child, "promoted", why)
     else:
         why = (
-            f"held, not promoted over {incumbent.id} ({gate['rule']} not met): "
+            f"held, not promoted over {incumbent.id} ({gate['rule']}: not met): "
             f"{gate['verdict']}{note}"
         )
         _decided(opt, child, "held", why)

@@ -2,6 +2,7 @@
 
     opt = await an.optimize(agent, tasks, proposer=model, budget=150)
     opt.best                 # the incumbent Candidate: the last one the gate promoted
+    opt.best_unproven        # the strongest candidate the gate held (None: none did better)
     opt.best_agent           # the agent with its texts
     opt.candidates           # every candidate, in the order proposed (c0 is the agent as given)
     opt.history              # one row per step: what was proposed, what it cost, what happened
@@ -12,7 +13,8 @@
 Subscribers (the live view, the terminal progress line) hear ``(kind, data)`` events:
 ``"run"`` (a metric call finished), ``"proposal"`` (a proposer's rationale, as soon as it
 came), ``"candidate"`` (a candidate was added or changed status), ``"step"`` (a step of the
-history) and ``"end"`` (the reason it stopped). ``cancel()`` (the view's Stop) stops the run:
+history), ``"warning"`` (what the run cannot do, said as it learns it) and ``"end"`` (the
+reason it stopped). ``cancel()`` (the view's Stop) stops the run:
 runs in flight are dropped, the candidate being decided is marked ``stopped`` (unless every
 validation run its gate needs had finished: then the gate decides it from those, with no new
 run), and the incumbent stays what the gate last proved.
@@ -27,12 +29,17 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...display import Shown
 from ...errors import ConfigurationError
-from ..cost import PRICES, Metered
+from ...models.base import Usage
+from ...session import RunRecord
+from ..cost import spent
 from ..evaluation import Evaluation
 from ..tasks import TaskSet
 from . import gate
+from .budget import BudgetWarning
 from .candidate import Candidate
+from .gate import RENAMED
 from .proposer import off_loop
 from .wording import counted
 
@@ -44,21 +51,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Optimisation"]
 
-#: The settings an optimisation keeps (and saves).
-SETTINGS = (
-    "budget",
-    "minibatch",
-    "repeats",
-    "alpha",
-    "gate",
-    "seed",
-    "patience",
-    "concurrency",
-    "timeout",
-)
 
-
-class Optimisation:
+class Optimisation(Shown):
     """One optimiser run (see the module docstring); made by :func:`agentnb.optimize`."""
 
     def __init__(
@@ -72,7 +66,7 @@ class Optimisation:
         minibatch: int = 4,
         repeats: int = 1,
         alpha: float = 0.05,
-        gate: str = "mcnemar",
+        gate: str = "tasks",
         seed: int = 0,
         patience: int = 5,
         concurrency: int = 8,
@@ -83,9 +77,13 @@ class Optimisation:
         self.train = train
         self.validation = validation
         # a sync function model runs in a thread: one that blocks never holds the loop
-        self.proposer = Metered(off_loop(proposer)) if proposer is not None else None
+        self.proposer = off_loop(proposer) if proposer is not None else None
+        #: The proposer's runs, one per question (:func:`.proposer.ask`): their records meter
+        #: it, as every run is metered (calls, tokens, cached calls, spend: computed when read).
+        self.proposer_runs: list[RunRecord] = []
         self.budget, self.minibatch, self.repeats = budget, minibatch, repeats
-        self.alpha, self.gate, self.seed, self.patience = alpha, gate, seed, patience
+        self.alpha, self.seed, self.patience = alpha, seed, patience
+        self.gate = RENAMED.get(gate, gate)  # a saved run's former name, read as today's
         self.concurrency, self.timeout, self.cache = concurrency, timeout, cache
         tasks = TaskSet([*train, *validation], name=train.name)
         #: Every run of every candidate (variants named by candidate id).
@@ -109,8 +107,6 @@ class Optimisation:
         #: The sweep of the runs in flight (Stop cancels it).
         self.running: Evaluation | None = None
         self._subscribers: list[Callable[[str, Any], Any]] = []
-        #: Proposer figures of a loaded optimisation (a live one reads its meter).
-        self.proposer_saved: dict[str, Any] = {}
 
     # -- events ---------------------------------------------------------------------------
     def subscribe(self, callback: Callable[[str, Any], Any]) -> Callable[[], None]:
@@ -137,6 +133,13 @@ class Optimisation:
     def emit(self, kind: str, data: Any) -> None:
         for callback in list(self._subscribers):
             self._tell(callback, kind, data)
+
+    def warn(self, text: str) -> None:
+        """Keep ``text`` in ``warnings`` (the summary, the view) and raise it as a
+        :class:`BudgetWarning`: what the run can no longer do, said before it spends."""
+        self.warnings.append(text)
+        self.emit("warning", text)
+        warnings.warn(text, BudgetWarning, stacklevel=2)
 
     # -- driving --------------------------------------------------------------------------
     def drive(self, search: Awaitable[Any]) -> None:
@@ -215,6 +218,19 @@ class Optimisation:
         return self.candidate(self.best_id)
 
     @property
+    def best_unproven(self) -> Candidate | None:
+        """The strongest candidate the gate **held**: better than the incumbent on the
+        held-out tasks (the highest validation success, then training success, then the
+        earliest), but not proven better — the gate did not promote it. None when no held
+        candidate did better there. Its texts are a lead to test on more tasks, not a result;
+        ``python -m agentnb optimize --best-unproven`` writes them labelled as unproven."""
+        bar = self.best.validation or 0.0
+        held = [c for c in self.candidates if c.status == "held" and (c.validation or 0) > bar]
+        if not held:
+            return None
+        return max(held, key=lambda c: (c.validation or 0, c.train_success, -held.index(c)))
+
+    @property
     def best_agent(self) -> Agent:
         """The agent with the incumbent's texts."""
         return self.agent(self.best_id)
@@ -239,8 +255,9 @@ class Optimisation:
 
     def compare(self, incumbent: str, candidate: str) -> Comparison:
         """The paired comparison the gate reads for ``candidate`` against ``incumbent``: their
-        runs on the validation tasks only, at the optimisation's ``alpha`` (``.verdict``,
-        ``.mcnemar_p``, the wins and losses: everything of ``ev.compare``)."""
+        runs on the validation tasks only, at the optimisation's ``alpha``, read by its gate's
+        test (``.verdict``, ``.p``, the tasks improved and regressed: everything of
+        ``ev.compare``)."""
         for cid in (incumbent, candidate):
             self.candidate(cid)  # an unknown id is refused by name
         return gate.compare(self, incumbent, candidate)
@@ -257,24 +274,26 @@ class Optimisation:
 
     @property
     def proposer_calls(self) -> int:
-        return self.proposer.calls if self.proposer else self.proposer_saved.get("calls", 0)
+        """The proposer's calls that answered (a run stopped in ``call_model`` did not get
+        its last reply)."""
+        return sum(r.iterations - (r.stage == "call_model") for r in self.proposer_runs)
+
+    @property
+    def proposer_usage(self) -> Usage:
+        """The tokens the proposer's calls used, from their runs' records."""
+        return sum((r.usage for r in self.proposer_runs), Usage())
 
     @property
     def proposer_tokens(self) -> tuple[int, int]:
-        """(prompt, completion) tokens the proposer used."""
-        if self.proposer:
-            return self.proposer.prompt_tokens, self.proposer.completion_tokens
-        saved = self.proposer_saved
-        return saved.get("prompt_tokens", 0), saved.get("completion_tokens", 0)
+        """(prompt, completion) tokens the proposer was billed for (its runs' records)."""
+        billed = sum((r.billed for r in self.proposer_runs), Usage())
+        return billed.prompt_tokens, billed.completion_tokens
 
     @property
     def proposer_spend(self) -> float | None:
-        """What the proposer's calls cost in USD (None: unknown price)."""
-        if self.proposer:
-            return self.proposer.cost()
-        saved = self.proposer_saved
-        p, c = saved.get("prompt_tokens", 0), saved.get("completion_tokens", 0)
-        return PRICES.cost(saved.get("model"), p, c)
+        """What the proposer's calls cost in USD (None: unknown price); see
+        :func:`agentnb.evals.cost.spent`."""
+        return spent(self.proposer_runs)
 
     @property
     def spend(self) -> float:
@@ -340,7 +359,7 @@ class Optimisation:
         """Read a file written by :meth:`save` (no model needed: texts, runs and history)."""
         from .files import load
 
-        return load(Path(path), trust=trust)
+        return load(cls, Path(path), trust=trust)
 
     # -- pictures and views ---------------------------------------------------------------
     def plot(self, **options: Any) -> Any:
@@ -350,12 +369,9 @@ class Optimisation:
 
         return plot(self, **options)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from .view import static_bundle
+    def static_html(self) -> str:
+        """Its warnings, summary and candidates (what nbviewer shows; in a kernel with the
+        widgets, the live view shows it: :mod:`agentnb.display`)."""
+        from .tables import static_html
 
-        return static_bundle(self)
-
-    def _ipython_display_(self) -> None:
-        from .view import show
-
-        show(self)
+        return static_html(self)

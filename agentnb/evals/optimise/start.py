@@ -82,7 +82,7 @@ def start(
     minibatch: int = 4,
     repeats: int = 1,
     alpha: float = 0.05,
-    gate: str = "mcnemar",
+    gate: str = "tasks",
     seed: int = 0,
     patience: int = 5,
     concurrency: int = 8,
@@ -101,7 +101,7 @@ def start(
             "proposer must be an agentnb model (it writes the new texts): an OpenAIModel, "
             "the local SmolLM2, or an.travel.TravelModel().proposer() offline"
         )
-    check(gate, alpha)
+    gate = check(gate, alpha)
     timeout = seconds("timeout", timeout)  # 0 or -1 meant no limit, silently
     if patience < 1:
         raise ConfigurationError("patience must be at least 1")
@@ -151,7 +151,7 @@ async def optimize(
     minibatch: int = 4,
     repeats: int = 1,
     alpha: float = 0.05,
-    gate: str = "mcnemar",
+    gate: str = "tasks",
     seed: int = 0,
     patience: int = 5,
     concurrency: int = 8,
@@ -174,8 +174,13 @@ async def optimize(
             a :class:`TaskSet` of held-out tasks (then ``tasks`` are the training tasks).
         minibatch: training tasks a proposal is first tried on.
         repeats: runs per (candidate, task).
-        alpha, gate: the gate's level and test (``"mcnemar"``: exact McNemar p < alpha with
-            more wins than losses; ``"bootstrap"``: the paired (1 − alpha) interval above 0).
+        alpha, gate: the gate's level and test (``"tasks"``: the exact test over tasks,
+            each task's repeats as its pass rate, p < alpha with more tasks improved than
+            regressed; ``"pairs"``: exact McNemar over (task, repeat) pairs, assuming repeats
+            independent; ``"bootstrap"``: the paired (1 − alpha) interval above 0). After
+            the start, a :class:`BudgetWarning` when the agent as given passes so many
+            validation tasks that no candidate could be promoted (``opt.best_unproven``
+            then keeps the strongest held one).
         seed: fixes the split, the parents, the minibatches and every run's seed.
         patience: steps in a row without a new candidate before the run ends.
         concurrency, timeout, cache: as for :func:`agentnb.evaluate`.
@@ -200,12 +205,8 @@ async def optimize(
         progress=progress,
     )
     if progress is None and display.in_kernel():
-        try:
-            widgets = display.widgets("the optimiser's live view")
-        except ImportError:
-            widgets = None
-        if widgets is not None and hasattr(widgets, "OptimiseView"):
-            display.show(widgets.OptimiseView(opt))
+        if display.has_view(opt):
+            display.show(opt)  # the live view, filling in while we wait
         else:
             opt.subscribe(Progress(opt))
     try:

@@ -1,10 +1,12 @@
-"""An optimisation's tables and summary: the history, one row per candidate, a few lines."""
+"""An optimisation's tables and summary: the history, one row per candidate, a few lines, and
+its static form (what a saved notebook shows without the live view)."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..._html import escape
 from ..cost import money
 from .wording import counted
 
@@ -13,7 +15,15 @@ if TYPE_CHECKING:
 
     from .optimisation import Optimisation
 
-__all__ = ["STEP_COLUMNS", "candidates_frame", "gated", "history", "summary"]
+__all__ = [
+    "STEP_COLUMNS",
+    "candidates_frame",
+    "gated",
+    "history",
+    "static_html",
+    "summary",
+    "unproven",
+]
 
 STEP_COLUMNS = [
     "step",
@@ -103,10 +113,14 @@ def summary(opt: Optimisation) -> str:
         )
     if best.gate:
         lines.append(f"{best.id}'s gate: {best.gate['verdict']}")
+    strongest = opt.best_unproven
     for held in opt.candidates:  # better on the held-out tasks, but without the evidence
         if held.status == "held" and (held.validation or 0) > (best.validation or 0) and held.gate:
             verdict = held.gate["verdict"]
-            lines.append(f"held back: {held.id} (validation {held.validation:.0%}): {verdict}")
+            mark = ", opt.best_unproven" if held is strongest else ""
+            lines.append(
+                f"held back: {held.id} (validation {held.validation:.0%}{mark}): {verdict}"
+            )
     p, c = opt.proposer_tokens
     lines.append(
         f"task runs spent {money(opt.spend)}; the proposer {counted(opt.proposer_calls, 'call')}, "
@@ -115,3 +129,50 @@ def summary(opt: Optimisation) -> str:
     for w in opt.warnings:
         lines.append(f"warning: {w}")
     return "\n".join(lines)
+
+
+def unproven(opt: Optimisation) -> dict[str, Any] | None:
+    """``opt.best_unproven``'s texts as a file records them, labelled: ``"unproven": true``,
+    why (the gate's verdict), and its validation success beside the incumbent's."""
+    c = opt.best_unproven
+    if c is None:
+        return None
+    best = opt.best
+    return {
+        "unproven": True,
+        "label": (
+            f"UNPROVEN: candidate {c.id} did better than the incumbent {best.id} on the "
+            "held-out tasks, but the gate did not promote it: test it on more tasks before "
+            "trusting it"
+        ),
+        "candidate": c.id,
+        "status": c.status,
+        "validation": c.validation,
+        "incumbent": best.id,
+        "incumbent_validation": best.validation,
+        "gate": (c.gate or {}).get("verdict", ""),
+        **c.texts.to_dict(),
+    }
+
+
+def _cell(value: Any) -> str:
+    """A share in a table cell: '' when there is none (None or NaN)."""
+    return "" if value is None or value != value else f"{value:.0%}"
+
+
+def static_html(opt: Optimisation) -> str:
+    """Its warnings, summary and candidates as escaped HTML: what nbviewer and GitHub show."""
+    e = escape
+    rows = "".join(
+        f"<tr><td>{e(c.id)}</td><td>{e(c.parent or '—')}</td><td>{e(c.status)}</td>"
+        f"<td>{_cell(c.train_success if c.successes else None)}</td>"
+        f"<td>{_cell(c.validation)}</td><td>{e(c.reason)}</td></tr>"
+        for c in opt.candidates
+    )
+    summary = "<br>".join(e(line) for line in opt.summary().split("\n")) if opt.candidates else ""
+    warned = "".join(f"<p class='anb-warn'>⚠ {e(w)}</p>" for w in opt.warnings)
+    return (
+        f"<div class='agentnb-optimise'>{warned}<p>{summary}</p><table><tr><th>candidate</th>"
+        "<th>parent</th><th>status</th><th>training success</th><th>validation</th>"
+        f"<th>why</th></tr>{rows}</table></div>"
+    )

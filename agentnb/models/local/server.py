@@ -207,10 +207,14 @@ class LocalServer:
             self._lock = None
 
     def model(self, alias: str = "smollm2-tools", **options: Any) -> OpenAIModel:
-        """An :class:`OpenAIModel` for this server (profile ``llama-cpp-python``)."""
+        """An :class:`OpenAIModel` for this server (profile ``llama-cpp-python``). Its
+        ``context_window`` is the server's ``n_ctx`` (4096 by default): an agent given none of
+        its own adopts it, so a long run's history is trimmed to fit instead of ending in
+        HTTP 400."""
         if alias not in ALIASES:
             raise ConfigurationError(f"unknown alias {alias!r}; this server has {list(ALIASES)}")
         options.setdefault("params", {"temperature": 0, "seed": 0, "max_tokens": 256})
+        options.setdefault("context_window", self.n_ctx)
         options.setdefault("timeout", 300.0)  # a long tool prompt takes ~20 s on one core
         return OpenAIModel(alias, base_url=self.base_url, profile="llama-cpp-python", **options)
 

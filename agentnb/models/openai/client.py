@@ -33,6 +33,7 @@ import httpx
 
 from ... import _json
 from ..._secrets import Secrets, check_key, is_secret_name, public_url, url_secrets
+from ..._settings import CHECKS
 from ...errors import ConfigurationError, ModelHTTPError, ModelResponseError, ModelStreamError
 from ..base import Delta, Model, ModelRequest, ModelResponse, split_response
 from .encoding import MessagesJSON
@@ -74,6 +75,9 @@ class OpenAIModel(Model):
         client: an ``httpx.AsyncClient`` you own (kept open); else ``transport`` (e.g.
             ``httpx.MockTransport``) or the default one, in a client opened per call.
         text_actions: turn tool calls written as text into real calls (profile default).
+        context_window: the tokens the endpoint accepts in one request, when you know them
+            (an agent without its own ``context_window`` adopts it and trims its history to
+            fit, instead of meeting HTTP 400); ``LocalServer.model()`` sets its ``n_ctx``.
     """
 
     #: ``gen_ai.provider.name`` of its calls (OpenTelemetry): it speaks the OpenAI API.
@@ -98,6 +102,7 @@ class OpenAIModel(Model):
         transport: httpx.AsyncBaseTransport | None = None,
         text_actions: bool | None = None,
         name: str | None = None,
+        context_window: int | None = None,
     ) -> None:
         env_url = os.environ.get("OPENAI_BASE_URL")
         self.base_url = (base_url or env_url or "https://api.openai.com/v1").rstrip("/")
@@ -137,6 +142,8 @@ class OpenAIModel(Model):
         self._probed = not (self._auto and chosen.name == "generic" and is_loopback(self.base_url))
         self.text_actions = text_actions
         self.name = name or self.model
+        #: Tokens one request may hold (an agent without its own window adopts it).
+        self.context_window = CHECKS["context_window"]("context_window", context_window)
         self.streaming = stream
         self.params: dict[str, Any] = dict(params or {})
         self.max_response_bytes = max_response_bytes

@@ -23,7 +23,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ...models.base import Delta, ModelResponse, Usage
-from . import Reply, Request, new_id, sse
+from ...tokens import content_text
+from .base import Reply, Request, new_id, sse
 
 __all__ = ["ANTHROPIC", "AnthropicMessages", "to_messages"]
 
@@ -54,7 +55,7 @@ def _result_content(content: Any) -> Any:
     if isinstance(content, list) and all(
         isinstance(b, Mapping) and b.get("type") == "text" for b in content
     ):
-        return "".join(str(b.get("text", "")) for b in content)
+        return content_text(content)
     return content if isinstance(content, str) else [_block(b) for b in content or ()]
 
 

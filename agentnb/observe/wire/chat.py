@@ -16,7 +16,7 @@ from typing import Any
 
 from ...models.base import Delta, ModelResponse, ReplyAssembler, Usage
 from ...models.openai import chunk_deltas, parse_completion
-from . import Reply, Request, new_id, sse
+from .base import Reply, Request, new_id, sse
 
 __all__ = ["CHAT", "ChatCompletions", "cache_key", "explicit_ids"]
 

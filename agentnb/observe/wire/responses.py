@@ -22,7 +22,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ...models.base import Delta, ModelResponse, Usage
-from . import Reply, Request, new_id, sse
+from ...tokens import content_text
+from .base import Reply, Request, new_id, sse
 from .chat import cache_key, explicit_ids
 
 __all__ = ["RESPONSES", "Responses", "to_messages"]
@@ -53,14 +54,6 @@ def _content(content: Any) -> Any:
     if isinstance(content, list):
         return [_part(p) for p in content]
     return content
-
-
-def _texts(parts: Any) -> str:
-    if isinstance(parts, str):
-        return parts
-    if not isinstance(parts, list):
-        return ""
-    return "".join(str(p.get("text", "")) for p in parts if isinstance(p, Mapping))
 
 
 class _Turn:
@@ -98,7 +91,7 @@ class _Turn:
                 }
             )
         elif kind == "reasoning":
-            text = _texts(item.get("summary")) or _texts(item.get("content"))
+            text = content_text(item.get("summary")) or content_text(item.get("content"))
             if text:
                 self.reasoning.append(text)
         else:

@@ -26,7 +26,7 @@ from typing import Any
 
 from ...messages import AssistantMessage, ToolCall
 from ...models.base import Model, ModelRequest, ModelResponse, Usage
-from ...tokens import MESSAGE_OVERHEAD, estimate_tokens
+from ...tokens import MESSAGE_OVERHEAD, content_text, estimate_tokens
 from ..data import TravelData, load
 from ..dates import DEFAULT_TODAY
 from .answer import compose_answer
@@ -123,7 +123,7 @@ class TravelModel(Model):
         if instructions is not None or descriptions:
             system = [m for m in request.messages if m.get("role") not in ("system", "developer")]
             text = instructions if instructions is not None else "\n".join(
-                str(m.get("content") or "") for m in request.messages
+                content_text(m.get("content")) for m in request.messages
                 if m.get("role") in ("system", "developer"))  # fmt: skip
             tools = [copy.deepcopy(t) for t in request.tools or ()]
             for t in tools:

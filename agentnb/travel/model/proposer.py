@@ -23,6 +23,11 @@ cause. Of the rest, the one that explains most failed runs is proposed, one line
 (Chinese instructions get Chinese lines). The rationale counts the failures it explains,
 quotes one, and cites the rule's row. When no rule explains a failure it says so and
 proposes nothing.
+
+The rationale is written in **one language**, English — the language of the rule table, of
+the checks' reasons and of every agentnb message — whatever the instructions' language;
+what it cites in another (the request, the line it adds, a cell of the table) stands in
+quotation marks “…”, verbatim, so no sentence switches language mid-way.
 """
 
 from __future__ import annotations
@@ -34,8 +39,10 @@ from typing import Any
 
 from ...messages import AssistantMessage
 from ...models.base import Model, ModelRequest, ModelResponse, Usage
-from ...tokens import estimate_tokens
+from ...tokens import content_text, estimate_tokens
 from ..data import TravelData, load
+from ..dates import DEFAULT_TODAY
+from .reading import read
 from .rules import rule_table
 from .understood import Understood
 
@@ -89,6 +96,10 @@ def _missing(reason: str) -> list[str]:
     return re.findall(r"'([^']*)'", found.group(1)) if found else []
 
 
+def _runs(n: int) -> str:
+    return f"{n} failed run{'' if n == 1 else 's'}"
+
+
 def diagnose(failure: dict[str, Any]) -> set[str]:
     """The rules whose absence explains one failed run (see the module table)."""
     rules: set[str] = set()
@@ -121,9 +132,7 @@ class TravelProposer(Model):
     streaming = False
 
     def __init__(self, data: TravelData | None = None) -> None:
-        from .model import TravelModel
-
-        self.reader = TravelModel(data=data or load())
+        self.data = data or load()
         self.name = "TravelProposer (deterministic stand-in, no LLM)"
 
     def understood(self, current: dict[str, Any]) -> Understood:
@@ -132,7 +141,8 @@ class TravelProposer(Model):
             for n, d in (current.get("tools") or {}).items()
         ]
         request = ModelRequest([{"role": "system", "content": current["instructions"]}], tools)
-        return self.reader.understood(request)
+        # what TravelModel.understood reads, without a model (which makes this proposer)
+        return Understood(read(request, self.data, today=DEFAULT_TODAY).policy)
 
     def _already(self, fix: Fix, read: Understood) -> bool:
         value = read[fix.knob]
@@ -154,15 +164,10 @@ class TravelProposer(Model):
         open_rules = [f for f in FIXES if explained[f.rule] and not self._already(f, read)]
         if not open_rules:
             set_already = [f.rule for f in FIXES if explained[f.rule]]
-            why = (
-                f"{len(failures)} 次失败里没有我的规则能修的："
-                if zh
-                else f"none of the {len(failures)} failures is one my rules can fix: "
-            )
-            why += (
-                f"the rules they point to ({', '.join(set_already)}) are already set"
+            why = f"None of the {_runs(len(failures))} is one my rules can fix: " + (
+                f"the rules they point to ({', '.join(set_already)}) are already set."
                 if set_already
-                else "their failed checks match no rule of TravelModel.rules()"
+                else "their failed checks match no rule of TravelModel.rules()."
             )
             return {"rationale": why}
         fix = max(open_rules, key=lambda f: len(explained[f.rule]))
@@ -171,21 +176,14 @@ class TravelProposer(Model):
         example = cases[0]
         first = (example.get("failed_checks") or [{}])[0]
         line = fix.zh if zh else fix.en
-        if zh:
-            why = (
-                f"{len(failures)} 次失败的运行中有 {len(cases)} 次可以用规则 {fix.rule}"
-                f"（{row['source']}）解释，例如「{example.get('request', '')}」："
-                f"{first.get('check', '')} — {first.get('why', '')[:120]}。"
-                f"没有这条规则时：{row['without it']}；有了它：{row['with it']}。"
-                f"加一行：{line}"
-            )
-        else:
-            why = (
-                f"{len(cases)} of {len(failures)} failed runs point to rule {fix.rule} "
-                f"({row['source']}), e.g. {example.get('request', '')!r}: "
-                f"{first.get('check', '')}: {first.get('why', '')[:120]}. Without it: "
-                f"{row['without it']}; with it: {row['with it']}. Adding: {line}"
-            )
+        why = (
+            f"{len(cases)} of {_runs(len(failures))} point{'s' if len(cases) == 1 else ''} to rule "
+            f"{fix.rule} "
+            f"({row['source']}). One: the request “{example.get('request', '')}” failed the "
+            f"check “{first.get('check', '')}”: “{first.get('why', '')[:120]}”. The rule table, "
+            f"without the rule: “{row['without it']}”; with it: “{row['with it']}”. Adding the "
+            f"line, in the instructions' language: “{line}”"
+        )
         new = (instructions.rstrip() + "\n" + line).strip()
         return {"rationale": why, "instructions": new}
 
@@ -194,14 +192,14 @@ class TravelProposer(Model):
             (m for m in reversed(request.messages) if m.get("role") == "user"), {"content": ""}
         )
         try:
-            document = json.loads(str(user.get("content") or ""))
+            document = json.loads(content_text(user.get("content")))
             if not isinstance(document, dict) or "current" not in document:
                 raise ValueError("no 'current' texts")
             reply = self.propose(document)
         except (ValueError, KeyError, TypeError) as exc:
-            reply = {"rationale": f"I could not read the reflection request ({exc})"}
+            reply = {"rationale": f"I could not read the reflection request ({exc})."}
         text = json.dumps(reply, ensure_ascii=False)
-        prompt = sum(estimate_tokens(str(m.get("content") or "")) for m in request.messages)
+        prompt = sum(estimate_tokens(content_text(m.get("content"))) for m in request.messages)
         completion = estimate_tokens(text)
         usage = Usage(prompt, completion, prompt + completion, estimated=True)
         return ModelResponse(AssistantMessage(content=text), usage, "stop", self.name)

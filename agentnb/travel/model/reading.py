@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date as Date
 from typing import Any
 
-from ...messages import MEMORY_NAME, RUNTIME_NAME
+from ...messages import MEMORY_NAME, RUNTIME_NAME, content_text
 from ...models.base import ModelRequest
 from ..data import TravelData
 from .intent import TripRequest, parse_request
@@ -126,9 +126,5 @@ def _memory_notes(messages: list[dict[str, Any]]) -> list[str]:
 
 
 def text_of(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return ""
+    """The message's text (:func:`agentnb.messages.content_text`, the one rule)."""
+    return content_text(message.get("content"))

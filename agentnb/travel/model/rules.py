@@ -18,9 +18,10 @@ from collections.abc import Iterator
 
 import pandas as pd
 
+from ...display import Shown
 from .knobs import KNOBS
 from .lexicon import cues
-from .slips import SLIPS
+from .slips import MISBEHAVIOURS, SLIPS
 
 __all__ = ["RuleTable", "rule_table"]
 
@@ -134,7 +135,7 @@ _READING_RULES = [
 ]  # fmt: skip
 
 
-class RuleTable:
+class RuleTable(Shown):
     """The rules, one row each: ``print()`` it, show it in a notebook (an HTML table, no
     truncated cells), take ``.frame`` (a DataFrame indexed by rule name) or ``table["no_tools"]``.
     """
@@ -165,7 +166,7 @@ class RuleTable:
                                            initial_indent=f"    {column}: "))  # fmt: skip
         return "\n".join(lines)
 
-    def _repr_html_(self) -> str:
+    def static_html(self) -> str:
         with pd.option_context("display.max_colwidth", None):
             table = self.frame.to_html(escape=True, border=0)
         return f"<h4>{html.escape(self.title)}</h4>{table}"
@@ -187,8 +188,6 @@ def _knob_rules() -> list[tuple[str, ...]]:
 
 def rule_table() -> RuleTable:
     """All rules (one row per rule; renders as a table in a notebook)."""
-    from .model import MISBEHAVIOURS  # the model module imports this one
-
     slips = [(name, "slip", "temperature > 0 (a seeded roll per call)", what,
               "temperature 0: never", "—") for name, what in SLIPS.items()]  # fmt: skip
     pitfalls = [(f"misbehave_{m}", "misbehave", f"TravelModel(misbehave={m!r})", what, "—",

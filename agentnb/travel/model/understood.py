@@ -7,6 +7,7 @@ import html
 import textwrap
 from typing import Any
 
+from ...display import Shown
 from .knobs import KNOBS, Policy
 
 __all__ = ["Understood"]
@@ -29,7 +30,7 @@ def _effect(knob: str, value: Any) -> str:
 _DEFAULT = {k.name: k.default for k in KNOBS}
 
 
-class Understood:
+class Understood(Shown):
     """What the stand-in read from a request: ``.frame`` (a DataFrame, one row per knob, the
     knobs a line set first), ``.not_understood`` (the lines that set nothing, with where they
     were), ``table["hotel_choice"]`` (a knob's value)."""
@@ -85,7 +86,7 @@ class Understood:
         lines += [f"    [{where}] {line}" for line, where in self.not_understood] or ["    —"]
         return "\n".join(lines)
 
-    def _repr_html_(self) -> str:
+    def static_html(self) -> str:
         import pandas as pd
 
         with pd.option_context("display.max_colwidth", None):

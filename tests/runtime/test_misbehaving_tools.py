@@ -12,16 +12,19 @@ import pytest
 import agentnb as an
 from agentnb.models import ScriptedModel
 from agentnb.testing import assert_valid_conversation
-from tests.helpers import call, calls
+from tests.helpers import call, calls, eventually
 
 
 async def test_a_tool_that_ignores_cancellation_still_times_out():
+    ended: list[int] = []
+
     @an.tool(timeout=0.1)
     async def stubborn(x: int) -> int:
         """Swallows its cancellation and goes on (for a while)."""
         for _ in range(3):
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.sleep(0.5)
+        ended.append(x)
         return 5
 
     model = ScriptedModel([calls(call("c1", "stubborn", x=1)), "done"])
@@ -29,11 +32,12 @@ async def test_a_tool_that_ignores_cancellation_still_times_out():
     result = await an.Agent("", [stubborn], model=model).run("go")
     assert time.monotonic() - start < 1  # not the 1.5 s the tool insists on
     assert json.loads(result.session.to_openai()[2]["content"])["kind"] == "timeout"
-    await asyncio.sleep(1.5)  # let the abandoned tool end before the loop closes
+    await eventually(lambda: ended)  # let the abandoned tool end before the loop closes
 
 
 async def test_a_tool_that_ignores_cancellation_cannot_hold_a_cancelled_run():
     started = asyncio.Event()
+    ended: list[int] = []
 
     @an.tool
     async def stubborn(x: int) -> int:
@@ -42,6 +46,7 @@ async def test_a_tool_that_ignores_cancellation_cannot_hold_a_cancelled_run():
         for _ in range(3):
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.sleep(0.5)
+        ended.append(x)
         return 5
 
     session = an.Session()
@@ -54,7 +59,7 @@ async def test_a_tool_that_ignores_cancellation_cannot_hold_a_cancelled_run():
     result = await asyncio.wait_for(task, 1)  # not the 1.5 s the tool insists on
     assert result.stop_reason == "cancelled" and session.lock.holder is None
     assert_valid_conversation(session)
-    await asyncio.sleep(1.5)  # let the abandoned tool end before the loop closes
+    await eventually(lambda: ended)  # let the abandoned tool end before the loop closes
 
 
 def test_tool_failures_that_cannot_be_printed_still_become_results():

@@ -144,3 +144,20 @@ async def test_every_setting_counts_whatever_its_name_and_only_credential_values
     assert "sk-one" not in shown and "sk-two" not in shown
     openai = [openai_model(params={"max_tokens": n}) for n in (16, 4096)]
     assert model_identity(openai[0]) != model_identity(openai[1])
+
+
+async def test_a_function_models_key_does_not_change_as_the_process_goes_on():
+    """The key hashed the function's code with marshal's default version, whose output
+    depends on the reference counts of its constants: the same model missed its own replies
+    once something else held a reference (a second sweep re-ran calls it had cached)."""
+    import gc
+
+    def reply(request):
+        return "晴天 sunny"
+
+    model = an.models.FunctionModel(reply, name="m")
+    request = an.models.ModelRequest([{"role": "user", "content": "天气"}])
+    before = an.evals.ResponseCache.key(model, request, 0)
+    held = [reply.__code__.co_consts for _ in range(3)]  # other references to its constants
+    gc.collect()
+    assert an.evals.ResponseCache.key(model, request, 0) == before, held

@@ -8,6 +8,8 @@ import agentnb as an
 from agentnb import checks
 from agentnb.widgets import EvalMatrix, Playground
 
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
 
 def tasks(n=6):
     return an.TaskSet(list(an.travel.task_set())[:n])
@@ -107,19 +109,20 @@ async def test_an_evaluation_shows_one_matrix_per_cell(comms, monkeypatch):
     monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
     shown = []
 
-    def display(obj, **options):  # as IPython does: an object's own display hook first
-        hook = getattr(obj, "_ipython_display_", None)
-        if hook is not None and not isinstance(obj, EvalMatrix):
-            return hook()
-        shown.append(obj)
+    def display(obj, **options):  # as IPython does: the object's bundle, published
+        shown.append(obj._repr_mimebundle_())
+
+    def matrices() -> list[str]:
+        return [b[WIDGET]["model_id"] for b in shown if WIDGET in b]
 
     monkeypatch.setattr(IPython.display, "display", display)
     monkeypatch.setattr(an.display, "in_kernel", lambda: True)
     ev = await an.evaluate({"a": an.travel.travel_agent()}, tasks(2))
-    assert len(shown) == 1  # the live matrix, shown while the sweep ran
-    display(ev)  # `ev` at the end of the same cell
-    matrices = [o for o in shown if isinstance(o, EvalMatrix)]
-    assert len(matrices) == 1 and matrices[0].evaluation is ev
+    assert len(shown) == 1 and len(matrices()) == 1  # the live matrix, shown while it ran
+    display(ev)  # `ev` at the end of the same cell: its line of text, not a second matrix
+    assert len(matrices()) == 1 and shown[-1] == {"text/plain": repr(ev)}
+    (matrix,) = [m for m in EvalMatrix._shown.values() if m[1].evaluation is ev]
+    assert matrix[1].model_id == matrices()[0]
     shell.execution_count = 8  # the next cell shows it again
     display(ev)
-    assert len([o for o in shown if isinstance(o, EvalMatrix)]) == 2
+    assert len(matrices()) == 2 and matrices()[0] != matrices()[1]
