@@ -24,6 +24,8 @@ list per call). Rows:
 * multi-turn: 24 tools with large schemas, 12 turns, 3 batches of 3 calls a turn
   (``scripts/bench_multiturn.py``): CPU per tool call, against a plain executor and against
   the core iteration; and what argument validation (``agentnb/tools``) costs of it;
+* the service: CPU per task of an in-process ``an.Runtime`` against ``agent.run``, sampled in
+  the same rounds (``scripts/bench_service.py``; target <= 1.3x);
 * start-up: ``import agentnb`` in a fresh interpreter of this environment;
 * the optimiser: CPU per metric call of ``an.optimize`` on the stand-in against a plain
   ``an.evaluate`` of the same runs (``scripts/bench_optimise.py``; target <= 1.2x).
@@ -497,6 +499,13 @@ def multi_turn(rounds: int, core: list[float]) -> None:
     )
 
 
+def service_row(rounds: int, runs: int) -> None:
+    """The service in process against agent.run, per task (``scripts/bench_service.py``)."""
+    import bench_service
+
+    bench_service.paired_row(rounds, runs)
+
+
 def long_pass(runs: int = 2_000) -> None:
     """CPU per iteration over one long pass with the collector left alone (the rows above
     collect before each sample), with a turn of the loop after each run as an app's has, and
@@ -615,6 +624,7 @@ def main() -> int:
     s = overhead(args.rounds, args.runs)
     growth(max(args.rounds // 2, 5), max(args.runs // 2, 5))
     multi_turn(max(args.rounds // 2, 5), s["agentnb"])
+    service_row(args.rounds, args.runs)
     long_pass()
     import_time()
     first_summary()

@@ -4,6 +4,9 @@ time goes, from a profile.
 
     .venv/bin/python scripts/bench_service.py [--quick] [--rounds N]
 
+:func:`paired_row` is ``make bench``'s row for the service (issue 35): CPU per task of an
+in-process ``an.Runtime`` against ``agent.run``, sampled in the same rounds.
+
 Each round runs the four in turn (the order rotated per round), the same tasks of the bench's
 travel work (5 model calls, 4 async tools) through ``max_concurrency=8``; the ratios are per
 round against agent.run, reported as the median and the interquartile range over the rounds.
@@ -27,7 +30,7 @@ from pathlib import Path
 import agentnb as an
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench import make_agent
+from bench import cpu, make_agent, paired, row
 
 TASK = "我周五从上海去北京出差，帮我看看航班和天气，再帮我订个酒店，预算控制在3000以内。"
 
@@ -50,6 +53,31 @@ async def through(rt: an.Runtime, n: int) -> float:
     for task_id in ids:
         assert (await rt.wait(task_id)).status == "done"
     return time.perf_counter() - start
+
+
+def paired_row(rounds: int, runs: int) -> list[float]:
+    """``make bench``'s service row: CPU per task of ``runs`` tasks through a fresh in-process
+    ``an.Runtime`` (in memory, each task on a session of its own, all submitted then waited
+    for), against ``runs`` plain ``agent.run`` on fresh sessions; paired round by round, the
+    cyclic GC included on both sides. Returns the per-round ratios."""
+    agent = make_agent()
+
+    async def plain() -> None:
+        for _ in range(runs):
+            result = await agent.run(TASK, session=an.Session())
+            assert result.stop_reason == "final_answer"
+
+    async def service() -> None:
+        rt = an.Runtime(agent, max_concurrency=8)
+        ids = [await rt.submit(f"s{i}", TASK) for i in range(runs)]
+        for task_id in ids:
+            assert (await rt.wait(task_id)).status == "done"
+        await rt.close()
+
+    s = paired({"run": lambda: cpu(plain, 1, runs), "rt": lambda: cpu(service, 1, runs)}, rounds)
+    print(f"\nThe service in process: CPU per task, {runs} tasks a sample, {rounds} paired rounds")
+    print(f"  {'agent.run':<44}{statistics.median(s['run']) * 1e6:>9.1f} us")
+    return row("an.Runtime in process (in memory)", s["rt"], s["run"], "target <= 1.3x")
 
 
 def _folder() -> Path:
