@@ -30,7 +30,8 @@ from pathlib import Path
 import agentnb as an
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench import cpu, make_agent, paired, row
+import bench
+from bench import cpu, make_agent, paired
 
 TASK = "我周五从上海去北京出差，帮我看看航班和天气，再帮我订个酒店，预算控制在3000以内。"
 
@@ -77,7 +78,7 @@ def paired_row(rounds: int, runs: int) -> list[float]:
     s = paired({"run": lambda: cpu(plain, 1, runs), "rt": lambda: cpu(service, 1, runs)}, rounds)
     print(f"\nThe service in process: CPU per task, {runs} tasks a sample, {rounds} paired rounds")
     print(f"  {'agent.run':<44}{statistics.median(s['run']) * 1e6:>9.1f} us")
-    return row("an.Runtime in process (in memory)", s["rt"], s["run"], "target <= 1.3x")
+    return bench.row("an.Runtime in process (in memory)", s["rt"], s["run"], "target <= 1.3x")
 
 
 def _folder() -> Path:
