@@ -150,7 +150,7 @@ class InProcess:
         if not isinstance(run, Run):
             return None
         task.run = run
-        self.rt.changed(task)  # a restarted process sees it running, and this attempt
+        self.rt.started(task)  # a restarted process sees it running, and this attempt
         if task.cancel_requested:
             run.cancel()
         return run
@@ -229,7 +229,7 @@ class InProcess:
 
     def tasks(self) -> list[TaskState]:
         if not self.rt.persistent:
-            return sorted(self.mine.values(), key=lambda t: t.id)
+            return list(self.mine.values())  # submitted here, in order (dicts keep it)
         stored = [t for t in self.rt.log.tasks() if t.id not in self.mine]
         return sorted([*self.mine.values(), *stored], key=lambda t: t.id)
 

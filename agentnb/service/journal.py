@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from ..events import Event
-from ..storage.sql import SQLStore
+from ..storage import SQLStore
 from .approvals import MemoryApprovals, SQLApprovals
 from .sqllog import SQLTaskLog
 from .tasks import TaskState
@@ -57,26 +57,36 @@ class MemoryTaskLog:
 
     def __init__(self) -> None:
         self.approvals: MemoryApprovals | SQLApprovals = MemoryApprovals()
-        self._tasks: dict[str, TaskState] = {}
+        self._tasks: dict[str, TaskState] = {}  # in submission order
+        self._by_session: dict[str, dict[str, TaskState]] = {}
         self._start: dict[str, int] = {}
         self._traces: dict[str, dict[str, list[Event]]] = {}
         self._calls: dict[str, list[dict[str, Any]]] = {}
 
     def put(self, task: TaskState) -> None:
+        if task.id not in self._tasks:  # kept in submission order: a task is put when submitted
+            self._by_session.setdefault(task.session_id, {})[task.id] = task
         self._tasks[task.id] = task
 
     def get(self, task_id: str) -> TaskState | None:
         return self._tasks.get(task_id)
 
     def tasks(self, session_id: str | None = None) -> list[TaskState]:
-        found = sorted(self._tasks.values(), key=lambda t: t.id)  # ids sort by submission
-        return found if session_id is None else [t for t in found if t.session_id == session_id]
+        if session_id is None:
+            return list(self._tasks.values())
+        return list(self._by_session.get(session_id, {}).values())
 
     def start_len(self, task_id: str, length: int) -> int:
         return self._start.setdefault(task_id, length)
 
     def forget(self, task_id: str) -> None:
         """Drop a finished task and its traces (the runtime keeps so many finished ones)."""
+        task = self._tasks.get(task_id)
+        if task is not None:
+            mine = self._by_session[task.session_id]
+            del mine[task_id]
+            if not mine:
+                del self._by_session[task.session_id]
         for kept in (self._tasks, self._start, self._traces, self._calls):
             kept.pop(task_id, None)
         if isinstance(self.approvals, MemoryApprovals):

@@ -331,7 +331,8 @@ class Runtime:
         task.finished = time.time()
         task.run = None
         self.log.end_task(task.id)
-        info = self.changed(task)
+        self.changed(task)
+        info = task.info()
         if task.future is not None and not task.future.done():
             task.future.set_result(info)
         return info
@@ -342,36 +343,51 @@ class Runtime:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    def changed(self, task: TaskState, *, write: bool = True) -> TaskInfo:
-        """A task changed: written to the log (``write``), logged, its watchers told."""
+    def changed(self, task: TaskState, *, write: bool = True) -> None:
+        """A task changed: written to the log (``write``), its watchers told. O(1): nothing
+        is computed for them (a watcher reads ``status``/``info()`` when it shows the task);
+        the log line of its start and of its end is written by :meth:`started` and
+        :meth:`finish`."""
         if write:
             self.log.put(task)
-        info = task.info()
-        if task.status in FINAL or (task.status == "running" and info.iteration == 0):
-            run_id = task.runs[-1].run_id if task.runs else None
-            ids = {"session_id": task.session_id, "task_id": task.id, "run_id": run_id}
-            reason = f" stop_reason={info.stop_reason}" if info.stop_reason else ""
-            line = f"task {task.id} {task.status} (session={task.session_id} run={run_id} "
-            logger.info(
-                line + f"trace={task.trace_id}{reason})", extra=ids | {"trace_id": task.trace_id}
-            )
-        for listener in builtins.list(self._listeners):
-            listener(task)
-        return info
+        if task.status in FINAL:
+            self._log_line(task)
+        if self._listeners:
+            for listener in builtins.list(self._listeners):  # one may unsubscribe meanwhile
+                listener(task)
+
+    def started(self, task: TaskState) -> None:
+        """An attempt of ``task`` has its run: on record (the log line names its ids)."""
+        self.changed(task)
+        self._log_line(task)
+
+    def _log_line(self, task: TaskState) -> None:
+        if not logger.isEnabledFor(logging.INFO):
+            return
+        run_id = task.runs[-1].run_id if task.runs else None
+        ids = {"session_id": task.session_id, "task_id": task.id, "run_id": run_id}
+        stop = task.info().stop_reason if task.status in FINAL else None
+        reason = f" stop_reason={stop}" if stop else ""
+        line = f"task {task.id} {task.status} (session={task.session_id} run={run_id} "
+        logger.info(
+            line + f"trace={task.trace_id}{reason})", extra=ids | {"trace_id": task.trace_id}
+        )
 
     def progress(self, task: TaskState) -> Callable[[Event], None]:
         """A run sink telling the task's watchers of its progress (a model reply, a tool);
         in a persistent log, the attempt's trace is kept at its start and at each round's end
         too (an attempt whose worker dies is listed, with its events up to there)."""
+        listeners, persistent = self._listeners, self.persistent
 
         def sink(event: Event) -> None:
             kind = type(event)
-            if (kind is ToolsExecuted or kind is ContextRestored) and self.persistent:
+            if persistent and (kind is ToolsExecuted or kind is ContextRestored):
                 run = task.run  # kept at its start and at each round's end: none goes unlisted
                 if run is not None:
                     self.log.put_trace(task.id, run.id, list(run.events))
-            if kind in _PROGRESS:
-                self.changed(task, write=False)
+            if listeners and kind in _PROGRESS:
+                for listener in listeners:
+                    listener(task)
 
         return sink
 

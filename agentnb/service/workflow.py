@@ -2,9 +2,9 @@
 
 A task's workflow runs attempts as DBOS steps: an attempt that ended is checkpointed and never
 runs again; one cut short by a crash runs again, resuming the session's last committed round
-(:mod:`.attempt`). The backoff between attempts is a durable sleep (tenacity drives it, as it
-drives the in-process backend's). Each attempt loads the session afresh from the store
-(another worker may have written it) and keeps the task's row in the log current.
+(:mod:`.attempt`). The backoff between attempts is a durable sleep (the retry policy drives
+it as it drives the in-process backend's). Each attempt loads the session afresh from the
+store (another worker may have written it) and keeps the task's row in the log current.
 
 DBOS finds the runtime a workflow runs for through a *configured instance* (its own way of
 binding workflows to objects, recorded by name so a restarted worker finds it again): one
@@ -203,7 +203,7 @@ async def run_attempt(backend: DBOS, task_id: str, session_id: str, text: str) -
         rt.changed(task)
         return {"status": "done", "retryable": False, "expires": None}
     task.run = run
-    rt.changed(task)  # the attempt is on record before it does anything
+    rt.started(task)  # the attempt is on record before it does anything
     backend.live.add(task_id, run)
     try:
         result = await finish_attempt(run)
