@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .._secrets import Secrets
 from ..events import Event, Origin
-from ..session.records import RunRecord
+from ..models import Secrets
+from ..session import RunRecord
 
 if TYPE_CHECKING:
     from .conversations import Conversation

@@ -32,7 +32,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .._secrets import Secrets
 from ..errors import AgentnbError
 from ..events import (
     Event,
@@ -44,7 +43,7 @@ from ..events import (
     RunStopped,
 )
 from ..messages import AssistantMessage, parse_message
-from ..models.base import Delta, ModelRequest, Usage
+from ..models import Delta, ModelRequest, Secrets, Usage
 from ..session import RequestRecord, RunRecord, Session, new_run_id, new_trace_id
 from .calls import ProxiedCall, UpstreamCalled, UpstreamFailed
 from .conversations import Conversation, Conversations, explicit_id

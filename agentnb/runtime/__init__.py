@@ -1,10 +1,15 @@
 """The runtime: one module per lifecycle stage, the loop that orders them, the Run driver.
 
 restore → assemble → call_model → decide → execute_tools → check_stop → persist
+
+Public for a service that runs agents (``agentnb.service``): what a run asks of a
+:class:`CallGuard` before a guarded call (an :class:`ApprovalRequest`, answered with a
+:data:`Verdict`); see :mod:`agentnb.runtime.guard`.
 """
 
 from .check_stop import RunView
+from .guard import ApprovalRequest, CallGuard, Verdict
 from .result import RunResult
 from .run import Run
 
-__all__ = ["Run", "RunResult", "RunView"]
+__all__ = ["ApprovalRequest", "CallGuard", "Run", "RunResult", "RunView", "Verdict"]

@@ -24,8 +24,7 @@ from .tasks import LOST
 if TYPE_CHECKING:
     from ..agent import Agent
     from ..messages import ToolCall
-    from ..runtime.guard import ApprovalRequest, Verdict
-    from ..runtime.run import Run, RunResult
+    from ..runtime import ApprovalRequest, Run, RunResult, Verdict
     from ..session import Session
     from .journal import TaskLog
     from .tasks import Status, TaskState

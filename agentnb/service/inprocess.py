@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import RunStateError, SessionBusy
 from ..events import Event
-from ..runtime.run import Run
+from ..runtime import Run
 from . import stepping
 from .attempt import finish_attempt, start_attempt, status_of
 from .journal import MemoryTaskLog
@@ -32,8 +32,8 @@ from .sqllog import SQLTaskLog
 from .tasks import FINAL, Status, TaskInfo, TaskState
 
 if TYPE_CHECKING:
-    from ..runtime.result import RunResult
-    from ..session.session import Session
+    from ..runtime import RunResult
+    from ..session import Session
     from .runtime import Runtime
 
 __all__ = ["InProcess"]

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models.base import Usage
-from ..session.records import RunRecord
+from ..models import Usage
+from ..session import RunRecord
 from .tasks import TaskState
 
 __all__ = ["record_from_row", "record_row", "task_from_row", "task_row"]

@@ -35,11 +35,9 @@ from ..events import (
     ToolFinished,
     ToolsExecuted,
 )
-from ..runtime.result import RunResult
-from ..session.session import Session
-from ..session.store import MemoryStore, Store, validate_session_id
-from ..storage.sql import SQLStore
-from ..storage.trace import Trace
+from ..runtime import RunResult
+from ..session import MemoryStore, Session, Store, validate_session_id
+from ..storage import SQLStore, Trace
 from .approvals import Pending
 from .backend import Backend
 from .inprocess import InProcess
@@ -51,7 +49,7 @@ from .tasks import FINAL, STATUSES, Status, TaskInfo, TaskNotFound, TaskState, n
 
 if TYPE_CHECKING:
     from ..agent import Agent
-    from ..runtime.guard import Verdict
+    from ..runtime import Verdict
 
 __all__ = ["Backend", "Runtime"]
 

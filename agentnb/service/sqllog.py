@@ -17,8 +17,7 @@ from typing import Any
 
 from ..errors import StoreError
 from ..events import Event
-from ..storage.database import SQLDatabase, Statements
-from ..storage.trace import Trace
+from ..storage import SQLDatabase, Statements, Trace
 from .approvals import MemoryApprovals, SQLApprovals
 from .rows import task_from_row, task_row
 from .tasks import TaskState

@@ -33,15 +33,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
 from ..messages import parse_message
-from ..session.session import Session
-from ..storage.trace import Trace
+from ..session import Session
+from ..storage import Trace
 
 if TYPE_CHECKING:
     from ..agent import Agent
     from ..evals.cache import ResponseCache
     from ..evals.record import EvalRecord
     from ..evals.tasks import Task
-    from ..storage.database import SQLDatabase, Statements
+    from ..storage import SQLDatabase, Statements
     from .durable import DBOS
     from .runtime import Runtime
 

@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import AgentnbError
-from ..models.base import Usage
+from ..models import Usage
 from ..session import new_trace_id
 
 if TYPE_CHECKING:
     import asyncio
 
-    from ..runtime.run import Run
-    from ..session.records import RunRecord
+    from ..runtime import Run
+    from ..session import RunRecord
 
 __all__ = [
     "FINAL",

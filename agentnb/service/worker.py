@@ -29,9 +29,9 @@ import sys
 import traceback
 from typing import Any
 
-from .._secrets import Secrets
 from ..errors import AgentnbError, ConfigurationError
-from ..storage.postgres import describe
+from ..models import Secrets
+from ..storage import describe
 
 __all__ = ["load_factory", "main", "parser", "serve"]
 
@@ -48,10 +48,10 @@ def load_factory(spec: str) -> Any:
 def _store(spec: str) -> Any:
     """A Postgres url or keyword string (``host=... dbname=...``), else a SQLite path."""
     if spec.startswith(("postgresql://", "postgres://")) or re.match(r"\s*\w+\s*=", spec):
-        from ..storage.postgres import PostgresStore
+        from ..storage import PostgresStore
 
         return PostgresStore(spec)
-    from ..storage.sqlite import SQLiteStore
+    from ..storage import SQLiteStore
 
     return SQLiteStore(spec.removeprefix("sqlite:///"))
 

@@ -21,7 +21,7 @@ import time
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ConfigurationError
-from ..runtime.run import Run
+from ..runtime import Run
 from .attempt import Abandoned, finish_attempt, start_attempt, status_of
 from .lease import Membership
 from .policies import Retry, attempts

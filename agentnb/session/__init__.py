@@ -1,6 +1,11 @@
 """A session: the transcript (messages, pairing), its guarded edits, the per-session lock, the
-event bus (one ``seq``), the store it commits to, and the records of its runs."""
+event bus (one ``seq``), the store it commits to, and the records of its runs.
 
+:func:`add_observer` hears every event of every session (what ``an.log`` and
+``an.observe.instrument`` switch on).
+"""
+
+from .bus import add_observer
 from .edits import EditRecord
 from .ids import new_run_id, new_trace_id
 from .records import RequestRecord, RunRecord
@@ -17,6 +22,7 @@ __all__ = [
     "Session",
     "Store",
     "SubscriberError",
+    "add_observer",
     "conversation_problems",
     "new_run_id",
     "new_trace_id",

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ...models.base import Delta, ModelResponse, Usage
+from ...models import Delta, ModelResponse, Usage
 
 __all__ = [
     "WIRES",
