@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
@@ -32,7 +32,10 @@ if TYPE_CHECKING:
     from ..runtime.run import Run
     from .tasks import Task
 
-__all__ = ["derive_seed", "run_agent", "run_task"]
+__all__ = ["Start", "derive_seed", "run_agent", "run_task"]
+
+#: How a run of a task is started: ``start(agent, text)`` (not yet driven).
+Start = Callable[["Agent", str], "Run"]
 
 
 def derive_seed(seed: int, task: str, repeat: int) -> int:
@@ -115,9 +118,15 @@ async def run_task(
     *,
     timeout: float | None,
     cache: ResponseCache | None,
+    session: Session | None = None,
+    start: Start | None = None,
 ) -> tuple[EvalRecord, Session | None, Trace | None, Any]:
     """Run ``task`` once with ``agent`` (the variant ``name``) and check it: its record,
     session, trace and the end state its checks read.
+
+    ``session`` and ``start`` are where its turns run and how each run is started (a fresh
+    session and ``agent.start``; a sweep on the service gives its task's session and the
+    attempt's ``start``: :mod:`agentnb.evals.sweep`).
 
     A replaying run that never left its recording reads the recorded run's end state: its
     tools ran nothing, so the world it answered from is the one the recorded run left."""
@@ -125,7 +134,12 @@ async def run_task(
     if isinstance(agent, App):
         return await run_app(name, agent, task, repeat, run_seed, timeout=timeout)
     record = EvalRecord(name, task.name, repeat, "error", seed=run_seed)
-    session = Session()
+    session = Session() if session is None else session
+    on = session
+
+    def begin(agent: Agent, text: str) -> Run:
+        return agent.start(text, session=on) if start is None else start(agent, text)
+
     runs: list[Run] = []
     state: Any = None
     meter: Metered | None = None
@@ -140,8 +154,8 @@ async def run_task(
                 if isinstance(turn, dict):
                     session.append(turn)
                 else:
-                    await agent.run(turn, session=session)
-            runs.append(agent.start(task.input, session=session))
+                    await begin(agent, turn).finish()
+            runs.append(begin(agent, task.input))
             started = time.perf_counter()
             return await runs[-1].finish()
 

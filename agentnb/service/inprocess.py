@@ -23,10 +23,11 @@ from ..events import Event
 from ..runtime import Run
 from . import stepping
 from .attempt import finish_attempt, start_attempt, status_of
+from .jobs import Job, attempt_job
 from .journal import MemoryTaskLog
 from .lease import Membership, join_in_loop, take_over
 from .parking import Parking
-from .policies import Retry, attempts
+from .policies import NO_RETRY, Retry, attempts
 from .queue import SessionQueues
 from .sqllog import SQLTaskLog
 from .tasks import FINAL, Status, TaskInfo, TaskState
@@ -120,8 +121,9 @@ class InProcess:
             parked = False
             try:
                 parked = await self._execute(task)
-            except Exception as exc:  # a fault of ours must not kill a worker
-                self.end(task, "error", f"{type(exc).__name__}: {exc}")
+            except Exception as exc:  # a fault of ours (or a job's) must not kill a worker
+                status: Status = "cancelled" if task.cancel_requested else "error"
+                self.end(task, status, f"{type(exc).__name__}: {exc}")
             finally:
                 if not parked:  # a parked task keeps its session (see .parking)
                     self.queue.release(task.session_id)
@@ -143,7 +145,7 @@ class InProcess:
         """The run of the task's next attempt (its record joins the task), or None when the
         task's answer is committed already (a crash came after it)."""
         rt = self.rt
-        sinks = [rt.progress(task)]
+        sinks = rt.sinks(task)
         run = start_attempt(
             rt.agent, session, rt.log, task, sinks, rt.approval_timeout, rt.max_lost
         )
@@ -155,16 +157,17 @@ class InProcess:
             run.cancel()
         return run
 
-    def attempted(self, task: TaskState, result: RunResult) -> None:
-        """An attempt's run ended: its events are kept, its record is final."""
+    def attempted(self, task: TaskState, *results: RunResult) -> None:
+        """An attempt's runs ended: their events are kept, their records are final."""
         task.run = None
-        self.rt.log.put_trace(task.id, result.run_id, result.events)
+        for result in results:
+            self.rt.log.put_trace(task.id, result.run_id, result.events)
         self.rt.changed(task)
 
-    def end(self, task: TaskState, status: Status, error: str | None = None) -> TaskInfo:
+    def end(self, task: TaskState, status: Status, error: str | None = None) -> None:
         """The task is over: its session is free (its messages gone if it was rolled back)."""
         if task.status in FINAL:
-            return task.info()
+            return
         if task.status in ("running", "paused"):
             self.running -= 1
         if self.current.get(task.session_id) is task:
@@ -174,21 +177,22 @@ class InProcess:
             if len(session) > task.start_len:
                 session.truncate(task.start_len)  # its messages go; an edit commits at once
         self._wake.pop(task.id, None)
-        info = self.rt.finish(task, status, error)
+        self.rt.finish(task, status, error)
         self.finished.append(task.id)
         while len(self.finished) > self.rt.keep_finished:  # bounded: see Runtime(keep_finished)
             old = self.finished.popleft()
             self.mine.pop(old, None)
             if isinstance(self.rt.log, MemoryTaskLog):  # a SQL log keeps it answerable
                 self.rt.log.forget(old)
-        return info
 
     async def _execute(self, task: TaskState) -> bool:
         """Run the task's attempts; True when it is parked, awaiting approval."""
         session = self.begin(task)
-        wake = self._wake[task.id] = asyncio.Event()
+        job = self.rt.job_of(task)
 
         async def attempt(_: int) -> RunResult | None:
+            if job is not None:
+                return await self._job(job, task, session)
             run = self.start(task, session)
             if run is None:
                 return None
@@ -199,11 +203,12 @@ class InProcess:
                     self.attempted(task, run.result)
 
         async def backoff(seconds: float) -> None:
+            wake = self._wake.setdefault(task.id, asyncio.Event())  # a cancel wakes it at once
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), seconds)  # a cancel wakes it at once
+                await asyncio.wait_for(wake.wait(), seconds)
 
         result = await attempts(
-            self.rt.retry,
+            self.rt.retry if job is None else NO_RETRY,  # a job says what a failure means
             attempt,
             retry_on=lambda r: Retry.retryable(r.error),
             sleep=backoff,
@@ -220,6 +225,22 @@ class InProcess:
             self.end(task, "cancelled" if status == "awaiting_approval" else status)
         return False
 
+    async def _job(self, job: Job, task: TaskState, session: Session) -> RunResult | None:
+        """One attempt of a job's task (see :mod:`.jobs`): its last run's result."""
+        made: list[Run] = []
+
+        def started(run: Run) -> None:
+            made.append(run)
+            self.rt.started(task)  # each run is on record before it does anything
+
+        sinks = self.rt.sinks(task)
+        try:
+            done = await attempt_job(job, task, session, sinks, self.rt.max_lost, started)
+        finally:
+            self.attempted(task, *(r.result for r in made if r.result is not None))
+        last = done.runs[-1] if done.runs else None
+        return last.result if last is not None else None
+
     # -- asking and steering -----------------------------------------------------------------
     def task(self, task_id: str) -> TaskState:
         task = self.mine.get(task_id) or self.rt.log.get(task_id)
@@ -227,10 +248,10 @@ class InProcess:
             raise self.rt.missing(task_id)
         return task
 
-    def tasks(self) -> list[TaskState]:
+    def tasks(self, tags: dict[str, str] | None = None) -> list[TaskState]:
         if not self.rt.persistent:
             return list(self.mine.values())  # submitted here, in order (dicts keep it)
-        stored = [t for t in self.rt.log.tasks() if t.id not in self.mine]
+        stored = [t for t in self.rt.log.tasks(tags=tags) if t.id not in self.mine]
         return sorted([*self.mine.values(), *stored], key=lambda t: t.id)
 
     def submitted(self) -> list[str]:

@@ -32,7 +32,9 @@ class TaskLog(Protocol):
 
     def put(self, task: TaskState) -> None: ...
     def get(self, task_id: str) -> TaskState | None: ...
-    def tasks(self, session_id: str | None = None) -> list[TaskState]: ...  # by submission
+    def tasks(  # in submission order; with tags, at least the tasks that carry them
+        self, session_id: str | None = None, tags: dict[str, str] | None = None
+    ) -> list[TaskState]: ...
     def start_len(self, task_id: str, length: int) -> int: ...  # set once, then read back
     def put_trace(self, task_id: str, run_id: str, events: list[Event]) -> None: ...
     def trace(self, task_id: str) -> list[Event]: ...  # every attempt's events, in order
@@ -71,10 +73,16 @@ class MemoryTaskLog:
     def get(self, task_id: str) -> TaskState | None:
         return self._tasks.get(task_id)
 
-    def tasks(self, session_id: str | None = None) -> list[TaskState]:
+    def tasks(
+        self, session_id: str | None = None, tags: dict[str, str] | None = None
+    ) -> list[TaskState]:
         if session_id is None:
-            return list(self._tasks.values())
-        return list(self._by_session.get(session_id, {}).values())
+            found = list(self._tasks.values())
+        else:
+            found = list(self._by_session.get(session_id, {}).values())
+        if tags:
+            found = [t for t in found if tags.items() <= t.tags.items()]
+        return found
 
     def start_len(self, task_id: str, length: int) -> int:
         return self._start.setdefault(task_id, length)

@@ -1,10 +1,11 @@
 """The task log's rows: a task and its attempts' run records as JSON, and back.
 
 One row per task (``agentnb_tasks.body``): its status, its times, why it ended when no run
-says, and one record per attempt (a :class:`~agentnb.session.records.RunRecord` as a dict;
-the running attempt's figures as they are at the write). A row written by the first release
-(the outcome inline, attempts as summaries) is read too. Fields this release does not know
-are left out, never an error.
+says, its tags, and one record per attempt (a :class:`~agentnb.session.RunRecord` as a dict:
+every field, its tags and annotations too; the running attempt's iterations as they are at
+the write). The task's ``trace_id`` is written for readers of earlier releases; this one
+reads it from the runs. A row written by the first release (the outcome inline, attempts as
+summaries) is read too. Fields this release does not know are left out, never an error.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def task_row(task: TaskState) -> dict[str, Any]:
         "started": task.started,
         "finished": task.finished,
         "error": task.error,
+        "tags": task.tags,
         "runs": [record_row(r, *f) for r, f in zip(task.runs, figures, strict=True)],
     }
 
@@ -44,7 +46,7 @@ def task_from_row(row: dict[str, Any]) -> TaskState:
         id=str(row["id"]),
         session_id=str(row["session_id"]),
         text=str(row["text"]),
-        trace_id=str(row["trace_id"]),
+        tags={str(k): str(v) for k, v in (row.get("tags") or {}).items()},
         status=row["status"],
         created=float(row["created"]),
         started=row.get("started"),
@@ -59,7 +61,7 @@ def record_row(
 ) -> dict[str, Any]:
     """A run's record as a JSON-ready dict (:func:`record_from_row` reverses it); a running
     run's figures are given as they are now."""
-    usage = usage or record.usage
+    cached = record.cached
     return {
         "run_id": record.run_id,
         "trace_id": record.trace_id,
@@ -72,18 +74,39 @@ def record_row(
         "detail": record.detail,
         "stage": record.stage,
         "iterations": record.iterations if iterations is None else iterations,
-        "usage": {
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
-            "total_tokens": usage.total_tokens,
-            "estimated": usage.estimated,
-        },
+        "usage": _usage_row(usage or record.usage),
         "started": record.started,
+        "tags": record.tags,
+        "model": record.model,
+        "cached_calls": record.cached_calls,
+        "cached": None if cached is None else _usage_row(cached),
+        "unmetered": record.unmetered,
+        "latency": record.latency,
+        "annotations": record.annotations,
     }
 
 
+def _usage_row(usage: Usage) -> dict[str, Any]:
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.total_tokens,
+        "estimated": usage.estimated,
+    }
+
+
+def _usage(row: dict[str, Any] | None) -> Usage:
+    row = row or {}
+    return Usage(
+        int(row.get("prompt_tokens", 0)),
+        int(row.get("completion_tokens", 0)),
+        int(row.get("total_tokens", 0)),
+        bool(row.get("estimated", False)),
+    )
+
+
 def record_from_row(row: dict[str, Any]) -> RunRecord:
-    usage = row.get("usage") or {}
+    cached = row.get("cached")
     return RunRecord(
         str(row["run_id"]),
         str(row["trace_id"]),
@@ -95,14 +118,16 @@ def record_from_row(row: dict[str, Any]) -> RunRecord:
         detail=str(row.get("detail") or ""),
         stage=row.get("stage"),
         iterations=int(row.get("iterations", 0)),
-        usage=Usage(
-            int(usage.get("prompt_tokens", 0)),
-            int(usage.get("completion_tokens", 0)),
-            int(usage.get("total_tokens", 0)),
-            bool(usage.get("estimated", False)),
-        ),
+        usage=_usage(row.get("usage")),
         started=float(row.get("started") or 0.0),
         task_id=row.get("task_id"),
+        tags={str(k): str(v) for k, v in (row.get("tags") or {}).items()},
+        model=str(row.get("model") or ""),
+        cached_calls=int(row.get("cached_calls", 0)),
+        cached=None if cached is None else _usage(cached),
+        unmetered=int(row.get("unmetered", 0)),
+        latency=float(row.get("latency") or 0.0),
+        annotations=row.get("annotations"),
     )
 
 

@@ -8,7 +8,7 @@ event bus (one ``seq``), the store it commits to, and the records of its runs.
 from .bus import add_observer
 from .edits import EditRecord
 from .ids import new_run_id, new_trace_id
-from .records import RequestRecord, RunRecord
+from .records import RequestRecord, RunRecord, checked_tags
 from .session import MessageList, Session, SubscriberError, conversation_problems
 from .store import MemoryStore, Records, Store, validate_session_id
 
@@ -23,6 +23,7 @@ __all__ = [
     "Store",
     "SubscriberError",
     "add_observer",
+    "checked_tags",
     "conversation_problems",
     "new_run_id",
     "new_trace_id",

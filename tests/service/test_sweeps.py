@@ -1,4 +1,5 @@
-"""Sweeps on the service (issue 29.5): ``an.evaluate(..., runtime=rt)``."""
+"""Sweeps on the service (issue 29.5): ``an.evaluate(..., runtime=rt)``, each run an ordinary
+task of the runtime (issue 35: one job kind)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,14 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 import agentnb as an
 from agentnb import checks
-from agentnb.service import DBOS, sweeps
+from agentnb.evals import sweep, sweep_job
+from agentnb.service import DBOS
 from agentnb.storage.postgres import PostgresStore
 from tests.service import pgcluster as pg
 from tests.service import sweep_app
@@ -152,16 +153,23 @@ async def test_a_worker_whose_variant_differs_refuses_the_run(tmp_path: Path) ->
     sweep's must not make (and keep) runs of a different agent under the sweep's key."""
     asked: list[str] = []
     rt = _runtime("sqlite", tmp_path, asked)
-    sweep = _variants(asked)
-    mine = {**sweep, "bad": sweep["bad"].copy(instructions="something else")}
-    worker = SimpleNamespace(rt=rt, sweep_variants=mine, sweep_tasks=TASKS)
-    run: Any = sweeps.run_job  # given a stand-in for the worker's backend
-    with pytest.raises(an.ConfigurationError, match="not the sweep's"):
-        await run(worker, "ev-x-1", "bad", "t0", 0, 1, None, sweeps.variant_digest(sweep["bad"]))
-    good = sweeps.variant_digest(sweep["good"])
-    outcome = await run(worker, "ev-x-2", "good", "t0", 0, 1, None, good)
+    sweep_variants = _variants(asked)
+    mine = {**sweep_variants, "bad": sweep_variants["bad"].copy(instructions="something else")}
+    rt.serve(sweep_job.JOB, sweep_job.Evaluations(rt, mine, TASKS))  # as a worker would
+    key = sweep.sweep_key(TASKS, 1, 1)
+
+    def tags(name: str) -> dict[str, str]:
+        digest = sweep.variant_digest(sweep_variants[name]) or ""
+        return {"job": "evaluation", "sweep": key, "variant": name, "digest": digest,
+                "task": "t0", "repeat": "0", "seed": "1", "sweep_seed": "1"}  # fmt: skip
+
+    refused = await rt.wait(await rt.submit("ev-1", "question 0", tags=tags("bad")))
+    made = await rt.wait(await rt.submit("ev-2", "question 0", tags=tags("good")))
     await rt.close()
-    assert outcome == "pass" and asked == ["ok"]
+    assert refused.status == "error" and "not the sweep's" in (refused.error or "")
+    assert not refused.runs  # nothing was made under the sweep's key
+    assert made.status == "done" and asked == ["ok"]
+    assert sweep_job.row_of(made) is not None  # kept: its checks' row on its record
 
 
 def _sweep_worker(
@@ -223,7 +231,7 @@ async def test_a_600_run_sweep_through_two_postgres_workers_one_killed(
         at_kill = len(ev.records)
         await asyncio.wait_for(ev.wait(), 300)
         elapsed = time.monotonic() - killed_at
-        kept = store.database().run("count", "SELECT COUNT(*) FROM agentnb_sweep_runs", ())
+        kept = [i for i in rt.list(tags={"job": "evaluation"}) if sweep_job.row_of(i)]
     finally:
         if rt is not None:
             await rt.close()
@@ -237,7 +245,7 @@ async def test_a_600_run_sweep_through_two_postgres_workers_one_killed(
     plain = await an.evaluate(sweep_app.make_variants(), tasks, repeats=10, seed=3, progress=False)
     # every run counted once
     assert len(ev.records) == 600 and len({r.key for r in ev.records}) == 600
-    assert kept[0][0] == 600
+    assert len(kept) == 600 and len({i.session_id for i in kept}) == 600
     key = ["variant", "task", "repeat"]
     here = ev.runs[COLUMNS].sort_values(key).reset_index(drop=True)
     assert here.equals(plain.runs[COLUMNS].sort_values(key).reset_index(drop=True))
