@@ -8,7 +8,8 @@
     offline = agent.replaying(an.ToolRecording.from_evaluation(ev))   # no side effects
 
 Modules, one concept each: ``tasks`` (Task, TaskSet), ``checks`` (an.checks), ``runner``
-(one run), ``apps`` (an app not built on agentnb as a variant, through the proxy),
+(one run, tagged, its checks annotated on its record: ``checked``), ``record`` (a row: a
+view of the run's record), ``apps`` (an app not built on agentnb as a variant, through the proxy),
 ``evaluate`` (the sweep), ``evaluation`` (its results), ``tables`` and ``statistics`` (the
 numbers: the summary's from numpy, the comparison's from scipy.stats), ``comparison``
 (paired, with a plain verdict, non-inferiority and TOST), ``planning`` (``an.evals.plan``:
@@ -24,6 +25,7 @@ from . import checks, optimise
 from .apps import App, AppContext
 from .batches import PairedCall, batches
 from .cache import CachedModel, ResponseCache
+from .checked import Checked
 from .comparison import Comparison
 from .cost import PRICES as prices
 from .cost import Price, PriceTable
@@ -33,6 +35,7 @@ from .optimise import BudgetWarning, Candidate, Optimisation, optimize
 from .planning import Plan, plan
 from .record import OUTCOMES, EvalRecord
 from .recording import ToolRecording
+from .rows import read_row, records_of
 from .runner import derive_seed
 from .tasks import Task, TaskSet
 
@@ -43,6 +46,7 @@ __all__ = [
     "BudgetWarning",
     "CachedModel",
     "Candidate",
+    "Checked",
     "Comparison",
     "EvalRecord",
     "Evaluation",
@@ -63,5 +67,7 @@ __all__ = [
     "optimize",
     "plan",
     "prices",
+    "read_row",
+    "records_of",
     "start",
 ]

@@ -141,9 +141,11 @@ class App:
         if server is not None:
             server.close()
 
-    async def run(self, task: Task, seed: int) -> tuple[RunResult, Session, Any]:
-        """One run of ``task``: the result rebuilt from the proxied calls, its session and
-        the state end-state checks read."""
+    async def run(
+        self, task: Task, seed: int, *, tags: dict[str, str] | None = None
+    ) -> tuple[RunResult, Session, Any]:
+        """One run of ``task``: the result rebuilt from the proxied calls (its record tagged
+        with ``tags``), its session and the state end-state checks read."""
         base_url = await self.open()
         rid = f"ev-{secrets.token_hex(6)}"
         ctx = AppContext(
@@ -152,10 +154,12 @@ class App:
         assert self._serial is not None
         if self.serial:
             async with self._serial:
-                return await self._run(task, ctx, rid)
-        return await self._run(task, ctx, rid)
+                return await self._run(task, ctx, rid, tags or {})
+        return await self._run(task, ctx, rid, tags or {})
 
-    async def _run(self, task: Task, ctx: AppContext, rid: str) -> tuple[RunResult, Session, Any]:
+    async def _run(
+        self, task: Task, ctx: AppContext, rid: str, tags: dict[str, str]
+    ) -> tuple[RunResult, Session, Any]:
         seen = len(self._proxy.sessions)
         answer: Any = None
         if self.fn is not None:
@@ -163,7 +167,8 @@ class App:
         else:
             answer = await self._command(task.input, ctx, rid)
         session = self._session(rid, seen)
-        return _result(session, task, rid, answer, self._proxy.calls), session, ctx.state
+        result = _result(session, task, rid, answer, self._proxy.calls, tags)
+        return result, session, ctx.state
 
     async def _command(self, text: str, ctx: AppContext, rid: str) -> str:
         assert self.command is not None
@@ -208,7 +213,9 @@ class App:
         return f"<App {what} -> {self.upstream if isinstance(self.upstream, str) else self.name}>"
 
 
-def _result(session: Session, task: Task, rid: str, answer: Any, calls: Any) -> RunResult:
+def _result(
+    session: Session, task: Task, rid: str, answer: Any, calls: Any, tags: dict[str, str]
+) -> RunResult:
     from ..runtime.result import RunResult
 
     wires = session.to_openai()
@@ -243,5 +250,6 @@ def _result(session: Session, task: Task, rid: str, answer: Any, calls: Any) -> 
         detail="" if final else "the app's conversation did not end with a final answer",
         iterations=sum(m.get("role") == "assistant" for m in wires[start:]),
         usage=usage,
+        tags=tags,
     )
     return RunResult(record, session, [], list(session.messages)[start:])

@@ -9,6 +9,7 @@ by default; ``ResponseCache(path)`` also appends to a JSONL file and reads it ba
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import marshal
@@ -49,7 +50,9 @@ def _value(value: Any) -> Any:
         fn = value.__func__ if isinstance(value, types.MethodType) else value
         bound = _value(value.__self__) if isinstance(value, types.MethodType) else None
         cells = [_value(c.cell_contents) for c in fn.__closure__ or ()]
-        code = hashlib.sha256(marshal.dumps(fn.__code__)).hexdigest()[:16]
+        # marshal version 2: no back-references, which later versions write or not by the
+        # objects' reference counts (the same code hashed two ways as a run went on)
+        code = hashlib.sha256(marshal.dumps(fn.__code__, 2)).hexdigest()[:16]
         return {
             "fn": f"{fn.__module__}.{fn.__qualname__}",
             "code": code,
@@ -186,7 +189,9 @@ class ResponseCache:
 
 
 class CachedModel:
-    """``model`` answering from ``cache`` when it can (never streaming: evaluations need none)."""
+    """``model`` answering from ``cache`` when it can, each reply the cache gave marked
+    ``cached=True`` (whole, and on the last fragment when streamed): the run's record counts
+    those calls apart and never bills them. Never streaming itself: evaluations need none."""
 
     streaming = False
 
@@ -206,9 +211,9 @@ class CachedModel:
             self.cache.uncached += 1
             return await self.model.complete(request)
         reply = self.cache.get(key)
-        if reply is not None:
+        if reply is not None:  # marked: the run counts it apart, and never bills it
             self.hits += 1
-            return reply
+            return dataclasses.replace(reply, cached=True)
         reply = await self.model.complete(request)
         self.cache.put(key, reply)
         return reply

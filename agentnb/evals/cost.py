@@ -12,27 +12,29 @@ Provider prices change and differ by contract, so none is shipped: set the ones 
 name no entry matches has an **unknown** price: its cost is ``None`` (NaN in a DataFrame,
 "unknown" in text), never 0.
 
-Each run of an evaluation is metered (:class:`Metered` wraps its model): every model call
-that reached the model, in every turn of the task, also in a run that later timed out or
-raised; a reply answered by the response cache cost nothing and is not counted. So an
-evaluation has two spends: the **true spend** (every run, errors included) and the
-**completed-only spend** (runs that finished, pass or fail), which is what a report that
-forgets its failed runs would show. The optimiser's proposer is metered the same way and
-reported apart.
+Every run meters itself: its record (``session.runs``) sums the tokens of each model call as
+it answers, in every turn of a task, also in a run that later timed out or raised; a reply a
+cache gave (``ModelResponse(cached=True)``, :class:`~agentnb.evals.CachedModel`) is counted
+apart and never billed. :func:`spent` prices runs by one rule: their billed tokens at their
+model's price, **unknown** when the price is, or when a call reported no usage (its tokens are
+an estimate) at a price above 0. So an evaluation has two spends: the **true spend** (every
+run, errors included) and the **completed-only spend** (runs that finished, pass or fail),
+which is what a report that forgets its failed runs would show. The optimiser's proposer runs
+are priced the same way and reported apart.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import math
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigurationError
-from ..models.base import Delta, ModelRequest, ModelResponse, ReplyAssembler
+from ..session import RunRecord
 
-__all__ = ["PRICES", "Metered", "Price", "PriceTable", "money"]
+__all__ = ["PRICES", "Price", "PriceTable", "money", "spent"]
 
 
 @dataclass(frozen=True)
@@ -153,71 +155,16 @@ def money(value: float | None) -> str:
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
-class Metered:
-    """``model`` with every call it really makes counted: ``calls``, ``prompt_tokens``,
-    ``completion_tokens`` (replies a :class:`~agentnb.evals.CachedModel` answered from its
-    cache are left out: they cost nothing) and ``unmetered`` (calls whose reply gave no
-    usage: their tokens are unknown, so is their cost unless the price is 0)."""
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-        self.name = model.name
-        self.streaming = bool(getattr(model, "streaming", False))
-        own = getattr(model, "tokenizer", None)
-        if own is not None:
-            self.tokenizer = own
-        self.calls = 0
-        self.prompt_tokens = 0
-        self.completion_tokens = 0
-        self.unmetered = 0
-
-    def __getattr__(self, name: str) -> Any:
-        # what else the runtime asks of a model (provider, finish_stream...) is the model's own
-        if name.startswith("__") or name == "model":
-            raise AttributeError(name)
-        return getattr(self.model, name)
-
-    def _count(self, response: ModelResponse | None, hits_before: int) -> None:
-        if getattr(self.model, "hits", 0) > hits_before:  # answered from the cache: free
-            return
-        self.calls += 1
-        usage = response.usage if response is not None else None
-        if usage is None:
-            self.unmetered += 1
-            return
-        self.prompt_tokens += usage.prompt_tokens
-        self.completion_tokens += usage.completion_tokens
-
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        before = getattr(self.model, "hits", 0)
-        response: ModelResponse = await self.model.complete(request)
-        self._count(response, before)
-        return response
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[Delta]:
-        before = getattr(self.model, "hits", 0)
-        assembler = ReplyAssembler()
-        async for delta in self.model.stream(request):
-            assembler.add(delta)
-            yield delta
-        if getattr(self.model, "hits", 0) > before:
-            return
-        self.calls += 1
-        if assembler.usage is None:
-            self.unmetered += 1
-        else:
-            self.prompt_tokens += assembler.usage.prompt_tokens
-            self.completion_tokens += assembler.usage.completion_tokens
-
-    def cost(self, prices: PriceTable | None = None) -> float | None:
-        """What the counted calls cost at ``prices`` (the table by default); None when the
-        price is unknown, or when some call's tokens are (and the price is not 0)."""
-        price = (prices or PRICES).lookup(self.name)
-        if price is None:
+def spent(runs: Iterable[RunRecord], prices: PriceTable | None = None) -> float | None:
+    """What ``runs`` cost in USD at ``prices`` (``an.evals.prices`` by default): each run's
+    billed tokens at its model's price. None when a price is unknown, or when a run has calls
+    whose reply gave no usage (their tokens are estimated) at a price above 0: the one rule."""
+    table = prices or PRICES
+    total = 0.0
+    for run in runs:
+        price = table.lookup(run.model)
+        if price is None or (run.unmetered and (price.input or price.output)):
             return None
-        if self.unmetered and (price.input or price.output):
-            return None
-        return price.cost(self.prompt_tokens, self.completion_tokens)
-
-    def __repr__(self) -> str:
-        return f"<Metered {self.name!r}: {self.calls} calls>"
+        billed = run.billed
+        total += price.cost(billed.prompt_tokens, billed.completion_tokens)
+    return total

@@ -21,6 +21,7 @@ from .. import display
 from ..errors import ConfigurationError
 from . import tables
 from .record import EvalRecord
+from .rows import records_of
 from .tasks import Task, TaskSet
 
 if TYPE_CHECKING:
@@ -82,8 +83,10 @@ class Evaluation:
         self.concurrency = concurrency
         self.timeout = timeout
         self.cache = cache
-        #: One record per finished run, in the order they finished.
+        #: One row per finished run, in the order they finished: each a view of the run's
+        #: record (``session.runs``), its figures read from it when asked.
         self.records: list[EvalRecord] = []
+        self._rows: dict[tuple[str, str, int], EvalRecord] = {}
         #: What each variant was (instructions, model, tool descriptions), also after load.
         self.descriptions: dict[str, dict[str, Any]] = {
             name: tables.describe(agent) for name, agent in self.agents.items()
@@ -138,13 +141,15 @@ class Evaluation:
         """Add a finished run (its record, session, trace and the end state its checks read)
         and tell the subscribers: the sweep does, and so do ``load``, ``rerun`` and
         ``extend`` for the runs they keep."""
+        key = record.key
         self.records.append(record)
+        self._rows[key] = record
         if state is not None:
-            self._states[record.key] = state
+            self._states[key] = state
         if session is not None:
-            self._sessions[record.key] = session
+            self._sessions[key] = session
         if trace is not None:
-            self._traces[record.key] = trace
+            self._traces[key] = trace
         for callback in list(self._subscribers):
             self._tell(callback, record)
 
@@ -258,14 +263,31 @@ class Evaluation:
 
         return from_records(records, tasks=tasks, errors=errors, seed=seed)
 
+    @classmethod
+    def from_sessions(
+        cls,
+        sessions: Iterable[Session],
+        *,
+        tasks: TaskSet | Iterable[Task] | None = None,
+        errors: Errors = "fail",
+        seed: int = 0,
+    ) -> Evaluation:
+        """A finished evaluation of the runs these sessions hold, tagged with their row
+        (``variant``, ``task``, ``repeat``, ``seed``) and checked
+        (:func:`agentnb.evals.records_of`): the evaluation of runs made elsewhere, e.g. as a
+        service's tasks. Each row keeps its session."""
+        from .saving import from_records
+
+        return from_records(records_of(sessions), tasks=tasks, errors=errors, seed=seed)
+
     # -- reading ----------------------------------------------------------------------------
     def record(self, variant: str, task: Task | str, repeat: int = 0) -> EvalRecord:
         """The record of one run (``KeyError`` when it has not finished)."""
         key = (variant, task.name if isinstance(task, Task) else task, repeat)
-        for r in self.records:
-            if r.key == key:
-                return r
-        raise KeyError(f"no finished run {key}; variants: {self.variants}")
+        found = self._rows.get(key)
+        if found is None:
+            raise KeyError(f"no finished run {key}; variants: {self.variants}")
+        return found
 
     def session(self, variant: str, task: Task | str, repeat: int = 0) -> Session:
         """The session of one run (evaluating it shows its live view)."""

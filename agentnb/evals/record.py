@@ -1,69 +1,162 @@
-"""EvalRecord: what one run of an evaluation did — its outcome, checks and metrics."""
+"""EvalRecord: one row of an evaluation, read from the record of its run.
+
+The run is the record (DESIGN invariant 7): an evaluation's run is an ordinary agent run on a
+session of its own, its record in ``session.runs`` tagged with the row it is
+(``variant``, ``task``, ``repeat``, ``seed``) and annotated with its checks
+(:mod:`agentnb.evals.checked`). An :class:`EvalRecord` copies nothing: each figure is read
+from those records and the session's messages when asked, so a table never disagrees with
+the runs it shows.
+
+* From the task's run (its last turn, the one the checks read): ``stop_reason``, ``output``,
+  ``model_calls`` (its iterations), ``tokens`` (its usage), ``latency`` (on the events'
+  clock), ``model``, its ids; and, from its messages, ``steps`` (replies that called tools),
+  ``tool_calls`` and ``tool_errors``.
+* From every run of the row (each turn of a multi-turn task, also one that timed out or
+  raised): ``prompt_tokens`` and ``completion_tokens`` (billed: replies a cache gave are
+  free), ``cached_calls``, ``unmetered`` and :meth:`EvalRecord.cost`.
+* From the checks' annotation: ``outcome``, ``checks``, ``error``.
+* ``divergence``: where a replaying run first left its recording, over the whole session.
+
+:func:`agentnb.evals.records_of` turns tagged sessions into rows (a service that ran an
+evaluation's runs as its tasks, a file read back); ``EvalRecord(variant, task, repeat,
+outcome, ...)`` builds a row by hand (results made elsewhere): its run is a record made from
+the figures given (:mod:`agentnb.evals.handmade`).
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+from ..errors import ConfigurationError
+from ..session import RunRecord
+from .batches import PairedCall, batches
+from .checked import OUTCOMES, Checked, checked
 from .checks.base import CheckResult
-from .cost import PRICES, PriceTable
+from .cost import PriceTable, spent
+from .handmade import made_run
 
-__all__ = ["OUTCOMES", "EvalRecord"]
+if TYPE_CHECKING:
+    from ..session import Session
 
-#: ``pass``: every check passed; ``fail``: some check failed; ``error``: the run or a check
-#: raised (a model or HTTP failure, a timeout, a broken check): not the agent's answer.
-OUTCOMES = ("pass", "fail", "error")
+__all__ = ["OUTCOMES", "REPLAY_MISSES", "EvalRecord", "row_tags"]
+
+#: The error kinds of a replaying tool that left its recorded trajectory.
+REPLAY_MISSES = ("mismatch", "exhausted", "not_recorded")
+#: Figures read from a run's messages: a row built by hand has none to read them from.
+FROM_MESSAGES = ("steps", "tool_calls", "tool_errors", "divergence")
 
 
-@dataclass(slots=True)
+def row_tags(variant: str, task: str, repeat: int, seed: int) -> dict[str, str]:
+    """The tags of an evaluation's run: the row it is (tags are text)."""
+    return {"variant": variant, "task": task, "repeat": str(repeat), "seed": str(seed)}
+
+
 class EvalRecord:
-    """One finished run of an evaluation: one (variant, task, repeat).
+    """One finished run of an evaluation, one (variant, task, repeat): a read-only view of
+    its ``run`` (the task's :class:`~agentnb.session.RunRecord`) and ``session`` (see the
+    module docstring)."""
 
-    ``steps`` counts replies that called tools (reply batches), ``model_calls`` every model
-    call of the run (the final answer included), ``tool_errors`` tool results that were
-    errors of any kind. ``tokens`` and ``latency`` (seconds) cover the task's last turn.
-    ``divergence`` says where a replaying variant left its recording ("" when it did not).
+    __slots__ = ("run", "session")
 
-    Money (see :mod:`agentnb.evals.cost`): ``model`` is the model's name, ``prompt_tokens``
-    and ``completion_tokens`` what the run really sent and received over every model call of
-    every turn (cache hits are free and left out; a run that errored keeps what it spent
-    before), ``unmetered`` the calls whose reply gave no usage. :meth:`cost` prices them
-    with the price table as it is when asked.
-    """
+    run: RunRecord
+    session: Session | None
 
-    variant: str
-    task: str
-    repeat: int
-    outcome: Literal["pass", "fail", "error"]
-    checks: list[CheckResult] = field(default_factory=list)
-    stop_reason: str | None = None
-    steps: int = 0
-    model_calls: int = 0
-    tool_calls: int = 0
-    tool_errors: int = 0
-    tokens: int = 0
-    latency: float = 0.0
-    seed: int = 0
-    error: str = ""
-    output: str | None = None
-    divergence: str = ""
-    cached_calls: int = 0
-    model: str = ""
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    unmetered: int = 0
+    def __init__(
+        self,
+        variant: str,
+        task: str,
+        repeat: int,
+        outcome: str,
+        checks: Iterable[CheckResult | Sequence[Any]] = (),
+        stop_reason: str | None = None,
+        steps: int = 0,
+        model_calls: int = 0,
+        tool_calls: int = 0,
+        tool_errors: int = 0,
+        tokens: int = 0,
+        latency: float = 0.0,
+        seed: int = 0,
+        error: str = "",
+        output: str | None = None,
+        divergence: str = "",
+        cached_calls: int = 0,
+        model: str = "",
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        unmetered: int = 0,
+    ) -> None:
+        """A row built by hand: its run's record is made from these figures (``tokens`` the
+        task run's total, ``prompt_tokens``/``completion_tokens`` what every turn billed).
+        Figures read from messages (steps, tool calls and errors, divergence) cannot be
+        given: with no messages they would be made up."""
+        given = {"steps": steps, "tool_calls": tool_calls, "tool_errors": tool_errors}
+        made_up = [f"{k}={v!r}" for k, v in {**given, "divergence": divergence}.items() if v]
+        if made_up:
+            raise ConfigurationError(
+                f"EvalRecord({variant!r}, {task!r}, ...): {', '.join(made_up)} are read from a "
+                "run's messages, and a row built by hand has none; leave them out, or read the "
+                "row from its run with EvalRecord.of(session.runs[-1], session)"
+            )
+        figures: dict[str, Any] = {"outcome": outcome, "checks": checks, "error": error}
+        figures.update(stop_reason=stop_reason, model_calls=model_calls, tokens=tokens)
+        figures.update(latency=latency, output=output, cached_calls=cached_calls, model=model)
+        figures.update(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        figures.update(unmetered=unmetered)
+        run = made_run(figures, row_tags(variant, task, repeat, seed))
+        self.run, self.session = run, None
 
-    def cost(self, prices: PriceTable | None = None) -> float | None:
-        """What this run spent in USD at ``prices`` (``an.evals.prices`` by default); None
-        when the model's price is unknown (or some call's tokens are, at a price above 0)."""
-        price = (prices or PRICES).lookup(self.model)
-        if price is None or (self.unmetered and (price.input or price.output)):
-            return None
-        return price.cost(self.prompt_tokens, self.completion_tokens)
+    @classmethod
+    def of(cls, run: RunRecord, session: Session | None = None) -> EvalRecord:
+        """The row of ``run`` (tagged, and annotated with its checks) on ``session``."""
+        tags = run.tags
+        if "variant" not in tags or "task" not in tags or "repeat" not in tags:
+            raise ConfigurationError(
+                f"run {run.run_id} is not an evaluation's run: its tags {tags} name no "
+                "variant, task and repeat"
+            )
+        row = cls.__new__(cls)
+        row.run, row.session = run, session
+        return row
+
+    @property
+    def variant(self) -> str:
+        return self.run.tags["variant"]
+
+    @property
+    def task(self) -> str:
+        return self.run.tags["task"]
+
+    @property
+    def repeat(self) -> int:
+        return int(self.run.tags["repeat"])
+
+    @property
+    def seed(self) -> int:
+        return int(self.run.tags.get("seed", 0))
 
     @property
     def key(self) -> tuple[str, str, int]:
         return self.variant, self.task, self.repeat
+
+    # -- what its checks found ----------------------------------------------------------------
+    @property
+    def checked(self) -> Checked:
+        """The checks' annotation (a run not checked yet is an ``error`` saying so)."""
+        found = checked(self.run)
+        return found if found is not None else Checked("error", (), "the run was not checked")
+
+    @property
+    def outcome(self) -> str:
+        return self.checked.outcome
+
+    @property
+    def checks(self) -> list[CheckResult]:
+        return list(self.checked.checks)
+
+    @property
+    def error(self) -> str:
+        return self.checked.error
 
     @property
     def passed(self) -> bool:
@@ -72,22 +165,136 @@ class EvalRecord:
     @property
     def failed_checks(self) -> list[CheckResult]:
         """The checks that failed, with their reasons."""
-        return [c for c in self.checks if not c.passed]
+        return [c for c in self.checked.checks if not c.passed]
 
+    # -- what the task's run did --------------------------------------------------------------
+    stop_reason = property(lambda self: self.run.stop_reason)
+    output = property(lambda self: self.run.output)
+    model_calls = property(lambda self: self.run.iterations)
+    latency = property(lambda self: self.run.latency)
+    model = property(lambda self: self.run.model)
+    run_id = property(lambda self: self.run.run_id)
+    trace_id = property(lambda self: self.run.trace_id)
+
+    @property
+    def tokens(self) -> int:
+        return self.run.usage.total_tokens
+
+    @property
+    def messages(self) -> list[Any]:
+        """The messages of the task's run (its input first); none without a session."""
+        run, session = self.run, self.session
+        if session is None or run.start is None:
+            return []
+        return list(session.messages[run.start : run.end if run.end >= 0 else None])
+
+    def trajectory(self) -> list[list[PairedCall]]:
+        """The task run's tool calls, one list per reply (see :mod:`agentnb.evals.batches`)."""
+        return batches(self.messages)
+
+    @property
+    def steps(self) -> int:
+        return len(self.trajectory())
+
+    @property
+    def tool_calls(self) -> int:
+        return sum(len(b) for b in self.trajectory())
+
+    @property
+    def tool_errors(self) -> int:
+        return sum(c.kind is not None for b in self.trajectory() for c in b)
+
+    @property
+    def divergence(self) -> str:
+        """Where a replaying run first left its recording (any turn), or ""."""
+        if self.session is None:
+            return ""
+        for batch in batches(self.session.messages):
+            for call in batch:
+                if call.kind in REPLAY_MISSES:
+                    return f"{call.where}: {call} is a replay {call.kind}"
+        return ""
+
+    # -- what every turn spent ------------------------------------------------------------------
+    @property
+    def runs(self) -> list[RunRecord]:
+        """Every run of the row, in order: each turn of the task (its runs on the session
+        tagged as this one), the task's run last."""
+        run, session = self.run, self.session
+        mine = [r for r in session.runs if r.tags == run.tags] if session is not None else []
+        if not any(r is run for r in mine):
+            mine.append(run)
+        return mine
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(r.billed.prompt_tokens for r in self.runs)
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(r.billed.completion_tokens for r in self.runs)
+
+    @property
+    def cached_calls(self) -> int:
+        return sum(r.cached_calls for r in self.runs)
+
+    @property
+    def unmetered(self) -> int:
+        return sum(r.unmetered for r in self.runs)
+
+    def cost(self, prices: PriceTable | None = None) -> float | None:
+        """What every turn spent in USD at ``prices`` (``an.evals.prices`` by default); None
+        when a price is unknown (see :func:`agentnb.evals.cost.spent`)."""
+        return spent(self.runs, prices)
+
+    # -- as data ----------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["checks"] = [list(c) for c in self.checks]
-        return data
+        """The row as plain data, every figure as the tables show it (read once each;
+        ``cost`` at ``an.evals.prices`` as they are now, None when unknown)."""
+        found = self.checked
+        trajectory = self.trajectory()
+        runs = self.runs
+        return {
+            "variant": self.variant,
+            "task": self.task,
+            "repeat": self.repeat,
+            "outcome": found.outcome,
+            "checks": [list(c) for c in found.checks],
+            "stop_reason": self.stop_reason,
+            "steps": len(trajectory),
+            "model_calls": self.model_calls,
+            "tool_calls": sum(len(b) for b in trajectory),
+            "tool_errors": sum(c.kind is not None for b in trajectory for c in b),
+            "tokens": self.tokens,
+            "latency": self.latency,
+            "seed": self.seed,
+            "error": found.error,
+            "output": self.output,
+            "divergence": self.divergence,
+            "cached_calls": sum(r.cached_calls for r in runs),
+            "model": self.model,
+            "prompt_tokens": sum(r.billed.prompt_tokens for r in runs),
+            "completion_tokens": sum(r.billed.completion_tokens for r in runs),
+            "unmetered": sum(r.unmetered for r in runs),
+            "cost": spent(runs),
+            "run_id": self.run_id,
+            "trace_id": self.trace_id,
+        }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EvalRecord:
-        fields = dict(data)
-        fields["checks"] = [CheckResult(*c) for c in fields.get("checks") or ()]
+    def from_dict(cls, data: Mapping[str, Any]) -> EvalRecord:
+        """A row built by hand from :meth:`to_dict`'s data (its ids and the figures read
+        from messages left out: they belong to the run it came from)."""
+        fields = {k: v for k, v in data.items() if k not in ("run_id", "trace_id", "cost")}
+        for name in FROM_MESSAGES:
+            if not fields.get(name):
+                fields.pop(name, None)
         return cls(**fields)
 
     def __repr__(self) -> str:
-        why = "; ".join(f"{c.name}: {c.reason}" for c in self.failed_checks) or self.error
+        found = self.checked
+        why = "; ".join(f"{c.name}: {c.reason}" for c in self.failed_checks) or found.error
         return (
-            f"<EvalRecord {self.variant}/{self.task}#{self.repeat} {self.outcome}"
+            f"<EvalRecord {self.variant}/{self.task}#{self.repeat} {found.outcome}"
             f"{' — ' + why[:100] if why else ''}>"
         )

@@ -1,29 +1,32 @@
 """Running one (variant, task, repeat): a fresh session, the per-run seed, the checks.
 
-Nothing a run does stops the sweep: a model or HTTP failure, a timeout, a check that raises
-each become an ``error`` record with its text. The run's session is kept for
-:meth:`Evaluation.session`, the trajectory diff and tool recordings.
+Each turn of the task is an ordinary run on the session, tagged with the row it is
+(``variant``, ``task``, ``repeat``, ``seed``): its record in ``session.runs`` meters it (tokens
+as each call answers, cache hits apart, its duration on the events' clock). When the task's
+run has ended its checks read it, and what they found is annotated on its record
+(:mod:`agentnb.evals.checked`): the row (:class:`~agentnb.evals.EvalRecord`) is a view of
+those records. Nothing a run does stops the sweep: a model or HTTP failure, a timeout, a check
+that raises each become an ``error`` with its text. A run that never started (a setup that
+raised, a timeout before it) still has a record, with no figures, carrying the error.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
-from ..session import Session
+from ..session import RunRecord, Session, new_run_id, new_trace_id
 from ..storage.trace import Trace
 from ..tools import Toolset
 from ..tools.replaying import replaying, source_of
 from .apps import App
-from .batches import batches
 from .cache import CachedModel, ResponseCache
+from .checked import Checked, annotate
 from .checks.base import CheckResult, Evidence, run_check
-from .cost import Metered
-from .record import EvalRecord
+from .record import EvalRecord, row_tags
 from .replayer import replaying_run
 
 if TYPE_CHECKING:
@@ -32,10 +35,10 @@ if TYPE_CHECKING:
     from ..runtime.run import Run
     from .tasks import Task
 
-__all__ = ["Start", "derive_seed", "run_agent", "run_task"]
+__all__ = ["Start", "check", "derive_seed", "run_agent", "run_task"]
 
-#: How a run of a task is started: ``start(agent, text)`` (not yet driven).
-Start = Callable[["Agent", str], "Run"]
+#: How a turn of a task is started: ``start(agent, text, tags)`` (a run not yet driven).
+Start = Callable[["Agent", str, dict[str, str]], "Run"]
 
 
 def derive_seed(seed: int, task: str, repeat: int) -> int:
@@ -44,9 +47,13 @@ def derive_seed(seed: int, task: str, repeat: int) -> int:
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
-def run_agent(agent: Agent, seed: int, repeat: int, cache: ResponseCache | None) -> Agent:
+def run_agent(
+    agent: Agent, seed: int, repeat: int, cache: ResponseCache | None, *, own: bool = False
+) -> Agent:
     """The agent of one run: its model reseeded (``with_seed``), or the ``seed`` request
-    parameter for an OpenAI-compatible model, and answered from ``cache`` when given."""
+    parameter for an OpenAI-compatible model, and answered from ``cache`` when given. A copy
+    when anything changes or the run needs its ``own`` (its task's tools or setup change it);
+    else ``agent`` itself (runs share an agent as concurrent ``agent.run`` calls do)."""
     model: Any = agent.model
     changes: dict[str, Any] = {}
     reseed = getattr(model, "with_seed", None)
@@ -55,14 +62,8 @@ def run_agent(agent: Agent, seed: int, repeat: int, cache: ResponseCache | None)
     elif _takes_seed(model) and "seed" not in agent.model_params:
         changes["model_params"] = {**agent.model_params, "seed": seed}
     if cache is not None and model is not None:
-        model = changes["model"] = CachedModel(model, cache, repeat)
-    if model is not None:  # every call it really makes counted (agentnb.evals.cost)
-        changes["model"] = Metered(model)
-    return agent.copy(**changes)
-
-
-#: The error kinds of a replaying tool that left its recorded trajectory.
-REPLAY_MISSES = ("mismatch", "exhausted", "not_recorded")
+        changes["model"] = CachedModel(model, cache, repeat)
+    return agent.copy(**changes) if changes or own else agent
 
 
 def _takes_seed(model: Any) -> bool:
@@ -72,18 +73,11 @@ def _takes_seed(model: Any) -> bool:
     return isinstance(model, OpenAIModel)
 
 
-def _divergence(messages: Iterable[Any]) -> str:
-    """Where a replaying run first left its recording (any turn), or ""."""
-    for batch in batches(messages):
-        for call in batch:
-            if call.kind in REPLAY_MISSES:
-                return f"{call.where}: {call} is a replay {call.kind}"
-    return ""
-
-
 def prepare(agent: Agent, task: Task) -> tuple[Agent, Any]:
     """The run's agent with the task's own tools (``Task(tools=factory)``, wrapped to replay
     when ``agent`` replays) and its setup applied, and the state end-state checks read.
+    ``agent`` is changed in place: :func:`run_agent`'s copy when the task has tools or a
+    setup (see :func:`run_task`).
 
     A replaying agent whose tools a setup replaced with live ones raises here, before the
     run: those tools would execute, silently, in a run meant to replay."""
@@ -121,115 +115,110 @@ async def run_task(
     session: Session | None = None,
     start: Start | None = None,
 ) -> tuple[EvalRecord, Session | None, Trace | None, Any]:
-    """Run ``task`` once with ``agent`` (the variant ``name``) and check it: its record,
-    session, trace and the end state its checks read.
+    """Run ``task`` once with ``agent`` (the variant ``name``) and check it: its row, session,
+    trace and the end state its checks read.
 
-    ``session`` and ``start`` are where its turns run and how each run is started (a fresh
-    session and ``agent.start``; a sweep on the service gives its task's session and the
-    attempt's ``start``: :mod:`agentnb.evals.sweep`).
+    ``session`` and ``start`` are where its turns run and how each is started (a fresh
+    session and ``agent.start``; a sweep on the service gives its task's session and its
+    attempt's ``start``, so each turn is one of the task's runs: :mod:`agentnb.evals.sweep`).
 
     A replaying run that never left its recording reads the recorded run's end state: its
     tools ran nothing, so the world it answered from is the one the recorded run left."""
     run_seed = derive_seed(seed, task.name, repeat)
+    tags = row_tags(name, task.name, repeat, run_seed)
     if isinstance(agent, App):
         return await run_app(name, agent, task, repeat, run_seed, timeout=timeout)
-    record = EvalRecord(name, task.name, repeat, "error", seed=run_seed)
     session = Session() if session is None else session
     on = session
 
     def begin(agent: Agent, text: str) -> Run:
-        return agent.start(text, session=on) if start is None else start(agent, text)
+        if start is not None:
+            return start(agent, text, tags)
+        return agent.start(text, session=on, tags=tags)
 
     runs: list[Run] = []
+    last: Run | None = None  # the task's own run (its last turn), once started
     state: Any = None
-    meter: Metered | None = None
-    started = time.perf_counter()
+    error = ""
     try:
-        agent, state = prepare(run_agent(agent, run_seed, repeat, cache), task)
-        meter = agent.model if isinstance(agent.model, Metered) else None
+        own = task.tools is not None or task.setup is not None  # they change the agent
+        agent, state = prepare(run_agent(agent, run_seed, repeat, cache, own=own), task)
 
         async def turns() -> RunResult:
-            nonlocal started
+            nonlocal last
             for turn in task.history:  # earlier turns set the scene, inside the same timeout
                 if isinstance(turn, dict):
                     session.append(turn)
                 else:
-                    await begin(agent, turn).finish()
-            runs.append(begin(agent, task.input))
-            started = time.perf_counter()
-            return await runs[-1].finish()
+                    runs.append(begin(agent, turn))
+                    await runs[-1].finish()
+            last = begin(agent, task.input)
+            runs.append(last)
+            return await last.finish()
 
         try:
             with replaying_run((name, task.name, repeat)):
                 async with asyncio.timeout(timeout):
                     await turns()
         except TimeoutError:
-            record.error = f"timed out after {timeout:g} s"
+            error = f"timed out after {timeout:g} s"
     except Exception as exc:
-        record.error = f"{type(exc).__name__}: {exc}"
-    record.latency = time.perf_counter() - started
-    if meter is not None:  # what it spent, also when it errored
-        record.model = meter.name
-        record.prompt_tokens = meter.prompt_tokens
-        record.completion_tokens = meter.completion_tokens
-        record.unmetered = meter.unmetered
-    result = runs[-1].result if runs else None
+        error = f"{type(exc).__name__}: {exc}"
+    # the row's run: the task's, else the last turn that began, else one that never started
+    record = runs[-1].record if runs else _never_started(task, tags)
+    result = last.result if last is not None else None
     if result is None:
-        return record, session, None, None
-    _measure(record, result, agent.model)
+        annotate(record, Checked.of((), error or "the run did not start"))
+        return EvalRecord.of(record, session), session, None, None
     recorded = getattr(agent.replay, "end_state", None)
-    if callable(recorded) and not record.divergence:
+    row = EvalRecord.of(record, session)
+    if callable(recorded) and not row.divergence:
         state = recorded((name, task.name, repeat), state)
-    await _check(record, Evidence(result, state, task), timeout)
-    return record, session, Trace(result.events), state
+    annotate(record, await check(Evidence(result, state, task), timeout, error))
+    return row, session, Trace(result.events), state
 
 
-async def _check(record: EvalRecord, evidence: Evidence, timeout: float | None) -> None:
-    """Run the task's checks on one run, each within ``timeout``, and set its outcome."""
-    for check in evidence.task.checks:
+async def check(evidence: Evidence, timeout: float | None, error: str = "") -> Checked:
+    """Run the task's checks on one run, each within ``timeout``: what they found (``error``:
+    what already went wrong in the run, e.g. its timeout; a check that times out or raises
+    adds its own when there is none)."""
+    results: list[CheckResult] = []
+    for c in evidence.task.checks:
         try:
-            record.checks.append(await run_check(check, evidence, timeout))
+            results.append(await run_check(c, evidence, timeout))
         except TimeoutError:
             why = f"timed out after {timeout:g} s"
-            record.checks.append(CheckResult(check.name, False, why))
-            record.error = record.error or f"check {check.name} {why}"
+            results.append(CheckResult(c.name, False, why))
+            error = error or f"check {c.name} {why}"
         except Exception as exc:
-            record.checks.append(CheckResult(check.name, False, f"raised {exc!r}"))
-            record.error = record.error or f"check {check.name} raised {type(exc).__name__}: {exc}"
-    if not record.error:
-        record.outcome = "pass" if all(c.passed for c in record.checks) else "fail"
+            results.append(CheckResult(c.name, False, f"raised {exc!r}"))
+            error = error or f"check {c.name} raised {type(exc).__name__}: {exc}"
+    return Checked.of(results, error)
 
 
 async def run_app(
     name: str, app: App, task: Task, repeat: int, seed: int, *, timeout: float | None
 ) -> tuple[EvalRecord, Session | None, Trace | None, Any]:
-    """One run of an app (see :mod:`agentnb.evals.apps`), checked like an agent's."""
-    record = EvalRecord(name, task.name, repeat, "error", seed=seed)
-    started = time.perf_counter()
+    """One run of an app (see :mod:`agentnb.evals.apps`), checked like an agent's: its
+    record is rebuilt from the calls the proxy saw, tagged as the row it is."""
+    tags = row_tags(name, task.name, repeat, seed)
+    error = ""
     try:
         async with asyncio.timeout(timeout):
-            result, session, state = await app.run(task, seed)
+            result, session, state = await app.run(task, seed, tags=tags)
     except TimeoutError:
-        record.error = f"timed out after {timeout:g} s"
-        return record, None, None, None
+        error = f"timed out after {timeout:g} s"
     except Exception as exc:
-        record.error = f"{type(exc).__name__}: {exc}"
-        return record, None, None, None
-    record.latency = time.perf_counter() - started
-    _measure(record, result, None)
-    await _check(record, Evidence(result, state, task), timeout)
-    return record, session, None, state
+        error = f"{type(exc).__name__}: {exc}"
+    if error:
+        record = _never_started(task, tags)
+        annotate(record, Checked.of((), error))
+        return EvalRecord.of(record), None, None, None
+    annotate(result.record, await check(Evidence(result, state, task), timeout))
+    return EvalRecord.of(result.record, session), session, None, state
 
 
-def _measure(record: EvalRecord, result: RunResult, model: Any) -> None:
-    trajectory = batches(result.messages)
-    record.stop_reason = result.stop_reason
-    record.steps = len(trajectory)
-    record.model_calls = result.iterations
-    record.tool_calls = sum(len(b) for b in trajectory)
-    record.tool_errors = sum(c.kind is not None for b in trajectory for c in b)
-    record.tokens = result.usage.total_tokens
-    record.output = result.output
-    record.divergence = _divergence(result.session.messages)
-    inner = model.model if isinstance(model, Metered) else model
-    record.cached_calls = inner.hits if isinstance(inner, CachedModel) else 0
+def _never_started(task: Task, tags: dict[str, str]) -> RunRecord:
+    """The record of a run that never started: its ids and tags, no figures (``start`` is
+    None: it never held its session)."""
+    return RunRecord(new_run_id(), new_trace_id(), task.input, tags=tags)

@@ -1,10 +1,14 @@
 """Saving an evaluation to one JSONL file, and loading it back without any model.
 
-Line 1 is the header: format, settings, variants and what they were, the tasks with their
-checks, and the file's **string table**. Then one line per run: its record (checks with
-reasons), its session's messages in OpenAI shape and the trace of its last turn (the
-events, each message once, the ids every event of the run carries written once in ``run``;
-``save(path, traces=False)`` leaves them out). Content shared
+The file is an export of the evaluation's runs, as a store keeps them: line 1 is the header
+(format, settings, variants and what they were, the tasks with their checks, and the file's
+**string table**); then one line per row: its session (id and messages in OpenAI shape), the
+records of its runs (each turn of the task, the task's run last: tags, usage, latency, the
+checks' annotation; :meth:`~agentnb.session.RunRecord.to_dict`) and the trace of its task's
+run (the events, each message once, the ids every event of the run carries written once in
+``run``; ``save(path, traces=False)`` leaves them out). Loading puts the records back in
+their session's ``runs``: every figure of every table is read from them again, nothing was
+copied into the file that the runs do not hold. Content shared
 between runs is stored once: every string of 24 characters or more that occurs twice or
 more (a system prompt, a tool schema's description, a tool result the repeats all got, the
 ids every event of a run carries) is written once in the table and referred to as
@@ -18,7 +22,9 @@ file reads back. Checks are kept whole: an importable function by its path, one 
 notebook by its source (see :mod:`agentnb.evals.checks.base`); a check that cannot be kept
 makes the save refuse, naming it. A loaded evaluation has every record, check, session and
 trace: it shows its matrix, compares, builds tool recordings and replays runs as regression
-tests; only ``rerun`` needs the agents again.
+tests; only ``rerun`` needs the agents again. Files of earlier formats
+(``agentnb.evaluation/1`` and ``/2``, one copied record per row) load too: each row is read
+into its run's record (:mod:`agentnb.evals.upgrade`), and saving writes this format.
 """
 
 from __future__ import annotations
@@ -35,15 +41,16 @@ from ..errors import ConfigurationError
 from ..session import Session
 from ..storage.trace import Trace
 from .record import EvalRecord
+from .rows import read_row
 from .tasks import Task, TaskSet
+from .upgrade import OLD_EVALUATIONS, old_row
 
 if TYPE_CHECKING:
     from .evaluation import Evaluation
 
 __all__ = ["FORMAT", "load", "save"]
 
-FORMAT = "agentnb.evaluation/2"
-_OLD = "agentnb.evaluation/1"
+FORMAT = "agentnb.evaluation/3"
 #: Strings at least this long are stored once when they occur more than once.
 SHARED = 24
 SHARED_OBJECTS = 64
@@ -167,8 +174,9 @@ def dump(ev: Evaluation, *, traces: bool = True) -> list[str]:
         events = [json.loads(x) for x in lines if x.strip()] if lines else None
         entries.append(
             {
-                "record": r.to_dict(),
+                "session": session.id if session is not None else None,
                 "messages": session.to_openai() if session is not None else None,
+                "runs": [run.to_dict() for run in r.runs],
                 "trace": events,
                 "run": _factor(events) if events else None,
             }
@@ -204,9 +212,13 @@ def load_lines(
         header = json.loads(lines[0][1])
     except (IndexError, ValueError) as exc:
         raise ConfigurationError(f"{path} is not a saved evaluation ({exc})") from None
-    if not isinstance(header, dict) or header.get("format") not in (FORMAT, _OLD):
+    known = (FORMAT, *OLD_EVALUATIONS)
+    if not isinstance(header, dict) or header.get("format") not in known:
         shown = header.get("format") if isinstance(header, dict) else header
-        raise ConfigurationError(f"{path} is not a saved evaluation ({shown!r})")
+        raise ConfigurationError(
+            f"{path} is not a saved evaluation ({shown!r}); this agentnb reads {', '.join(known)}"
+        )
+    source = header["format"]
     strings = header.get("strings") or []
     objects: list[Any] = []
     for raw in header.get("objects") or []:
@@ -222,20 +234,30 @@ def load_lines(
     for number, line in lines[1:]:
         try:
             entry = _unpack(json.loads(line), strings, objects)
-            record = EvalRecord.from_dict(entry["record"])
-        except (ValueError, KeyError, TypeError, IndexError) as exc:
-            raise ConfigurationError(f"{path}:{number}: not a run record ({exc})") from None
-        messages, trace = entry.get("messages"), entry.get("trace")
+            messages, trace, common = entry.get("messages"), entry.get("trace"), entry.get("run")
+            session = _session(messages, entry.get("session"))
+            if source == FORMAT:
+                row = read_row(entry["runs"], session)
+            else:  # an earlier format: its copied record read into its run's record
+                row = old_row(entry["record"], session, common, source=source)
+        except (ValueError, KeyError, TypeError, IndexError, ConfigurationError) as exc:
+            raise ConfigurationError(f"{path}:{number}: not a saved run ({exc})") from None
         if isinstance(trace, list):
-            common = entry.get("run") or {}
-            trace = "\n".join(_json.dumps({**x, **common} if "seq" in x else x) for x in trace)
-        ev.add(
-            record,
-            Session(messages) if messages is not None else None,
-            Trace.from_jsonl(trace) if trace else None,
-        )
+            trace = "\n".join(
+                _json.dumps({**x, **(common or {})} if "seq" in x else x) for x in trace
+            )
+        ev.add(row, session, Trace.from_jsonl(trace) if trace else None)
     ev.finish()
     return ev
+
+
+def _session(messages: Any, sid: Any) -> Session | None:
+    if messages is None:
+        return None
+    try:
+        return Session(messages, id=sid) if isinstance(sid, str) else Session(messages)
+    except ConfigurationError:  # an id this agentnb does not take: the messages are what count
+        return Session(messages)
 
 
 def from_records(
@@ -254,6 +276,6 @@ def from_records(
     repeats = max((r.repeat for r in rows), default=0) + 1
     ev = Evaluation(variants, tasks, repeats, errors=errors, seed=seed)
     for r in rows:
-        ev.add(r)
+        ev.add(r, r.session)
     ev.finish()
     return ev

@@ -44,11 +44,15 @@ from ..messages import parse_message
 from ..session import Session
 from ..storage import SQLStore, Trace
 from .apps import App
+from .checked import KEY as CHECKS
+from .checked import Checked, annotate
 from .identity import stable_identity
 from .record import EvalRecord
+from .rows import read_row
 from .runner import derive_seed
 from .sweep_job import JOB, KEY, NOT_STARTED, Evaluations, Sweep, digest_of, row_of, variant_digest
 from .tasks import Task, TaskSet
+from .upgrade import old_row
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -189,13 +193,20 @@ class SweepRunner:
         return await self.rt.submit(session_id, task.input, tags=tags)
 
     def _kept(self, info: TaskInfo) -> Kept:
-        """The row, session, trace (and, when it ran here, end state) of a kept task."""
-        row = EvalRecord.from_dict(row_of(info) or {})
-        last = str(info.attempt)
-        runs = {r.run_id for r in info.runs if r.tags.get("attempt") == last}
-        trace = Trace([e for e in self.rt.get_trace(info.id) if e.run_id in runs])
+        """The row (a view of the task's last run, on its session), the trace of its
+        attempt's runs and, when it ran here, the end state its checks read."""
         session = self.rt.session(info.session_id)
-        return row, session, trace, self.job.states.pop(info.id, None)
+        kept = row_of(info)
+        assert kept is not None
+        record = next((r for r in session.runs if r.run_id == kept.run_id), kept)
+        found = (record.annotations or {})[CHECKS]
+        if not isinstance(found, Checked):  # read back from the log: its dict
+            annotate(record, found)
+        attempt = record.tags.get("attempt")
+        runs = {r.run_id for r in session.runs if r.tags.get("attempt") == attempt}
+        runs &= {r.run_id for r in info.runs}
+        trace = Trace([e for e in self.rt.get_trace(info.id) if e.run_id in runs])
+        return EvalRecord.of(record, session), session, trace, self.job.states.pop(info.id, None)
 
 
 def _seed(info: TaskInfo) -> int:
@@ -237,9 +248,6 @@ class _Legacy:
         if wire is not None:
             session = Session()
             session.transcript.rewrite([parse_message(m, where="a sweep's run") for m in wire])
-        return (
-            EvalRecord.from_dict(json.loads(record)),
-            session,
-            Trace.from_jsonl(trace) if trace else None,
-            None,
-        )
+        data = json.loads(record)  # a row of its release: read into the record of its run
+        row = read_row(data["runs"], session) if "runs" in data else old_row(data, session)
+        return row, session, Trace.from_jsonl(trace) if trace else None, None

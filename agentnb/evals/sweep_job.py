@@ -5,9 +5,9 @@ A sweep on the service (:mod:`agentnb.evals.sweep`) is a batch of ordinary tasks
 the run's variant and task by their names (the sweep's own in the process that started it; a
 worker's from ``--variants`` and ``--tasks``: :data:`WORKER`), refuses a variant whose digest
 is not the sweep's, runs the task through :func:`~agentnb.evals.runner.run_task` on the
-task's session, each turn a run of the task's attempt, and annotates the last run with the
-row its checks made. A run whose key is kept already (another task made it) is not made
-again.
+task's session, each turn a run of the task's attempt (its checks annotate the last one, as
+in process), and ends the task ``done``. A run whose key is kept already (another task made
+it) is not made again; one stopped on request ends ``cancelled`` and is made again.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, RunStateError
+from .checked import KEY as CHECKS
 from .identity import stable_identity
 from .runner import run_task
 from .tables import describe
@@ -28,13 +29,14 @@ if TYPE_CHECKING:
     from ..agent import Agent
     from ..service import Runtime, TaskInfo
     from ..service.jobs import Attempt
+    from ..service.tasks import Status
+    from ..session import RunRecord
     from .cache import ResponseCache
 
 __all__ = [
     "JOB",
     "KEY",
     "NOT_STARTED",
-    "ROW",
     "WORKER",
     "Evaluations",
     "Sweep",
@@ -45,8 +47,6 @@ __all__ = [
 
 #: The job that runs an evaluation's tasks (the ``job`` tag).
 JOB = "evaluation"
-#: The annotation on a run's record holding its row (what the checks found).
-ROW = "evaluation"
 #: A job whose run never started (its setup raised) ends its task with this error.
 NOT_STARTED = "the run did not start: "
 
@@ -78,9 +78,8 @@ class Sweep:
 
 class Evaluations:
     """The job ``evaluation`` (``rt.serve(JOB, Evaluations(rt))``): runs one (variant, task,
-    repeat) of a sweep as its task's attempt, the row its checks made annotated on the last
-    run. It knows the sweeps started in this process, and (a worker) ``variants`` and
-    ``tasks`` by name."""
+    repeat) of a sweep as its task's attempt, its checks annotated on the last run. It knows
+    the sweeps started in this process, and (a worker) ``variants`` and ``tasks`` by name."""
 
     def __init__(
         self, rt: Runtime, variants: dict[str, Any] | None = None, tasks: Any = ()
@@ -91,7 +90,7 @@ class Evaluations:
         #: The end state each run's checks read, by task id (taken by the sweep here).
         self.states: dict[str, Any] = {}
 
-    async def __call__(self, attempt: Attempt) -> None:
+    async def __call__(self, attempt: Attempt) -> Status:
         tags = attempt.tags
         sweep = self.sweeps.get(tags["sweep"], self.default)
         name, task_name = tags["variant"], tags["task"]
@@ -109,7 +108,7 @@ class Evaluations:
                 "tools differ): start the workers with the sweep's --variants"
             )
         if self._kept_elsewhere(attempt):
-            return  # a run of the same key is kept already: it is not made twice
+            return "cancelled"  # a run of the same key is kept already: not made twice
         timeout = float(tags["timeout"]) if tags.get("timeout") else None
         row, _, _, state = await run_task(
             name,
@@ -120,16 +119,15 @@ class Evaluations:
             timeout=timeout,
             cache=sweep.cache,
             session=attempt.session,
-            start=lambda agent, text: attempt.start(agent, text),
+            start=lambda agent, text, row_tags: attempt.start(agent, text, tags=row_tags),
         )
         if attempt.cancelled or any(r.state.cancel_requested for r in attempt.runs):
-            return  # stopped on request (not by its timeout): not kept, made again
+            return "cancelled"  # stopped on request (not by its timeout): made again
         if not attempt.runs:
             raise RunStateError(NOT_STARTED + (row.error or "no run was started"))
-        record = attempt.runs[-1].record
-        record.annotations = {**(record.annotations or {}), ROW: row.to_dict()}
         if sweep is not self.default:
             self.states[attempt.task_id] = state
+        return "done"  # its row says how the run went (checked: annotated on its record)
 
     def _kept_elsewhere(self, attempt: Attempt) -> bool:
         key = {k: attempt.tags[k] for k in KEY}
@@ -142,13 +140,14 @@ class Evaluations:
 KEY = ("job", "sweep", "variant", "digest", "task", "repeat")
 
 
-def row_of(info: TaskInfo) -> dict[str, Any] | None:
-    """The row a finished task's last run carries, if its checks ran (a task cut short, or
-    cancelled, carries none: its run is made again)."""
-    if not info.done or not info.runs:
+def row_of(info: TaskInfo) -> RunRecord | None:
+    """The record of a kept run: the last run of a task its job ended ``done``, annotated
+    with its checks (a task cut short, cancelled or refused keeps none: its run is made
+    again)."""
+    if info.status != "done" or not info.runs:
         return None
-    row: dict[str, Any] | None = (info.runs[-1].annotations or {}).get(ROW)
-    return row
+    record = info.runs[-1]
+    return record if CHECKS in (record.annotations or {}) else None
 
 
 class _Worker:

@@ -1,4 +1,7 @@
-"""The DataFrames of an evaluation: runs, summary (per variant) and flakiness (per task)."""
+"""The DataFrames of an evaluation: runs, summary (per variant) and flakiness (per task).
+
+Each is computed when read, from the rows (:class:`~agentnb.evals.EvalRecord`: views of the
+runs' records), each row's figures read once per frame."""
 
 from __future__ import annotations
 
@@ -37,6 +40,8 @@ RUN_COLUMNS = [
     "prompt_tokens",
     "completion_tokens",
     "cost",
+    "run_id",
+    "trace_id",
     "output",
 ]
 
@@ -72,7 +77,7 @@ def runs_frame(ev: Evaluation) -> pd.DataFrame:
     for r in _ordered(ev):
         row = r.to_dict()
         row["failed_checks"] = "; ".join(f"{c.name}: {c.reason}" for c in r.failed_checks)
-        row["cost"] = _usd(r.cost())
+        row["cost"] = _usd(row["cost"])
         rows.append({c: row[c] for c in RUN_COLUMNS})
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
 
@@ -120,6 +125,7 @@ def summary_frame(ev: Evaluation) -> pd.DataFrame:
 
     k = ev.repeats
     rows = []
+    figures = {id(r): r.to_dict() for r in ev.records}  # each row read once
     for variant in ev.variants:
         mine = [r for r in ev.records if r.variant == variant]
         used = [r for r in mine if counted(ev, r)]
@@ -134,7 +140,8 @@ def summary_frame(ev: Evaluation) -> pd.DataFrame:
         at_k = [st.pass_at_k(m, c, k) for c, m in zip(task_passes, task_counts, strict=True)]
         hat_k = [st.pass_hat_k(m, c, k) for c, m in zip(task_passes, task_counts, strict=True)]
         complete = [(c, m) for c, m in zip(task_passes, task_counts, strict=True) if m]
-        calls = sum(r.tool_calls for r in mine)
+        rs = [figures[id(r)] for r in mine]
+        calls = sum(f["tool_calls"] for f in rs)
         rows.append(
             {
                 "variant": variant,
@@ -152,15 +159,15 @@ def summary_frame(ev: Evaluation) -> pd.DataFrame:
                 "tasks_all": sum(c == m for c, m in complete),
                 "tasks_some": sum(0 < c < m for c, m in complete),
                 "tasks_none": sum(c == 0 for c, m in complete),
-                "mean_steps": _mean([r.steps for r in mine]),
-                "mean_model_calls": _mean([r.model_calls for r in mine]),
-                "tool_error_rate": sum(r.tool_errors for r in mine) / calls if calls else 0.0,
-                "mean_tokens": _mean([r.tokens for r in mine]),
-                "mean_latency": _mean([r.latency for r in mine]),
-                "prompt_tokens": sum(r.prompt_tokens for r in mine),
-                "completion_tokens": sum(r.completion_tokens for r in mine),
-                "spend": spend(mine),
-                "spend_completed": spend([r for r in mine if r.outcome != "error"]),
+                "mean_steps": _mean([f["steps"] for f in rs]),
+                "mean_model_calls": _mean([f["model_calls"] for f in rs]),
+                "tool_error_rate": sum(f["tool_errors"] for f in rs) / calls if calls else 0.0,
+                "mean_tokens": _mean([f["tokens"] for f in rs]),
+                "mean_latency": _mean([f["latency"] for f in rs]),
+                "prompt_tokens": sum(f["prompt_tokens"] for f in rs),
+                "completion_tokens": sum(f["completion_tokens"] for f in rs),
+                "spend": _total([f["cost"] for f in rs]),
+                "spend_completed": _total([f["cost"] for f in rs if f["outcome"] != "error"]),
             }
         )
     frame = pd.DataFrame(rows).set_index("variant") if rows else pd.DataFrame()
@@ -177,7 +184,10 @@ def _usd(value: float | None) -> float:
 def spend(records: list[EvalRecord]) -> float:
     """What these runs spent in USD; NaN when any run's price is unknown (a sum that left
     some runs out would look smaller than it is)."""
-    costs = [r.cost() for r in records]
+    return _total([r.cost() for r in records])
+
+
+def _total(costs: list[float | None]) -> float:
     return st.NAN if any(c is None for c in costs) else float(sum(c or 0.0 for c in costs))
 
 

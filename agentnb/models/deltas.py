@@ -27,6 +27,8 @@ class Delta:
     usage: Usage | None = None
     #: The provider's chunk exactly as received (an SSE ``data:`` payload), when there is one.
     raw: str | None = None
+    #: Set on a reply's last fragment when a cache answered instead of the model.
+    cached: bool = False
 
 
 class ReplyAssembler:
@@ -42,6 +44,7 @@ class ReplyAssembler:
         self.calls: dict[int, dict[str, Any]] = {}
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
+        self.cached = False
 
     def add(self, delta: Delta) -> None:
         if delta.text:
@@ -60,6 +63,8 @@ class ReplyAssembler:
             self.finish_reason = delta.finish_reason
         if delta.usage:
             self.usage = delta.usage
+        if delta.cached:
+            self.cached = True
 
     def result(self, model: str | None = None) -> ModelResponse:
         calls = tuple(
@@ -75,7 +80,7 @@ class ReplyAssembler:
         if self.reasoning:
             fields["reasoning_content"] = "".join(self.reasoning)
         message = AssistantMessage(**fields)
-        return ModelResponse(message, self.usage, self.finish_reason, model)
+        return ModelResponse(message, self.usage, self.finish_reason, model, cached=self.cached)
 
 
 def split_response(response: ModelResponse, size: int = 12) -> Iterator[Delta]:
@@ -91,7 +96,7 @@ def split_response(response: ModelResponse, size: int = 12) -> Iterator[Delta]:
         yield Delta(tool_index=i, tool_id=call.id, tool_name=call.function.name)
         for start in range(0, len(args), size):
             yield Delta(tool_index=i, arguments=args[start : start + size])
-    yield Delta(finish_reason=response.finish_reason, usage=response.usage)
+    yield Delta(finish_reason=response.finish_reason, usage=response.usage, cached=response.cached)
 
 
 async def stream_response(response: ModelResponse, size: int = 12) -> AsyncIterator[Delta]:

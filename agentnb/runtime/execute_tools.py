@@ -106,7 +106,9 @@ async def run_call(state: RunState, tool_round: ToolRound, call: ToolCall) -> Ca
                 except Finished as finished:  # it finished just as the run was cancelled
                     outcome = await _execute(state, tool, finished.result())
                     _finish_call(state, tool_round, call, started, outcome, args, here)
-                    raise
+                    # a plain one: 3.11's asyncio.timeout turns only CancelledError itself into
+                    # TimeoutError, and the signal must not outlive the call it was about
+                    raise asyncio.CancelledError from None
                 finally:
                     if token is not None:
                         CURRENT_CALL.reset(token)

@@ -27,7 +27,7 @@ from .jobs import Job, attempt_job
 from .journal import MemoryTaskLog
 from .lease import Membership, join_in_loop, take_over
 from .parking import Parking
-from .policies import NO_RETRY, Retry, attempts
+from .policies import Retry, attempts
 from .queue import SessionQueues
 from .sqllog import SQLTaskLog
 from .tasks import FINAL, Status, TaskInfo, TaskState
@@ -189,10 +189,11 @@ class InProcess:
         """Run the task's attempts; True when it is parked, awaiting approval."""
         session = self.begin(task)
         job = self.rt.job_of(task)
+        if job is not None:  # one attempt (see .jobs): the job says how it ended
+            self.end(task, await self._job(job, task, session))
+            return False
 
         async def attempt(_: int) -> RunResult | None:
-            if job is not None:
-                return await self._job(job, task, session)
             run = self.start(task, session)
             if run is None:
                 return None
@@ -208,7 +209,7 @@ class InProcess:
                 await asyncio.wait_for(wake.wait(), seconds)
 
         result = await attempts(
-            self.rt.retry if job is None else NO_RETRY,  # a job says what a failure means
+            self.rt.retry,
             attempt,
             retry_on=lambda r: Retry.retryable(r.error),
             sleep=backoff,
@@ -225,8 +226,8 @@ class InProcess:
             self.end(task, "cancelled" if status == "awaiting_approval" else status)
         return False
 
-    async def _job(self, job: Job, task: TaskState, session: Session) -> RunResult | None:
-        """One attempt of a job's task (see :mod:`.jobs`): its last run's result."""
+    async def _job(self, job: Job, task: TaskState, session: Session) -> Status:
+        """One attempt of a job's task (see :mod:`.jobs`): how it ended."""
         made: list[Run] = []
 
         def started(run: Run) -> None:
@@ -235,11 +236,9 @@ class InProcess:
 
         sinks = self.rt.sinks(task)
         try:
-            done = await attempt_job(job, task, session, sinks, self.rt.max_lost, started)
+            return await attempt_job(job, task, session, sinks, self.rt.max_lost, started)
         finally:
             self.attempted(task, *(r.result for r in made if r.result is not None))
-        last = done.runs[-1] if done.runs else None
-        return last.result if last is not None else None
 
     # -- asking and steering -----------------------------------------------------------------
     def task(self, task_id: str) -> TaskState:

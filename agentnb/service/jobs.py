@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ConfigurationError, RunStateError
-from .attempt import close_lost
+from .attempt import close_lost, status_of
+from .tasks import FINAL, Status
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -40,9 +41,11 @@ JOB = "job"
 
 class Job(Protocol):
     """Runs one attempt of a task tagged ``job=<name>`` (``rt.serve(name, job)``): starts
-    its runs with :meth:`Attempt.start`; the last one it starts is the attempt's result."""
+    its runs with :meth:`Attempt.start`, and returns how the task ended (``"done"``,
+    ``"error"`` or ``"cancelled"``), or None to let the last run it started say (as a task's
+    own run does: ``error`` and ``cancelled`` by its stop reason, else ``done``)."""
 
-    def __call__(self, attempt: Attempt) -> Awaitable[object]: ...
+    def __call__(self, attempt: Attempt) -> Awaitable[Status | None]: ...
 
 
 @dataclass(eq=False)
@@ -102,9 +105,9 @@ async def attempt_job(
     sinks: list[Sink],
     max_lost: int,
     started: Callable[[Run], Any] | None = None,
-) -> Attempt:
+) -> Status:
     """One attempt of a job's task (every backend's): the session back to where the task
-    began, the job run, its runs on record. Raises what the job raised
+    began, the job run, its runs on record; how the task ended. Raises what the job raised
     (:class:`~agentnb.service.attempt.Abandoned` after ``max_lost`` lost attempts)."""
     close_lost(task, max_lost)
     start = task.start_len or 0
@@ -113,5 +116,15 @@ async def attempt_job(
     attempt = Attempt(
         task.id, task.attempt + 1, task.text, dict(task.tags), session, task, sinks, started
     )
-    await job(attempt)
-    return attempt
+    status = await job(attempt)
+    if status is not None:
+        if status not in FINAL:
+            raise ConfigurationError(
+                f"a job ends its task done, error or cancelled, not {status!r}"
+            )
+        return status
+    last = attempt.runs[-1].result if attempt.runs else None
+    if last is None:
+        return "cancelled" if attempt.cancelled else "done"
+    found = status_of(last)
+    return "cancelled" if found == "awaiting_approval" else found  # (a job's runs ask no one)

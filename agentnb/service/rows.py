@@ -1,11 +1,11 @@
 """The task log's rows: a task and its attempts' run records as JSON, and back.
 
 One row per task (``agentnb_tasks.body``): its status, its times, why it ended when no run
-says, its tags, and one record per attempt (a :class:`~agentnb.session.RunRecord` as a dict:
-every field, its tags and annotations too; the running attempt's iterations as they are at
-the write). The task's ``trace_id`` is written for readers of earlier releases; this one
-reads it from the runs. A row written by the first release (the outcome inline, attempts as
-summaries) is read too. Fields this release does not know are left out, never an error.
+says, its tags, and one record per run (``RunRecord.to_dict``: every field, its tags and
+annotations too; the running attempt's iterations as they are at the write). The task's
+``trace_id`` is written for readers of earlier releases; this one reads it from the runs. A
+row written by the first release (the outcome inline, attempts as summaries) is read too.
+Fields this release does not know are left out, never an error.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def task_row(task: TaskState) -> dict[str, Any]:
         "finished": task.finished,
         "error": task.error,
         "tags": task.tags,
-        "runs": [record_row(r, *f) for r, f in zip(task.runs, figures, strict=True)],
+        "runs": [record_row(r, f[0]) for r, f in zip(task.runs, figures, strict=True)],
     }
 
 
@@ -56,79 +56,18 @@ def task_from_row(row: dict[str, Any]) -> TaskState:
     )
 
 
-def record_row(
-    record: RunRecord, iterations: int | None = None, usage: Usage | None = None
-) -> dict[str, Any]:
-    """A run's record as a JSON-ready dict (:func:`record_from_row` reverses it); a running
-    run's figures are given as they are now."""
-    cached = record.cached
-    return {
-        "run_id": record.run_id,
-        "trace_id": record.trace_id,
-        "task_id": record.task_id,
-        "input": record.input,
-        "start": record.start,
-        "end": record.end,
-        "output": record.output,
-        "stop_reason": record.stop_reason,
-        "detail": record.detail,
-        "stage": record.stage,
-        "iterations": record.iterations if iterations is None else iterations,
-        "usage": _usage_row(usage or record.usage),
-        "started": record.started,
-        "tags": record.tags,
-        "model": record.model,
-        "cached_calls": record.cached_calls,
-        "cached": None if cached is None else _usage_row(cached),
-        "unmetered": record.unmetered,
-        "latency": record.latency,
-        "annotations": record.annotations,
-    }
-
-
-def _usage_row(usage: Usage) -> dict[str, Any]:
-    return {
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-        "total_tokens": usage.total_tokens,
-        "estimated": usage.estimated,
-    }
-
-
-def _usage(row: dict[str, Any] | None) -> Usage:
-    row = row or {}
-    return Usage(
-        int(row.get("prompt_tokens", 0)),
-        int(row.get("completion_tokens", 0)),
-        int(row.get("total_tokens", 0)),
-        bool(row.get("estimated", False)),
-    )
+def record_row(record: RunRecord, iterations: int | None = None) -> dict[str, Any]:
+    """A run's record as a JSON-ready dict (``RunRecord.to_dict``, the store format of a run's
+    record); a running run's iterations are given as they are now."""
+    row = record.to_dict()
+    if iterations is not None:
+        row["iterations"] = iterations
+    return row
 
 
 def record_from_row(row: dict[str, Any]) -> RunRecord:
-    cached = row.get("cached")
-    return RunRecord(
-        str(row["run_id"]),
-        str(row["trace_id"]),
-        row.get("input"),
-        start=row.get("start"),
-        end=int(row.get("end", -1)),
-        output=row.get("output"),
-        stop_reason=row.get("stop_reason"),
-        detail=str(row.get("detail") or ""),
-        stage=row.get("stage"),
-        iterations=int(row.get("iterations", 0)),
-        usage=_usage(row.get("usage")),
-        started=float(row.get("started") or 0.0),
-        task_id=row.get("task_id"),
-        tags={str(k): str(v) for k, v in (row.get("tags") or {}).items()},
-        model=str(row.get("model") or ""),
-        cached_calls=int(row.get("cached_calls", 0)),
-        cached=None if cached is None else _usage(cached),
-        unmetered=int(row.get("unmetered", 0)),
-        latency=float(row.get("latency") or 0.0),
-        annotations=row.get("annotations"),
-    )
+    """The record :func:`record_row` wrote (or an earlier release: the same fields, fewer)."""
+    return RunRecord.from_dict(row)
 
 
 def _legacy_record(row: dict[str, Any], attempt: dict[str, Any]) -> RunRecord:

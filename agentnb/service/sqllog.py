@@ -16,7 +16,7 @@ import logging
 import time
 from typing import Any
 
-from ..errors import StoreError
+from ..errors import ConfigurationError, StoreError
 from ..events import Event
 from ..storage import SQLDatabase, Statements, Trace
 from .approvals import MemoryApprovals, SQLApprovals
@@ -248,7 +248,7 @@ def _task(task_id: str, session_id: str, body: str, owner: str | None) -> TaskSt
     task in error that says so - listed, never run, the row left as it is."""
     try:
         task = task_from_row(json.loads(body))
-    except (ValueError, TypeError, KeyError) as exc:
+    except (ValueError, TypeError, KeyError, ConfigurationError) as exc:
         logger.warning("task %s: its row in the task log cannot be read: %s", task_id, exc)
         why = f"its row in the task log cannot be read ({type(exc).__name__}: {exc}); left as is"
         task = TaskState(task_id, session_id, "", status="error", error=why)

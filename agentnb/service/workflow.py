@@ -230,7 +230,7 @@ async def _job(backend: DBOS, task: TaskState, session: Any, job: Job) -> dict[s
         rt.started(task)
 
     try:
-        await attempt_job(job, task, session, rt.sinks(task), rt.max_lost, started)
+        status = await attempt_job(job, task, session, rt.sinks(task), rt.max_lost, started)
     finally:
         backend.live.remove(task.id)
         task.run = None
@@ -239,8 +239,6 @@ async def _job(backend: DBOS, task: TaskState, session: Any, job: Job) -> dict[s
                 rt.log.put_trace(task.id, run.id, run.result.events)
         rt.changed(task)
         rt.forget(task.session_id)
-    last = made[-1].result if made else None
-    status = status_of(last) if last is not None else "done"
     return {"status": status, "retryable": False, "expires": None}
 
 

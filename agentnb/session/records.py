@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import ConfigurationError
 from ..models.base import ModelRequest, Usage
 
-__all__ = ["RequestRecord", "RunRecord", "checked_tags"]
+__all__ = ["RequestRecord", "RunRecord", "checked_tags", "usage_dict"]
 
 
 @dataclass(slots=True)
@@ -77,6 +77,71 @@ class RunRecord:
             usage.total_tokens - cached.total_tokens,
             usage.estimated,
         )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as plain JSON data: a store's format (an evaluation's file, a service's
+        table). An annotation with a ``to_dict()`` is written as its dict, others as they are."""
+        data = {name: getattr(self, name) for name in _FIELDS}
+        data["usage"] = usage_dict(self.usage)
+        data["cached"] = None if self.cached is None else usage_dict(self.cached)
+        data["tags"] = dict(self.tags)
+        if self.annotations is not None:
+            data["annotations"] = {
+                k: v.to_dict() if hasattr(v, "to_dict") else v for k, v in self.annotations.items()
+            }
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunRecord:
+        """A record read back from :meth:`to_dict`'s data (annotations as plain data);
+        ``ConfigurationError`` names what is missing or of the wrong kind."""
+        try:
+            fields = {name: data[name] for name in _FIELDS if name in data}
+            fields["usage"] = Usage(**data.get("usage") or {})
+            cached = data.get("cached")
+            fields["cached"] = None if cached is None else Usage(**cached)
+            fields["tags"] = checked_tags(data.get("tags"))
+            annotations = data.get("annotations")
+            fields["annotations"] = None if annotations is None else dict(annotations)
+            record = cls(**fields)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigurationError(f"not a run record ({type(exc).__name__}: {exc})") from None
+        if not isinstance(record.run_id, str) or not isinstance(record.trace_id, str):
+            raise ConfigurationError(f"not a run record (its ids: {record.run_id!r:.40})")
+        return record
+
+
+#: The fields :meth:`RunRecord.to_dict` writes as they are.
+_FIELDS = (
+    "run_id",
+    "trace_id",
+    "input",
+    "start",
+    "end",
+    "output",
+    "stop_reason",
+    "detail",
+    "stage",
+    "iterations",
+    "started",
+    "task_id",
+    "model",
+    "cached_calls",
+    "unmetered",
+    "latency",
+)
+
+
+def usage_dict(usage: Usage) -> dict[str, Any]:
+    """``usage`` as plain data (``estimated`` written only when true)."""
+    data: dict[str, Any] = {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.total_tokens,
+    }
+    if usage.estimated:
+        data["estimated"] = True
+    return data
 
 
 @dataclass(slots=True)

@@ -106,3 +106,20 @@ async def test_a_cache_file_with_line_separators_and_a_torn_line_reads_back(tmp_
     assert len(again) == 1 and again.bad_lines and again.bad_lines[0][0] == 2
     ev2 = await an.evaluate({"a": an.Agent(model=replying(odd))}, TASKS, cache=again)
     assert ev2.records[0].output == odd and again.hits == 1
+
+
+async def test_a_function_models_key_does_not_change_as_the_process_goes_on():
+    """The key hashed the function's code with marshal's default version, whose output
+    depends on the reference counts of its constants: the same model missed its own replies
+    once something else held a reference (a second sweep re-ran calls it had cached)."""
+    import gc
+
+    def reply(request):
+        return "晴天 sunny"
+
+    model = an.models.FunctionModel(reply, name="m")
+    request = an.models.ModelRequest([{"role": "user", "content": "天气"}])
+    before = an.evals.ResponseCache.key(model, request, 0)
+    held = [reply.__code__.co_consts for _ in range(3)]  # other references to its constants
+    gc.collect()
+    assert an.evals.ResponseCache.key(model, request, 0) == before, held

@@ -9,7 +9,7 @@ import pytest
 
 import agentnb as an
 from agentnb.errors import ConfigurationError
-from agentnb.evals.cost import PRICES, Metered, PriceTable, money
+from agentnb.evals.cost import PRICES, PriceTable, money
 from agentnb.messages import AssistantMessage
 from agentnb.models import FunctionModel, ModelResponse, Usage
 
@@ -116,11 +116,15 @@ async def test_a_reply_without_usage_makes_a_priced_cost_unknown(prices):
     async def reply(request):
         return ModelResponse(AssistantMessage(content="done"), None)
 
-    meter = Metered(FunctionModel(reply, name="no-usage"))
-    await meter.complete(an.models.ModelRequest([{"role": "user", "content": "x"}]))
-    assert meter.calls == 1 and meter.unmetered == 1 and meter.cost() is None
-    free = Metered(FunctionModel(reply, name="free-no-usage"))
-    await free.complete(an.models.ModelRequest([{"role": "user", "content": "x"}]))
+    tasks = an.TaskSet([an.Task("a", "hi")])
+    variants = {
+        "priced": an.Agent("x", [], model=FunctionModel(reply, name="no-usage")),
+        "free": an.Agent("x", [], model=FunctionModel(reply, name="free-no-usage")),
+    }
+    ev = await an.evaluate(variants, tasks, progress=False)
+    priced, free = ev.record("priced", "a"), ev.record("free", "a")
+    assert priced.model_calls == 1 and priced.unmetered == 1 and priced.cost() is None
+    assert priced.run.usage.estimated  # its tokens are the runtime's estimate
     assert free.cost() == 0.0
 
 

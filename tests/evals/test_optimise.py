@@ -14,6 +14,7 @@ from agentnb.errors import ConfigurationError
 from agentnb.evals.optimise import BudgetWarning, Candidate, Optimisation, Texts, split
 from agentnb.evals.optimise.front import front, select_parent
 from agentnb.models import FunctionModel
+from agentnb.session import RunRecord
 from agentnb.travel import INSTRUCTIONS, TravelModel
 
 WEAK = "你是差旅助手。"
@@ -375,7 +376,9 @@ def _ended(candidates=1, gated=0, alpha=0.05, calls=1, proposer_calls=1, tokens=
         c.gate = {"p": 0.5, "verdict": "no evidence of a difference"} if 0 < i <= gated else None
         opt.candidates.append(c)
     opt.metric_calls, opt.budget = calls, max(calls, 1)
-    opt.proposer_saved = {"calls": proposer_calls, "prompt_tokens": tokens}
+    run = {"run_id": "r-1", "trace_id": "t", "input": None, "stage": "check_stop"}
+    usage = {"prompt_tokens": tokens, "completion_tokens": 0, "total_tokens": tokens}
+    opt.proposer_runs = [RunRecord.from_dict({**run, "iterations": proposer_calls, "usage": usage})]
     return opt
 
 

@@ -284,3 +284,34 @@ async def test_a_cancelled_call_that_started_is_never_reported_as_not_run():
     }
     assert "interrupted while it ran" in hints["a"] and "may or may not" in hints["a"]
     assert "did not run" in hints["b"]
+
+
+async def test_a_timeout_around_a_run_whose_tool_just_finished_is_a_timeout_error():
+    """asyncio.timeout(...) around agent.run: when the deadline cancels the run in the turn of
+    the loop its thread tool finished in, the tool's result is kept and the caller gets a
+    TimeoutError. The runtime re-raised its internal signal (a CancelledError subclass), which
+    3.11's asyncio.timeout does not convert: a CancelledError escaped and ended the caller (an
+    evaluation's whole sweep, under load)."""
+    import time
+
+    @an.tool
+    def slow_weather(city: str) -> dict[str, str]:
+        """Weather, slowly."""
+        time.sleep(0.1)
+        return {"city": city, "sky": "晴"}
+
+    reply = {"id": "c1", "type": "function", "function": {"name": "slow_weather"}}
+    reply["function"]["arguments"] = '{"city": "北京"}'
+    model = an.models.ScriptedModel([{"role": "assistant", "tool_calls": [reply]}, "晴"])
+    agent = an.Agent("", [slow_weather], model=model)
+    session = an.Session()
+    loop = asyncio.get_running_loop()
+    # the loop is busy (a loaded machine) from 10 ms to 210 ms: the thread finishes at 100 ms
+    # and the deadline (50 ms) is due when the loop turns again, in the same turn
+    loop.call_later(0.01, time.sleep, 0.2)
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.05):
+            await agent.run("北京天气", session=session)
+    record = session.runs[-1]
+    assert record.stop_reason == "cancelled"
+    assert session.messages[-1].role == "tool" and "晴" in session.messages[-1].text  # kept

@@ -1,19 +1,23 @@
 """An optimisation in one JSONL file: its header line, then the evaluation of every run.
 
 Line 1 holds the format, the settings, the split (task names), every candidate (texts,
-lineage, status, scores, the gate's verdict), the history, the incumbent and the proposer's
-figures; the lines after it are :meth:`Evaluation.save`'s, so the runs load with their
-records and sessions. No model is needed to load it.
+lineage, status, scores, the gate's verdict), the history, the incumbent and the records of
+the proposer's runs (its figures are read from them); the lines after it are
+:meth:`Evaluation.save`'s, so the task runs load with their records and sessions. No model
+is needed to load it. A file of the earlier format (``agentnb.optimisation/1``, the
+proposer's figures copied: its model, calls and tokens) loads too: those figures become the
+record of one run that made those calls; saving writes this format.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ... import _json
 from ...errors import ConfigurationError
+from ...session import RunRecord, new_run_id, new_trace_id
 from ..saving import dump, load_lines, read_lines
 from ..tasks import TaskSet
 from .candidate import Candidate
@@ -23,7 +27,8 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMAT", "load", "save"]
 
-FORMAT = "agentnb.optimisation/1"
+FORMAT = "agentnb.optimisation/2"
+_OLD = "agentnb.optimisation/1"
 
 
 def save(opt: Optimisation, path: Path, *, traces: bool = False) -> Path:
@@ -40,12 +45,7 @@ def save(opt: Optimisation, path: Path, *, traces: bool = False) -> Path:
         "metric_calls": opt.metric_calls,
         "stop_reason": opt.stop_reason,
         "warnings": opt.warnings,
-        "proposer": {
-            "model": opt.proposer.name if opt.proposer else opt.proposer_saved.get("model"),
-            "calls": opt.proposer_calls,
-            "prompt_tokens": opt.proposer_tokens[0],
-            "completion_tokens": opt.proposer_tokens[1],
-        },
+        "proposer_runs": [r.to_dict() for r in opt.proposer_runs],
     }
     body = [_json.dumps(header), *dump(opt.evaluation, traces=traces)]
     return _json.write_atomically(path, "\n".join(body) + "\n")
@@ -57,11 +57,13 @@ def load(path: Path, *, trust: bool = False) -> Optimisation:
     lines = read_lines(path)
     try:
         header = json.loads(lines[0][1])
-        ok = isinstance(header, dict) and header.get("format") == FORMAT
+        ok = isinstance(header, dict) and header.get("format") in (FORMAT, _OLD)
     except (IndexError, ValueError):
         ok = False
     if not ok:
-        raise ConfigurationError(f"{path} is not a saved optimisation")
+        raise ConfigurationError(
+            f"{path} is not a saved optimisation; this agentnb reads {FORMAT} and {_OLD}"
+        )
     ev = load_lines(lines[1:], path, trust=trust)
     train = TaskSet([ev.tasks[n] for n in header["train"]], name=ev.tasks.name)
     validation = TaskSet([ev.tasks[n] for n in header["validation"]], name=ev.tasks.name)
@@ -72,7 +74,39 @@ def load(path: Path, *, trust: bool = False) -> Optimisation:
     opt.best_id = header["best"]
     opt.metric_calls = header["metric_calls"]
     opt.warnings = header.get("warnings", [])
-    opt.proposer_saved = header.get("proposer") or {}
+    if header["format"] == FORMAT:
+        opt.proposer_runs = [RunRecord.from_dict(r) for r in header.get("proposer_runs") or ()]
+    else:
+        opt.proposer_runs = _old_proposer(header.get("proposer") or {})
     opt.stop_reason = header.get("stop_reason", "")
     opt.done = True
     return opt
+
+
+def _old_proposer(figures: dict[str, Any]) -> list[RunRecord]:
+    """The proposer's figures of an ``agentnb.optimisation/1`` file as the record of one run
+    that made those calls (none when it made none)."""
+    calls = int(figures.get("calls") or 0)
+    if not calls:
+        return []
+    prompt, completion = (int(figures.get(k) or 0) for k in ("prompt_tokens", "completion_tokens"))
+    return [
+        RunRecord.from_dict(
+            {
+                "run_id": new_run_id(),
+                "trace_id": new_trace_id(),
+                "input": None,
+                "stop_reason": "final_answer",
+                "stage": "check_stop",
+                "iterations": calls,
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                },
+                "model": str(figures.get("model") or ""),
+                "tags": {"optimiser": "proposer"},
+                "annotations": {"converted": _OLD},
+            }
+        )
+    ]

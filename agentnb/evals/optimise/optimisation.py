@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigurationError
-from ..cost import PRICES, Metered
+from ...models.base import Usage
+from ...session import RunRecord
+from ..cost import spent
 from ..evaluation import Evaluation
 from ..tasks import TaskSet
 from . import gate
@@ -83,7 +85,10 @@ class Optimisation:
         self.train = train
         self.validation = validation
         # a sync function model runs in a thread: one that blocks never holds the loop
-        self.proposer = Metered(off_loop(proposer)) if proposer is not None else None
+        self.proposer = off_loop(proposer) if proposer is not None else None
+        #: The proposer's runs, one per question (:func:`.proposer.ask`): their records meter
+        #: it, as every run is metered (calls, tokens, cached calls, spend: computed when read).
+        self.proposer_runs: list[RunRecord] = []
         self.budget, self.minibatch, self.repeats = budget, minibatch, repeats
         self.alpha, self.gate, self.seed, self.patience = alpha, gate, seed, patience
         self.concurrency, self.timeout, self.cache = concurrency, timeout, cache
@@ -106,8 +111,6 @@ class Optimisation:
         #: The sweep of the runs in flight (Stop cancels it).
         self.running: Evaluation | None = None
         self._subscribers: list[Callable[[str, Any], Any]] = []
-        #: Proposer figures of a loaded optimisation (a live one reads its meter).
-        self.proposer_saved: dict[str, Any] = {}
 
     # -- events ---------------------------------------------------------------------------
     def subscribe(self, callback: Callable[[str, Any], Any]) -> Callable[[], None]:
@@ -250,24 +253,26 @@ class Optimisation:
 
     @property
     def proposer_calls(self) -> int:
-        return self.proposer.calls if self.proposer else self.proposer_saved.get("calls", 0)
+        """The proposer's calls that answered (a run stopped in ``call_model`` did not get
+        its last reply)."""
+        return sum(r.iterations - (r.stage == "call_model") for r in self.proposer_runs)
+
+    @property
+    def proposer_usage(self) -> Usage:
+        """The tokens the proposer's calls used, from their runs' records."""
+        return sum((r.usage for r in self.proposer_runs), Usage())
 
     @property
     def proposer_tokens(self) -> tuple[int, int]:
-        """(prompt, completion) tokens the proposer used."""
-        if self.proposer:
-            return self.proposer.prompt_tokens, self.proposer.completion_tokens
-        saved = self.proposer_saved
-        return saved.get("prompt_tokens", 0), saved.get("completion_tokens", 0)
+        """(prompt, completion) tokens the proposer was billed for (its runs' records)."""
+        billed = sum((r.billed for r in self.proposer_runs), Usage())
+        return billed.prompt_tokens, billed.completion_tokens
 
     @property
     def proposer_spend(self) -> float | None:
-        """What the proposer's calls cost in USD (None: unknown price)."""
-        if self.proposer:
-            return self.proposer.cost()
-        saved = self.proposer_saved
-        p, c = saved.get("prompt_tokens", 0), saved.get("completion_tokens", 0)
-        return PRICES.cost(saved.get("model"), p, c)
+        """What the proposer's calls cost in USD (None: unknown price); see
+        :func:`agentnb.evals.cost.spent`."""
+        return spent(self.proposer_runs)
 
     @property
     def spend(self) -> float:

@@ -14,8 +14,9 @@ or with prose around the object, is read too; a reply whose code block holds pla
 taken as the new instructions. A reply that holds no new text is no proposal: the history
 says so and shows the reply; it costs no metric call.
 
-The proposer's calls are metered apart from the task runs (:class:`~agentnb.evals.cost.Metered`):
-its calls, tokens and spend are the optimisation's ``proposer_*`` figures, never metric calls.
+Each question is a run of its own (:mod:`.asking`), metered apart from the task runs by its
+record: its calls, tokens and spend are the optimisation's ``proposer_*`` figures, never
+metric calls.
 The stand-in proposer (``an.travel.TravelModel().proposer()``) reads the same request.
 
 A :class:`~agentnb.models.FunctionModel` proposer whose function is sync is called in a worker
@@ -38,6 +39,7 @@ from ...models import FunctionModel
 from ...models.base import ModelRequest, ModelResponse
 from ...runtime.tool_work import in_thread
 from ..batches import batches
+from .asking import asked
 from .candidate import Texts
 
 if TYPE_CHECKING:
@@ -276,7 +278,7 @@ async def ask(opt: Optimisation, parent: Candidate, batch: list[Task]) -> Propos
     opt.emit("proposal", opt.current)
     try:
         async with asyncio.timeout(opt.timeout):
-            response = await opt.proposer.complete(request)
+            response = await asked(opt, request)  # a run of its own: its record meters it
     except TimeoutError:
         return Proposal(None, "", f"the proposer did not answer within {opt.timeout:g} s")
     except Exception as exc:
