@@ -111,7 +111,7 @@ class SweepRunner:
             mine = tuple(info.tags[k] for k in KEY[2:])
             if mine not in self.found or row_of(self.found[mine]) is None:
                 self.found[mine] = info
-        self.legacy = _Legacy(rt)
+        self.legacy = _Legacy(rt, self.key)
 
     async def __call__(
         self,
@@ -214,35 +214,43 @@ def _seed(info: TaskInfo) -> int:
 
 
 class _Legacy:
-    """The finished runs a store of the release before kept (``agentnb_sweep_runs``): read,
-    never written."""
+    """The finished runs of this sweep that a store of the release before kept
+    (``agentnb_sweep_runs``): read once, on a connection closed at once; never written."""
 
-    def __init__(self, rt: Runtime) -> None:
-        store = rt.store
-        self.db = store.database() if isinstance(store, SQLStore) else None
-        self.present: bool | None = None
+    def __init__(self, rt: Runtime, key: str) -> None:
+        self.store = rt.store if isinstance(rt.store, SQLStore) else None
+        self.key = key
+        self.rows: dict[str, tuple[str, str, str]] | None = None
 
-    def get(self, job: str) -> Kept | None:
-        if self.db is None:
-            return None
-        if self.present is None:
+    def _read(self) -> dict[str, tuple[str, str, str]]:
+        if self.store is None:
+            return {}
+        db = self.store.database()
+        try:
             probe = (
                 "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = ?"
-                if self.db.dialect == "postgres"
+                if db.dialect == "postgres"
                 else "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
             )
-            ((n,),) = self.db.run("look for agentnb_sweep_runs in", probe, ("agentnb_sweep_runs",))
-            self.present = bool(n)
-        if not self.present:
+            ((n,),) = db.run("look for agentnb_sweep_runs in", probe, ("agentnb_sweep_runs",))
+            if not n:
+                return {}
+            rows = db.run(
+                f"read the runs of sweep {self.key} from",
+                "SELECT job_id, record, session, trace FROM agentnb_sweep_runs WHERE job_id LIKE ?",
+                (f"ev-{self.key}-%",),
+            )
+        finally:
+            db.close()
+        return {job: (record, session, trace) for job, record, session, trace in rows}
+
+    def get(self, job: str) -> Kept | None:
+        if self.rows is None:
+            self.rows = self._read()
+        found = self.rows.get(job)
+        if found is None:
             return None
-        rows = self.db.run(
-            f"read sweep run {job} from",
-            "SELECT record, session, trace FROM agentnb_sweep_runs WHERE job_id = ?",
-            (job,),
-        )
-        if not rows:
-            return None
-        record, messages, trace = rows[0]
+        record, messages, trace = found
         wire = json.loads(messages)
         session = None
         if wire is not None:

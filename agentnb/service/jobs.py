@@ -8,12 +8,13 @@ process that runs it: a worker serves its jobs too). The job gets the :class:`At
 starts the attempt's runs with :meth:`Attempt.start`, with whatever agent, history and checks
 it needs; each such run is one of the task's (tagged with the task's tags, its ``task_id``
 and its ``attempt``, under the task's one trace), its record kept in the task log, its events
-in the task's trace. The last run it starts is the attempt's result.
+in the task's trace. The job returns how the task ended (or lets its last run say).
 
-An attempt of a job starts from an empty session: one whose worker died is run again from
-the start (the dead attempt's runs stay on record, marked lost), never resumed half way, and
-a failed one is not retried (the job says what a failure means). ``agentnb.evals`` runs an
-evaluation's runs on a runtime this way (``an.evaluate(..., runtime=rt)``).
+An attempt of a job starts where the task began: one whose worker died is run again from
+there (the dead attempt's messages go, its runs stay on record, marked lost), never resumed
+half way, and a failed one is not retried (the job says what a failure means).
+``agentnb.evals`` runs an evaluation's runs on a runtime this way (``an.evaluate(...,
+runtime=rt)``).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class Job(Protocol):
 @dataclass(eq=False)
 class Attempt:
     """One attempt of a job's task, as its job sees it: the task's ``tags``, ``text`` and
-    ``session`` (empty: an attempt starts from the start), and :meth:`start`."""
+    ``session`` (as it was when the task began), and :meth:`start`."""
 
     task_id: str
     number: int
