@@ -21,7 +21,7 @@ __all__ = ["record_from_row", "record_row", "task_from_row", "task_row"]
 
 def task_row(task: TaskState) -> dict[str, Any]:
     """What the task log keeps of ``task`` (JSON-ready)."""
-    figures = task.figures()
+    iterations = task.iterations()
     return {
         "id": task.id,
         "session_id": task.session_id,
@@ -33,7 +33,7 @@ def task_row(task: TaskState) -> dict[str, Any]:
         "finished": task.finished,
         "error": task.error,
         "tags": task.tags,
-        "runs": [record_row(r, f[0]) for r, f in zip(task.runs, figures, strict=True)],
+        "runs": [record_row(r, n) for r, n in zip(task.runs, iterations, strict=True)],
     }
 
 

@@ -276,7 +276,7 @@ class Runtime:
                 session = Session.open(self.store, session_id)
             except SessionNotFound:
                 session = Session(id=session_id, store=self.store)
-            tasks = self.log.tasks(session_id)
+            tasks = [t for t in self.log.tasks(session_id) if t.runs]  # (a new one has none)
             for task in tasks:
                 session.runs.extend(r for r in task.runs if r.start is not None)
             for task in reversed(tasks):  # the newest kept events: number after them

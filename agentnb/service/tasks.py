@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import AgentnbError
-from ..models import Usage
 
 if TYPE_CHECKING:
     import asyncio
@@ -95,9 +94,11 @@ def attempt_status(record: RunRecord) -> str:
     return reason if reason in ("error", "cancelled") else "done"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TaskInfo:
-    """A snapshot of one task: where it is, how far it got, why it stopped."""
+    """A snapshot of one task: where it is, how far it got, why it stopped. Immutable by
+    convention, as events are (a frozen dataclass costs twice as much to build: one is built
+    whenever a task is read)."""
 
     id: str
     session_id: str
@@ -144,7 +145,7 @@ class TaskInfo:
         )
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class TaskState:
     """The service's own, mutable record of one task: its status and its attempts' runs.
 
@@ -193,68 +194,64 @@ class TaskState:
         """The tags of the task's next attempt's run."""
         return {**self.tags, "task_id": self.id, "attempt": str(self.attempt + 1)}
 
-    def figures(self) -> list[tuple[int, Usage]]:
-        """(iterations, usage) per attempt, from its record (usage is kept live); the running
-        one's iterations as they are now (its record gets them when it ends)."""
-        figures = [(r.iterations, r.usage) for r in self.runs]
+    def iterations(self) -> list[int]:
+        """The model calls of each run, from its record; the running one's as they are now
+        (its record gets them when it ends)."""
+        found = [r.iterations for r in self.runs]
         run = self.run
-        if run is not None and not run.done and figures and self.runs[-1] is run.record:
-            figures[-1] = (run.iteration, run.record.usage)
-        return figures
+        if run is not None and not run.done and found and self.runs[-1] is run.record:
+            found[-1] = run.iteration
+        return found
 
     def info(self) -> TaskInfo:
-        """The task as a snapshot: computed here, from its status and its runs' records."""
-        figures = [(its, usage.total_tokens) for its, usage in self.figures()]
-        last = self.runs[-1] if self.runs else None
+        """The task as a snapshot: computed here, from its status and its runs' records (one
+        pass over them, when it is read)."""
+        runs, status = self.runs, self.status
+        last = runs[-1] if runs else None
         stop = output = None
         error = self.error
-        if self.status == "done" and last is not None:
+        if status == "done" and last is not None:
             stop, output = last.stop_reason, last.output
-        elif self.status in FINAL:  # error or cancelled: the status is the reason
-            stop = self.status
-            if error is None and self.status == "error" and last is not None:
+        elif status in FINAL:  # error or cancelled: the status is the reason
+            stop = status
+            if error is None and status == "error" and last is not None:
                 error = last.detail or None
-        now = time.time()
-        latencies = [_latency(r, now) for r in self.runs]
-        attempts = tuple(
-            {
-                "attempt": int(r.tags.get("attempt", n)),
-                "run_id": r.run_id,
-                "status": attempt_status(r),
-                "stop_reason": r.stop_reason,
-                "error": r.detail if r.stop_reason == "error" else None,
-                "lost": r.detail == LOST,  # its worker died under it; a later attempt went on
-                "iterations": its,
-                "tokens": tokens,
-                "latency": latency,
-                "started": r.started,
-            }
-            for n, (r, (its, tokens), latency) in enumerate(
-                zip(self.runs, figures, latencies, strict=True), 1
+        now, tokens, latency, its = time.time(), 0, 0.0, 0
+        attempts = []
+        for n, (r, its) in enumerate(zip(runs, self.iterations(), strict=True), 1):
+            reason, detail, used = r.stop_reason, r.detail, r.usage.total_tokens
+            took = max(now - r.started, 0.0) if reason is None else r.latency
+            tokens += used
+            latency += took
+            attempts.append(
+                {
+                    "attempt": int(r.tags.get("attempt", n)),
+                    "run_id": r.run_id,
+                    "status": attempt_status(r),
+                    "stop_reason": reason,
+                    "error": detail if reason == "error" else None,
+                    "lost": detail == LOST,  # its worker died under it; a later attempt went on
+                    "iterations": its,
+                    "tokens": used,
+                    "latency": took,
+                    "started": r.started,
+                }
             )
-        )
         return TaskInfo(
             self.id,
             self.session_id,
             self.text,
-            self.status,
+            status,
             self.attempt,
-            figures[-1][0] if figures else 0,
-            sum(tokens for _, tokens in figures),
+            its,
+            tokens,
             stop,
             output,
             error,
-            sum(latencies) if latencies else None,
+            latency if runs else None,
             self.created,
             self.trace_id,
-            attempts,
+            tuple(attempts),
             dict(self.tags),
-            tuple(self.runs),
+            tuple(runs),
         )
-
-
-def _latency(record: RunRecord, now: float) -> float:
-    """An attempt's run time: its record's, or up to ``now`` while it runs."""
-    if record.stop_reason is None:
-        return max(now - record.started, 0.0)
-    return record.latency
