@@ -89,7 +89,8 @@ class InProcess:
         rt, sid = self.rt, task.session_id
         if multitask == "reject":
             self._refuse_if_busy(sid)
-        await self.queue.room(rt.on_full)
+        if self.queue.full():  # (room now: no wait to build)
+            await self.queue.room(rt.on_full)
         if multitask == "reject":  # another message may have come in while this one waited
             self._refuse_if_busy(sid)
         self._join()
@@ -208,13 +209,16 @@ class InProcess:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), seconds)
 
-        result = await attempts(
-            self.rt.retry,
-            attempt,
-            retry_on=lambda r: Retry.retryable(r.error),
-            sleep=backoff,
-            give_up=lambda: task.cancel_requested,
-        )
+        result = await attempt(1)  # the retries (most tasks need none) follow it
+        if result is not None and Retry.retryable(result.error) and self.rt.retry.attempts > 1:
+            result = await attempts(
+                self.rt.retry,
+                attempt,
+                retry_on=lambda r: Retry.retryable(r.error),
+                sleep=backoff,
+                give_up=lambda: task.cancel_requested,
+                first=result,
+            )
         if result is None:  # the answer was there already, or a cancel came between attempts
             self.end(task, "cancelled" if task.cancel_requested else "done")
         elif (status := status_of(result)) == "awaiting_approval" and not task.cancel_requested:

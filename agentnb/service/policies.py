@@ -107,14 +107,16 @@ async def attempts(
     retry_on: Callable[[T], bool],
     sleep: Callable[[float], Awaitable[None]] | None = None,
     give_up: Callable[[], bool] = lambda: False,
+    first: T | None = None,
 ) -> T | None:
     """Run ``attempt(n)`` (n = 1, 2, ...) under ``policy`` while ``retry_on(result)``,
     waiting ``policy.wait(n)`` with ``sleep`` (a durable sleep on DBOS) between them; the
     last result, or None when ``give_up()`` held first (an attempt returns None to stop
     there too). ``give_up()`` is asked before each wait and after it. An exception of an
-    attempt is a fault of the service itself, not an attempt to retry: it propagates."""
-    result: T | None = None
-    for n in range(1, policy.attempts + 1):
+    attempt is a fault of the service itself, not an attempt to retry: it propagates.
+    ``first``: the result of attempt 1, made already (the retries follow it)."""
+    result: T | None = first
+    for n in range(1 if first is None else 2, policy.attempts + 1):
         if give_up():
             break
         if n > 1:

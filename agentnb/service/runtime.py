@@ -181,7 +181,8 @@ class Runtime:
 
     async def wait(self, task_id: str, timeout: float | None = None) -> TaskInfo:
         """Wait until the task is done, error or cancelled; returns its final status."""
-        return await asyncio.wait_for(self.backend.wait(task_id), timeout)
+        waiting = self.backend.wait(task_id)
+        return await (waiting if timeout is None else asyncio.wait_for(waiting, timeout))
 
     async def join(self, timeout: float | None = None) -> builtins.list[TaskInfo]:
         """Wait for every task submitted so far (to this runtime); their final statuses (of
@@ -272,10 +273,14 @@ class Runtime:
         ):
             session = None
         if session is None:
-            try:
-                session = Session.open(self.store, session_id)
-            except SessionNotFound:
-                session = Session(id=session_id, store=self.store)
+            store = self.store
+            if isinstance(store, MemoryStore) and session_id not in store:  # (no exception)
+                session = Session(id=session_id, store=store)
+            else:
+                try:
+                    session = Session.open(store, session_id)
+                except SessionNotFound:
+                    session = Session(id=session_id, store=store)
             tasks = [t for t in self.log.tasks(session_id) if t.runs]  # (a new one has none)
             for task in tasks:
                 session.runs.extend(r for r in task.runs if r.start is not None)
