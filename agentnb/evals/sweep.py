@@ -129,9 +129,7 @@ class SweepRunner:
         found = self.found.get(run)
         if found is not None and row_of(found) is not None:
             return self._kept(found)  # run before (an earlier process, a crash)
-        old = await asyncio.to_thread(
-            self.legacy.get, _legacy_id(self.key, name, digest, task.name, repeat)
-        )
+        old = self.legacy.get(_legacy_id(self.key, name, digest, task.name, repeat))
         if old is not None:
             return old
         sweep = self.job.sweeps.get(self.key)
@@ -215,12 +213,13 @@ def _seed(info: TaskInfo) -> int:
 
 class _Legacy:
     """The finished runs of this sweep that a store of the release before kept
-    (``agentnb_sweep_runs``): read once, on a connection closed at once; never written."""
+    (``agentnb_sweep_runs``): read once, when the sweep starts, on a connection closed at
+    once; never written."""
 
     def __init__(self, rt: Runtime, key: str) -> None:
         self.store = rt.store if isinstance(rt.store, SQLStore) else None
         self.key = key
-        self.rows: dict[str, tuple[str, str, str]] | None = None
+        self.rows = self._read()  # one read, with the sweep's own of its tasks
 
     def _read(self) -> dict[str, tuple[str, str, str]]:
         if self.store is None:
@@ -245,8 +244,6 @@ class _Legacy:
         return {job: (record, session, trace) for job, record, session, trace in rows}
 
     def get(self, job: str) -> Kept | None:
-        if self.rows is None:
-            self.rows = self._read()
         found = self.rows.get(job)
         if found is None:
             return None
