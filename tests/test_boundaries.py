@@ -58,8 +58,9 @@ LONG_MODULES = {
     "task's life (begin, start, attempted, end; run_step shares them) and the verbs the "
     "Runtime asks of a backend, read as one",
     "service/runtime.py": "the service's one public class: each verb of its API (submit, "
-    "status, wait, result, get_trace, list, session, cancel, run_step, recover, approve, "
-    "deny, close) and the one finish() every backend ends a task with, read as one",
+    "status, wait, gather, result, get_trace, list, session, cancel, run_step, recover, "
+    "serve, approve, deny, close), the one finish() every backend ends a task with and what "
+    "a change of a task tells its watchers, read as one",
     "widgets/session_view.py": "the live view of one session: its state for late views, each "
     "change as one message, the status line, and what its controls and Approve / Deny send, "
     "read as one",
