@@ -39,6 +39,7 @@ from ..messages import AssistantMessage, parse_message
 from ..models import Delta, ModelRequest, Secrets, Usage
 from ..runtime import ExternalRun
 from ..session import RequestRecord, Session
+from ..tokens import content_text
 from .calls import ProxiedCall, UpstreamCalled, UpstreamFailed
 from .conversations import Conversation, Conversations, explicit_id
 from .wire import Reply, Request, Wire
@@ -60,10 +61,7 @@ class Upstream:
 def _last_user_text(messages: Sequence[dict[str, Any]]) -> str | None:
     for m in reversed(messages):
         if m.get("role") == "user":
-            content = m.get("content")
-            if isinstance(content, list):
-                return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-            return str(content or "")
+            return content_text(m.get("content"))  # the one rule text is read by
     return None
 
 
