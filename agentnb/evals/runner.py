@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
@@ -34,7 +35,10 @@ if TYPE_CHECKING:
     from ..runtime.run import Run
     from .tasks import Task
 
-__all__ = ["check", "derive_seed", "run_agent", "run_task"]
+__all__ = ["Start", "check", "derive_seed", "run_agent", "run_task"]
+
+#: How a turn of a task is started: ``start(agent, text, tags)`` (a run not yet driven).
+Start = Callable[["Agent", str, dict[str, str]], "Run"]
 
 
 def derive_seed(seed: int, task: str, repeat: int) -> int:
@@ -108,9 +112,15 @@ async def run_task(
     *,
     timeout: float | None,
     cache: ResponseCache | None,
+    session: Session | None = None,
+    start: Start | None = None,
 ) -> tuple[EvalRecord, Session | None, Trace | None, Any]:
     """Run ``task`` once with ``agent`` (the variant ``name``) and check it: its row, session,
     trace and the end state its checks read.
+
+    ``session`` and ``start`` are where its turns run and how each is started (a fresh
+    session and ``agent.start``; a sweep on the service gives its task's session and its
+    attempt's ``start``, so each turn is one of the task's runs: :mod:`agentnb.evals.sweep`).
 
     A replaying run that never left its recording reads the recorded run's end state: its
     tools ran nothing, so the world it answered from is the one the recorded run left."""
@@ -118,7 +128,14 @@ async def run_task(
     tags = row_tags(name, task.name, repeat, run_seed)
     if isinstance(agent, App):
         return await run_app(name, agent, task, repeat, run_seed, timeout=timeout)
-    session = Session()
+    session = Session() if session is None else session
+    on = session
+
+    def begin(agent: Agent, text: str) -> Run:
+        if start is not None:
+            return start(agent, text, tags)
+        return agent.start(text, session=on, tags=tags)
+
     runs: list[Run] = []
     last: Run | None = None  # the task's own run (its last turn), once started
     state: Any = None
@@ -133,9 +150,9 @@ async def run_task(
                 if isinstance(turn, dict):
                     session.append(turn)
                 else:
-                    runs.append(agent.start(turn, session=session, tags=tags))
+                    runs.append(begin(agent, turn))
                     await runs[-1].finish()
-            last = agent.start(task.input, session=session, tags=tags)
+            last = begin(agent, task.input)
             runs.append(last)
             return await last.finish()
 

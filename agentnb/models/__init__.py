@@ -6,11 +6,19 @@ endpoint (``openai.py``: compatibility ``profiles.py``, SSE in ``sse.py``, retri
 format a call is answered from a recording in (``recorded.py``: ``Replies`` and its keys), and
 cassettes of real exchanges in it (``replay.py``); and ``an.models.local``, the offline
 SmolLM2 server.
+
+Public for the periphery too (the recording proxy, the service's worker): the one secrets
+rule every client applies (:class:`Secrets`, :func:`is_secret_name`, :func:`request_secrets`:
+each credential registered once, masked everywhere), how a reply of the forms test doubles
+allow becomes a :class:`ModelResponse` (:func:`coerce_response`), how a Chat Completions reply
+and a streamed chunk are read (:func:`parse_completion`, :func:`chunk_deltas`), and a
+cassette line's key (:func:`request_key`).
 """
 
 import importlib
 from typing import TYPE_CHECKING
 
+from .._secrets import Secrets, is_secret_name, request_secrets
 from .base import (
     Delta,
     Model,
@@ -20,6 +28,7 @@ from .base import (
     ReplyAssembler,
     RequestDiff,
     Usage,
+    coerce_response,
 )
 from .function import FunctionModel
 from .recorded import Replies, by_position, by_repeat, by_request, reply_dict, reply_of
@@ -29,7 +38,9 @@ if TYPE_CHECKING:  # loaded on first use, by __getattr__ below
     from .openai.client import OpenAIModel
     from .openai.profiles import PROFILES, Profile
     from .openai.retry import RetryPolicy
-    from .replay import Cassette
+    from .openai.sse import chunk_deltas
+    from .openai.wire import parse_completion
+    from .replay import Cassette, request_key
 
 #: Names whose modules load on first use: the HTTP stack (httpx, tenacity) costs more at
 #: start-up than the rest of agentnb, and a notebook with a test double never needs it.
@@ -39,6 +50,9 @@ _ON_FIRST_USE = {
     "Profile": ".openai.profiles",
     "RetryPolicy": ".openai.retry",
     "Cassette": ".replay",
+    "request_key": ".replay",
+    "chunk_deltas": ".openai",
+    "parse_completion": ".openai",
 }
 
 __all__ = [
@@ -57,12 +71,19 @@ __all__ = [
     "RequestDiff",
     "RetryPolicy",
     "ScriptedModel",
+    "Secrets",
     "Usage",
     "by_position",
     "by_repeat",
     "by_request",
+    "chunk_deltas",
+    "coerce_response",
+    "is_secret_name",
+    "parse_completion",
     "reply_dict",
     "reply_of",
+    "request_key",
+    "request_secrets",
 ]
 
 
