@@ -71,12 +71,14 @@ def _takes_seed(model: Any) -> bool:
 
 def prepare(agent: Agent, task: Task) -> tuple[Agent, Any]:
     """The run's agent with the task's own tools (``Task(tools=factory)``, wrapped to replay
-    when ``agent`` replays) and its setup applied, and the state end-state checks read.
+    when ``agent`` replays, described as the variant describes its tools: :func:`describe`)
+    and its setup applied, and the state end-state checks read.
     ``agent`` is changed in place: :func:`run_agent`'s copy when the task has tools or a
     setup (see :func:`run_task`).
 
     A replaying agent whose tools a setup replaced with live ones raises here, before the
     run: those tools would execute, silently, in a run meant to replay."""
+    texts = descriptions(agent)  # the variant's, before a task's tools replace its own
     source = agent.replay
     state = None
     if task.tools is not None:
@@ -96,7 +98,28 @@ def prepare(agent: Agent, task: Task) -> tuple[Agent, Any]:
             "Task(tools=factory) "
             "(a replaying agent wraps those), or bind state without replacing agent.tools"
         )
+    describe(agent, texts)
     return agent, agent if state is None else state
+
+
+def descriptions(agent: Agent) -> dict[str, str]:
+    """What the variant says of each of its tools: tool name -> description."""
+    return {t.name: t.description for t in agent.tools}
+
+
+def describe(agent: Agent, texts: dict[str, str]) -> None:
+    """Give the run's tools the variant's descriptions (``texts``), in place: a tool a task's
+    factory or setup made takes the description the variant gives a tool of its name, so a
+    variant's descriptions (``agent.copy(descriptions=...)``, a Playground edit, an optimiser
+    proposal) reach the model whatever tools the run gets. The function, its parameters and
+    the state stay the task's."""
+    changed = {
+        t.name: texts[t.name]
+        for t in agent.tools
+        if t.name in texts and t.description != texts[t.name]
+    }
+    if changed:
+        agent.tools = agent.copy(descriptions=changed).tools
 
 
 async def run_task(
