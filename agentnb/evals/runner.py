@@ -38,8 +38,11 @@ __all__ = ["check", "derive_seed", "run_agent", "run_task"]
 
 
 def derive_seed(seed: int, task: str, repeat: int) -> int:
-    """The seed of one (task, repeat): the same for every variant, so pairs share it."""
-    digest = hashlib.sha256(f"{seed}\x00{task}\x00{repeat}".encode()).digest()
+    """The seed of one (task, repeat): the same for every variant, so pairs share it. Any
+    task name has one: a lone surrogate (a name read from JSON as ``"\\ud800"``) is encoded
+    as it is (``surrogatepass``), so it neither crashes the sweep nor shares another's seed."""
+    text = f"{seed}\x00{task}\x00{repeat}"
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
