@@ -22,11 +22,15 @@ from ..storage.trace import Trace
 from ..tools import Toolset
 from ..tools.replaying import replaying, source_of
 from .apps import App
+from .batches import calls
 from .cache import CachedModel, ResponseCache
 from .checked import Checked, annotate
 from .checks.base import CheckResult, Evidence, run_check
+from .checks.outcome import EndState
+from .faithful import Log, annotate_replay
 from .record import EvalRecord, row_tags
-from .replayer import replaying_run
+from .replayer import RunKey, replaying_run
+from .states import Refused
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -166,7 +170,7 @@ async def run_task(
             return await last.finish()
 
         try:
-            with replaying_run((name, task.name, repeat)):
+            with replaying_run((name, task.name, repeat)) as log:
                 async with asyncio.timeout(timeout):
                     await turns()
         except TimeoutError:
@@ -179,12 +183,25 @@ async def run_task(
     if result is None:
         annotate(record, Checked.of((), error or "the run did not start"))
         return EvalRecord.of(record, session), session, None, None
-    recorded = getattr(agent.replay, "end_state", None)
-    row = EvalRecord.of(record, session)
-    if callable(recorded) and not row.divergence:
-        state = recorded((name, task.name, repeat), state)
+    state = judged_state(agent.replay, (name, task.name, repeat), state, log, session, record)
     annotate(record, await check(Evidence(result, state, task), timeout, error))
-    return row, session, Trace(result.events), state
+    return EvalRecord.of(record, session), session, Trace(result.events), state
+
+
+def judged_state(
+    source: Any, key: RunKey, state: Any, log: Log, session: Session, record: RunRecord
+) -> Any:
+    """The end state the checks of run ``key`` read: a live run's own ``state``. A replaying
+    run's tools ran nothing, so its own state is not the world it answered from: how its
+    replay went is written on its ``record`` (:mod:`agentnb.evals.faithful`), and it reads
+    the recorded run's end state when it reproduced that run exactly and completely, else a
+    :class:`~agentnb.evals.states.Refused` naming the first difference."""
+    if source is None:
+        return state
+    if not callable(getattr(source, "replayed", None)):
+        return Refused(f"{type(source).__name__} answered this run's tools and keeps no end state")
+    found = annotate_replay(record, source.replayed(key, log, calls(session.messages)))
+    return source.end_state(key, found)
 
 
 async def check(evidence: Evidence, timeout: float | None, error: str = "") -> Checked:
@@ -192,7 +209,12 @@ async def check(evidence: Evidence, timeout: float | None, error: str = "") -> C
     what already went wrong in the run, e.g. its timeout; a check that times out or raises
     adds its own when there is none)."""
     results: list[CheckResult] = []
+    refused = evidence.state if isinstance(evidence.state, Refused) else None
     for c in evidence.task.checks:
+        if refused is not None and isinstance(c, EndState):  # answered, never guessed
+            results.append(CheckResult(c.name, False, f"refused: {refused.reason}"))
+            error = error or f"{c.name} refused: {refused.reason}"
+            continue
         try:
             results.append(await run_check(c, evidence, timeout))
         except TimeoutError:

@@ -79,10 +79,9 @@ def prompt_diff(ev: Evaluation, a: str, b: str) -> dict[str, Any]:
     """The line diffs of variants ``a`` and ``b``'s instructions and tool descriptions as
     they sent them: ``{"instructions": rows, "tools": {name: rows}}`` of
     :func:`agentnb.models.differ.line_diff`, only what changed (empty when nothing did)."""
-    texts = [sent_texts(ev, v) or ev.descriptions.get(v) for v in (a, b)]
-    if not texts[0] or not texts[1]:
+    before, after = (sent_texts(ev, v) or ev.descriptions.get(v) for v in (a, b))
+    if not before or not after:
         return {}
-    before, after = texts
     out: dict[str, Any] = {}
     instructions = line_diff(before.get("instructions"), after.get("instructions"))
     if instructions:

@@ -12,9 +12,9 @@ session, dicts are messages placed in it as they are). Tools with per-run state 
 task: ``tools=factory`` is called once per run and returns the run's tools, or
 ``(tools, state)`` (``state`` is what :func:`~agentnb.checks.end_state` checks); a replaying
 agent wraps them, so the same task runs live and replayed, and they carry the variant's
-descriptions of tools of their names, so a description variant reaches the model. ``setup(agent)`` prepares anything
-else per run (a non-None return value is the state). Checks and metrics read the last turn,
-the task's ``input``.
+descriptions of tools of their names, so a description variant reaches the model.
+``setup(agent)`` prepares anything else per run (a non-None return value is the state).
+Checks and metrics read the last turn, the task's ``input``.
 """
 
 from __future__ import annotations

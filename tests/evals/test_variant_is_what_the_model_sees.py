@@ -74,7 +74,7 @@ async def test_a_factorys_tools_carry_the_variants_descriptions():
 
 
 async def test_a_replaying_variant_sends_its_descriptions_too():
-    base, told = agents()
+    _, told = agents()
     live = await an.evaluate({"told": told}, TASKS, progress=False)
     recording = an.ToolRecording.from_evaluation(live)
     again = await an.evaluate({"told": told.replaying(recording)}, TASKS, progress=False)
