@@ -220,8 +220,12 @@ class Replayer:
         run, why = self._run_key_for(key)
         states = self.recording.states
         if run is None or run not in states:
-            held = why or f"the recording holds no end state of run {run}"
-            return Refused(f"{held} (ToolRecording.from_evaluation keeps them, and its file)")
+            return Refused(
+                why
+                or f"the recording holds no end state of run {run} (from_evaluation keeps the "
+                "state a task's tools= or setup= gives; a recording made from sessions, or "
+                "saved by an agentnb that kept none, has none)"
+            )
         saved = states[run]
         return saved if isinstance(saved, Refused) else copy.deepcopy(saved)
 

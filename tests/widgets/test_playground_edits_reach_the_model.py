@@ -5,7 +5,7 @@ diff is read from what they sent."""
 from __future__ import annotations
 
 from agentnb.widgets import Playground
-from tests.evals.test_variant_is_what_the_model_sees import TASKS, agents, descriptions_sent
+from tests.evals.desk import TASKS, agents, descriptions_sent
 
 
 async def test_a_description_edit_reaches_a_factorys_tools(comms):
