@@ -85,7 +85,8 @@ def prepare(agent: Agent, task: Task) -> tuple[Agent, Any]:
 
     A replaying agent whose tools a setup replaced with live ones raises here, before the
     run: those tools would execute, silently, in a run meant to replay."""
-    texts = descriptions(agent)  # the variant's, before a task's tools replace its own
+    own = task.tools is None and task.setup is None  # the variant's tools, as it says
+    texts = {} if own else descriptions(agent)  # the variant's, before a task's replace them
     source = agent.replay
     state = None
     if task.tools is not None:
@@ -105,7 +106,8 @@ def prepare(agent: Agent, task: Task) -> tuple[Agent, Any]:
             "Task(tools=factory) "
             "(a replaying agent wraps those), or bind state without replacing agent.tools"
         )
-    describe(agent, texts)
+    if texts:
+        describe(agent, texts)
     return agent, agent if state is None else state
 
 
