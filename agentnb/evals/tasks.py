@@ -11,9 +11,10 @@ A task may carry earlier turns (``history``: strings are user turns run first in
 session, dicts are messages placed in it as they are). Tools with per-run state belong to the
 task: ``tools=factory`` is called once per run and returns the run's tools, or
 ``(tools, state)`` (``state`` is what :func:`~agentnb.checks.end_state` checks); a replaying
-agent wraps them, so the same task runs live and replayed. ``setup(agent)`` prepares anything
-else per run (a non-None return value is the state). Checks and metrics read the last turn,
-the task's ``input``.
+agent wraps them, so the same task runs live and replayed, and they carry the variant's
+descriptions of tools of their names, so a description variant reaches the model.
+``setup(agent)`` prepares anything else per run (a non-None return value is the state).
+Checks and metrics read the last turn, the task's ``input``.
 """
 
 from __future__ import annotations
@@ -58,7 +59,10 @@ class Task(BaseModel):
         tools: a factory ``tools()`` called once per run that returns the run's own tools
             (they replace the agent's), or ``(tools, state)``: ``state`` is what end-state
             checks read. Use it for tools with per-run state (a calendar, a booking desk), so
-            runs never share it; a replaying agent wraps these tools too.
+            runs never share it; a replaying agent wraps these tools too. They say what the
+            variant says: a tool takes the description the variant's agent gives a tool of
+            its name (``agent.copy(descriptions=...)``, a Playground edit, an optimiser
+            proposal), so the model sees the variant; the function and state stay the task's.
         setup: ``setup(agent)`` called once per run, after ``tools``, with the run's agent (a
             copy: change it freely); a non-None return value is the state end-state checks
             read (else the state ``tools`` returned, else the run's agent).
