@@ -111,9 +111,10 @@ async def _travel(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["worker"]:  # the service's worker: no travel data to load
+        from .evals.sweep_job import WORKER  # its --variants and --tasks: a sweep's runs
         from .service import worker
 
-        return worker.main(argv[1:])
+        return worker.main(argv[1:], [WORKER])
     parser = argparse.ArgumentParser(prog="python -m agentnb", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("worker", help="run a durable Runtime's tasks (python -m agentnb worker -h)")

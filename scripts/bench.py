@@ -25,6 +25,8 @@ list per call). Rows:
   (``scripts/bench_multiturn.py``): CPU per tool call, against a plain executor and against
   the core iteration, the three sampled in the same rounds; and what argument validation
   (``agentnb/tools``) costs of it;
+* the service: CPU per task of an in-process ``an.Runtime`` against ``agent.run``, sampled in
+  the same rounds (``scripts/bench_service.py``; target <= 1.3x);
 * start-up: ``import agentnb`` in a fresh interpreter of this environment;
 * a warm evaluation: CPU per run of ``an.evaluate`` against the bare loop and ``agent.run``,
   the three in the same rounds (``scripts/bench_evaluate.py``; target: no more than the
@@ -512,6 +514,13 @@ def multi_turn(rounds: int, runs: int) -> None:
     )
 
 
+def service_row(rounds: int, runs: int) -> None:
+    """The service in process against agent.run, per task (``scripts/bench_service.py``)."""
+    import bench_service
+
+    bench_service.paired_row(rounds, runs)
+
+
 def long_pass(runs: int = 2_000) -> None:
     """CPU per iteration over one long pass with the collector left alone (the rows above
     collect before each sample), with a turn of the loop after each run as an app's has, and
@@ -630,6 +639,7 @@ def main() -> int:
     overhead(args.rounds, args.runs)
     growth(max(args.rounds // 2, 5), max(args.runs // 2, 5))
     multi_turn(max(args.rounds // 2, 5), args.runs)
+    service_row(args.rounds, args.runs)
     long_pass()
     import_time()
     first_summary()

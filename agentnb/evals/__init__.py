@@ -18,8 +18,11 @@ numbers: the summary's from numpy, the comparison's from scipy.stats), ``compari
 verdict), ``planning`` (``an.evals.plan``: the tasks a difference needs), ``cost``
 (``an.evals.prices`` and what runs spent), ``outputs`` (every answer), ``cache`` (model
 replies, in the one recorded-reply format of :mod:`agentnb.models.recorded`), ``recording``
-and ``replayer`` (tool results, and how a replaying call is answered), ``replay`` (a saved run
-as a regression test), ``saving``, ``ci`` (``python -m agentnb eval``), ``optimise``
+and ``replayer`` (tool results, and how a replaying call is answered), ``faithful`` (whether a
+replay reproduced its recording, on the run's record: ``an.evals.Replayed``), ``states`` (end
+states in files, and one no check may read), ``sent`` (what each variant's runs sent: the
+prompt diff), ``replay`` (a saved run as a regression test), ``saving``, ``ci`` (``python -m
+agentnb eval``), ``optimise``
 (``an.optimize``: proposals gated on held-out tasks), ``view`` and ``plot``; ``batches``
 reads trajectories as reply batches.
 """
@@ -34,6 +37,7 @@ from .cost import PRICES as prices
 from .cost import Price, PriceTable
 from .evaluate import evaluate, start
 from .evaluation import Evaluation
+from .faithful import Replayed
 from .optimise import BudgetWarning, Candidate, Optimisation, optimize
 from .planning import Plan, plan
 from .record import OUTCOMES, EvalRecord
@@ -58,6 +62,7 @@ __all__ = [
     "Plan",
     "Price",
     "PriceTable",
+    "Replayed",
     "ResponseCache",
     "Task",
     "TaskSet",

@@ -39,10 +39,10 @@ from typing import TYPE_CHECKING, Any
 from .._html import escape
 from ..display import Shown
 from ..errors import ConfigurationError
-from ..models.differ import line_diff
 from . import statistics as st
 from .outputs import prompt_diff_html
 from .planning import Plan, plan
+from .sent import prompt_diff
 from .tables import counted
 from .verdict import TESTS, identical, method, verdict
 
@@ -79,8 +79,9 @@ class Comparison(Shown):
     regressed: list[str] = field(default_factory=list)
     #: Every discordant pair: (task, repeat, baseline outcome, other outcome).
     flips: list[tuple[str, int, str, str]] = field(default_factory=list)
-    #: What changed between the two variants' prompts: ``{"instructions": rows, "tools":
-    #: {name: rows}}`` of :func:`agentnb.models.differ.line_diff` (empty when unchanged).
+    #: What changed between the two variants' prompts as their runs sent them (the requests
+    #: made, :mod:`agentnb.evals.sent`): ``{"instructions": rows, "tools": {name: rows}}`` of
+    #: :func:`agentnb.models.differ.line_diff` (empty when unchanged).
     prompt_diff: dict[str, Any] = field(default_factory=dict)
     #: The level of the tests and of the (1 - alpha) interval; the margin (None: not asked).
     alpha: float = 0.05
@@ -267,7 +268,7 @@ def compare(
         improved=improved,
         regressed=regressed,
         flips=[(a.task, a.repeat, a.outcome, b.outcome) for a, b in pairs if a.passed != b.passed],
-        prompt_diff=prompt_diff(ev.descriptions.get(baseline), ev.descriptions.get(other)),
+        prompt_diff=prompt_diff(ev, baseline, other),
         alpha=alpha,
         margin=margin,
         noninferiority_p=lower,
@@ -279,20 +280,3 @@ def compare(
         repeats=max((len(v) for v in per_task.values()), default=1),
         repeats_identical=identical(pairs),
     )
-
-
-def prompt_diff(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any]:
-    """The line diffs of two variants' instructions and tool descriptions (what
-    :func:`agentnb.evals.tables.describe` kept of each)."""
-    if not a or not b:
-        return {}
-    out: dict[str, Any] = {}
-    instructions = line_diff(a.get("instructions"), b.get("instructions"))
-    if instructions:
-        out["instructions"] = instructions
-    ta, tb = a.get("tools") or {}, b.get("tools") or {}
-    tools = {n: line_diff(ta.get(n), tb.get(n)) for n in dict.fromkeys([*ta, *tb])}
-    tools = {n: rows for n, rows in tools.items() if rows}
-    if tools:
-        out["tools"] = tools
-    return out

@@ -28,6 +28,7 @@ from .progress import ProgressLine
 from .record import EvalRecord
 from .runner import run_task
 from .statistics import warm_up
+from .sweep import SweepRunner
 from .tasks import Task, TaskSet
 
 if TYPE_CHECKING:
@@ -141,8 +142,8 @@ def start(
     if progress or (progress is None and not display.in_kernel() and sys.stderr.isatty()):
         ev.subscribe(_Progress(ev))
     warm_up()
-    runner = runtime and runtime.evaluation_runner(agents, ev.tasks, repeats, seed)
-    ev.drive(_sweep(ev, jobs, runner or run_task))  # on the service's workers, or here
+    runner = SweepRunner(runtime, agents, ev.tasks, repeats, seed) if runtime else run_task
+    ev.drive(_sweep(ev, jobs, runner))  # as the runtime's tasks (its workers), or here
     return ev
 
 
@@ -242,10 +243,9 @@ async def evaluate(
         progress: ``None``: the live matrix in a notebook (a progress line there when the
             widgets are not installed), a progress line on a terminal's stderr; ``True``: the
             progress line; ``False``: nothing.
-        runtime: an :class:`agentnb.Runtime` to run the sweep's runs as its jobs: at most its
-            ``max_concurrency`` at once, each kept in its store (the same sweep again runs
-            only what is missing), on DBOS spread over its workers (see
-            :mod:`agentnb.service.sweeps`).
+        runtime: an :class:`agentnb.Runtime` to run the sweep's runs as its tasks: at most
+            its ``max_concurrency`` at once, each kept in its log (the same sweep again runs
+            only what is missing), on DBOS spread over its workers (:mod:`.sweep`).
     """
     ev = start(
         variants,

@@ -200,7 +200,7 @@ class Evaluation(display.Shown):
 
     def kept(self, record: EvalRecord) -> Kept:
         """The session, trace and end state kept for the run of ``record`` (None where there
-        is none; a loaded evaluation keeps no state)."""
+        is none; a loaded evaluation's states are those its file kept: evals/states.py)."""
         key = record.key
         return Kept(self._sessions.get(key), self._traces.get(key), self._states.get(key))
 

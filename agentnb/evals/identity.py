@@ -1,5 +1,5 @@
 """What a variant or a task *is*, the same in every process: the key under which a sweep on the
-service keeps its finished runs (:mod:`agentnb.service.sweeps`).
+service keeps its finished runs (:mod:`agentnb.evals.sweep`: they are found again by it).
 
 Names alone are not enough: a tool whose code changed under the same name, an edited check
 function, two lambdas of one task, another model function — each must make another key, or a

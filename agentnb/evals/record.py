@@ -14,8 +14,9 @@ the runs it shows.
 * From every run of the row (each turn of a multi-turn task, also one that timed out or
   raised): ``prompt_tokens`` and ``completion_tokens`` (billed: replies a cache gave are
   free), ``cached_calls``, ``unmetered`` and :meth:`EvalRecord.cost`.
-* From the checks' annotation: ``outcome``, ``checks``, ``error``.
-* ``divergence``: where a replaying run first left its recording, over the whole session.
+* From the checks' annotation: ``outcome``, ``checks``, ``error``; from the replay's
+  (:mod:`agentnb.evals.faithful`), ``divergence``: where a replaying run first differed
+  from its recording, over the whole session (else the first replay miss of its messages).
 
 :func:`agentnb.evals.records_of` turns tagged sessions into rows (a service that ran an
 evaluation's runs as its tasks, a file read back); ``EvalRecord(variant, task, repeat,
@@ -34,6 +35,7 @@ from .batches import PairedCall, batches, left_recording
 from .checked import OUTCOMES, Checked, checked
 from .checks.base import CheckResult
 from .cost import PriceTable, spent
+from .faithful import difference
 from .handmade import made_run
 
 if TYPE_CHECKING:
@@ -208,8 +210,9 @@ class EvalRecord:
     steps = property(lambda self: self._from_messages()[0])
     tool_calls = property(lambda self: self._from_messages()[1])
     tool_errors = property(lambda self: self._from_messages()[2])
-    #: Where a replaying run first left its recording (any turn), or "".
-    divergence = property(lambda self: self._from_messages()[3])
+
+    #: Where a replaying run first differed from its recording (see the module docstring).
+    divergence = property(lambda self: difference(self.run, self._from_messages()[3]))
 
     # -- what every turn spent ------------------------------------------------------------------
     @property
@@ -248,8 +251,8 @@ class EvalRecord:
         """The row as plain data, every figure as the tables show it (read once each;
         ``cost`` at ``an.evals.prices`` as they are now, None when unknown)."""
         found = self.checked
-        steps, tool_calls, tool_errors, divergence = self._from_messages()
-        runs = self.runs
+        steps, tool_calls, tool_errors, _ = self._from_messages()
+        divergence, runs = self.divergence, self.runs
         return {
             "variant": self.variant,
             "task": self.task,

@@ -9,9 +9,10 @@
 
 A task may carry earlier turns (``history``: strings are user turns run first in the same
 session, dicts are messages placed in it as they are). Tools with per-run state belong to the
-task: ``tools=factory`` is called once per run and returns the run's tools (a list, a tuple
-or a Toolset), or ``(tools, state)`` (``state`` is what :func:`~agentnb.checks.end_state`
-checks); a replaying agent wraps them, so the same task runs live and replayed.
+task: ``tools=factory`` is called once per run and returns the run's tools, or ``(tools,
+state)`` (:mod:`.hooks`; ``state`` is what :func:`~agentnb.checks.end_state` checks); a
+replaying agent wraps them, so the same task runs live and replayed, and they carry the
+variant's descriptions of tools of their names, so a description variant reaches the model.
 ``setup(agent)`` prepares anything else per run (a non-None return value is the state).
 Checks and metrics read the last turn, the task's ``input``.
 """
@@ -59,7 +60,10 @@ class Task(BaseModel):
         tools: a factory ``tools()`` called once per run that returns the run's own tools
             (they replace the agent's), or ``(tools, state)``: ``state`` is what end-state
             checks read. Use it for tools with per-run state (a calendar, a booking desk), so
-            runs never share it; a replaying agent wraps these tools too.
+            runs never share it; a replaying agent wraps these tools too. They say what the
+            variant says: a tool takes the description the variant's agent gives a tool of
+            its name (``agent.copy(descriptions=...)``, a Playground edit, an optimiser
+            proposal), so the model sees the variant; the function and state stay the task's.
         setup: ``setup(agent)`` called once per run, after ``tools``, with the run's agent (a
             copy: change it freely); a non-None return value is the state end-state checks
             read (else the state ``tools`` returned, else the run's agent).
@@ -104,10 +108,9 @@ class Task(BaseModel):
             "metadata": self.metadata,
             "history": list(self.history),
         }
-        for hook in ("setup", "tools"):
-            fn = getattr(self, hook)
-            if fn is not None:
-                record[hook] = function_record(fn, HOOKS[hook])
+        for hook, what in HOOKS.items():  # setup, tools: each refused as what it is called
+            if getattr(self, hook) is not None:
+                record[hook] = function_record(getattr(self, hook), what)
         return record
 
     @classmethod

@@ -19,9 +19,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from starlette.responses import JSONResponse, Response
 
-from .._secrets import Secrets
-from ..models.masking import StreamMask
-from ..models.sse import SSEEvent, SSEFramer
+from ..models import Secrets, SSEEvent, SSEFramer, StreamMask
 
 if TYPE_CHECKING:
     from .calls import ProxiedCall

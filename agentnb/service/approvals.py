@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ApprovalError
 
 if TYPE_CHECKING:
-    from ..runtime.guard import ApprovalRequest, Verdict
-    from ..storage.database import SQLDatabase, Statements
+    from ..runtime import ApprovalRequest, Verdict
+    from ..storage import SQLDatabase, Statements
 
 __all__ = ["MemoryApprovals", "Pending", "SQLApprovals"]
 

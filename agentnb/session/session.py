@@ -239,26 +239,6 @@ class Session(Shown):
         self._edited(MessageAppended, index=index, message=msg)
         return msg
 
-    def append_in_run(
-        self, origin: Origin, message: Message | dict[str, Any], stage: str, iteration: int
-    ) -> Message:
-        """Append ``message`` as a step of the run ``origin.run_id``, which must hold this
-        session: how a run the runtime does not drive (a call the recording proxy sees)
-        records its messages, announced with that run's ids. Validated like :meth:`append`;
-        refused with :class:`~agentnb.errors.SessionBusy` when that run does not hold it."""
-        msg = checked(message, f"message #{len(self.transcript)}")
-        if origin.run_id is None or not self.lock.holds(origin.run_id):
-            raise SessionBusy(
-                f"run {origin.run_id!r} cannot append to session {self.id!r}: it does not hold "
-                f"it (held by {self.lock.holder!r})",
-                self.id,
-                self.lock.holder,
-            )
-        index = self.transcript.add(msg)
-        fields = {"index": index, "message": msg}
-        self.bus.emit(MessageAppended, origin, stage, iteration, time.monotonic(), fields)
-        return msg
-
     def extend(self, messages: Sequence[Message | dict[str, Any]]) -> None:
         for m in messages:
             self.append(m)

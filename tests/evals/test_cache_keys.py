@@ -127,7 +127,7 @@ class Settings(an.models.Model):
 async def test_every_setting_counts_whatever_its_name_and_only_credential_values_do_not():
     """The cache and the sweep identity ignored every setting whose name holds 'token' or
     'key': two variants differing only in max_tokens shared a cached reply (M2)."""
-    from agentnb.service.sweeps import variant_digest
+    from agentnb.evals.sweep import variant_digest
 
     cache = ResponseCache()
     variants = {"short": an.Agent(model=Settings(16)), "long": an.Agent(model=Settings(4096))}

@@ -12,11 +12,11 @@ from pydantic import Field
 
 import agentnb as an
 from agentnb.evals.identity import stable_identity
-from agentnb.service.sweeps import sweep_key, variant_digest
+from agentnb.evals.sweep import sweep_key, variant_digest
 
 KEY = """
 import agentnb as an
-from agentnb.service.sweeps import sweep_key, variant_digest
+from agentnb.evals.sweep import sweep_key, variant_digest
 print(sweep_key(an.travel.task_set(), 3, 7), variant_digest(an.travel.travel_agent()))
 """
 

@@ -268,6 +268,8 @@ WRITERS = {
     "service/attempt.py": "a service attempt whose worker stopped after its answer was committed, "
     "or died: its end recorded by the service (reshaped by issue 35's service work)",
     "evals/checked.py": "the one annotation site: what the checks found (annotate)",
+    "evals/faithful.py": "the one replay annotation site: how a replaying run went against "
+    "its recording (annotate_replay)",
 }
 #: Who may build a record with figures (``RunRecord(..., usage=...)``), and why.
 MAKERS = {
