@@ -47,6 +47,8 @@ def regressed(comparison: Comparison, alpha: float = 0.05) -> bool:
     comparison's test: more tasks regressed than improved (``"tasks"``), or more paired
     losses than wins (``"pairs"``), with the test's exact p below ``alpha``."""
     p = comparison.p
+    if comparison.underpowered:  # within the baseline's noise floor: no verdict
+        return False
     return comparison.lost > comparison.won and not math.isnan(p) and p < alpha
 
 

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 __all__ = ["TESTS", "Comparison", "compare"]
 
 #: Fields ``to_frame()`` leaves out: lists, one row cannot hold them.
-LISTS = ("improved", "regressed", "flips", "prompt_diff", "differences")
+LISTS = ("improved", "regressed", "flips", "prompt_diff", "differences", "compared")
 
 
 @dataclass
@@ -102,6 +102,11 @@ class Comparison(Shown):
     repeats: int = 1
     #: Every task's repeats were identical, outcome and answer, for both variants.
     repeats_identical: bool = False
+    #: The tasks the pairs cover, in the task set's order.
+    compared: list[str] = field(default_factory=list)
+    #: Why the difference is within the baseline's noise floor ("" when it is not, or no
+    #: floor was given): a gate then refuses a verdict (:mod:`agentnb.evals.noise`).
+    underpowered: str = ""
 
     @property
     def p(self) -> float:
@@ -143,6 +148,11 @@ class Comparison(Shown):
         if test not in TESTS:
             raise ConfigurationError(f"test must be one of {TESTS}, not {test!r}")
         return dataclasses.replace(self, test=test)
+
+    def against(self, floor: Any) -> Comparison:
+        """This comparison read against a :class:`~agentnb.evals.noise.NoiseFloor` (a copy):
+        ``underpowered`` says why when its difference is within the floor."""
+        return dataclasses.replace(self, underpowered=floor.within(self) if floor else "")
 
     def plan(self, difference: float = 0.10, power: float = 0.8) -> Plan:
         """What it would take to see ``difference`` with this test: units (tasks, or pairs)
@@ -278,6 +288,7 @@ def compare(
         task_p=st.mcnemar_p(len(improved), len(regressed)),  # the exact sign test, on tasks
         repeats=max((len(v) for v in per_task.values()), default=1),
         repeats_identical=identical(pairs),
+        compared=list(per_task),
     )
 
 

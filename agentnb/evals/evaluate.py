@@ -25,6 +25,7 @@ from ..errors import ConfigurationError, RunStateError
 from .apps import App
 from .cache import ResponseCache
 from .evaluation import Errors, Evaluation
+from .log.recording import follow
 from .record import EvalRecord
 from .runner import run_task
 from .statistics import warm_up
@@ -93,6 +94,8 @@ def start(
     progress: bool | None = False,
     keep: Iterable[tuple[Any, ...]] = (),
     runtime: Runtime | None = None,
+    log: Any = None,
+    note: str = "",
 ) -> Evaluation:
     """Start a sweep in the background and return its :class:`Evaluation` at once.
 
@@ -140,6 +143,8 @@ def start(
         )
     if progress or (progress is None and not display.in_kernel() and sys.stderr.isatty()):
         ev.subscribe(_Progress(ev))
+    file = getattr(variants, "file", None)  # a variants file (an.evals.load_variants)
+    follow(ev, log, note, extra={"variants_file": file} if file else None)
     warm_up()
     runner = runtime and runtime.evaluation_runner(agents, ev.tasks, repeats, seed)
     ev.drive(_sweep(ev, jobs, runner or run_task))  # on the service's workers, or here
@@ -225,6 +230,8 @@ async def evaluate(
     cache: ResponseCache | str | bool | None = None,
     progress: bool | None = None,
     runtime: Runtime | None = None,
+    log: Any = None,
+    note: str = "",
 ) -> Evaluation:
     """Run every variant on every task ``repeats`` times and return the :class:`Evaluation`.
 
@@ -246,6 +253,9 @@ async def evaluate(
             ``max_concurrency`` at once, each kept in its store (the same sweep again runs
             only what is missing), on DBOS spread over its workers (see
             :mod:`agentnb.service.sweeps`).
+        log: where the experiment is recorded when the sweep ends (:mod:`agentnb.evals.log`):
+            by default ``agentnb-experiments.sqlite`` here (``$AGENTNB_LOG``); a path or a
+            store; ``False``: not recorded. note: a few words kept with it.
     """
     ev = start(
         variants,
@@ -258,6 +268,8 @@ async def evaluate(
         cache=cache,
         progress=progress,
         runtime=runtime,
+        log=log,
+        note=note,
     )
     if progress is None and display.in_kernel():
         if display.has_view(ev):
