@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
 from .labels import labels
+from .tables import FLAG
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,8 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Agreement", "agreement", "cohen_kappa", "rater_names"]
 
-#: The mark a flagged check's verdicts carry.
-FLAG = "⚑"
 
 
 def cohen_kappa(table: list[list[int]], confidence: float = 0.95) -> tuple[float, float, float]:

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ... import _json
+from ..._html import escape
+from ...display import Shown
 from ...errors import ConfigurationError, StoreError
 from ...session import Session
 from ...storage.database import Statements
@@ -41,7 +43,7 @@ _SCHEMA = [
 ]
 
 
-class ExperimentLog:
+class ExperimentLog(Shown):
     """The experiment log in ``place``: a path (a SQLite file, created when first written)
     or a SQL store (:class:`~agentnb.SQLiteStore`, :class:`~agentnb.storage.postgres.
     PostgresStore`). See :mod:`agentnb.evals.log`."""
@@ -187,8 +189,22 @@ class ExperimentLog:
     def close(self) -> None:
         self.store.close()
 
+    def view(self) -> Any:
+        """The live view: every experiment, filtered, any two side by side
+        (:class:`agentnb.widgets.ExperimentsView`); evaluating the log in a cell shows it."""
+        from ... import display
+
+        return display.view(self)
+
     def __repr__(self) -> str:
         return f"<ExperimentLog {self.where}>"
+
+    def static_html(self) -> str:
+        """The listing (``an.evals.experiments(log)``) as an escaped table."""
+        from .reading import frame
+
+        table = frame(self.entries()).to_html(index=False, na_rep="")  # pandas escapes cells
+        return f"<div><b>experiment log</b> {escape(self.where)}{table}</div>"
 
 
 def _entry(row: tuple[Any, ...]) -> dict[str, Any]:
