@@ -47,3 +47,52 @@ def tasks(n: int = 8) -> an.TaskSet:
 
 def variants():
     return {"polite": polite(), "terse": terse()}
+
+
+def desk(agent):
+    """A task's setup: the state its end-state checks read."""
+    return {"booked": ["city-0"]}
+
+
+def booked(state):
+    return bool(state["booked"])
+
+
+def stopped_once(result):
+    """A check that reads the run's events (kept in its trace)."""
+    return sum(type(e).__name__ == "RunStopped" for e in result.events) == 1
+
+
+def sunglasses_checks():
+    """What ``python -m agentnb rescore --checks`` names: checks for every task."""
+    return [an.checks.answer_contains("sunglasses")]
+
+
+# -- a seeded flaky model (the noise floor): "coin" tasks pass on about half the seeds, "sure"
+# tasks always, unless the instructions break the first of them ("slip") or all ("break").
+def flaky_reply(request, seed=None):
+    import random
+
+    system = request.messages[0]["content"]
+    asked = request.messages[-1]["content"]
+    if asked.startswith("coin"):
+        return "ok" if random.Random(f"{seed}{asked}").random() < 0.5 else "no"
+    if "break" in system or ("slip" in system and asked == "sure 0"):
+        return "no"
+    return "ok"
+
+
+def flaky_agent(instructions: str = "Answer.") -> an.Agent:
+    return an.Agent(instructions, model=an.models.FunctionModel(flaky_reply, name="flaky"))
+
+
+def flaky_tasks() -> an.TaskSet:
+    names = [f"coin {i}" for i in range(3)] + [f"sure {i}" for i in range(10)]
+    return an.TaskSet(
+        [an.Task(n.replace(" ", "-"), n, checks=[an.checks.answer_contains("ok")]) for n in names],
+        name="flaky",
+    )
+
+
+def flaky_variants():
+    return {"base": flaky_agent(), "slip": flaky_agent("Answer. slip"), "break": flaky_agent("break")}
