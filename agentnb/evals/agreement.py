@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 __all__ = ["Agreement", "agreement", "cohen_kappa", "rater_names"]
 
 
-
 def cohen_kappa(table: list[list[int]], confidence: float = 0.95) -> tuple[float, float, float]:
     """Cohen's kappa of a square confusion table (rows: rater a, columns: rater b) and its
     ``confidence`` interval from the asymptotic standard error (Fleiss, Cohen and Everitt's);
@@ -75,8 +74,8 @@ def _checks_of(ev: Evaluation) -> list[str]:
         for c in t.checks:
             names[c.name] = None
     for r in ev.records:
-        for c in r.checks:
-            names[c.name] = None
+        for result in r.checks:
+            names[result.name] = None
     return list(names)
 
 
@@ -235,7 +234,9 @@ def agreement(
         value, low, high = _alpha([v for _, v in rated], confidence, seed)
         found = Agreement(names, "krippendorff_alpha", value, (low, high), len(rated), confidence)
         both = rated
-    found.disagreeing = [_row(row, who, v) for row, v in both if len({x for x in v if x is not None}) > 1]
+    found.disagreeing = [
+        _row(row, who, v) for row, v in both if len({x for x in v if x is not None}) > 1
+    ]
     if threshold is not None:
         found.threshold = threshold
         judges = [name for kind, name in who if kind == "check"]
@@ -251,9 +252,8 @@ def agreement(
                 found.flagged.append(name)
             else:
                 ev.flags.pop(name, None)
-        from .log.recording import flags_changed
-
-        flags_changed(ev)
+        if ev.experiment is not None:  # in the experiment log: the flags are written there
+            ev.experiment.flag(ev.flags)
     return found
 
 

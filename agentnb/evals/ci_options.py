@@ -69,7 +69,11 @@ async def cli_floor(variants: Any, tasks: TaskSet, args: argparse.Namespace) -> 
     repeats = getattr(args, "noise", None)
     if not repeats:
         return None
-    agents = variants if isinstance(variants, dict) else {getattr(variants, "name", "") or "agent": variants}
+    agents = (
+        variants
+        if isinstance(variants, dict)
+        else {getattr(variants, "name", "") or "agent": variants}
+    )
     name = args.baseline or getattr(variants, "baseline", None) or next(iter(agents))
     if name not in agents:
         return None  # the run reports the unknown baseline

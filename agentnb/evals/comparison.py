@@ -8,15 +8,12 @@ the variants' doing. ``wins`` are pairs only ``other`` passed, ``losses`` pairs 
 **The test counts tasks** (``test="tasks"``, the default): each task's repeats become its
 pass rate; a task where ``other``'s rate is higher is a win, lower a loss, equal drops out;
 the exact two-sided sign test (McNemar's exact binomial, on tasks) asks whether wins and
-losses differ more than chance would. Repeats of a task are not independent evidence (a task
-tends to pass or fail the same way; a deterministic model repeats itself exactly), so each
-task counts once: identical repeats give the verdict one run gives, and the verdict says
-when they were identical (``repeats_identical``). ``test="pairs"`` (or ``.using("pairs")``)
-is the exact McNemar test over (task, repeat) pairs: it assumes the repeats independent (a
-model sampled at a temperature), and its verdict states that assumption.
-
-The 95% interval of the difference in success rate is a paired bootstrap: over pairs when
-each task ran once, over tasks (repeats averaged per task, resampled whole) when tasks repeat.
+losses differ more than chance would. Repeats of a task are not independent evidence, so
+each task counts once (identical repeats give the verdict one run gives, and it says so:
+``repeats_identical``). ``test="pairs"`` (``.using("pairs")``) is exact McNemar over (task,
+repeat) pairs, assuming repeats independent (its verdict says so). The interval is a paired
+bootstrap, over pairs (or over tasks, repeats averaged). A difference within the baseline's
+noise floor is ``underpowered``: no verdict (:mod:`.noise`).
 
 With ``margin`` (``ev.compare(a, b, margin=0.05)``: five points of success rate) it also asks
 the questions of a cheaper or faster variant: is ``other`` **no worse** than ``baseline`` by
@@ -24,9 +21,8 @@ more than the margin (non-inferiority: a one-sided t-test of the paired differen
 ``-margin``), and is it **equivalent** within ``±margin`` (TOST: two one-sided tests, the
 larger p-value). The units of those tests are the bootstrap's (pairs, or tasks with their
 repeats averaged); when every pair agrees, the exact chance of no disagreement at the margin.
-``verdict`` (:mod:`.verdict`) says it all in one plain line, naming the test; with no
-evidence either way, how many tasks would see ten points (:func:`agentnb.evals.plan`, from
-the disagreement seen here). Everything is at the level ``alpha`` (0.05).
+``verdict`` (:mod:`.verdict`) says it in one line, naming the test, and with no evidence, how
+many tasks would see ten points (:func:`agentnb.evals.plan`); everything at level ``alpha``.
 """
 
 from __future__ import annotations
@@ -104,8 +100,7 @@ class Comparison(Shown):
     repeats_identical: bool = False
     #: The tasks the pairs cover, in the task set's order.
     compared: list[str] = field(default_factory=list)
-    #: Why the difference is within the baseline's noise floor ("" when it is not, or no
-    #: floor was given): a gate then refuses a verdict (:mod:`agentnb.evals.noise`).
+    #: Why the difference is within the baseline's noise floor ("" if not): no verdict then.
     underpowered: str = ""
 
     @property
@@ -148,11 +143,6 @@ class Comparison(Shown):
         if test not in TESTS:
             raise ConfigurationError(f"test must be one of {TESTS}, not {test!r}")
         return dataclasses.replace(self, test=test)
-
-    def against(self, floor: Any) -> Comparison:
-        """This comparison read against a :class:`~agentnb.evals.noise.NoiseFloor` (a copy):
-        ``underpowered`` says why when its difference is within the floor."""
-        return dataclasses.replace(self, underpowered=floor.within(self) if floor else "")
 
     def plan(self, difference: float = 0.10, power: float = 0.8) -> Plan:
         """What it would take to see ``difference`` with this test: units (tasks, or pairs)

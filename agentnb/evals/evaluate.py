@@ -4,11 +4,10 @@
     ev = an.evals.start(...)        # returns at once; the sweep runs in the background
     await ev.wait(); ev.cancel(); ev.done
 
-Runs go in the order (repeat, task, variant), so a live matrix fills task by task with every
-variant side by side. At most ``concurrency`` run at once, each within ``timeout`` seconds;
-one failing run never stops the sweep. Each (task, repeat) gets its own seed, derived from
-``seed`` and the same for every variant, so paired runs share their randomness and the
-whole evaluation reproduces exactly.
+Runs go in the order (repeat, task, variant): a live matrix fills task by task. At most
+``concurrency`` run at once, each within ``timeout`` seconds; a failing run never stops it.
+Each (task, repeat) gets its own seed, derived from ``seed``, the same for every variant:
+paired runs share their randomness and the whole evaluation reproduces exactly.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from ..errors import ConfigurationError, RunStateError
 from .apps import App
 from .cache import ResponseCache
 from .evaluation import Errors, Evaluation
-from .log.recording import follow
+from .log.recording import follow, kept_file
 from .record import EvalRecord
 from .runner import run_task
 from .statistics import warm_up
@@ -102,8 +101,7 @@ def start(
     Needs a running event loop (a notebook cell, or inside ``async def``). ``await ev`` (or
     ``await ev.wait()``) waits for it; ``ev.cancel()`` stops it; ``ev.subscribe(fn)`` hears
     each finished run. Arguments as for :func:`evaluate`. ``keep`` holds runs already done,
-    as ``(record, session[, trace[, state]])``: they are not run again
-    (``Evaluation.rerun`` and ``extend`` use it).
+    as ``(record, session[, trace[, state]])``, not run again (``rerun``, ``extend`` use it).
     """
     agents = _variants(variants)
     timeout = seconds("timeout", timeout)  # 0 or -1 meant no limit, silently
@@ -143,8 +141,7 @@ def start(
         )
     if progress or (progress is None and not display.in_kernel() and sys.stderr.isatty()):
         ev.subscribe(_Progress(ev))
-    file = getattr(variants, "file", None)  # a variants file (an.evals.load_variants)
-    follow(ev, log, note, extra={"variants_file": file} if file else None)
+    follow(ev, log, note, extra=kept_file(variants))  # a variants file (load_variants): kept
     warm_up()
     runner = runtime and runtime.evaluation_runner(agents, ev.tasks, repeats, seed)
     ev.drive(_sweep(ev, jobs, runner or run_task))  # on the service's workers, or here
@@ -253,9 +250,7 @@ async def evaluate(
             ``max_concurrency`` at once, each kept in its store (the same sweep again runs
             only what is missing), on DBOS spread over its workers (see
             :mod:`agentnb.service.sweeps`).
-        log: where the experiment is recorded when the sweep ends (:mod:`agentnb.evals.log`):
-            by default ``agentnb-experiments.sqlite`` here (``$AGENTNB_LOG``); a path or a
-            store; ``False``: not recorded. note: a few words kept with it.
+        log, note: where it is recorded, and words kept (:mod:`agentnb.evals.log`).
     """
     ev = start(
         variants,

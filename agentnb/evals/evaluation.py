@@ -12,6 +12,7 @@ the record of its run, tagged with the row and annotated with its checks, when a
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import warnings
 from collections.abc import Awaitable, Callable, Iterable
@@ -31,8 +32,8 @@ if TYPE_CHECKING:
     from ..agent import Agent
     from ..session import Session
     from ..storage.trace import Trace
-    from .cache import ResponseCache
     from .agreement import Agreement
+    from .cache import ResponseCache
     from .comparison import Comparison
     from .labels import Label
     from .outputs import Outputs
@@ -359,7 +360,9 @@ class Evaluation(display.Shown):
         from .comparison import compare
 
         found = compare(self, baseline, other, margin=margin, alpha=alpha)
-        return found.against(noise) if noise is not None else found
+        if noise is None:
+            return found
+        return dataclasses.replace(found, underpowered=noise.within(found))
 
     # -- people and checks after the runs (labels, agreement, rescore) ----------------------
     def label(
@@ -376,11 +379,11 @@ class Evaluation(display.Shown):
         it): an annotation on its record, kept by ``save`` and the experiment log (written
         back there at once). See :mod:`agentnb.evals.labels`."""
         from .labels import label
-        from .log.recording import relabelled
 
         row = self.record(variant, task, repeat)
         made = label(row.run, verdict, note, rater=rater)
-        relabelled(self, row)
+        if self.experiment is not None:  # in the experiment log: written back there
+            self.experiment.rewrite(row)
         return made
 
     @property

@@ -20,10 +20,13 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
 from ..session import RunRecord
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["KEY", "VERDICTS", "Label", "label", "labels", "labels_frame"]
 
@@ -69,9 +72,7 @@ def verdict_of(value: Any) -> str:
     return said
 
 
-def label(
-    record: RunRecord, verdict: Any, note: str = "", *, rater: str = "human"
-) -> Label | None:
+def label(record: RunRecord, verdict: Any, note: str = "", *, rater: str = "human") -> Label | None:
     """Label the run of ``record``: the one place labels are written. ``verdict=None``
     removes ``rater``'s label (returns None)."""
     if not isinstance(rater, str) or not rater.strip():
@@ -109,7 +110,7 @@ def labels(record: RunRecord) -> dict[str, Label]:
     return out
 
 
-def labels_frame(ev: Any) -> Any:
+def labels_frame(ev: Any) -> pd.DataFrame:
     """``ev.labels``: one row per label of ``ev``'s runs."""
     import pandas as pd
 

@@ -8,8 +8,8 @@ Each cell holds the answers of that task and variant, one per repeat: the first 
 the whole answer a click away (``<details>``, no JavaScript needed), a failed run marked
 with its failed checks (a flagged judge's marked ⚑), an error run with its error, and the
 labels people gave it. In a kernel with the widgets the grid is live
-(:class:`agentnb.widgets.OutputsGrid`): ✓ / ✗ and a note under each answer label the run. The HTML escapes every answer (the one
-character rule of :mod:`agentnb._html`).
+(:class:`agentnb.widgets.OutputsGrid`): ✓ / ✗ and a note under each answer label its run.
+The HTML escapes every answer (the one character rule of :mod:`agentnb._html`).
 """
 
 from __future__ import annotations

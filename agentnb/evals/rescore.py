@@ -60,7 +60,7 @@ class _Unkept(list[Any]):
             "traces=False): rescore where the runs were made, or from a file saved with traces"
         )
 
-    __iter__ = __len__ = __getitem__ = __bool__ = _refuse  # type: ignore[assignment]
+    __iter__ = __len__ = __getitem__ = __bool__ = _refuse
 
 
 class _Metered:
@@ -151,7 +151,6 @@ async def rescore(
     note: str = "",
 ) -> Evaluation:
     """``ev.rescore(...)``: see the module docstring."""
-    from .evaluation import Evaluation
     from .log.recording import chosen, record
 
     place = chosen(log)
@@ -165,7 +164,7 @@ async def rescore(
     )  # fmt: skip
     rows = [r for r in ev.records if r.task in chosen_tasks]
     variants = [v for v in ev.variants if any(r.variant == v for r in rows)]
-    new = Evaluation(variants, chosen_tasks, ev.repeats, seed=ev.seed, errors=ev.errors)
+    new = type(ev)(variants, chosen_tasks, ev.repeats, seed=ev.seed, errors=ev.errors)
     new.descriptions = {v: ev.descriptions[v] for v in variants if v in ev.descriptions}
     gate = asyncio.Semaphore(ev.concurrency)
 
@@ -220,4 +219,3 @@ async def _again(
     result = RunResult(last, session, events, list(session.messages[last.start : end]))
     annotate(last, await check(Evidence(result, kept.state, task), ev.timeout, own))
     return EvalRecord.of(last, session), session, kept.trace, kept.state
-

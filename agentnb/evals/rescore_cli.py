@@ -73,7 +73,9 @@ async def run(args: argparse.Namespace) -> int:
     ev = _source(args, judge)
     new = await ev.rescore(checks, tasks, judge=judge, **cli_log(args))
     before = {r.key: r.outcome for r in ev.records}
-    changed = [(r.key, before.get(r.key), r.outcome) for r in new.records if before.get(r.key) != r.outcome]
+    changed = [
+        (r.key, before.get(r.key), r.outcome) for r in new.records if before.get(r.key) != r.outcome
+    ]
     print(new.summary[["n", "passed", "failed", "errors", "success_rate"]].to_string())
     for variant in new.variants:
         was = sum(before.get(r.key) == "pass" for r in new.records if r.variant == variant)
@@ -92,7 +94,9 @@ async def run(args: argparse.Namespace) -> int:
     if args.json:
         data = {"records": [r.to_dict() for r in new.records], "changed": changed}
         summary = json.loads(new.summary.reset_index().to_json(orient="records", force_ascii=False))
-        args.json.write_text(_json.dumps({**data, "summary": summary}, indent=1) + "\n", encoding="utf-8")
+        args.json.write_text(
+            _json.dumps({**data, "summary": summary}, indent=1) + "\n", encoding="utf-8"
+        )
     if args.save:
         new.save(args.save)
     return 0

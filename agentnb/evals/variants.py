@@ -179,15 +179,19 @@ def load_variants(path: str | os.PathLike[str]) -> Variants:
         if key not in BASE_KEYS:
             _refuse(path, text, key, None, BASE_KEYS)
     if not isinstance(data.get("base"), str):
-        raise ConfigurationError(f"{path}: base = \"module:attribute\" names the base agent")
+        raise ConfigurationError(f'{path}: base = "module:attribute" names the base agent')
     made = _object(data["base"], "base", str(path))
     base = made() if callable(made) and not isinstance(made, Agent) else made
     if not isinstance(base, Agent):
-        raise ConfigurationError(f"{path}: base {data['base']!r} is a {type(base).__name__}, not an Agent")
+        raise ConfigurationError(
+            f"{path}: base {data['base']!r} is a {type(base).__name__}, not an Agent"
+        )
     specs = data.get("variants")
     if not isinstance(specs, dict) or not specs:
         raise ConfigurationError(f"{path}: no [variants.NAME] table: name at least one variant")
-    agents = {name: _variant(base, name, spec, path.parent, path, text) for name, spec in specs.items()}
+    agents = {
+        name: _variant(base, name, spec, path.parent, path, text) for name, spec in specs.items()
+    }
     baseline = data.get("baseline", next(iter(agents)))
     if baseline not in agents:
         raise ConfigurationError(f"{path}: baseline {baseline!r} is not a variant: {list(agents)}")

@@ -30,7 +30,7 @@ def side_by_side(log: ExperimentLog, a: str, b: str, va: str, vb: str) -> dict[s
         f"{c.ties} ties; difference {c.difference:+.0%} ({1 - c.alpha:.0%} CI {c.ci_low:+.0%} "
         f"to {c.ci_high:+.0%}); p = {c.p:.3g} ({c.method})"
     )
-    return payload.displayable(
+    shown: dict[str, Any] = payload.displayable(
         {
             "a": a,
             "b": b,
@@ -42,6 +42,7 @@ def side_by_side(log: ExperimentLog, a: str, b: str, va: str, vb: str) -> dict[s
             "grid": grid_state(both, labelling=False),
         }
     )
+    return shown
 
 
 class ExperimentsView(Widget):
@@ -59,7 +60,8 @@ class ExperimentsView(Widget):
                 row["created"] = str(row["created"])[:19]
                 rows.append({k: (None if v != v else v) for k, v in row.items()})  # NaN: None
         where = self.log.where if self.log is not None else "no log here yet"
-        return payload.displayable({"rows": rows, "where": where})
+        shown: dict[str, Any] = payload.displayable({"rows": rows, "where": where})
+        return shown
 
     def _on_msg(self, content: dict[str, Any]) -> Any:
         op = content.get("op")

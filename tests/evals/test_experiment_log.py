@@ -16,7 +16,9 @@ from tests.evals import tuning_agents as toy
 
 
 def _head() -> str:
-    return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
 
 
 async def test_a_week_of_tuning_in_miniature(tmp_path: Path) -> None:
@@ -131,7 +133,9 @@ async def test_a_check_the_log_cannot_keep_is_named_and_a_rescore_needing_it_ref
     tmp_path: Path,
 ) -> None:
     log = an.evals.ExperimentLog(tmp_path / "unkept.sqlite")
-    tasks = an.TaskSet([an.Task("city-0", "Beijing weather?", checks=[lambda r: "sunny" in r.output])])
+    tasks = an.TaskSet(
+        [an.Task("city-0", "Beijing weather?", checks=[lambda r: "sunny" in r.output])]
+    )
     ev = await an.evaluate({"polite": toy.polite()}, tasks, log=log)
     assert ev.experiment.body["unkept"] == {"city-0": ["<lambda>"]}
     back = an.evals.experiment(ev.experiment.id, log)
@@ -145,9 +149,13 @@ async def test_a_check_the_log_cannot_keep_is_named_and_a_rescore_needing_it_ref
 async def test_experiments_that_share_no_task_are_not_compared(tmp_path: Path) -> None:
     log = an.evals.ExperimentLog(tmp_path / "apart.sqlite")
     a = await an.evaluate({"polite": toy.polite()}, toy.tasks(2), log=log)
-    other = an.TaskSet([an.Task("city-0", "Beijing weather?", checks=[an.checks.answer_contains("°C")])])
+    other = an.TaskSet(
+        [an.Task("city-0", "Beijing weather?", checks=[an.checks.answer_contains("°C")])]
+    )
     b = await an.evaluate({"terse": toy.terse()}, other, log=log)
-    with pytest.raises(an.ConfigurationError, match=r"share no task.*\['city-0'\] have the same names but differ"):
+    with pytest.raises(
+        an.ConfigurationError, match=r"share no task.*\['city-0'\] have the same names but differ"
+    ):
         an.evals.compare(a.experiment.id, b.experiment.id, log=log)
     c = await an.evaluate(toy.variants(), toy.tasks(2), log=log)
     with pytest.raises(an.ConfigurationError, match="say which with baseline="):

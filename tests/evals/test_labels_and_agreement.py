@@ -38,7 +38,9 @@ async def labelled() -> an.Evaluation:
     ev = await an.evaluate(toy.variants(), graded, repeats=2, log=False)
     for r in ev.records:  # the person: good when the answer gives the weather in full
         good = "sunglasses" in (r.output or "")
-        ev.label(r.variant, r.task, r.repeat, "pass" if good else "fail", "full" if good else "thin")
+        ev.label(
+            r.variant, r.task, r.repeat, "pass" if good else "fail", "full" if good else "thin"
+        )
     return ev
 
 
@@ -46,7 +48,9 @@ async def test_labels_are_annotations_that_survive_save_and_load(tmp_path: Path)
     ev = await an.evaluate(toy.variants(), toy.tasks(3), log=False)
     made = ev.label("terse", "city-1", 0, "✗", "no temperature")
     assert made is not None and made.verdict == "fail"
-    assert ev.record("terse", "city-1").run.annotations["labels"]["human"]["note"] == "no temperature"
+    assert (
+        ev.record("terse", "city-1").run.annotations["labels"]["human"]["note"] == "no temperature"
+    )
     ev.label("terse", "city-1", 0, "bad", "no temperature", rater="bob")
     ev.save(tmp_path / "ev.jsonl")
     back = an.Evaluation.load(tmp_path / "ev.jsonl")
@@ -117,7 +121,7 @@ async def test_a_judge_below_the_threshold_is_flagged_wherever_its_verdicts_show
     failed_by_judge = next(r for r in ev.records if any(c.name == judge for c in r.failed_checks))
     assert escape(f"{judge} ⚑") in ev.outputs().static_bundle()["text/html"]
     detail = run_payload(ev, *failed_by_judge.key)
-    assert [c["flag"] for c in detail["checks"] if c["name"] == judge][0].startswith("agrees with")
+    assert next(c["flag"] for c in detail["checks"] if c["name"] == judge).startswith("agrees")
     cell = grid_state(ev)["cells"][failed_by_judge.task][failed_by_judge.variant][0]
     assert any(c["flag"] for c in cell["failed"])
     assert ev.agreement("judge", "human", threshold=0.0).flagged == [] and not ev.flags
@@ -134,8 +138,12 @@ async def test_several_raters_read_by_krippendorffs_alpha() -> None:
     found = ev.agreement("human", "bob", "outcome")
     assert found.statistic == "krippendorff_alpha"
     data = [
-        [{"pass": 1.0, "fail": 0.0}[r.run.annotations["labels"][who]["verdict"]]
-         if who in r.run.annotations["labels"] else np.nan for r in ev.records]
+        [
+            {"pass": 1.0, "fail": 0.0}[r.run.annotations["labels"][who]["verdict"]]
+            if who in r.run.annotations["labels"]
+            else np.nan
+            for r in ev.records
+        ]
         for who in ("human", "bob")
     ] + [[1.0 if r.passed else 0.0 for r in ev.records]]
     assert found.alpha == pytest.approx(

@@ -37,7 +37,9 @@ async def test_a_seeded_flaky_model_shows_its_flip_rate_and_the_gate_refuses_wit
     ev = await an.evaluate(toy.flaky_variants(), tasks, repeats=1, seed=1, log=False)
     slip = ev.compare("base", "slip", noise=floor)  # one task worse: within 3 noisy tasks
     assert slip.underpowered
-    assert slip.verdict.startswith("underpowered: the baseline disagrees with itself on 3 of 13 tasks")
+    assert slip.verdict.startswith(
+        "underpowered: the baseline disagrees with itself on 3 of 13 tasks"
+    )
     assert assert_no_regression(ev, "base", "slip", noise=floor).underpowered
     broke = ev.compare("base", "break", noise=floor)  # ten tasks worse: beyond the floor
     assert not broke.underpowered
@@ -48,7 +50,9 @@ async def test_a_seeded_flaky_model_shows_its_flip_rate_and_the_gate_refuses_wit
 
 
 def test_plan_uses_the_floor() -> None:
-    floor = an.evals.NoiseFloor("base", 4, {f"t{i}": ((1, 4) if i < 3 else (4, 4)) for i in range(13)})
+    floor = an.evals.NoiseFloor(
+        "base", 4, {f"t{i}": ((1, 4) if i < 3 else (4, 4)) for i in range(13)}
+    )
     within = an.evals.plan(0.10, noise=floor, tasks=13)
     assert within.within_noise and "within that noise" in within.verdict
     beyond = an.evals.plan(0.40, noise=floor, tasks=13)

@@ -38,11 +38,13 @@ async def test_a_check_reading_events_is_refused_by_name_when_no_trace_was_kept(
 ) -> None:
     log = an.evals.ExperimentLog(tmp_path / "log.sqlite")
     ev = await an.evaluate(toy.variants(), toy.tasks(2), log=log)
-    assert [r.outcome for r in (await ev.rescore(checks=[toy.stopped_once], log=False)).records] == [
-        "pass"
-    ] * 4
+    assert [
+        r.outcome for r in (await ev.rescore(checks=[toy.stopped_once], log=False)).records
+    ] == ["pass"] * 4
     back = an.evals.experiment(ev.experiment.id, log)
-    with pytest.raises(an.ConfigurationError, match=r"checks \['stopped_once'\] read what the runs"):
+    with pytest.raises(
+        an.ConfigurationError, match=r"checks \['stopped_once'\] read what the runs"
+    ):
         await back.rescore(checks=[toy.stopped_once], log=False)
 
 

@@ -69,7 +69,11 @@ def test_a_variants_file_with_three_variants_runs_through_the_cli_with_junit(
 @pytest.mark.parametrize(
     ("change", "line", "table"),
     [
-        ('max_iterations = 3\n', 'max_iterations = 3\ninstruction = "typo"\n', "in [variants.terse]"),
+        (
+            "max_iterations = 3\n",
+            'max_iterations = 3\ninstruction = "typo"\n',
+            "in [variants.terse]",
+        ),
         ('baseline = "polite"\n', 'baseline = "polite"\nbasline = "x"\n', "at the top"),
         ("[variants.polite]", "[variants.polite]\ndescription = 'x'", "in [variants.polite]"),
     ],
@@ -79,13 +83,19 @@ def test_an_unknown_key_is_refused_with_its_line_and_the_known_keys(
 ) -> None:
     text = VARIANTS.replace(change, line, 1)
     path = write(tmp_path, text)
-    bad = next(n for n, row in enumerate(text.split("\n"), 1) if row.startswith(("instruction ", "basline", "description")))
+    bad = next(
+        n
+        for n, row in enumerate(text.split("\n"), 1)
+        if row.startswith(("instruction ", "basline", "description"))
+    )
     with pytest.raises(an.ConfigurationError) as caught:
         an.evals.load_variants(path)
     message = str(caught.value)
     assert message.startswith(f"{path}:{bad}: unknown key") and table in message
     assert "the keys this format knows:" in message
-    known = "base, baseline, variants" if table == "at the top" else "instructions, instructions_file"
+    known = (
+        "base, baseline, variants" if table == "at the top" else "instructions, instructions_file"
+    )
     assert known in message
     assert main(["eval", "tests.evals.tuning_agents:tasks", "--variants", str(path), "--quiet",
                  "--log", "off"]) == 2  # fmt: skip
@@ -94,10 +104,12 @@ def test_an_unknown_key_is_refused_with_its_line_and_the_known_keys(
 
 def test_a_missing_file_or_tool_is_refused_naming_it(tmp_path: Path) -> None:
     gone = VARIANTS.replace("prompts/careful.md", "prompts/gone.md")
-    with pytest.raises(an.ConfigurationError, match="cannot read .*gone.md"):
+    with pytest.raises(an.ConfigurationError, match=r"cannot read .*gone\.md"):
         an.evals.load_variants(write(tmp_path, gone))
     tool = VARIANTS + '\n[variants.terse.descriptions]\nsearch_weather = "x"\n'
-    with pytest.raises(an.ConfigurationError, match=r"variant 'terse': descriptions= names unknown tools"):
+    with pytest.raises(
+        an.ConfigurationError, match=r"variant 'terse': descriptions= names unknown tools"
+    ):
         an.evals.load_variants(write(tmp_path, tool))
     with pytest.raises(an.ConfigurationError, match="not TOML"):
         an.evals.load_variants(write(tmp_path, "base = \n"))

@@ -95,4 +95,8 @@ def flaky_tasks() -> an.TaskSet:
 
 
 def flaky_variants():
-    return {"base": flaky_agent(), "slip": flaky_agent("Answer. slip"), "break": flaky_agent("break")}
+    return {
+        "base": flaky_agent(),
+        "slip": flaky_agent("Answer. slip"),
+        "break": flaky_agent("break"),
+    }

@@ -42,4 +42,3 @@ def human(rater: str = "human") -> Human:
     if not isinstance(rater, str) or not rater.strip():
         raise ConfigurationError(f"a rater is a non-empty name, not {rater!r}")
     return Human(rater)
-

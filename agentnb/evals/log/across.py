@@ -56,7 +56,12 @@ def _variant(ev: Evaluation, name: str | None, which: str, eid: str) -> str:
 
 
 def joined(
-    first: Any, second: Any, *, baseline: str | None = None, other: str | None = None, log: Any = None
+    first: Any,
+    second: Any,
+    *,
+    baseline: str | None = None,
+    other: str | None = None,
+    log: Any = None,
 ) -> Evaluation:
     """One evaluation holding ``baseline`` of ``first`` and ``other`` of ``second`` on the
     tasks they share (named ``"<id>:<variant>"`` when the two names are the same)."""
@@ -121,11 +126,12 @@ def compare(
     margin: float | None = None,
     alpha: float = 0.05,
     test: str = "tasks",
+    noise: Any = None,
     log: Any = None,
 ) -> Comparison:
     """The paired comparison of ``baseline`` in experiment ``first`` with ``other`` in
     ``second`` (ids in the log, or evaluations), on the tasks they share: see
-    :func:`joined` and ``ev.compare``."""
+    :func:`joined` and ``ev.compare`` (``noise``: the baseline's floor)."""
     both = joined(first, second, baseline=baseline, other=other, log=log)
-    found = both.compare(both.variants[0], both.variants[1], margin=margin, alpha=alpha)
+    found = both.compare(both.variants[0], both.variants[1], margin=margin, alpha=alpha, noise=noise)
     return found.using(test)

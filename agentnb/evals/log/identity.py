@@ -90,7 +90,9 @@ def _task_record(task: Task) -> tuple[dict[str, Any], list[str]]:
     return {**bare, "checks": checks}, unkept
 
 
-def keepable_tasks(tasks: TaskSet) -> tuple[list[dict[str, Any]], dict[str, list[str]], dict[str, str]]:
+def keepable_tasks(
+    tasks: TaskSet,
+) -> tuple[list[dict[str, Any]], dict[str, list[str]], dict[str, str]]:
     """The tasks as dicts, what of each could not be kept, and each task's digest."""
     records, unkept, digests = [], {}, {}
     for task in tasks:

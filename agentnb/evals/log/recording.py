@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigurationError
-from .identity import code_version, digest, identify
+from .identity import code_version, identify
 from .store import ExperimentLog
 
 if TYPE_CHECKING:
@@ -64,6 +64,17 @@ class LogEntry:
     @property
     def dirty(self) -> bool | None:
         return self.body.get("dirty")
+
+    def rewrite(self, row: EvalRecord) -> None:
+        """Write ``row``'s run records to the log again (a label changed on them)."""
+        position = self.positions.get(row.key)
+        if position is not None:
+            self.log.update_row(self.id, position, [x.to_dict() for x in row.runs])
+
+    def flag(self, flags: dict[str, str]) -> None:
+        """Write the evaluation's flagged checks (``ev.flags``) to its entry."""
+        self.log.update(self.id, flags=dict(flags))
+        self.body["flags"] = dict(flags)
 
     def __repr__(self) -> str:
         return f"<LogEntry {self.id} ({self.kind}) in {self.log.where}>"
@@ -140,27 +151,13 @@ def record(
         )
         return None
     positions = {r.key: i for i, r in enumerate(ev.records)}
-    ev.experiment = LogEntry(experiment_id, log, kind, positions, source, note, body)
-    return ev.experiment
+    entry = LogEntry(experiment_id, log, kind, positions, source, note, body)
+    ev.experiment = entry
+    return entry
 
 
-def relabelled(ev: Evaluation, row: EvalRecord) -> None:
-    """Write ``row``'s run records to the log again (a label changed on them)."""
-    entry: LogEntry | None = ev.experiment
-    position = entry.positions.get(row.key) if entry is not None else None
-    if entry is None or position is None:
-        return
-    entry.log.update_row(entry.id, position, [x.to_dict() for x in row.runs])
-
-
-def flags_changed(ev: Evaluation) -> None:
-    """Write ``ev.flags`` (judges flagged by their agreement) to its entry in the log."""
-    entry: LogEntry | None = ev.experiment
-    if entry is not None:
-        entry.log.update(entry.id, flags=dict(ev.flags))
-        entry.body["flags"] = dict(ev.flags)
-
-
-def file_of(path: str | os.PathLike[str], text: str) -> dict[str, Any]:
-    """What the log keeps of a variants file: its path, text and digest."""
-    return {"path": str(path), "text": text, "digest": digest(text)}
+def kept_file(variants: Any) -> dict[str, Any] | None:
+    """What the log keeps of the variants file ``variants`` came from (its path, text and
+    digest: :func:`agentnb.evals.load_variants`), or None."""
+    file = getattr(variants, "file", None)
+    return {"variants_file": file} if isinstance(file, dict) else None

@@ -201,7 +201,7 @@ class ExperimentLog(Shown):
 
     def static_html(self) -> str:
         """The listing (``an.evals.experiments(log)``) as an escaped table."""
-        from .reading import frame
+        from .listing import frame
 
         table = frame(self.entries()).to_html(index=False, na_rep="")  # pandas escapes cells
         return f"<div><b>experiment log</b> {escape(self.where)}{table}</div>"

@@ -34,7 +34,9 @@ def floor_option(noise: Any, repeats: int, validation: TaskSet) -> NoiseFloor | 
             )
         return SEED
     if not isinstance(noise, NoiseFloor):
-        raise ConfigurationError(f"noise is a floor from an.evals.noise(...) or True, not {noise!r:.60}")
+        raise ConfigurationError(
+            f"noise is a floor from an.evals.noise(...) or True, not {noise!r:.60}"
+        )
     missing = [t for t in validation.names if t not in noise.counts]
     if missing:
         raise ConfigurationError(
