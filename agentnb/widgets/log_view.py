@@ -49,17 +49,17 @@ class ExperimentsView(Widget):
     """The live view of the experiment log ``log`` (the default place when None)."""
 
     def __init__(self, log: Any = None) -> None:
-        self.log = chosen(log, reading=True)
+        self.experiment_log = chosen(log, reading=True)
         super().__init__(kind="experiments", data=self.state())
 
     def state(self) -> dict[str, Any]:
-        frame = experiments(self.log) if self.log is not None else None
+        frame = experiments(self.experiment_log) if self.experiment_log is not None else None
         rows = []
         if frame is not None:
             for row in frame.to_dict(orient="records"):
                 row["created"] = str(row["created"])[:19]
                 rows.append({k: (None if v != v else v) for k, v in row.items()})  # NaN: None
-        where = self.log.where if self.log is not None else "no log here yet"
+        where = self.experiment_log.where if self.experiment_log is not None else "no log here yet"
         shown: dict[str, Any] = payload.displayable({"rows": rows, "where": where})
         return shown
 
@@ -69,11 +69,11 @@ class ExperimentsView(Widget):
             self.data = self.state()
             return self.data
         if op == "open":
-            if self.log is None:
+            if self.experiment_log is None:
                 raise ValueError("there is no experiment log to open experiments from")
             try:
                 return side_by_side(
-                    self.log,
+                    self.experiment_log,
                     str(content["a"]),
                     str(content["b"]),
                     str(content["va"]),
@@ -84,7 +84,7 @@ class ExperimentsView(Widget):
         raise ValueError(f"unknown message from the experiment log view: {content!r}")
 
     def subject(self) -> Any:
-        return self.log
+        return self.experiment_log
 
     def __repr__(self) -> str:
-        return f"<ExperimentsView of {self.log!r}>"
+        return f"<ExperimentsView of {self.experiment_log!r}>"
