@@ -1,7 +1,7 @@
 // agentnb front end, part 10: the experiment log — every experiment, filtered, and any two
 // opened side by side (the prompt diff, the paired verdict, the output grid of both).
 
-const LOG_COLUMNS = ["id", "created", "kind", "variants", "success", "tasks", "tasks_digest", "spend", "commit", "note"];
+const LOG_COLUMNS = ["id", "created", "kind", "variants", "success", "note", "tasks", "tasks_digest", "spend", "commit"];
 
 function logCell(k, v, r) {
   if (k === "spend") return usd(v);
@@ -17,7 +17,7 @@ function renderExperiments(model, el) {
   const filter = h("input", { class: "anb-log-filter", type: "text", placeholder: "filter: id, variant, note, commit" });
   filter.addEventListener("keydown", (e) => e.stopPropagation());
   const kinds = h("select", { class: "anb-log-kind" });
-  const table = h("div", {});
+  const table = h("div", { class: "anb-log-scroll" });
   const pick = h("div", { class: "anb-toolbar" });
   const side = h("div", { class: "anb-log-side" });
   const head = h("div", { class: "anb-toolbar" });
