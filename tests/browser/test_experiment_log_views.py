@@ -24,12 +24,15 @@ tasks = an.TaskSet([an.Task(f"city-{i}", f"{c} weather?", checks=[an.checks.answ
                     for i, c in enumerate(["Beijing", "Shanghai", "Hangzhou", "Chengdu"])])
 log = an.evals.ExperimentLog("experiments.sqlite")
 """
-SETUP = TOY + """
+SETUP = (
+    TOY
+    + """
 monday = await an.evaluate({"polite": polite}, tasks, log=log, note="monday", progress=False)
 tuesday = await an.evaluate({"terse": terse}, tasks, log=log, note="tuesday", progress=False)
 ev = await an.evaluate({"polite": polite, "terse": terse}, tasks, log=log, note="both", progress=False)
 print("ready", ev.experiment.id)
 """
+)
 FIRST = [SETUP, "ev.outputs()", "print(ev.labels.to_dict('records'))"]
 
 
@@ -78,7 +81,9 @@ def test_the_log_view_filters_and_opens_two_side_by_side(lab, context):
         out.locator("input.anb-log-filter").fill("")
         ids = [r.locator("td").nth(1).inner_text() for r in rows.all()]
         monday = next(i for i, r in zip(ids, rows.all(), strict=True) if "monday" in r.inner_text())
-        tuesday = next(i for i, r in zip(ids, rows.all(), strict=True) if "tuesday" in r.inner_text())
+        tuesday = next(
+            i for i, r in zip(ids, rows.all(), strict=True) if "tuesday" in r.inner_text()
+        )
         out.locator(f"input.anb-log-pick[data-id='{monday}']").check()
         out.locator(f"input.anb-log-pick[data-id='{tuesday}']").check()
         out.get_by_role("button", name="Open side by side").click()

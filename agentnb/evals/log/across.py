@@ -133,5 +133,6 @@ def compare(
     ``second`` (ids in the log, or evaluations), on the tasks they share: see
     :func:`joined` and ``ev.compare`` (``noise``: the baseline's floor)."""
     both = joined(first, second, baseline=baseline, other=other, log=log)
-    found = both.compare(both.variants[0], both.variants[1], margin=margin, alpha=alpha, noise=noise)
+    a, b = both.variants
+    found = both.compare(a, b, margin=margin, alpha=alpha, noise=noise)
     return found.using(test)
