@@ -119,6 +119,7 @@ COMPUTED_IMPORTS: dict[str, str] = {
     "agentnb.evals.checks.source": "a user's check function, named in a saved check record, "
     "and the modules a trusted saved check's source used (load(trust=True) only)",
     "agentnb.evals.ci": "the user's variants, named on the eval command line",
+    "agentnb.evals.variants": "the base agent and models a variants file names (module:attribute)",
 }
 
 #: Imports that may close a runtime import cycle: the documented doors (DESIGN.md, invariant 5).

@@ -30,6 +30,8 @@ JS_FILES = (
     "session.js",
     "inspect.js",
     "evals.js",
+    "grid.js",
+    "log.js",
     "optimise.js",
     "proxy.js",
     "queue.js",

@@ -23,9 +23,10 @@ from ..tasks import TaskSet
 from .candidate import Candidate
 
 if TYPE_CHECKING:
+    from ..evaluation import Evaluation
     from .optimisation import Optimisation
 
-__all__ = ["FORMAT", "SETTINGS", "load", "save"]
+__all__ = ["FORMAT", "SETTINGS", "header", "load", "restore", "save"]
 
 FORMAT = "agentnb.optimisation/2"
 _OLD = "agentnb.optimisation/1"
@@ -46,8 +47,10 @@ SETTINGS = (
 Opt = TypeVar("Opt", bound="Optimisation")
 
 
-def save(opt: Optimisation, path: Path, *, traces: bool = False) -> Path:
-    header = {
+def header(opt: Optimisation) -> dict[str, Any]:
+    """What an optimisation keeps besides its evaluation's runs (its file's first line, its
+    entry in the experiment log)."""
+    return {
         "format": FORMAT,
         "settings": {k: getattr(opt, k) for k in SETTINGS},
         "train": opt.train.names,
@@ -60,7 +63,10 @@ def save(opt: Optimisation, path: Path, *, traces: bool = False) -> Path:
         "warnings": opt.warnings,
         "proposer_runs": [r.to_dict() for r in opt.proposer_runs],
     }
-    body = [_json.dumps(header), *dump(opt.evaluation, traces=traces)]
+
+
+def save(opt: Optimisation, path: Path, *, traces: bool = False) -> Path:
+    body = [_json.dumps(header(opt)), *dump(opt.evaluation, traces=traces)]
     return _json.write_atomically(path, "\n".join(body) + "\n")
 
 
@@ -78,6 +84,11 @@ def load(cls: type[Opt], path: Path, *, trust: bool = False) -> Opt:
             f"{path} is not a saved optimisation; this agentnb reads {FORMAT} and {_OLD}"
         )
     ev = load_lines(lines[1:], path, trust=trust)
+    return restore(cls, header, ev)
+
+
+def restore(cls: type[Opt], header: dict[str, Any], ev: Evaluation) -> Opt:
+    """The optimisation :func:`header` describes, its runs those of ``ev``."""
     train = TaskSet([ev.tasks[n] for n in header["train"]], name=ev.tasks.name)
     validation = TaskSet([ev.tasks[n] for n in header["validation"]], name=ev.tasks.name)
     opt = cls(None, train, validation, **header["settings"])

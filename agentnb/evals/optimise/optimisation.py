@@ -97,6 +97,8 @@ class Optimisation(Shown):
         #: The proposal being worked on now: {"parent", "rationale", "candidate"}.
         self.current: dict[str, Any] = {}
         self.warnings: list[str] = []
+        #: The gate's noise floor (``optimize(noise=...)``), or None.
+        self.noise: Any = None
         self.stop_reason = ""
         self.done = False
         self.cancelled = False
