@@ -69,9 +69,13 @@ LONG_MODULES = {
 # a lower one. `display` renders the vocabulary and is what a session calls to show itself;
 # `storage` (the stores behind the Store seam, the trace codec) needs nothing above the
 # session, and the runtime's results are saved through it: both sit right above `session`.
+# `provenance` (the one normaliser, the text rule, the detector, values traced to their
+# sources) reads wire dicts only and is read by the session (``session.provenance()``), the
+# checks (grounded, not_steered) and the views: it sits right above `messages`.
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "tokens", "_sdk", "_html", "_settings", "_json", "_secrets", "_fast"),
     ("messages",),
+    ("provenance",),
     ("tools",),
     ("models",),
     ("events",),

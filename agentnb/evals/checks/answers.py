@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from ...testing import ungrounded_answer
+from ...provenance import ungrounded
 from ..normalise import normalise
 from .base import Check, Evidence, strings
 
@@ -76,7 +76,8 @@ def answer_matches(pattern: str) -> AnswerMatches:
 @dataclass(frozen=True, repr=False)
 class Grounded(Check):
     """Every figure of the answer appears in a tool result, or in what the user or the
-    instructions said (:func:`agentnb.testing.ungrounded_answer`, the one grounding check)."""
+    instructions said (:func:`agentnb.provenance.ungrounded`: the one text rule and normaliser,
+    which ``session.provenance()`` reads too)."""
 
     kind: ClassVar[str] = "grounded"
     min_digits: int = 2
@@ -86,7 +87,7 @@ class Grounded(Check):
                    if m.get("role") != "assistant"]  # fmt: skip
         texts = [c if isinstance(c, str) else json.dumps(c, ensure_ascii=False)
                  for c in sources if c is not None]  # fmt: skip
-        loose = ungrounded_answer(evidence.output, texts, self.min_digits)
+        loose = ungrounded(evidence.output, texts, self.min_digits)
         if not loose:
             return True, ""
         return False, f"{', '.join(loose)} appear in no tool result or user message"
