@@ -4,6 +4,8 @@
     an.checks.sequence(["search_flights", "search_weather"], order="in_order")
     an.checks.same_batch("search_weather", "search_hotels")   # called in one reply
     an.checks.grounded()                                     # no invented numbers
+    an.checks.not_steered()                                  # no value only from an injection
+    an.checks.provenance("search_hotels", "city", from_="user")   # where a value came from
 
 A plain function ``fn(result) -> bool | str`` is a check too (a string is the reason it
 failed). Every check's outcome is recorded per run as ``(name, passed, reason)``.
@@ -14,6 +16,7 @@ from .base import Check, CheckResult, Evidence, FunctionCheck, as_check, check_f
 from .calls import calls, no_call, same_batch, sequence
 from .judge import judge
 from .outcome import end_state, max_steps, no_tool_errors, stops_with
+from .sourcing import not_steered, provenance
 
 __all__ = [
     "Check",
@@ -31,6 +34,8 @@ __all__ = [
     "max_steps",
     "no_call",
     "no_tool_errors",
+    "not_steered",
+    "provenance",
     "same_batch",
     "sequence",
     "stops_with",
