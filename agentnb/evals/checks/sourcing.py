@@ -75,7 +75,9 @@ class Sourced(Check):
     def judge(self, evidence: Evidence) -> tuple[bool, str]:
         values = [v for v in _values(evidence) if v.call_id is not None]
         values = [v for v in values if v.tool == self.tool and _under(v.arg, self.arg)]
-        wrong = [v for v in values if not set(v.kinds) & set(self.from_)]
+        wrong = [
+            v for v in values if not {s.kind for s in v.sources if s.flag is None} & set(self.from_)
+        ]
         if not wrong:
             return True, ""
         want = " or ".join(self.from_)
@@ -89,7 +91,8 @@ def _under(path: str, arg: str) -> bool:
 def provenance(tool: str, arg: str, *, from_: str | list[str] = "user") -> Sourced:
     """Every value of ``tool``'s argument ``arg`` (a JSON path; the values under it too) has
     a source of a kind in ``from_``: ``"user"``, ``"instructions"``, ``"memory"``,
-    ``"tool_result"`` (or a list of them). "The booking's dates come from the user":
+    ``"tool_result"`` (or a list of them); a flagged span (an instruction found in data) is
+    no source here. "The booking's dates come from the user":
     ``provenance("book_hotel", "check_in_date", from_="user")``. A run without such a call
     passes (``calls(...)`` says whether it was made)."""
     kinds = strings("provenance", (from_,))
