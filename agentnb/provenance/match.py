@@ -54,8 +54,10 @@ class Piece:
         return self._dates
 
     def flag_at(self, start: int, end: int) -> Flagged | None:
+        """The flag a match lies in, whole (a value that reaches outside the instruction, such
+        as a channel name with an injection inside it, did not come only from it)."""
         for f in self.flags:
-            if (f.flag.start < end and start < f.flag.end) or f.flag.start <= start < f.flag.end:
+            if f.flag.start <= start and end <= f.flag.end:
                 return f
         return None
 
@@ -162,10 +164,26 @@ def _match_number(value: float, pieces: Sequence[Piece]) -> list[Source]:
     return out
 
 
+_IDENTIFIER = re.compile(r"[_@/]")
+
+
+def _match_exact(text: str, pieces: Sequence[Piece]) -> list[Source]:
+    """An identifier (``new_password``, an address, a path) keeps its connectors: matched as
+    written, case aside, before any folding would make it words."""
+    needle = text.strip().lower()
+    out = []
+    for p in pieces:
+        if p.number is None and (at := p.text.lower().find(needle)) >= 0:
+            out.append(p.source(at, at + len(needle), 1.0))
+    return out
+
+
 def _match_text(text: str, pieces: Sequence[Piece], today: date | None) -> list[Source]:
     folded = Folded.of(text).text
     if not folded:
         return []
+    if _IDENTIFIER.search(text) and len(text) <= 80 and (exact := _match_exact(text, pieces)):
+        return exact
     out = []
     for p in pieces:
         if p.number is not None:

@@ -140,9 +140,14 @@ class Tracer:
                     with contextlib.suppress(ValueError):  # else kept as its text, whole
                         args = json.loads(args) if args.strip() else {}
                 for path, leaf in leaves(args):
+                    whole = False
                     if traced(leaf):
                         sources = order(match(leaf, available, self.today))
                         values.append(Value(i, call_id, tool, path, leaf, sources, run_id))
+                        whole = any(s.confidence == 1.0 for s in sources)
+                    for entity in [] if whole else _inside(leaf):  # an address in a composed text
+                        sources = order(match(entity, available, self.today))
+                        values.append(Value(i, call_id, tool, path, entity, sources, run_id))
             if text:
                 for claim in _claims(text):
                     sources = order(match(claim, available, self.today))
@@ -168,13 +173,38 @@ class Tracer:
         return values, flags
 
 
+#: Names an answer gives: two or more capitalised words (Riverside View Hotel), or a quotation.
+NAME = re.compile(
+    r"\b[A-Z][\w'’&-]+(?:\s+(?:of|the|de|la|du|and|&)?\s*[A-Z][\w'’&-]+)+"
+    r"|[\"“「『']([^\"”」』'\n]{3,60})[\"”」』']"
+)
+
+
 def _claims(text: str) -> list[str]:
-    """The figures (:mod:`.figures`) and entities (e-mail addresses, URLs) a text claims."""
+    """What a text claims: its figures (:mod:`.figures`), entities (e-mail addresses, URLs)
+    and names (capitalised words in a row, quotations)."""
     found = {m.start(): m.group(0) for m in figures(text)}
+    taken: list[tuple[int, int]] = []
     for m in ENTITY.finditer(text):
         found = {k: v for k, v in found.items() if not m.start() <= k < m.end()}
         found[m.start()] = m.group(0).rstrip(".,;")
+        taken.append((m.start(), m.end()))
+    for m in NAME.finditer(text):
+        if not any(a <= m.start() < b for a, b in taken):
+            name = m.group(1) if m.group(1) is not None else m.group(0)
+            found.setdefault(m.start(), name)
     return [found[k] for k in sorted(found)]
+
+
+def _inside(value: object) -> list[str]:
+    """The addresses (e-mail, URL) inside a longer text value, each traced on its own."""
+    if not isinstance(value, str) or len(value) < 12:
+        return []
+    return [
+        m.group(0).rstrip(".,;")
+        for m in ENTITY.finditer(value)
+        if m.group(0).rstrip(".,;") != value.strip()
+    ]
 
 
 def trace(
