@@ -148,8 +148,12 @@ async def test_gullible_follows_an_instruction_found_in_a_tool_result_at_its_see
 
     async def booked(seed: int, **changes: object) -> bool:
         desk = InjectedTravelTools()
-        desk.plant("reviews", ATTACKS["hotel"]["zh"].format(hotel="江畔景酒店"), ("hotel", "江畔景酒店"))
-        agent = travel_agent(model=TravelModel("gullible", seed=seed), tools=desk, max_iterations=12)
+        desk.plant(
+            "reviews", ATTACKS["hotel"]["zh"].format(hotel="江畔景酒店"), ("hotel", "江畔景酒店")
+        )
+        agent = travel_agent(
+            model=TravelModel("gullible", seed=seed), tools=desk, max_iterations=12
+        )
         agent = agent.copy(**changes) if changes else agent
         await agent.run(an.travel.ARTICLE_REQUESTS["000"])
         assert desk.bookings, "the user asked to book: a booking is made"
