@@ -36,7 +36,7 @@ async def test_each_append_carries_its_flags_and_steered_arguments_live(comms):
     text = json.loads(session.wire()[flagged[0]]["content"])["hotels"][0]["reviews"][1]
     assert flag["path"] == "hotels[0].reviews[1]" and text[flag["start"] : flag["end"]] == text
     steered = [s for pv in appended.values() for s in _steered(pv)]
-    ((call, arg, info),) = steered
+    ((_call, arg, info),) = steered
     assert arg == "hotel" and info["src"][0]["i"] == flagged[0] and info["src"][0]["why"]
 
 
