@@ -15,7 +15,7 @@ from .normal import Folded, number_of, numbers_in
 from .rules import triggered
 from .sources import KINDS, Flagged, Source
 
-__all__ = ["Piece", "data_pieces", "leaves", "match", "order", "text_of", "traced"]
+__all__ = ["Piece", "Pool", "data_pieces", "leaves", "match", "order", "text_of", "traced"]
 
 _CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff]+")
 
@@ -148,10 +148,32 @@ def data_pieces(
 
 
 # -- matching ------------------------------------------------------------------------------
+class Pool(list[Piece]):
+    """The pieces a tracer has read, with their numbers indexed by value: a number is found
+    in one lookup, not by reading every piece again (a long chat's figures stay linear)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.numbers: dict[float, list[tuple[Piece, int, int]]] = {}
+
+    def add(self, pieces: Iterable[Piece]) -> None:
+        for p in pieces:
+            self.append(p)
+            found = [(p.number, 0, len(p.text))] if p.number is not None else p.numbers()
+            seen: set[float] = set()
+            for n, a, b in found:
+                key = round(n, 6)
+                if key not in seen:  # the first place a piece writes a number
+                    seen.add(key)
+                    self.numbers.setdefault(key, []).append((p, a, b))
+
+
 def _match_number(value: float, pieces: Sequence[Piece]) -> list[Source]:
     target = round(abs(value), 6)
     sure = 1.0 if target >= 10 or target != int(target) else 0.5
     out = []
+    if isinstance(pieces, Pool):
+        return [p.source(a, b, sure) for p, a, b in pieces.numbers.get(target, ())]
     for p in pieces:
         if p.number is not None:
             if round(p.number, 6) == target:
@@ -253,7 +275,22 @@ def _match_parts(folded: str, pieces: Sequence[Piece]) -> list[Source]:
     return [p.source(a, b, round(0.8 * share, 3)) for p, a, b in found.values()]
 
 
-def match(value: Any, pieces: Sequence[Piece], today: date | None = None) -> list[Source]:
+def match(
+    value: Any, pieces: Sequence[Piece], today: date | None = None, extra: Sequence[Piece] = ()
+) -> list[Source]:
+    """The sources of one scalar ``value`` among ``extra`` (read one by one) and ``pieces``
+    (a :class:`Pool`'s numbers looked up). A text that is a number whole ("3,000", "三千")
+    is matched as that number."""
+    if isinstance(value, str) and (number := number_of(value)) is not None:
+        value = number
+    if extra:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return [*match(value, extra, today), *match(value, pieces, today)]
+        return match(value, [*extra, *pieces], today)
+    return _match_one(value, pieces, today)
+
+
+def _match_one(value: Any, pieces: Sequence[Piece], today: date | None = None) -> list[Source]:
     """The sources of one scalar ``value`` among ``pieces`` (see the module)."""
     if isinstance(value, bool) or value is None:
         return []

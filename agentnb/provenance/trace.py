@@ -31,7 +31,7 @@ from datetime import date
 from typing import Any
 
 from .figures import ENTITY, figures
-from .match import Piece, data_pieces, leaves, match, order, text_of, traced
+from .match import Piece, Pool, data_pieces, leaves, match, order, text_of, traced
 from .sources import Flagged, Value
 
 __all__ = ["Head", "Tracer", "trace"]
@@ -57,11 +57,18 @@ class Tracer:
     only). :meth:`add` returns a message's values and flags; the view feeds it live."""
 
     def __init__(
-        self, head: Head | None = None, today: date | None = None, tools: Iterable[str] = ()
+        self,
+        head: Head | None = None,
+        today: date | None = None,
+        tools: Iterable[str] = (),
+        *,
+        claims: bool = True,
     ) -> None:
         self.head = head
+        #: Trace the figures, addresses and names of assistant texts too (the view does not).
+        self.claims = claims
         self.today = today
-        self.pieces: list[Piece] = []
+        self.pieces = Pool()
         self.calls: dict[str, str] = {}  # call id -> tool name
         self.tools: set[str] = set(tools)
         self.values: list[Value] = []
@@ -129,7 +136,7 @@ class Tracer:
         values: list[Value] = []
         flags: list[Flagged] = []
         if role == "assistant":
-            available = [*self._head_pieces(i), *self.pieces]
+            head = self._head_pieces(i)
             for call in wire.get("tool_calls") or ():
                 fn = call.get("function") or {}
                 call_id, tool = str(call.get("id")), str(fn.get("name") or "?")
@@ -142,30 +149,30 @@ class Tracer:
                 for path, leaf in leaves(args):
                     whole = False
                     if traced(leaf):
-                        sources = order(match(leaf, available, self.today))
+                        sources = order(match(leaf, self.pieces, self.today, head))
                         values.append(Value(i, call_id, tool, path, leaf, sources, run_id))
                         whole = any(s.confidence == 1.0 for s in sources)
                     for entity in [] if whole else _inside(leaf):  # an address in a composed text
-                        sources = order(match(entity, available, self.today))
+                        sources = order(match(entity, self.pieces, self.today, head))
                         values.append(Value(i, call_id, tool, path, entity, sources, run_id))
-            if text:
+            if text and self.claims:
                 for claim in _claims(text):
-                    sources = order(match(claim, available, self.today))
+                    sources = order(match(claim, self.pieces, self.today, head))
                     values.append(Value(i, None, None, "answer", claim, sources, run_id))
         elif role == "tool":
             call_id = str(wire.get("tool_call_id"))
             called = self.calls.get(call_id) or (str(name) if name else None)
             new = data_pieces("tool_result", i, call_id, called, text, self.tools)
-            self.pieces += new
+            self.pieces.add(new)
             flags = [f for p in new for f in p.flags]
         elif name == MEMORY_NAME:
             new = data_pieces("memory", i, None, None, text, self.tools)
-            self.pieces += new
+            self.pieces.add(new)
             flags = [f for p in new for f in p.flags]
         elif role == "user" and name != RUNTIME_NAME:
-            self.pieces.append(Piece("user", i, None, None, "", text))
+            self.pieces.add([Piece("user", i, None, None, "", text)])
         elif role in ("system", "developer") or (role == "user" and name == RUNTIME_NAME):
-            self.pieces.append(Piece("instructions", i, None, None, "", text))
+            self.pieces.add([Piece("instructions", i, None, None, "", text)])
             if self.today is None and (found := _TODAY.search(text)):
                 self.today = date.fromisoformat(found.group(1))
         self.values += values

@@ -7,7 +7,8 @@ Each message's payload gains ``pv`` when there is something to show: a tool resu
 matched, confidence, and the flag it lies in). The browser draws the highlight, the link from a
 steered call to the result it came from (and back), and the inspector on a click. A tracer per
 view reads appended messages one by one (a message costs what tracing its values costs); an
-edit starts it again.
+edit starts it again. The view shows calls and results, so it leaves answers' claims
+untraced (a long chat's figures would cost it a search each; ``session.provenance()`` has them).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ class Sourcing:
         self.reset()
 
     def reset(self) -> None:
-        self.tracer = provenance.Tracer(provenance.heads(self.session.requests))
+        self.tracer = provenance.Tracer(provenance.heads(self.session.requests), claims=False)
         self.read = 0
 
     def add(self, index: int, wire: dict[str, Any]) -> dict[str, Any] | None:
