@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -13,9 +13,9 @@ from .dates import Day, dates_in, day_of
 from .detector import scan
 from .normal import Folded, number_of, numbers_in
 from .rules import triggered
-from .sources import KINDS, Flagged, Source
+from .sources import KINDS, Flagged, Source, leaves, parsed
 
-__all__ = ["Piece", "Pool", "data_pieces", "leaves", "match", "order", "text_of", "traced"]
+__all__ = ["Piece", "Pool", "data_pieces", "match", "order", "traced"]
 
 _CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff]+")
 
@@ -75,36 +75,6 @@ class Piece:
         )
 
 
-def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
-    """``(path, leaf)`` of a JSON value: paths as the view writes them (``a.b[0].c``)."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from leaves(v, f"{path}.{k}" if path else str(k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from leaves(v, f"{path}[{i}]")
-    else:
-        yield path, value
-
-
-def text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # content parts
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return "" if content is None else json.dumps(content, ensure_ascii=False)
-
-
-def _parsed(text: str) -> Any:
-    stripped = text.strip()
-    if stripped[:1] in ("{", "["):
-        try:
-            return json.loads(stripped)
-        except ValueError:
-            return None
-    return None
-
-
 def data_pieces(
     kind: str,
     message: int | None,
@@ -117,7 +87,7 @@ def data_pieces(
 ) -> list[Piece]:
     """The pieces of a source text: each string and number of it when it is JSON, else the
     text whole; scanned for instructions when ``flag`` (tool results and memory)."""
-    value = _parsed(text)
+    value = parsed(text)
     pieces: list[Piece] = []
     if value is None:
         pieces.append(Piece(kind, message, call_id, tool, "", text))

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from .detector import Flag
 
-__all__ = ["KINDS", "Flagged", "Source", "Value"]
+__all__ = ["KINDS", "Flagged", "Source", "Value", "leaves", "parsed", "text_of"]
 
 #: The kinds of source, in the order a value's sources are listed.
 KINDS = ("user", "instructions", "memory", "tool_result", "invented")
@@ -148,3 +149,33 @@ class Value:
             "steered": self.steered,
             "sources": [s.to_dict() for s in self.sources],
         }
+
+
+def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """``(path, leaf)`` of a JSON value: paths as the view writes them (``a.b[0].c``)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from leaves(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from leaves(v, f"{path}[{i}]")
+    else:
+        yield path, value
+
+
+def text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return "" if content is None else json.dumps(content, ensure_ascii=False)
+
+
+def parsed(text: str) -> Any:
+    stripped = text.strip()
+    if stripped[:1] in ("{", "["):
+        try:
+            return json.loads(stripped)
+        except ValueError:
+            return None
+    return None

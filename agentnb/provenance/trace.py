@@ -31,8 +31,8 @@ from datetime import date
 from typing import Any
 
 from .figures import ENTITY, figures
-from .match import Piece, Pool, data_pieces, leaves, match, order, text_of, traced
-from .sources import Flagged, Value
+from .match import Piece, Pool, data_pieces, match, order, traced
+from .sources import Flagged, Value, leaves, text_of
 
 __all__ = ["Head", "Tracer", "trace"]
 
