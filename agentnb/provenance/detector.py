@@ -13,8 +13,9 @@ How it decides, in order:
    (``<INFORMATION>…</INFORMATION>``) flags the whole block. Any other hit flags its sentence
    (split at 。！？!? . and line ends, never inside a block).
 3. A sentence is flagged when a strong rule fires in it, or two different weak rules do; the
-   sentence right after a flagged one is flagged too when any rule fires in it (the goal that
-   follows "ignore your instructions." is part of the injection). Adjacent flagged sentences
+   sentence right after a flagged one is flagged too when any rule fires in it, and always
+   after an override or a new task (the goal that follows "ignore your instructions." is part
+   of the injection). Adjacent flagged sentences
    merge into one span, which carries every rule that fired in it and a reason in words.
 
 Limits, said plainly: it is a list of patterns, not an understanding. It misses instructions
@@ -37,6 +38,8 @@ from .rules import RULES, Rule, meaning, triggered
 __all__ = ["Flag", "scan"]
 
 
+#: Rules after whose sentence the next one is the payload, whatever it says.
+_REPLACES = {"override", "override_zh", "task"}
 _END = re.compile(r"[。！？!?\n]+|\.(?=\s|$)|(?<=[\"'])\s*,\s*(?=[\"'])")
 
 
@@ -132,8 +135,10 @@ def scan(text: str, tools: Iterable[str] = ()) -> list[Flag]:
         strong.append(is_strong)
     flagged = [s or len(f) >= 2 for s, f in zip(strong, fired, strict=True)]
     for i in range(1, len(flagged)):
-        if flagged[i - 1] and not flagged[i] and fired[i] and strong[i - 1]:
-            flagged[i] = True  # the goal that follows the override
+        # the goal that follows an override is part of it ("Ignore your instructions. Do X.")
+        after = fired[i] or bool(_REPLACES & set(fired[i - 1]))
+        if flagged[i - 1] and not flagged[i] and after and strong[i - 1]:
+            flagged[i] = True
     out: list[Flag] = []
     i = 0
     while i < len(sentences):
