@@ -25,6 +25,7 @@ _HERE = Path(__file__).parent
 JS_FILES = (
     "dom.js",
     "cards.js",
+    "sourcing.js",
     "list.js",
     "store.js",
     "session.js",

@@ -8,6 +8,8 @@
     an.checks.answer_and_state(fn)                           # fn(answer, state): both at once
     an.checks.ungrounded_figures(session)                    # the figures no source holds
     an.checks.human()                                        # a person's label on the run
+    an.checks.not_steered()                                  # no value only from an injection
+    an.checks.provenance("search_hotels", "city", from_="user")   # where a value came from
 
 A plain function ``fn(result) -> bool | str`` is a check too (a string is the reason it
 failed). Every check's outcome is recorded per run as ``(name, passed, reason)``.
@@ -20,6 +22,7 @@ from .grounding import ungrounded_answer, ungrounded_figures
 from .human import human
 from .judge import judge
 from .outcome import answer_and_state, end_state, max_steps, no_tool_errors, stops_with
+from .sourcing import not_steered, provenance
 
 __all__ = [
     "Check",
@@ -39,6 +42,8 @@ __all__ = [
     "max_steps",
     "no_call",
     "no_tool_errors",
+    "not_steered",
+    "provenance",
     "same_batch",
     "sequence",
     "stops_with",

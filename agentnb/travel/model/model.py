@@ -29,9 +29,11 @@ from ...models.base import Model, ModelRequest, ModelResponse, Usage
 from ...tokens import MESSAGE_OVERHEAD, content_text, estimate_tokens
 from ..data import TravelData, load
 from ..dates import DEFAULT_TODAY
+from .actions import act, user_text
 from .answer import compose_answer
 from .clarify import answer_style, clarifying_question
 from .explain import Reasoning, explain_calls, explain_question
+from .gullible import obey
 from .observations import fabricated_answer, picks
 from .plan import plan
 from .reading import Turn, read
@@ -137,7 +139,9 @@ class TravelModel(Model):
         why = Reasoning(turn.request.language)
         slips = roll(self.temperature, self.seed, list(request.messages))
         self._slip_reading(turn, slips)
-        content, calls = self._decide(turn, why, slips)
+        if self.misbehave == "gullible":  # follows what tool results say, at its rate
+            obey(turn, self.seed, list(request.messages), why.add)
+        content, calls = self._decide(turn, why, slips, request)
         reasoning = why.text() if self.explain else None
         if calls:
             return AssistantMessage(content=None, tool_calls=calls, reasoning_content=reasoning)
@@ -177,8 +181,9 @@ class TravelModel(Model):
                 why.slip("slip_ignore_preference", self.temperature, knob=knob, how=how)
                 setattr(turn.policy, knob, default)
 
-    def _decide(self, turn: Turn, why: Reasoning,
-                slips: frozenset[str]) -> tuple[str | None, list[ToolCall]]:  # fmt: skip
+    def _decide(
+        self, turn: Turn, why: Reasoning, slips: frozenset[str], request: ModelRequest | None = None
+    ) -> tuple[str | None, list[ToolCall]]:
         req, obs, policy, mode = turn.request, turn.observations, turn.policy, self.misbehave
         language = {"zh": "zh", "en": "en"}.get(policy.language, req.language)
         if policy.not_understood and not obs and not turn.calls_so_far:
@@ -214,6 +219,8 @@ class TravelModel(Model):
             steps = plan(turn, self.data, mode, slips) if steps else []
         if steps and not turn.menu:
             steps = []  # no tools at all in the request (the wrap-up call): nothing to call
+        if not steps and request is not None and request.tools and turn.menu:
+            steps = act(turn, list(request.tools), user_text(request))  # book, send (asked)
         if not steps:
             return self._answer(turn, shown, why, assumed), []
         new = steps and steps[0][0] not in {o.name for o in obs}
