@@ -31,6 +31,8 @@ list per call). Rows:
 * a warm evaluation: CPU per run of ``an.evaluate`` against the bare loop and ``agent.run``,
   the three in the same rounds (``scripts/bench_evaluate.py``; target: no more than the
   turn-4 commit's, 2459d3b, measured with the same script);
+* provenance: the run, then the same run with the detector over its tool results, and with
+  ``session.provenance()`` (every value traced), paired: flagging's target <= 1.10x;
 * the optimiser: CPU per metric call of ``an.optimize`` on the stand-in against a plain
   ``an.evaluate`` of the same runs, paired round by round (``scripts/bench_optimise.py``;
   target <= 1.3x).
@@ -623,6 +625,37 @@ print(sweep, time.perf_counter() - started, len(ev.records))
     )
 
 
+def provenance_cost(rounds: int, runs: int) -> None:
+    """What flagging costs (issue 39): the core run, then the same run and the detector over
+    its tool results (what a check or the view asks when it reads a run), and the same run
+    and its whole provenance (every argument and figure traced), paired in the same rounds.
+    Nothing is computed during a run: scanning is lazy, so the run alone pays 0."""
+    agent = make_agent()
+    from agentnb.provenance import scan
+
+    def once_with(extra: str) -> Once:
+        async def once() -> None:
+            session = an.Session()
+            result = await agent.run(TASK, session=session)
+            assert result.stop_reason == "final_answer"
+            if extra == "flag":
+                for wire in session.transcript.wires:
+                    if wire.get("role") == "tool":
+                        scan(wire["content"])
+            elif extra == "trace":
+                assert not session.provenance().steered
+
+        return once
+
+    samplers = {name: (lambda name=name: cpu(once_with(name), runs)) for name in
+                ("run", "flag", "trace")}  # fmt: skip
+    s = paired(samplers, rounds)
+    print(f"\nprovenance, {rounds} paired rounds: CPU per loop iteration, ratio to the run alone")
+    print(ROW.format("the run alone", statistics.median(s["run"]) * 1e6, 1, 1, 1, ""))
+    row("  + flag its tool results (detector)", s["flag"], s["run"], "target <= 1.10x")
+    row("  + session.provenance() (every value)", s["trace"], s["run"], "lazy: when asked")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=25, help="paired rounds per row")
@@ -640,6 +673,7 @@ def main() -> int:
     growth(max(args.rounds // 2, 5), max(args.runs // 2, 5))
     multi_turn(max(args.rounds // 2, 5), args.runs)
     service_row(args.rounds, args.runs)
+    provenance_cost(max(args.rounds // 2, 5), args.runs)
     long_pass()
     import_time()
     first_summary()

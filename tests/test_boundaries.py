@@ -73,9 +73,13 @@ LONG_MODULES = {
 # an evaluation): it needs nothing above the lowest layer at run time, so it sits there;
 # `storage` (the stores behind the Store seam, the trace codec) needs nothing above the
 # session, and the runtime's results are saved through it: it sits right above `session`.
+# `provenance` (the one normaliser, the text rule, the detector, values traced to their
+# sources) reads wire dicts only and is read by the session (``session.provenance()``), the
+# checks (grounded, not_steered) and the views: it sits right above `messages`.
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "tokens", "_sdk", "_html", "_settings", "_json", "_secrets", "_fast", "display"),
     ("messages",),
+    ("provenance",),
     ("tools",),
     ("models",),
     ("events",),
@@ -121,6 +125,7 @@ COMPUTED_IMPORTS: dict[str, str] = {
     "agentnb.evals.checks.source": "the modules a trusted saved check's source used "
     "(load(trust=True) only)",
     "agentnb.evals.ci": "the user's variants, named on the eval command line",
+    "agentnb.evals.variants": "the base agent and models a variants file names (module:attribute)",
 }
 
 #: Imports that may close a runtime import cycle: the documented doors (DESIGN.md, invariant 5).

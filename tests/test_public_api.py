@@ -79,6 +79,7 @@ PUBLIC = [
     "observe",
     "optimize",
     "parse_message",
+    "provenance",
     "testing",
     "tool",
     "travel",

@@ -24,10 +24,15 @@ states in files, and one no check may read), ``sent`` (what each variant's runs 
 prompt diff), ``replay`` (a saved run as a regression test), ``saving``, ``ci`` (``python -m
 agentnb eval``), ``optimise``
 (``an.optimize``: proposals gated on held-out tasks), ``view`` and ``plot``; ``batches``
-reads trajectories as reply batches.
+reads trajectories as reply batches. Over days of tuning: ``log`` (the experiment log:
+``an.evals.experiments()``, ``experiment(id)``, ``compare`` across experiments), ``rescore``
+(stored runs checked again, no agent model called), ``labels`` and ``agreement`` (people's
+verdicts on runs, and how far a judge agrees with them), ``noise`` (the A/A floor a gate must
+clear), ``variants`` (variants as a TOML file).
 """
 
 from . import checks, optimise
+from .agreement import Agreement
 from .apps import App, AppContext
 from .batches import PairedCall, batches
 from .cache import CachedModel, ResponseCache
@@ -38,6 +43,9 @@ from .cost import Price, PriceTable
 from .evaluate import evaluate, start
 from .evaluation import Evaluation
 from .faithful import Replayed
+from .labels import Label
+from .log import ExperimentLog, LogWarning, compare, experiment, experiments, joined
+from .noise import NoiseFloor, noise
 from .optimise import BudgetWarning, Candidate, Optimisation, optimize
 from .planning import Plan, plan
 from .record import OUTCOMES, EvalRecord
@@ -45,9 +53,11 @@ from .recording import ToolRecording
 from .rows import read_row, records_of
 from .runner import derive_seed
 from .tasks import Task, TaskSet
+from .variants import Variants, load_variants
 
 __all__ = [
     "OUTCOMES",
+    "Agreement",
     "App",
     "AppContext",
     "BudgetWarning",
@@ -57,6 +67,10 @@ __all__ = [
     "Comparison",
     "EvalRecord",
     "Evaluation",
+    "ExperimentLog",
+    "Label",
+    "LogWarning",
+    "NoiseFloor",
     "Optimisation",
     "PairedCall",
     "Plan",
@@ -67,10 +81,17 @@ __all__ = [
     "Task",
     "TaskSet",
     "ToolRecording",
+    "Variants",
     "batches",
     "checks",
+    "compare",
     "derive_seed",
     "evaluate",
+    "experiment",
+    "experiments",
+    "joined",
+    "load_variants",
+    "noise",
     "optimise",
     "optimize",
     "plan",

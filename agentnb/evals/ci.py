@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _json
 from ..errors import ConfigurationError
+from .ci_options import cli_floor, cli_log, cli_options, variants_of
 from .tasks import TaskSet
 
 if TYPE_CHECKING:
@@ -63,6 +64,8 @@ def regressed(comparison: Comparison, alpha: float = 0.05) -> bool:
     comparison's test: more tasks regressed than improved (``"tasks"``), or more paired
     losses than wins (``"pairs"``), with the test's exact p below ``alpha``."""
     p = comparison.p
+    if comparison.underpowered:  # within the baseline's noise floor: no verdict
+        return False
     return comparison.lost > comparison.won and not math.isnan(p) and p < alpha
 
 
@@ -141,6 +144,7 @@ def add_parser(sub: Any) -> None:
         "--trust", action="store_true", help="import and run the functions a task file names"
     )
     e.add_argument("--quiet", action="store_true", help="no progress line")
+    cli_options(e)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -148,8 +152,8 @@ def main(args: argparse.Namespace) -> int:
     try:
         for path in (args.save, args.json, args.junit):  # before the sweep, not after it
             writable(path)
-        variants = load_spec(args.variants, "variants")  # first: the modules it imports
-        tasks = load_tasks(args.tasks, args.trust)  # ... are the ones a task file may name
+        variants = variants_of(args.variants, load_spec)  # module:attribute, or a .toml file
+        tasks = load_tasks(args.tasks, args.trust)  # after: the modules the variants imported
     except (ConfigurationError, OSError) as exc:
         print(f"agentnb eval: {exc}", file=sys.stderr)
         return EXIT["usage"]
@@ -171,6 +175,7 @@ async def run(tasks: TaskSet, variants: Any, args: argparse.Namespace) -> int:
     from .evaluate import evaluate
 
     try:
+        floor = await cli_floor(variants, tasks, args)  # --noise: the baseline's A/A first
         ev = await evaluate(
             variants,
             tasks,
@@ -179,23 +184,27 @@ async def run(tasks: TaskSet, variants: Any, args: argparse.Namespace) -> int:
             seed=args.seed,
             timeout=args.timeout,
             progress=not args.quiet,
+            **cli_log(args),
         )
     except ConfigurationError as exc:
         print(f"agentnb eval: {exc}", file=sys.stderr)
         return EXIT["usage"]
     if args.save:  # first: whatever happens next, the sweep is kept
         ev.save(args.save)
-    baseline = args.baseline or ev.variants[0]
+    baseline = args.baseline or getattr(variants, "baseline", None) or ev.variants[0]
     if baseline not in ev.variants:
         print(f"agentnb eval: no variant {baseline!r}; variants: {ev.variants}", file=sys.stderr)
         return EXIT["usage"]
     test = getattr(args, "gate", "tasks")
-    comparisons = [ev.compare(baseline, v).using(test) for v in ev.variants if v != baseline]
+    comparisons = [
+        ev.compare(baseline, v, noise=floor).using(test) for v in ev.variants if v != baseline
+    ]
     print(ev.summary.to_string())
     print(ev.summary.attrs["caption"])
     failed = []
     for c in comparisons:
         verdict = "REGRESSION" if regressed(c, args.alpha) else "ok"
+        verdict = "UNDERPOWERED" if c.underpowered else verdict  # no verdict within the floor
         print(f"{verdict}: {c!r}")
         if c.regressed:
             print(f"    regressed tasks: {', '.join(c.regressed)}")
@@ -267,6 +276,8 @@ def write_junit(ev: Evaluation, comparisons: list[Comparison], alpha: float, pat
         if regressed(c, alpha):
             failures += 1
             ET.SubElement(case, "failure", message=f"regression (p < {alpha})").text = x(repr(c))
+        elif c.underpowered:  # within the baseline's noise floor: the gate gives no verdict
+            ET.SubElement(case, "skipped", message=x(c.verdict[:500])).text = x(repr(c))
     gate.set("failures", str(failures))
     ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
 

@@ -4,11 +4,10 @@
     ev = an.evals.start(...)        # returns at once; the sweep runs in the background
     await ev.wait(); ev.cancel(); ev.done
 
-Runs go in the order (repeat, task, variant), so a live matrix fills task by task with every
-variant side by side. At most ``concurrency`` run at once, each within ``timeout`` seconds;
-one failing run never stops the sweep. Each (task, repeat) gets its own seed, derived from
-``seed`` and the same for every variant, so paired runs share their randomness and the
-whole evaluation reproduces exactly.
+Runs go in the order (repeat, task, variant): a live matrix fills task by task. At most
+``concurrency`` run at once, each within ``timeout`` seconds; a failing run never stops it.
+Each (task, repeat) gets its own seed, derived from ``seed``, the same for every variant:
+paired runs share their randomness and the whole evaluation reproduces exactly.
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ from ..errors import ConfigurationError, RunStateError
 from .apps import App
 from .cache import ResponseCache
 from .evaluation import Errors, Evaluation
+from .log.recording import follow, kept_file
 from .progress import ProgressLine
 from .record import EvalRecord
 from .runner import run_task
@@ -94,14 +94,15 @@ def start(
     progress: bool | None = False,
     keep: Iterable[tuple[Any, ...]] = (),
     runtime: Runtime | None = None,
+    log: Any = None,
+    note: str = "",
 ) -> Evaluation:
     """Start a sweep in the background and return its :class:`Evaluation` at once.
 
     Needs a running event loop (a notebook cell, or inside ``async def``). ``await ev`` (or
     ``await ev.wait()``) waits for it; ``ev.cancel()`` stops it; ``ev.subscribe(fn)`` hears
     each finished run. Arguments as for :func:`evaluate`. ``keep`` holds runs already done,
-    as ``(record, session[, trace[, state]])``: they are not run again
-    (``Evaluation.rerun`` and ``extend`` use it).
+    as ``(record, session[, trace[, state]])``, not run again (``rerun``, ``extend`` use it).
     """
     agents = _variants(variants)
     timeout = seconds("timeout", timeout)  # 0 or -1 meant no limit, silently
@@ -141,6 +142,7 @@ def start(
         )
     if progress or (progress is None and not display.in_kernel() and sys.stderr.isatty()):
         ev.subscribe(_Progress(ev))
+    follow(ev, log, note, extra=kept_file(variants))  # a variants file (load_variants): kept
     warm_up()
     runner = SweepRunner(runtime, agents, ev.tasks, repeats, seed) if runtime else run_task
     ev.drive(_sweep(ev, jobs, runner))  # as the runtime's tasks (its workers), or here
@@ -226,6 +228,8 @@ async def evaluate(
     cache: ResponseCache | str | bool | None = None,
     progress: bool | None = None,
     runtime: Runtime | None = None,
+    log: Any = None,
+    note: str = "",
 ) -> Evaluation:
     """Run every variant on every task ``repeats`` times and return the :class:`Evaluation`.
 
@@ -246,6 +250,7 @@ async def evaluate(
         runtime: an :class:`agentnb.Runtime` to run the sweep's runs as its tasks: at most
             its ``max_concurrency`` at once, each kept in its log (the same sweep again runs
             only what is missing), on DBOS spread over its workers (:mod:`.sweep`).
+        log, note: where it is recorded, and words kept (:mod:`agentnb.evals.log`).
     """
     ev = start(
         variants,
@@ -258,6 +263,8 @@ async def evaluate(
         cache=cache,
         progress=progress,
         runtime=runtime,
+        log=log,
+        note=note,
     )
     if progress is None and display.in_kernel():
         if display.has_view(ev):

@@ -6,8 +6,10 @@
 
 Each cell holds the answers of that task and variant, one per repeat: the first lines shown,
 the whole answer a click away (``<details>``, no JavaScript needed), a failed run marked
-with its failed checks, an error run with its error. The HTML escapes every answer (the one
-character rule of :mod:`agentnb._html`).
+with its failed checks (a flagged judge's marked ⚑), an error run with its error, and the
+labels people gave it. In a kernel with the widgets the grid is live
+(:class:`agentnb.widgets.OutputsGrid`): ✓ / ✗ and a note under each answer label its run.
+The HTML escapes every answer (the one character rule of :mod:`agentnb._html`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._html import escape
 from ..display import Shown, static
+from .labels import labels
+from .tables import flagged
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,7 +67,8 @@ class Outputs(Shown):
         lines = text.split("\n")
         head = "\n".join(lines[:FIRST_LINES])
         more = len(lines) > FIRST_LINES or len(head) > 240
-        why = "; ".join(f"{c.name}: {c.reason}" for c in r.failed_checks) or r.error
+        ev = self.evaluation
+        why = "; ".join(f"{flagged(ev, c.name)}: {c.reason}" for c in r.failed_checks) or r.error
         badge = (
             f"<span style='color:{colour};font-weight:bold' title='{escape(why)}'>{mark}"
             f"{'' if self.evaluation.repeats == 1 else f' #{r.repeat}'}</span> "
@@ -84,9 +89,14 @@ class Outputs(Shown):
         else:
             body = f"<span style='white-space:pre-wrap'>{escape(text)}</span>"
         border = "#fecaca" if r.outcome != "pass" else "#e5e7eb"
+        said = "".join(
+            f"<div class='anb-label' style='font-size:11px;color:#6b7280'>{escape(x.rater)}: "
+            f"{'✓ pass' if x.passed else '✗ fail'}{' — ' + escape(x.note) if x.note else ''}</div>"
+            for x in labels(r.run).values()
+        )
         return (
             f"<div class='anb-output anb-output-{r.outcome}' style='border-left:3px solid "
-            f"{border};padding:2px 4px;margin:2px 0'>{badge}{body}{failed}</div>"
+            f"{border};padding:2px 4px;margin:2px 0'>{badge}{body}{failed}{said}</div>"
         )
 
     def html(self) -> str:

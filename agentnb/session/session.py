@@ -30,6 +30,8 @@ from ..errors import AgentnbError, InvalidConversation, InvalidMessage, SessionB
 from ..events import Event, MessageAppended, Origin, SessionEdited
 from ..messages import MEMORY_NAME, Message, parse_message
 from ..models.base import ModelRequest
+from ..provenance import Provenance
+from ..provenance import of as provenance_of
 from .bus import EventBus, SubscriberError
 from .edits import EditRecord, changed_paths
 from .lock import ActiveRun, LockPolicy, SessionLock
@@ -137,6 +139,15 @@ class Session(Shown):
     def open_calls(self) -> dict[str, str]:
         """Tool calls of the last assistant message still waiting for a result (id -> name)."""
         return self.transcript.open_ids
+
+    def provenance(self, run: Any = None, *, today: Any = None) -> Provenance:
+        """Where every tool-call argument and every figure of an answer came from: ``user[k]``,
+        ``instructions``, ``memory``, ``tool_result[call_id]`` (with the span, and the
+        instruction found there if any) or ``invented`` (:mod:`agentnb.provenance`). ``run``
+        (a run id or ``RunRecord``) keeps one run's values; ``today`` (a ``date``) resolves
+        relative dates such as 周五. Computed when asked, never during a run."""
+        return provenance_of(self.transcript.wires, requests=self.requests, runs=self.runs,
+                             run=run, today=today)  # fmt: skip
 
     def check(self) -> None:
         """Raise :class:`~agentnb.errors.InvalidConversation` if a model would reject this."""

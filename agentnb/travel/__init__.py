@@ -21,6 +21,7 @@ from ..testing import ungrounded_figures as ungrounded_claims
 from .agent import INSTRUCTIONS, INSTRUCTIONS_EN, travel_agent
 from .data import TravelData, data_dir, load, phrasings
 from .dates import DEFAULT_TODAY, resolve_date
+from .injection import InjectedTravelTools, injection_tasks
 from .model import MISBEHAVIOURS, TravelModel
 from .model.proposer import TravelProposer
 from .tasks import task_set
@@ -42,12 +43,14 @@ __all__ = [
     "INSTRUCTIONS_EN",
     "MISBEHAVIOURS",
     "CostItem",
+    "InjectedTravelTools",
     "TravelData",
     "TravelModel",
     "TravelProposer",
     "TravelTools",
     "UpstreamError",
     "data_dir",
+    "injection_tasks",
     "load",
     "phrasings",
     "resolve_date",

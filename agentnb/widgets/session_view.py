@@ -23,6 +23,7 @@ from .base import Widget
 from .controls import Driver
 from .inspectors import RequestInspector, diff_payload, request_payload
 from .requests import RequestsSeen
+from .sourcing import Sourcing
 
 __all__ = ["SessionView"]
 
@@ -69,6 +70,7 @@ class SessionView(Widget):
         self._seen = RequestsSeen(session, agent)
         self._new_since = payload.new_since(session.wire(), session.requests)
         self._ground = marks.Grounding(session)
+        self._sourcing = Sourcing(session)  # provenance: flags, steered calls
         self._dirty = False
         self._timer: asyncio.TimerHandle | None = None
         self._recheck_soon, self._cleared = False, 0  # a status check due; errors cleared
@@ -102,6 +104,9 @@ class SessionView(Widget):
         its = payload.iterations(len(wires), wires, s.runs)
         edited = marks.edit_marks(s)
         msgs = [payload.message(m, its[i], edited.get(id(m))) for i, m in enumerate(s.messages)]
+        for m, pv in zip(msgs, self._sourcing.marks(), strict=True):
+            if pv is not None:
+                m["pv"] = pv
         return {
             "seq": self.seq,
             "session": s.id,
@@ -165,6 +170,9 @@ class SessionView(Widget):
         if kind == "MessageAppended":
             it = event.iteration if event.run_id is not None else None
             msg = {"op": "append", "index": event.index, "m": payload.message(event.message, it)}
+            pv = self._sourcing.add(event.index, event.message.wire())
+            if pv is not None:
+                msg["m"]["pv"] = pv
             row = payload.event_row(event)  # a timeline row; the browser rebuilds it from these
             self.timeline.append(row)
             msg.update(st=event.stage, t=round(event.time, 4))
@@ -173,6 +181,7 @@ class SessionView(Widget):
             else:  # an append by hand: its row says so
                 row["summary"] = f"+ #{event.index} {event.message.role} (appended by hand)"
         elif kind == "SessionEdited":
+            self._sourcing.reset()  # traced again from the start (the next append catches up)
             self._new_since = min(self._new_since, event.index)
             msg = marks.edit_message(self.session, event)
             self.timeline.append(msg["e"])

@@ -270,6 +270,11 @@ WRITERS = {
     "evals/checked.py": "the one annotation site: what the checks found (annotate)",
     "evals/faithful.py": "the one replay annotation site: how a replaying run went against "
     "its recording (annotate_replay)",
+    "evals/labels.py": "the one label site: a person's verdict on a run (label), an annotation "
+    "beside the checks'",
+    "evals/rescore.py": "a rescore's copies of the runs' records (each with its own annotations, "
+    "so the source keeps its outcomes), and the record of the judge's calls, metered as they "
+    "answer (the rescore is the judge's runtime)",
 }
 #: Who may build a record with figures (``RunRecord(..., usage=...)``), and why.
 MAKERS = {

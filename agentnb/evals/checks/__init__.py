@@ -7,6 +7,9 @@
     an.checks.end_state(lambda desk: desk.booked)            # the state after the run
     an.checks.answer_and_state(fn)                           # fn(answer, state): both at once
     an.checks.ungrounded_figures(session)                    # the figures no source holds
+    an.checks.human()                                        # a person's label on the run
+    an.checks.not_steered()                                  # no value only from an injection
+    an.checks.provenance("search_hotels", "city", from_="user")   # where a value came from
 
 A plain function ``fn(result) -> bool | str`` is a check too (a string is the reason it
 failed). Every check's outcome is recorded per run as ``(name, passed, reason)``.
@@ -16,8 +19,10 @@ from .answers import answer_contains, answer_matches, grounded
 from .base import Check, CheckResult, Evidence, FunctionCheck, as_check, check_from_dict
 from .calls import calls, no_call, same_batch, sequence
 from .grounding import ungrounded_answer, ungrounded_figures
+from .human import human
 from .judge import judge
 from .outcome import answer_and_state, end_state, max_steps, no_tool_errors, stops_with
+from .sourcing import not_steered, provenance
 
 __all__ = [
     "Check",
@@ -32,10 +37,13 @@ __all__ = [
     "check_from_dict",
     "end_state",
     "grounded",
+    "human",
     "judge",
     "max_steps",
     "no_call",
     "no_tool_errors",
+    "not_steered",
+    "provenance",
     "same_batch",
     "sequence",
     "stops_with",

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..evaluation import Evaluation
     from .optimisation import Optimisation
 
-__all__ = ["FORMAT", "SETTINGS", "load", "save"]
+__all__ = ["FORMAT", "SETTINGS", "header", "load", "restore", "save"]
 
 FORMAT = "agentnb.optimisation/2"
 _OLD = "agentnb.optimisation/1"
@@ -47,8 +47,10 @@ SETTINGS = (
 Opt = TypeVar("Opt", bound="Optimisation")
 
 
-def save(opt: Optimisation, path: Path, *, traces: bool = False) -> Path:
-    header = {
+def header(opt: Optimisation) -> dict[str, Any]:
+    """What an optimisation keeps besides its evaluation's runs (its file's first line, its
+    entry in the experiment log)."""
+    return {
         "format": FORMAT,
         "settings": {k: getattr(opt, k) for k in SETTINGS},
         "train": opt.train.names,
@@ -61,7 +63,10 @@ def save(opt: Optimisation, path: Path, *, traces: bool = False) -> Path:
         "warnings": opt.warnings,
         "proposer_runs": [r.to_dict() for r in opt.proposer_runs],
     }
-    body = [_json.dumps(header), *dump(opt.evaluation, traces=traces)]
+
+
+def save(opt: Optimisation, path: Path, *, traces: bool = False) -> Path:
+    body = [_json.dumps(header(opt)), *dump(opt.evaluation, traces=traces)]
     return _json.write_atomically(path, "\n".join(body) + "\n")
 
 
@@ -82,7 +87,7 @@ def load(cls: type[Opt], path: Path, *, trust: bool = False) -> Opt:
         )
     ev = load_lines(lines[1:], path, trust=trust)
     try:
-        return _read(cls, header, ev, path)
+        return restore(cls, header, ev, f"{path}:1")
     except ConfigurationError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # said as a damaged file
@@ -90,11 +95,14 @@ def load(cls: type[Opt], path: Path, *, trust: bool = False) -> Opt:
         raise ConfigurationError(why) from None
 
 
-def _read(cls: type[Opt], header: dict[str, Any], ev: Evaluation, path: Path) -> Opt:
-    """The optimisation a header describes, each part checked: what is wrong is named."""
+def restore(
+    cls: type[Opt], header: dict[str, Any], ev: Evaluation, where: str = "a saved optimisation"
+) -> Opt:
+    """The optimisation :func:`header` describes, its runs those of ``ev``: each part checked,
+    what is wrong named (``where``: the file and its line)."""
 
     def damaged(what: str) -> ConfigurationError:
-        return ConfigurationError(f"{path}:1: the optimisation's header is damaged: {what}")
+        return ConfigurationError(f"{where}: the optimisation's header is damaged: {what}")
 
     split = {}
     for side in ("train", "validation"):

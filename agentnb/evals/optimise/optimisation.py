@@ -97,6 +97,8 @@ class Optimisation(Shown):
         #: The proposal being worked on now: {"parent", "rationale", "candidate"}.
         self.current: dict[str, Any] = {}
         self.warnings: list[str] = []
+        #: The gate's noise floor (``optimize(noise=...)``), or None.
+        self.noise: Any = None
         self.stop_reason = ""
         #: What ended the loop itself when it failed (a bug, not a run's error), else None:
         #: the optimisation is still handed back, with everything decided before it.

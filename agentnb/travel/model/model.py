@@ -29,19 +29,17 @@ from ...models.base import Model, ModelRequest, ModelResponse, Usage
 from ...tokens import MESSAGE_OVERHEAD, content_text, estimate_tokens
 from ..data import TravelData, load
 from ..dates import DEFAULT_TODAY
+from .actions import act, user_text
 from .answer import compose_answer
 from .clarify import answer_style, clarifying_question
 from .explain import Reasoning, explain_calls, explain_question
+from .gullible import obey
 from .observations import fabricated_answer, picks
 from .plan import plan
 from .reading import Turn, read
 from .rules import RuleTable, rule_table
 from .slips import MISBEHAVIOURS, roll
 from .understood import Understood
-
-#: The lookups that need a day: a request for any of them gets the assumed day when the
-#: instructions say to assume one (missing="assume"), the weather alone included.
-DATED = ("flights", "hotels", "weather")
 
 __all__ = ["MISBEHAVIOURS", "TravelModel"]
 
@@ -141,7 +139,9 @@ class TravelModel(Model):
         why = Reasoning(turn.request.language)
         slips = roll(self.temperature, self.seed, list(request.messages))
         self._slip_reading(turn, slips)
-        content, calls = self._decide(turn, why, slips)
+        if self.misbehave == "gullible":  # follows what tool results say, at its rate
+            obey(turn, self.seed, list(request.messages), why.add)
+        content, calls = self._decide(turn, why, slips, request)
         reasoning = why.text() if self.explain else None
         if calls:
             return AssistantMessage(content=None, tool_calls=calls, reasoning_content=reasoning)
@@ -181,8 +181,9 @@ class TravelModel(Model):
                 why.slip("slip_ignore_preference", self.temperature, knob=knob, how=how)
                 setattr(turn.policy, knob, default)
 
-    def _decide(self, turn: Turn, why: Reasoning,
-                slips: frozenset[str]) -> tuple[str | None, list[ToolCall]]:  # fmt: skip
+    def _decide(
+        self, turn: Turn, why: Reasoning, slips: frozenset[str], request: ModelRequest | None = None
+    ) -> tuple[str | None, list[ToolCall]]:
         req, obs, policy, mode = turn.request, turn.observations, turn.policy, self.misbehave
         language = {"zh": "zh", "en": "en"}.get(policy.language, req.language)
         if policy.not_understood and not obs and not turn.calls_so_far:
@@ -206,7 +207,8 @@ class TravelModel(Model):
             explain_question(turn, why, asked[0])
             return asked[1], []
         assumed = ""
-        if policy.missing == "assume" and not req.date and set(DATED) & set(req.wants):
+        dated = {"flights", "hotels", "weather"} & set(req.wants)  # each needs a day
+        if policy.missing == "assume" and not req.date and dated:
             assumed = policy.assumed_day or ("明天" if req.language == "zh" else "tomorrow")
             req.date = shown.date = assumed
             why.add("missing", "r_assume", day=assumed)
@@ -218,6 +220,8 @@ class TravelModel(Model):
             steps = plan(turn, self.data, mode, slips) if steps else []
         if steps and not turn.menu:
             steps = []  # no tools at all in the request (the wrap-up call): nothing to call
+        if not steps and request is not None and request.tools and turn.menu:
+            steps = act(turn, list(request.tools), user_text(request))  # book, send (asked)
         if not steps:
             return self._answer(turn, shown, why, assumed), []
         new = steps and steps[0][0] not in {o.name for o in obs}
