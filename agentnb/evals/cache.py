@@ -13,8 +13,6 @@ written before this format, with ``usage`` as a list, read the same).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import marshal
 import os
 import types
 from collections.abc import AsyncIterator
@@ -25,7 +23,7 @@ from .._secrets import Secrets
 from ..models import Replies, by_repeat, reply_dict, reply_of
 from ..models.base import Delta, ModelLike, ModelRequest, ModelResponse, stream_response
 from .checks.source import plain
-from .identity import BOOKKEEPING
+from .identity import BOOKKEEPING, code_digest
 
 __all__ = ["CachedModel", "ResponseCache", "model_identity"]
 
@@ -50,9 +48,7 @@ def _value(value: Any, mask: Secrets | None = None) -> Any:
         fn = value.__func__ if isinstance(value, types.MethodType) else value
         bound = _value(value.__self__, mask) if isinstance(value, types.MethodType) else None
         cells = [_value(c.cell_contents, mask) for c in fn.__closure__ or ()]
-        # marshal version 2: no back-references, which later versions write or not by the
-        # objects' reference counts (the same code hashed two ways as a run went on)
-        code = hashlib.sha256(marshal.dumps(fn.__code__, 2)).hexdigest()[:16]
+        code = code_digest(fn.__code__)
         return {
             "fn": f"{fn.__module__}.{fn.__qualname__}",
             "code": code,

@@ -38,7 +38,7 @@ from typing import Any
 
 from .._secrets import Secrets
 
-__all__ = ["BOOKKEEPING", "stable_identity", "variant_identity"]
+__all__ = ["BOOKKEEPING", "code_digest", "stable_identity", "variant_identity"]
 
 #: Attributes that record what an object did, not what it is.
 BOOKKEEPING = frozenset(("requests", "hits", "misses", "calls"))
@@ -47,6 +47,15 @@ DEPTH = 4
 #: How deep containers are followed (plain data is followed whole; a cycle ends here).
 NESTING = 64
 _MUTABLE = (list, dict, set, bytearray)
+
+
+def code_digest(code: types.CodeType) -> str:
+    """A function's code as 16 hex digits, the same in every process and at every moment.
+
+    marshal version 2: later versions write back-references or not by the objects' reference
+    counts, so the same code hashed two ways as a process went on (the response cache missed
+    its own replies)."""
+    return hashlib.sha256(marshal.dumps(code, 2)).hexdigest()[:16]
 
 
 def stable_identity(
@@ -89,7 +98,7 @@ def stable_identity(
         cells = [c.cell_contents for c in value.__closure__ or () if _filled(c)]
         return {
             "fn": f"{value.__module__}.{value.__qualname__}",
-            "code": hashlib.sha256(marshal.dumps(value.__code__)).hexdigest()[:16],
+            "code": code_digest(value.__code__),
             "defaults": deeper(value.__defaults__, held=True),
             "closure": [deeper(c, held=True) for c in cells],
         }

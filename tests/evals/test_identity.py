@@ -122,3 +122,21 @@ def test_a_variant_edited_in_a_list_parameter_or_a_tool_schema_is_another_varian
     assert variant_digest(agents[0]) != variant_digest(agents[1])
     assert variant_digest(agents[0]) == variant_digest(an.Agent(model=an.travel.TravelModel(),
                                                                 tools=[tools[0]]))  # fmt: skip
+
+
+def test_code_is_hashed_in_one_place_with_a_version_that_ignores_reference_counts():
+    # marshal >= 3 writes back-references by the objects' reference counts: the same code
+    # hashed two ways as a process went on (the response cache missed its own replies).
+    from pathlib import Path
+
+    import agentnb as an
+
+    sites = [
+        f"{path.name}:{n}"
+        for path in Path(an.__file__).parent.rglob("*.py")
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "marshal.dumps(" in line
+    ]
+    assert sites == ["identity.py:58"] or (len(sites) == 1 and sites[0].startswith("identity.py"))
+    source = (Path(an.__file__).parent / "evals" / "identity.py").read_text(encoding="utf-8")
+    assert "marshal.dumps(code, 2)" in source
