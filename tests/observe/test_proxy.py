@@ -320,7 +320,7 @@ def test_the_saved_cassette_replays_the_conversation_offline(fault_server, tmp_p
 
             got = asyncio.run(model.complete(request)).message
         assert canonical([got.wire()]) == canonical([want.wire()])
-        # asked in the other mode (notebook 14's recipe: complete() on a streamed call)
+        # asked in the other mode (notebook 15's recipe: complete() on a streamed call)
         import asyncio
 
         other = asyncio.run(cassette.replay(stream=not stream).complete(request)).message
