@@ -2,7 +2,8 @@
 
 ``normalise(value)`` folds strings (case, whitespace, punctuation), numbers (``1 == 1.0``;
 a boolean equals only a boolean) and containers recursively; ``canonical(args)`` is the one
-JSON text of an argument dict (keys sorted) that recordings and trajectory alignment key on.
+JSON text of an argument dict (keys sorted) that recordings and trajectory alignment key on;
+``contains_words(text, part)`` is how a check finds a text in an answer: whole words.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 import unicodedata
 from typing import Any
 
-__all__ = ["canonical", "matches", "normalise"]
+__all__ = ["canonical", "contains_words", "matches", "normalise", "words"]
 
 
 _SEPARATORS = re.compile(r"[\W_]+")  # punctuation, symbols and whitespace, in any script
@@ -21,6 +22,34 @@ _SEPARATORS = re.compile(r"[\W_]+")  # punctuation, symbols and whitespace, in a
 def _fold(text: str) -> str:
     folded = _SEPARATORS.sub(" ", unicodedata.normalize("NFKC", text).casefold())
     return folded.strip()
+
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+# a CJK character alone (those scripts write no spaces), a run of other letters and digits,
+# or one symbol (°, $, %, ¥: a unit is part of what was said); punctuation and space divide
+_WORD = re.compile(f"[{_CJK}]|(?:(?![{_CJK}])[^\\W_])+|[^\\w\\s]")
+
+
+_SEP = "\x1f"  # a character no word holds
+
+
+def words(text: str) -> tuple[str, ...]:
+    """``text`` as the words a reader compares: NFKC, no case, punctuation dropped, symbols
+    kept one by one, each Chinese or Japanese character (or Korean syllable) a word."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    found = _WORD.findall(folded)
+    return tuple(w for w in found if not unicodedata.category(w[0]).startswith("P"))
+
+
+def contains_words(text: str, part: str) -> bool:
+    """True when the words of ``part`` appear in ``text`` one after another, whole: "°C"
+    is not in "Chengdu", "300" not in "3000", "Paris" not in "comparison"; "20 °C" has
+    "20°C" and "我去北京出差" has "北京". A ``part`` with no words (only punctuation) is in
+    no text."""
+    needle = words(part)
+    if not needle:
+        return False
+    return _SEP + _SEP.join(needle) + _SEP in _SEP + _SEP.join(words(text)) + _SEP
 
 
 def normalise(value: Any) -> Any:

@@ -146,6 +146,29 @@ async def test_no_call_stops_with_max_steps_and_answers():
     assert not (await verdict(checks.answer_matches(r"^MU\d+"), ev))[0]
 
 
+@pytest.mark.parametrize(
+    ("answer", "part", "found"),
+    [
+        ("Chengdu: sunny.", "°C", False),  # "°C" folded to "c" once, and "c" is in "Chengdu"
+        ("Chengdu: 20 °C, sunny.", "20°C", True),
+        ("预算3000元", "300", False),
+        ("预算3000元", "3000", True),
+        ("我去北京出差", "北京", True),
+        ("a comparison", "Paris", False),
+        ("Ｐａｒｉｓ！", "paris", True),
+        ("出发 2025-06-13。", "2025-06-13", True),
+    ],
+)
+async def test_answer_contains_finds_whole_words_and_keeps_units(answer, part, found):
+    ev = await evidence(answer)
+    assert (await verdict(checks.answer_contains(part), ev))[0] is found
+
+
+def test_answer_contains_refuses_a_text_no_answer_could_hold():
+    with pytest.raises(an.ConfigurationError, match="'!!' has no words"):
+        checks.answer_contains("ok", "!!")
+
+
 async def test_no_tool_errors_names_the_failed_call():
     ev = await evidence(reply(call("c0", "fails", city="北京")), "sorry")
     ok, why = await verdict(checks.no_tool_errors(), ev)

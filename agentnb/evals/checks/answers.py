@@ -6,8 +6,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from ...errors import ConfigurationError
 from ...messages import content_text
-from ..normalise import normalise
+from ..normalise import contains_words, words
 from .base import Check, Evidence, strings
 from .grounding import ungrounded_answer
 
@@ -39,8 +40,7 @@ class AnswerContains(Check):
         return f"answer_contains({', '.join(map(repr, self.texts))}{mode})"
 
     def judge(self, evidence: Evidence) -> tuple[bool, str]:
-        answer = normalise(evidence.output)
-        missing = [t for t in self.texts if normalise(t) not in answer]
+        missing = [t for t in self.texts if not contains_words(evidence.output, t)]
         ok = not missing if self.mode == "all" else len(missing) < len(self.texts)
         if ok:
             return True, ""
@@ -50,8 +50,14 @@ class AnswerContains(Check):
 
 def answer_contains(*texts: str | list[str], mode: Literal["all", "any"] = "all") -> AnswerContains:
     """The final answer contains every one of ``texts`` (``mode="any"``: at least one; a list
-    of them too), compared without case, extra whitespace or punctuation."""
-    return AnswerContains(strings("answer_contains", texts), mode)
+    of them too), compared without case, extra whitespace or punctuation, as whole words:
+    "°C" is not found in "Chengdu", "300" not in "3000" (each Chinese character is a word,
+    so "北京" is found in "我去北京出差"). For parts of words, :func:`answer_matches`."""
+    given = strings("answer_contains", texts)
+    empty = [t for t in given if not words(t)]
+    if empty:  # a check no answer could pass
+        raise ConfigurationError(f"answer_contains: {empty[0]!r} has no words to look for")
+    return AnswerContains(given, mode)
 
 
 @dataclass(frozen=True, repr=False)
