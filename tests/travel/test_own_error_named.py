@@ -32,13 +32,22 @@ def _agent_whose_weather_says(error: str) -> an.Agent:
 async def test_the_answer_names_the_error_the_tool_reported():
     result = await _agent_whose_weather_says("上游服务超时").run(an.travel.ARTICLE_REQUESTS["000"])
     weather = next(line for line in result.output.splitlines() if line.startswith("天气"))
-    assert weather == "天气：暂时无法获取（工具报告：上游服务超时）。请稍后再试，以下建议基于其余信息。"
+    assert (
+        weather
+        == "天气：暂时无法获取（工具报告：上游服务超时）。请稍后再试，以下建议基于其余信息。"
+    )
     assert "上游服务出错" not in result.output
 
 
 def test_kinds_and_codes_keep_their_reasons():
-    marked = Observation.read("search_weather", "{}", '{"ok": false, "kind": "timeout", "error": "x"}')
-    coded = Observation.read("search_weather", "{}", '{"ok": false, "kind": "tool_error", "code": "rate_limited", "error": "x"}')
+    marked = Observation.read(
+        "search_weather", "{}", '{"ok": false, "kind": "timeout", "error": "x"}'
+    )
+    coded = Observation.read(
+        "search_weather",
+        "{}",
+        '{"ok": false, "kind": "tool_error", "code": "rate_limited", "error": "x"}',
+    )
     own = Observation.read("search_weather", "{}", '{"error": "upstream down", "fallback": []}')
     assert reason_of(marked) == REASONS["timeout"] and reason_of(coded) == REASONS["rate_limited"]
     assert reason_of(own) == ("工具报告：upstream down", "the tool reported: upstream down")
