@@ -53,6 +53,36 @@ def test_no_tautological_asserts(name):
     assert not found, "asserts that cannot fail:\n" + "\n".join(found)
 
 
+#: Calls whose value is a table or a figure a reader is meant to see.
+SHOWN = {"DataFrame", "Series", "to_frame", "head", "describe", "pivot_table", "set_index"}
+
+
+def _dropped(source: str) -> list[str]:
+    """Expressions in the middle of a cell whose value nothing shows (only the last is displayed)."""
+    found = []
+    for node in parse(source).body[:-1]:
+        if not isinstance(node, ast.Expr):
+            continue
+        value = node.value
+        pure = (ast.Name, ast.Attribute, ast.Subscript, ast.Compare, ast.BinOp, ast.Tuple, ast.List)
+        table = isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[-1] in SHOWN
+        if isinstance(value, pure) or table:
+            found.append(ast.unparse(node)[:80])
+    return found
+
+
+def test_no_table_built_and_never_shown(name):
+    """Issue 42: 04 built the over-budget cost table its prose describes and never displayed it
+    (a bare ``pd.DataFrame(...)`` before the cell's last line is computed and thrown away)."""
+    found = [
+        f"cell {c.index}: `{d}`"
+        for c in cells(name)
+        if c.kind == "code"
+        for d in _dropped(c.source)
+    ]
+    assert not found, "values built and never shown (display() them):\n" + "\n".join(found)
+
+
 def test_checks_come_last(name):
     """The last cell prints "all checks passed" as its last statement, and no other cell does."""
     all_cells = cells(name)

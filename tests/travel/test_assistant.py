@@ -188,13 +188,18 @@ async def test_injected_timeout_still_ends_with_an_answer():
 
 
 async def test_the_other_requests_of_the_articles():
-    # 000 §1.1: "安排一下行程" plans flights, weather and a hotel.
+    # 000 §1.1: "安排一下行程" plans flights, weather and a hotel, and ends with the cost tool
+    # the article names (issue 42 item 2); a trip not asked to be arranged has no total.
     plan = await travel_agent().run("周五从上海去北京出差，帮我安排一下行程")
     assert [c.function.name for c in plan.tool_calls] == [
         "search_flights",
         "search_weather",
         "search_hotels",
+        "calculate_cost",
     ]
+    assert "费用：880 + 520 = 合计 1400 元。" in plan.output.splitlines()
+    trip = await travel_agent().run("周五从上海去北京出差")
+    assert "calculate_cost" not in [c.function.name for c in trip.tool_calls]
     # 001 §2.1: two days of weather and what to wear.
     two_days = await travel_agent(parallel_tool_calls=True).run(
         "查询北京今天和明天的天气并给出穿衣建议"

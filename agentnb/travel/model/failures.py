@@ -11,7 +11,7 @@ from typing import Any
 
 from .shapes import leaves
 
-__all__ = ["REASONS", "describe_failure", "when"]
+__all__ = ["REASONS", "describe_failure", "reason_of", "when"]
 
 #: kind or code -> (zh, en) reason shown to the user.
 REASONS: dict[str, tuple[str, str]] = {
@@ -46,6 +46,20 @@ REASONS: dict[str, tuple[str, str]] = {
     "foreign": ("结果的格式无法识别", "the result came in a shape I do not know"),
 }
 
+#: How long a tool's own error text may be to be named in the answer (longer: the generic reason).
+_OWN_ERROR = 40
+
+
+def reason_of(failure: Any) -> tuple[str, str]:
+    """(zh, en) reason for a failed result: the runtime's ``kind`` or the tool's ``code``, or,
+    for a tool's own fixed structure (``{"error": "上游服务超时", "fallback": []}``: no kind,
+    no code), the error the tool reported, named as it reported it — never relabelled."""
+    own = " ".join(str(failure.error or "").split())
+    if failure.kind == "failed" and 0 < len(own) <= _OWN_ERROR:
+        return f"工具报告：{own}", f"the tool reported: {own}"
+    return REASONS.get(failure.kind, REASONS["tool_error"])
+
+
 #: What a section's unreadable result hides, by the section's English name.
 _UNREAD = {
     "Flights": ("票价", "the fares"),
@@ -71,7 +85,7 @@ def describe_failure(what: tuple[str, str], last: Any) -> tuple[str, str]:
     """(zh, en) lines for a section whose lookup failed, from ``last.kind`` and its data, or
     whose result came back as prose (``ok`` with no data: ``not_data``)."""
     data: dict[str, Any] = last.data or {}
-    zh_reason, en_reason = REASONS.get(last.kind, REASONS["tool_error"])
+    zh_reason, en_reason = reason_of(last)
     if (
         last.kind == "not_data"
     ):  # it came back, but not as data (prose): not an upstream failure (000 §4.3)

@@ -28,6 +28,9 @@ _WANTS = {
 }
 _HOTEL_WORDS = r"酒店|住宿|宾馆|订房|hotel|accommodation|place to stay"
 _TRIP = r"安排|行程|出差|旅行|旅游|去玩|玩|plan|trip|itinerary|travel"
+#: Asked to arrange the whole trip: the plan ends with its total
+#: (000 §1.1: 「最后还要调用预算计算工具」).
+_ARRANGE = r"安排|\bplan\b|itinerary"
 # "那周六呢？", "what about …": a follow-up keeps the earlier request's needs.
 _FOLLOW_UP = r"^(?:那|那么|还有)|呢[？?]?$|^(?:what|how) about\b|^and\b"
 # "哪个更冷": compare the weather of the cities mentioned.
@@ -262,6 +265,8 @@ def parse_request(text: str, data: TravelData) -> TripRequest:
         wants = ["weather"]
     elif not [w for w in wants if w != "cost"] and destination and re.search(_TRIP, text, re.I):
         wants = (["flights"] if origin else []) + ["weather", "hotels"] + wants
+        if "cost" not in wants and re.search(_ARRANGE, text, re.I):
+            wants.append("cost")
     elif not [w for w in wants if w != "cost"] and destination:
         wants = (["flights"] if origin else ["weather"]) + wants  # a route: its flights
     date = days[0].group(0) if days else None

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date as Date
 from typing import Any
 
-from ...messages import MEMORY_NAME, RUNTIME_NAME, content_text
+from ...messages import MEMORY_NAME, RUNTIME_NAME, SUMMARY_NAME, content_text
 from ...models.base import ModelRequest
 from ..data import TravelData
 from .gullible import unframed
@@ -123,13 +123,22 @@ def read(request: ModelRequest, data: TravelData, *, today: Date,
 
 def _memory_notes(messages: list[dict[str, Any]]) -> list[str]:
     """The items of the marked memory messages (``session.fresh(carry=…)``, ``an.Memory``), in
-    order: "- 出发地：上海", "- (fact) 常住上海". Recalled tool results are left out: they are
-    what a tool said once, not what the user asked."""
+    order: "- 出发地：上海", "- (fact) 常住上海"; and what the user asked in a marked summary of
+    dropped turns ("- user asked: …", ``an.SummariseOldest``: 002 §5.2's summary keeps what a
+    cut would lose). Recalled tool results are left out: they are what a tool said once, not
+    what the user asked."""
     notes = []
     for m in messages:
-        if m.get("role") not in ("system", "user") or m.get("name") != MEMORY_NAME:
+        if m.get("role") not in ("system", "user") or m.get("name") not in (
+            MEMORY_NAME,
+            SUMMARY_NAME,
+        ):
             continue
         for line in text_of(m).splitlines():
+            if m.get("name") == SUMMARY_NAME:
+                asked = re.match(r"\s*-\s*user asked:\s*(.+)", line)
+                notes += [asked.group(1).rstrip("…")] if asked else []
+                continue
             item = re.match(r"\s*-\s*(?:\((\w+)\)\s*)?(.+)", line)
             if item and item.group(1) != "tool_result":
                 notes.append(item.group(2))

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from .degraded import alternative_heads, budget_lead, fare_line, kept_line, offer_line
-from .failures import REASONS
+from .failures import reason_of
 from .failures import when as _when
 from .intent import TripRequest
 from .observations import AIRLINES_EN, choose_flight, choose_hotel, dress_advice, money
@@ -107,7 +107,7 @@ def _reason(failure: Any) -> tuple[str, str]:
     """Why the asked day has no flights: the tool's failure, or the result's reason."""
     if failure.ok:
         return NOTES.get((failure.data or {}).get("reason", ""), NOTES["sold_out"])
-    return REASONS.get(failure.kind, REASONS["tool_error"])
+    return reason_of(failure)
 
 
 def _landmark_en(w: Writer, hotel: dict[str, Any]) -> str:
