@@ -62,8 +62,15 @@ async def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelReque
     inserted = selection.inserted if memory is None else (memory, *selection.inserted)
     head = (system, *inserted) if system is not None else inserted
     previous = session.requests[-1].request if session.requests else None
+    output = agent.output
     request = ModelRequest(
-        tools=tools, params=params, head=head, source=source, spans=spans, after=previous
+        tools=tools,
+        params=params,
+        head=head,
+        source=source,
+        spans=spans,
+        after=previous,
+        output=None if output is None else output.spec,
     )
     total = instructions + tools_tokens + history_tokens
     report = {
