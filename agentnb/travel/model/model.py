@@ -39,6 +39,7 @@ from .plan import plan
 from .reading import Turn, read
 from .rules import RuleTable, rule_table
 from .slips import MISBEHAVIOURS, roll
+from .structured import asks_json, corrected, structured_answer
 from .understood import Understood
 
 __all__ = ["MISBEHAVIOURS", "TravelModel"]
@@ -142,6 +143,9 @@ class TravelModel(Model):
         if self.misbehave == "gullible":  # follows what tool results say, at its rate
             obey(turn, self.seed, list(request.messages), why.add)
         content, calls = self._decide(turn, why, slips, request)
+        if not calls and content is not None and asks_json(request):  # structured output
+            drift = self.misbehave == "format_drift" and not corrected(request)
+            content = structured_answer(request, turn, content, drift=drift)
         reasoning = why.text() if self.explain else None
         if calls:
             return AssistantMessage(content=None, tool_calls=calls, reasoning_content=reasoning)
