@@ -66,6 +66,7 @@ function renderRequest(d, el, goto, compare) {
     el.append(h("details", { class: "anb-tool" },
       h("summary", {}, h("span", { class: "anb-name", text: t.name }), ` ~${fmtInt(t.tok)} tok`),
       fold(JSON.stringify(t.schema, null, 2), "anb-json")));
+  if (d.output) el.append(h("div", { class: "anb-sub", text: "answer format (response_format)" }), outputFormat(d.output));
   el.append(h("div", { class: "anb-sub", text: "parameters" }), h("pre", { class: "anb-text anb-json", text: JSON.stringify(d.params, null, 2) }));
 }
 
