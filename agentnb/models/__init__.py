@@ -38,8 +38,8 @@ from .base import (
     coerce_response,
 )
 from .function import FunctionModel
-from .output import OutputCheck, OutputSpec, OutputType
 from .masking import StreamMask, mask_stream
+from .output import OutputCheck, OutputSpec, OutputType
 from .recorded import Replies, by_position, by_repeat, by_request, reply_dict, reply_of
 from .scripted import ScriptedModel
 from .sse import SSEEvent, SSEFramer

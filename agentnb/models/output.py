@@ -90,8 +90,11 @@ class OutputSpec:
     def anthropic_tool(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Anthropic Messages: the tool whose input is the answer, and the ``tool_choice``
         that makes the model call it (the answer is that call's ``input``)."""
-        tool = {"name": self.name, "description": self.description or "Give the final answer.",
-                "input_schema": self.original if self.original is not None else self.schema}
+        tool = {
+            "name": self.name,
+            "description": self.description or "Give the final answer.",
+            "input_schema": self.original if self.original is not None else self.schema,
+        }
         return tool, {"type": "tool", "name": self.name}  # fmt: skip
 
     @classmethod

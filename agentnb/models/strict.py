@@ -114,15 +114,18 @@ class _Walk:
                 self.refused.append(f"{where}: {REFUSED[key]} has no strict form")
             elif key in DROPPED:
                 del node[key]
-                self.changes.append(f"{where}: dropped {key!r} (strict mode does not take it; "
-                                    "the answer is still checked against it)")
+                self.changes.append(
+                    f"{where}: dropped {key!r} (strict mode does not take it; "
+                    "the answer is still checked against it)"
+                )
             elif key not in KEPT and key not in ("oneOf", "allOf"):
                 del node[key]
                 self.changes.append(f"{where}: dropped the unknown keyword {key!r}")
         if "oneOf" in node:
             node["anyOf"] = [*node.get("anyOf", []), *node.pop("oneOf")]
-            self.changes.append(f"{where}: 'oneOf' sent as 'anyOf' (the answer is still "
-                                "checked against 'oneOf')")
+            self.changes.append(
+                f"{where}: 'oneOf' sent as 'anyOf' (the answer is still checked against 'oneOf')"
+            )
         if "allOf" in node:
             parts = node.pop("allOf")
             if len(parts) == 1 and isinstance(parts[0], dict) and not set(parts[0]) & set(node):
@@ -144,12 +147,14 @@ class _Walk:
         extra = node.get("additionalProperties")
         props = node.get("properties")
         if extra not in (None, False):
-            self.refused.append(f"{where}: a free-form map (additionalProperties {extra!r}) has "
-                                "no strict form")
+            self.refused.append(
+                f"{where}: a free-form map (additionalProperties {extra!r}) has no strict form"
+            )
             return
         if not isinstance(props, dict):
-            self.refused.append(f"{where}: an object without properties (a free-form object) "
-                                "has no strict form")
+            self.refused.append(
+                f"{where}: an object without properties (a free-form object) has no strict form"
+            )
             return
         if extra is None:
             node["additionalProperties"] = False
@@ -162,8 +167,10 @@ class _Walk:
                 if isinstance(sub, dict) and not _nullable(sub):
                     props[name] = _with_null(sub)
                     self.nulled.add((*path, name))
-                self.changes.append(f"{where}: optional {name!r} made required and nullable "
-                                    "(null stands for 'left out')")
+                self.changes.append(
+                    f"{where}: optional {name!r} made required and nullable "
+                    "(null stands for 'left out')"
+                )
         node["required"] = required
 
 

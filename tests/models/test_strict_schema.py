@@ -172,7 +172,9 @@ def test_strict_tools_send_strict_only_what_keeps_its_meaning():
         return {"type": "function", "function": {"name": name, "parameters": params}}
 
     tools = [
-        tool("full", {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}),
+        tool(
+            "full", {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+        ),
         tool("optional", {"type": "object", "properties": {"a": {"type": "string"}}}),
         tool("free", {"type": "object", "additionalProperties": True, "properties": {}}),
     ]

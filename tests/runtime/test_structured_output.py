@@ -83,7 +83,7 @@ async def test_a_typed_dict_or_a_json_schema_is_an_output_type_too(target):
     agent = an.Agent("p", model=an.models.ScriptedModel(['{"city": 1}', GOOD]), output_type=target)
     result = await agent.run("x")
     assert result.value == {"city": "北京", "days": 2}
-    problem = [e for e in result.events if e.type == "Decided"][0].problems[0]
+    problem = next(e for e in result.events if e.type == "Decided").problems[0]
     assert "city" in problem
 
 
@@ -105,7 +105,7 @@ async def test_streamed_runs_check_the_assembled_answer():
 
 
 def test_the_settings_are_checked_where_they_are_set():
-    with pytest.raises(ConfigurationError, match="output_type: .* is not a type pydantic"):
+    with pytest.raises(ConfigurationError, match=r"output_type: .* is not a type pydantic"):
         an.Agent(output_type=object())
     with pytest.raises(ConfigurationError, match="output_retries must be a whole number"):
         an.Agent(output_type=Trip, output_retries=-1)

@@ -52,8 +52,10 @@ async def test_format_drift_is_corrected_within_the_limit_and_reported():
 
 
 async def test_json_mode_alone_lets_the_drift_through():
-    agent = an.travel.travel_agent(model=TravelModel(misbehave="format_drift"),
-                                   model_params={"response_format": {"type": "json_object"}})
+    agent = an.travel.travel_agent(
+        model=TravelModel(misbehave="format_drift"),
+        model_params={"response_format": {"type": "json_object"}},
+    )
     result = await agent.run(REQUEST)
     assert json.loads(result.output)["total"] == "1400 元"  # JSON, but not the schema
     judged = await _judge(an.checks.output_valid(Itinerary), result)
@@ -92,8 +94,9 @@ async def test_through_openai_model_against_the_stand_ins_server(stream, misbeha
     assert len(bodies) == result.iterations
     for body in bodies:
         assert body["response_format"] == agent.output.spec.chat()
-        params.validate_python({k: v for k, v in body.items() if k not in ("stream",
-                                                                            "stream_options")})
+        params.validate_python(
+            {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
+        )
     checks = [e.output["valid"] for e in result.events if e.type == "Decided" and e.output]
     assert checks == ([False, True] if misbehave else [True])
 

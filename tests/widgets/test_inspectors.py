@@ -118,8 +118,9 @@ async def test_the_answer_format_is_shown_as_sent_with_what_strict_mode_changed(
     shown = request_payload(session, 1)["output"]
     assert shown["name"] == "Trip" and shown["strict"] is True
     assert shown["schema"] == agent.output.spec.schema
-    assert "$: optional 'nights' made required and nullable (null stands for 'left out')" in (
-        shown["notes"]
+    assert (
+        "$: optional 'nights' made required and nullable (null stands for 'left out')"
+        in (shown["notes"])
     )
     assert RequestsSeen(session, agent).context["output"] == shown
     assert RequestsSeen(session, None).context["output"] == shown

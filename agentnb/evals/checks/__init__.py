@@ -22,8 +22,8 @@ from .calls import calls, no_call, same_batch, sequence
 from .grounding import ungrounded_answer, ungrounded_figures
 from .human import human
 from .judge import judge
-from .output import output_valid
 from .outcome import answer_and_state, end_state, max_steps, no_tool_errors, stops_with
+from .output import output_valid
 from .sourcing import not_steered, provenance
 
 __all__ = [

@@ -70,8 +70,11 @@ def facts(turn: Turn, answer: str) -> dict[str, Any]:
     days = [o.data.get("date") or o.data.get("check_in") for o in turn.observations
             if o.ok and o.data and (o.data.get("date") or o.data.get("check_in"))]  # fmt: skip
     day = days[0] if days else req.date or ""
-    total = cost["total"] if cost else (flight["price"] if flight else 0) + (
-        stay_total(hotel, req) if hotel else 0)
+    total = (
+        cost["total"]
+        if cost
+        else (flight["price"] if flight else 0) + (stay_total(hotel, req) if hotel else 0)
+    )
     return {
         "origin": req.origin or "", "destination": req.destination or "", "date": day,
         "flight": flight and {k: flight[k] for k in
