@@ -24,7 +24,7 @@ from ..itinerary import Itinerary
 from .observations import picks, stay_total
 from .reading import Turn
 
-__all__ = ["asks_json", "corrected", "structured_answer"]
+__all__ = ["asks_json", "corrected", "formatted", "structured_answer"]
 
 #: Names a schema may use for what the stand-in knows.
 ALIASES = {
@@ -34,6 +34,14 @@ ALIASES = {
     "total_cost": "total", "cost": "total", "total_price": "total", "hotel_name": "name",
     "fare": "price", "summary": "answer", "text": "answer",
 }  # fmt: skip
+
+
+def formatted(request: ModelRequest, turn: Turn, answer: str | None, misbehave: str | None) -> Any:
+    """The final answer in the format the request asks for (as it is when it asks none)."""
+    if answer is None or not asks_json(request):
+        return answer
+    drift = misbehave == "format_drift" and not corrected(request)
+    return structured_answer(request, turn, answer, drift=drift)
 
 
 def asks_json(request: ModelRequest) -> bool:
