@@ -44,7 +44,8 @@ Input = str | Message | dict[str, Any] | None
 
 @dataclass(frozen=True, slots=True)
 class Prompt:
-    """The fixed part of every request: instructions, tool schemas, their token counts."""
+    """The fixed part of every request: instructions, tool schemas (and the answer format's
+    schema), their token counts."""
 
     system: dict[str, Any] | None
     tools: list[dict[str, Any]]
@@ -52,6 +53,8 @@ class Prompt:
     tools_tokens: int
     tokenizer: Tokenizer
     policy: ContextPolicy
+    #: The answer format's schema, counted (0 without ``output_type``): sent with every call.
+    output_tokens: int = 0
 
 
 class Agent:
@@ -276,6 +279,7 @@ class Agent:
                 tokenizer.count_json(schemas) if schemas else 0,
                 tokenizer,
                 self.context,
+                tokenizer.count_json(self.output.spec.schema) if self.output is not None else 0,
             )
         return self._prompt
 

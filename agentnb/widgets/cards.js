@@ -394,7 +394,7 @@ function contextCard(c) {
     h("summary", {},
       h("b", { text: "Request context" }),
       known
-        ? ` — sent before the messages in every model call: instructions ~${fmtInt(c.tok)} tok, ${c.tools.length} tool schemas ~${fmtInt(toolTok)} tok`
+        ? ` — sent before the messages in every model call: instructions ~${fmtInt(c.tok)} tok, ${c.tools.length} tool schemas ~${fmtInt(toolTok)} tok${c.output ? `, answer format ~${fmtInt(c.output.tok)} tok` : ""}`
         : " — not known yet: it appears with the first model call (or bind an agent: SessionView(session, agent=agent))"));
   box.append(h("div", { class: "anb-sub", text: "instructions (the system message)" }));
   box.append(c.instructions ? fold(c.instructions) : h("div", { class: "anb-muted", text: "(none)" }));

@@ -3,6 +3,7 @@
 const BUDGET_PARTS = [
   ["instructions", "instructions"],
   ["tools", "tool schemas"],
+  ["output", "answer format"],
   ["history", "history (messages)"],
   ["reply_reserve", "reserved for the reply"],
 ];
@@ -14,7 +15,7 @@ function budgetBar(b) {
   const legend = h("div", { class: "anb-budget-legend" });
   for (const [key, label] of BUDGET_PARTS) {
     const v = b[key] || 0;
-    if (!v && key === "reply_reserve") continue;
+    if (!v && (key === "reply_reserve" || key === "output")) continue;
     const seg = h("div", { class: `anb-seg anb-seg-${key}`, title: `${label}: ~${fmtInt(v)} tok` });
     seg.style.width = `${(100 * v) / scale}%`;
     bar.append(seg);

@@ -133,3 +133,15 @@ def test_a_request_read_off_the_wire_gets_its_spec_back():
     assert responses.output == chat.output
     plain = an.models.ModelRequest([], params={"response_format": {"type": "json_object"}})
     assert plain.output is None and plain.params["response_format"] == {"type": "json_object"}
+
+
+async def test_the_answer_format_is_counted_in_every_request_s_budget():
+    session = an.Session()
+    agent = an.Agent("plan", model=an.models.ScriptedModel([GOOD]), output_type=Trip,
+                     context_window=4000)  # fmt: skip
+    await agent.run("a trip", session=session)
+    budget = session.requests[-1].budget
+    counted = agent.tokenizer.count_json(agent.output.spec.schema)
+    assert budget["output"] == counted > 0
+    assert budget["total"] == budget["instructions"] + budget["tools"] + counted + budget["history"]
+    assert budget["available"] == 4000 - 1000 - budget["total"]
