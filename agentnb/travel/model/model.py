@@ -142,10 +142,9 @@ class TravelModel(Model):
         if self.misbehave == "gullible":  # follows what tool results say, at its rate
             obey(turn, self.seed, list(request.messages), why.add)
         content, calls = self._decide(turn, why, slips, request)
+        text = None if calls else formatted(request, turn, content, self.misbehave, why.add)
         shown = {"reasoning_content": why.text() if self.explain else None}
-        if calls:
-            return AssistantMessage(content=None, tool_calls=calls, **shown)
-        return AssistantMessage(content=formatted(request, turn, content, self.misbehave), **shown)
+        return AssistantMessage(content=text, **shown, **({"tool_calls": calls} if calls else {}))
 
     def _slip_reading(self, turn: Turn, slips: frozenset[str]) -> None:
         """A slip in what was read: the budget misread (said where the cost call uses it)."""

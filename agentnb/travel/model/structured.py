@@ -16,6 +16,7 @@ message saying the answer was not valid) it answers in the format asked for.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from ...messages import RUNTIME_NAME
@@ -23,6 +24,7 @@ from ...models.base import ModelRequest
 from ..itinerary import Itinerary
 from .observations import picks, stay_total
 from .reading import Turn
+from .slips import MISBEHAVIOURS
 
 __all__ = ["asks_json", "corrected", "formatted", "structured_answer"]
 
@@ -36,11 +38,21 @@ ALIASES = {
 }  # fmt: skip
 
 
-def formatted(request: ModelRequest, turn: Turn, answer: str | None, misbehave: str | None) -> Any:
-    """The final answer in the format the request asks for (as it is when it asks none)."""
+def formatted(
+    request: ModelRequest,
+    turn: Turn,
+    answer: str | None,
+    misbehave: str | None,
+    say: Callable[..., Any],
+) -> Any:
+    """The final answer in the format the request asks for (as it is when it asks none);
+    a drift on purpose is said in the reasoning (``say``: ``Reasoning.add``)."""
     if answer is None or not asks_json(request):
         return answer
     drift = misbehave == "format_drift" and not corrected(request)
+    if drift:
+        say("misbehave_format_drift", "r_misbehave", mode="format_drift",
+            what=MISBEHAVIOURS["format_drift"])  # fmt: skip
     return structured_answer(request, turn, answer, drift=drift)
 
 
