@@ -167,11 +167,11 @@ class ModelRequest:
         self.tools: list[dict[str, Any]] = tools if tools is not None else []
         self.params: dict[str, Any] = params if params is not None else {}
         if output is None and params and ("response_format" in params or "text" in params):
-            output = OutputSpec.from_params(params)  # read off the wire: one home, the spec
-            if output is not None and "response_format" in params:
-                self.params = {k: v for k, v in params.items() if k != "response_format"}
-        #: The answer format asked for (``Agent(output_type=...)``), or None: each model
-        #: client writes it its API's way (:mod:`agentnb.models.output`).
+            output = OutputSpec.from_params(params)  # read off the wire (params stay as sent)
+        #: The answer format asked for (``Agent(output_type=...)``; a request read off the wire
+        #: gets it from its ``response_format`` / ``text.format``), or None. Each model client
+        #: writes it its API's way (:mod:`agentnb.models.output`); a field the params already
+        #: carry is sent as it is.
         self.output = output
         #: The prompt's token estimate from ``assemble`` (used when a reply reports no usage).
         self.estimate = 0

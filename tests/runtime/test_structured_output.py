@@ -127,7 +127,7 @@ def test_a_request_read_off_the_wire_gets_its_spec_back():
     spec = an.models.OutputType(Trip).spec
     chat = an.models.ModelRequest([], params={"response_format": spec.chat(), "temperature": 0})
     assert chat.output == an.models.OutputSpec("Trip", spec.schema, True)
-    assert chat.params == {"temperature": 0}  # one home: the spec
+    assert chat.params == {"response_format": spec.chat(), "temperature": 0}  # as sent
     assert chat.to_openai()["response_format"] == spec.chat()
     responses = an.models.ModelRequest([], params={"text": {"format": spec.responses()}})
     assert responses.output == chat.output
