@@ -189,3 +189,39 @@ def test_strict_tools_send_strict_only_what_keeps_its_meaning():
         "tool free not sent strict: $: a free-form map (additionalProperties True) has no "
         "strict form",
     ]
+
+
+async def test_openai_model_sends_strict_tools_and_says_so_on_the_first_call_only():
+    import agentnb as an
+    from tests.models.openai_helpers import completion, json_of, model_for
+
+    bodies: list[dict[str, Any]] = []
+
+    def handler(request):
+        import httpx
+
+        bodies.append(json_of(request))
+        return httpx.Response(200, json=completion({"role": "assistant", "content": "ok"}))
+
+    @an.tool
+    def weather(city: str) -> str:
+        """Weather of a city."""
+        return "晴"
+
+    @an.tool
+    def hotels(city: str, nights: int = 1) -> str:
+        """Hotels of a city."""
+        return "[]"
+
+    model = model_for(handler, strict_tools=True)
+    agent = an.Agent("x", [weather, hotels], model=model)
+    session = an.Session()
+    first = await agent.run("a", session=session)
+    second = await agent.run("b", session=session)
+    sent = {t["function"]["name"]: t["function"] for t in bodies[0]["tools"]}
+    assert sent["weather"]["strict"] is True
+    assert sent["weather"]["parameters"]["additionalProperties"] is False
+    assert "strict" not in sent["hotels"]  # its optional parameter would arrive as null
+    decided = [e for r in (first, second) for e in r.events if e.type == "Decided"]
+    assert any("tool hotels not sent strict" in p for p in decided[0].problems)
+    assert not decided[1].problems  # said once, on the first call
