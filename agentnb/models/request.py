@@ -271,6 +271,8 @@ class ModelRequest:
             for k in sorted(keys)
             if self.params.get(k) != newer.params.get(k)
         }
+        if self.output != newer.output:  # the answer format is part of what the model saw
+            params["output"] = (self.output, newer.output)
         return RequestDiff(
             common=common,
             kept=kept,

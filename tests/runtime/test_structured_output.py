@@ -145,3 +145,11 @@ async def test_the_answer_format_is_counted_in_every_request_s_budget():
     assert budget["output"] == counted > 0
     assert budget["total"] == budget["instructions"] + budget["tools"] + counted + budget["history"]
     assert budget["available"] == 4000 - 1000 - budget["total"]
+
+
+def test_a_request_diff_says_the_answer_format_changed():
+    spec = an.models.OutputType(Trip).spec
+    before = an.models.ModelRequest([{"role": "user", "content": "x"}])
+    after = an.models.ModelRequest([{"role": "user", "content": "x"}], output=spec)
+    assert before.diff(after).params_changed == {"output": (None, spec)}
+    assert before != after and after == an.models.ModelRequest(list(after.messages), output=spec)
