@@ -92,4 +92,5 @@ CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "context_window": _whole(1, optional=True),
     "reply_reserve": _whole(0),
     "frame_results": _frame,
+    "output_retries": _whole(0),
 }

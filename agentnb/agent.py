@@ -22,6 +22,7 @@ from .errors import ConfigurationError, RunStateError
 from .events import Event
 from .messages import Message, SystemMessage
 from .models.base import ModelLike
+from .models.output import OutputType
 from .runtime.pending import Pending
 from .session.records import checked_tags
 from .session.session import Session
@@ -43,7 +44,8 @@ Input = str | Message | dict[str, Any] | None
 
 @dataclass(frozen=True, slots=True)
 class Prompt:
-    """The fixed part of every request: instructions, tool schemas, their token counts."""
+    """The fixed part of every request: instructions, tool schemas (and the answer format's
+    schema), their token counts."""
 
     system: dict[str, Any] | None
     tools: list[dict[str, Any]]
@@ -51,6 +53,8 @@ class Prompt:
     tools_tokens: int
     tokenizer: Tokenizer
     policy: ContextPolicy
+    #: The answer format's schema, counted (0 without ``output_type``): sent with every call.
+    output_tokens: int = 0
 
 
 class Agent:
@@ -82,6 +86,14 @@ class Agent:
         frame_results: ``"delimit"`` sends each tool result between sealed markers and tells
             the model they hold data, never instructions (spotlighting; see
             :mod:`agentnb.context.framing`); the transcript keeps the results unframed.
+        output_type: the final answer's type: a pydantic model, a ``TypedDict``, any type
+            pydantic validates, a JSON schema dict, or an :class:`~agentnb.models.OutputType`
+            (to name it or send it not strict). Every request carries its schema
+            (``request.output``, sent the provider's native way); the final answer is
+            validated into ``result.value`` (``result.output`` stays the text). An invalid
+            answer goes back to the model as a correction, at most ``output_retries`` times;
+            then the run stops with ``invalid_output``.
+        output_retries: corrections of an invalid final answer per run (0: none).
     """
 
     name: str
@@ -102,6 +114,10 @@ class Agent:
     reply_reserve: int
     replay: ReplaySource | None
     frame_results: str | None
+    output_type: Any
+    output_retries: int
+    #: The output type in force (built from ``output_type``), or None.
+    output: OutputType | None
 
     def __init__(
         self,
@@ -124,6 +140,8 @@ class Agent:
         tokenizer: Tokenizer | None = None,
         replay: ReplaySource | None = None,
         frame_results: str | None = None,
+        output_type: Any = None,
+        output_retries: int = 2,
     ) -> None:
         super().__setattr__("_prompt_key", ())
         self.name = name
@@ -144,6 +162,8 @@ class Agent:
         self.tokenizer = tokenizer
         self.replay = replay
         self.frame_results = frame_results
+        self.output_type = output_type
+        self.output_retries = output_retries
 
     def __setattr__(self, field: str, value: Any) -> None:
         check = CHECKS.get(field)
@@ -157,6 +177,10 @@ class Agent:
             super().__setattr__("_context_window", value)
             value = value if value is not None else self.__dict__.get("_model_window")
         super().__setattr__(field, value)
+        if field == "output_type":
+            super().__setattr__("output", _output(value))
+        if field in ("output_type", "model_params"):
+            _one_format(self.__dict__.get("output"), self.__dict__.get("model_params"))
         if field == "instructions":
             self._system = SystemMessage(content=value) if value else None
         if not field.startswith("_"):  # a setting changed: prompt() rebuilds
@@ -255,6 +279,7 @@ class Agent:
                 tokenizer.count_json(schemas) if schemas else 0,
                 tokenizer,
                 self.context,
+                tokenizer.count_json(self.output.spec.schema) if self.output is not None else 0,
             )
         return self._prompt
 
@@ -424,6 +449,24 @@ _DROP_OLDEST = DropOldest()
 #: The settings a copy carries over and ``copy(**changes)`` accepts: the constructor's
 #: parameters, read from its signature (a new parameter is carried with no list to update).
 SETTINGS: tuple[str, ...] = tuple(inspect.signature(Agent.__init__).parameters)[1:]
+
+
+def _output(value: Any) -> OutputType | None:
+    """The output type in force for ``Agent(output_type=value)``."""
+    if value is None or isinstance(value, OutputType):
+        return value
+    try:
+        return OutputType(value)
+    except TypeError as exc:
+        raise ConfigurationError(f"output_type: {exc}") from None
+
+
+def _one_format(output: OutputType | None, params: dict[str, Any] | None) -> None:
+    if output is not None and params and "response_format" in params:
+        raise ConfigurationError(
+            "model_params cannot set response_format when output_type is set: the output "
+            "type's schema is the answer format (drop one of the two)"
+        )
 
 
 def _described(tool: Tool, description: str) -> Tool:

@@ -159,6 +159,8 @@ STOP_REASONS = (
     # a call waits for a person's yes (@an.tool(approval=...)): the session ends in its open
     # call, and a run without input resumes it once it is approved or denied
     "awaiting_approval",
+    # the final answer failed the agent's output_type after output_retries corrections
+    "invalid_output",
 )
 
 
@@ -300,18 +302,25 @@ class Decided(Event):
     """decide: ``final_answer``, ``tool_calls`` or ``empty`` (a correction is sent).
 
     ``reasoning`` is the reply's ``reasoning_content`` (empty if it had none); ``rules`` the
-    rules it names as ``[rule]`` (the stand-in ``TravelModel`` names the rules of its table)."""
+    rules it names as ``[rule]`` (the stand-in ``TravelModel`` names the rules of its table).
+    ``output`` is the check of a final answer against the agent's ``output_type`` (None
+    without one): the schema's ``name`` and ``strict``, ``attempt`` of ``attempts``,
+    ``valid`` and the ``error`` the correction quotes."""
 
     decision: str
     calls: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
     reasoning: str = ""
     rules: tuple[str, ...] = ()
+    output: dict[str, Any] | None = None
 
     def summary(self) -> str:
         extra = f" [{'; '.join(self.problems)}]" if self.problems else ""
         calls = f": {', '.join(self.calls)}" if self.calls else ""
         rules = f" (rules: {', '.join(self.rules)})" if self.rules else ""
+        out = self.output
+        if out is not None and out.get("valid"):
+            extra += f" (output {out['name']} valid, attempt {out['attempt']})"
         return f"decided {self.decision}{calls}{extra}{rules}"
 
 

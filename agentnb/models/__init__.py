@@ -16,7 +16,10 @@ allow becomes a :class:`ModelResponse` (:func:`coerce_response`), how a Chat Com
 and a streamed chunk are read (:func:`parse_completion`, :func:`chunk_deltas`), how the bytes
 of an event stream are framed (:class:`SSEFramer`, :class:`SSEEvent`) and the credentials its
 events carry masked across them (:class:`StreamMask`, :func:`mask_stream`), and a cassette
-line's key (:func:`request_key`).
+line's key (:func:`request_key`). Structured output (``output.py``, ``strict.py``): the
+answer format a request asks for (:class:`OutputSpec`, ``request.output``: each client writes
+it its API's way), the type its answer is validated into (:class:`OutputType`), and the
+rewrite of a schema into strict mode's subset (:func:`strict_schema`).
 """
 
 import importlib
@@ -36,9 +39,11 @@ from .base import (
 )
 from .function import FunctionModel
 from .masking import StreamMask, mask_stream
+from .output import OutputCheck, OutputSpec, OutputType
 from .recorded import Replies, by_position, by_repeat, by_request, reply_dict, reply_of
 from .scripted import ScriptedModel
 from .sse import SSEEvent, SSEFramer
+from .strict import strict_schema
 
 if TYPE_CHECKING:  # loaded on first use, by __getattr__ below
     from .openai.client import OpenAIModel
@@ -71,6 +76,9 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "OpenAIModel",
+    "OutputCheck",
+    "OutputSpec",
+    "OutputType",
     "Profile",
     "Replies",
     "ReplyAssembler",
@@ -94,6 +102,7 @@ __all__ = [
     "reply_of",
     "request_key",
     "request_secrets",
+    "strict_schema",
 ]
 
 

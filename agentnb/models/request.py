@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import _fast
+from .output import OutputSpec
 
 __all__ = ["ModelRequest", "RequestDiff", "Sent", "WireList"]
 
@@ -131,6 +132,7 @@ class ModelRequest:
         "_sent",
         "estimate",
         "head",
+        "output",
         "params",
         "shared",
         "size",
@@ -149,6 +151,7 @@ class ModelRequest:
         source: list[dict[str, Any]] | None = None,
         spans: tuple[tuple[int, int], ...] = (),
         after: ModelRequest | None = None,
+        output: OutputSpec | None = None,
     ) -> None:
         if messages is not None:
             source, spans, head = list(messages), ((0, len(messages)),), ()
@@ -163,6 +166,13 @@ class ModelRequest:
         self.size = len(head) + (spans[0][1] - spans[0][0] if one_span else _sum(spans))
         self.tools: list[dict[str, Any]] = tools if tools is not None else []
         self.params: dict[str, Any] = params if params is not None else {}
+        if output is None and params and ("response_format" in params or "text" in params):
+            output = OutputSpec.from_params(params)  # read off the wire (params stay as sent)
+        #: The answer format asked for (``Agent(output_type=...)``; a request read off the wire
+        #: gets it from its ``response_format`` / ``text.format``), or None. Each model client
+        #: writes it its API's way (:mod:`agentnb.models.output`); a field the params already
+        #: carry is sent as it is.
+        self.output = output
         #: The prompt's token estimate from ``assemble`` (used when a reply reports no usage).
         self.estimate = 0
         self._cache: WireList | None = None
@@ -212,21 +222,28 @@ class ModelRequest:
         if self.tools:
             body["tools"] = json.loads(json.dumps(self.tools))
         body.update(self.params)
+        if self.output is not None and "response_format" not in body:
+            body["response_format"] = json.loads(json.dumps(self.output.chat()))
         return body
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ModelRequest):
             return NotImplemented
-        return (self.messages, self.tools, self.params) == (
+        return (self.messages, self.tools, self.params, self.output) == (
             other.messages,
             other.tools,
             other.params,
+            other.output,
         )
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"<ModelRequest {self.size} messages, {len(self.tools)} tools, params={self.params}>"
+        out = "" if self.output is None else f", output={self.output.name!r}"
+        return (
+            f"<ModelRequest {self.size} messages, {len(self.tools)} tools, "
+            f"params={self.params}{out}>"
+        )
 
     def diff(self, newer: ModelRequest) -> RequestDiff:
         """Compare with a later request: which messages were kept, added, removed."""
@@ -254,6 +271,8 @@ class ModelRequest:
             for k in sorted(keys)
             if self.params.get(k) != newer.params.get(k)
         }
+        if self.output != newer.output:  # the answer format is part of what the model saw
+            params["output"] = (self.output, newer.output)
         return RequestDiff(
             common=common,
             kept=kept,

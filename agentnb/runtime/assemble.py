@@ -40,6 +40,7 @@ async def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelReque
     memory_tokens = tokenizer.count_message(memory) if memory else 0
     instructions = prompt.instructions_tokens + memory_tokens  # recalled memory rides with them
     tools_tokens = prompt.tools_tokens if tools else 0
+    output_tokens = prompt.output_tokens  # the answer format's schema rides with the tools
     whole = transcript.tokens if default else sum(map(tokenizer.count_message, transcript.wires))
     window = agent.context_window
     policy = prompt.policy
@@ -47,7 +48,8 @@ async def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelReque
         selection, spans, history_tokens = _NOTHING_LEFT_OUT, ((0, len(history)),), whole
     else:
         count = message_counter(tokenizer)
-        budget = Budget(instructions, tools_tokens, whole, window, agent.reply_reserve, count)
+        fixed = tools_tokens + output_tokens
+        budget = Budget(instructions, fixed, whole, window, agent.reply_reserve, count)
         selection = policy.select(history, budget)
         if inspect.isawaitable(selection):  # a policy that asks a model (a summariser)
             selection = await selection
@@ -62,10 +64,17 @@ async def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelReque
     inserted = selection.inserted if memory is None else (memory, *selection.inserted)
     head = (system, *inserted) if system is not None else inserted
     previous = session.requests[-1].request if session.requests else None
+    output = agent.output
     request = ModelRequest(
-        tools=tools, params=params, head=head, source=source, spans=spans, after=previous
+        tools=tools,
+        params=params,
+        head=head,
+        source=source,
+        spans=spans,
+        after=previous,
+        output=None if output is None else output.spec,
     )
-    total = instructions + tools_tokens + history_tokens
+    total = instructions + tools_tokens + output_tokens + history_tokens
     report = {
         "instructions": prompt.instructions_tokens,
         "tools": tools_tokens,
@@ -74,6 +83,8 @@ async def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelReque
     }
     if memory is not None:
         report["memory"] = memory_tokens
+    if output_tokens:
+        report["output"] = output_tokens
     note = selection.note
     if window is not None:
         report["context_window"] = window

@@ -91,6 +91,12 @@ def _policies(state: RunState, decision: Decision, wrap_up: bool) -> Verdict | N
             why = f"reached max_iterations={agent.max_iterations}; the model gave a final answer"
             return Verdict(True, "max_iterations", why + " with tools disabled")
         return Verdict(True, "final_answer", "the model answered without calling a tool")
+    if decision.kind == "invalid_output":
+        why = (
+            f"the final answer failed the output type {agent.output_retries + 1} times "
+            f"(output_retries={agent.output_retries}): {decision.problems[-1]}"
+        )
+        return Verdict(True, "invalid_output", why)
     if state.cancel_requested:
         return Verdict(True, "cancelled", "run.cancel() was called")
     if agent.stop_when:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from ..events import Decided
 from ..messages import RUNTIME_NAME, AssistantMessage, ToolCall, UserMessage
@@ -27,7 +28,8 @@ EMPTY_REPLY_CORRECTION = (
 
 @dataclass(slots=True)
 class Decision:
-    """``final_answer``, ``tool_calls``, or ``correction`` (a correction message was sent).
+    """``final_answer``, ``tool_calls``, ``correction`` (a correction message was sent), or
+    ``invalid_output`` (a final answer that failed the output type past its retries).
 
     Read only by convention, like events: a frozen dataclass costs four times as much to build.
     """
@@ -91,8 +93,11 @@ def decide(state: RunState, response: ModelResponse, *, tools_enabled: bool = Tr
         state.append(UserMessage(content=correction or EMPTY_REPLY_CORRECTION, name=RUNTIME_NAME))
     else:
         kind = "final_answer"
+    checked = None
     if kind == "final_answer":
         state.output = message.text
+        if state.agent.output is not None:
+            kind, checked = _check_output(state, message.text, problems, tools_enabled)
     decision = Decision(kind, calls if kind == "tool_calls" else (), tuple(problems))
     reasoning = message.reasoning_content or ""
     rules = tuple(dict.fromkeys(RULE_NAME.findall(reasoning))) if reasoning else ()
@@ -103,5 +108,41 @@ def decide(state: RunState, response: ModelResponse, *, tools_enabled: bool = Tr
         problems=decision.problems,
         reasoning=reasoning,
         rules=rules,
+        output=checked,
     )
     return decision
+
+
+def _check_output(
+    state: RunState, text: str, problems: list[str], tools_enabled: bool
+) -> tuple[str, dict[str, Any]]:
+    """Validate a final answer against the agent's output type (002 §5.3): valid, it is the
+    run's ``value``; invalid, a correction goes back to the model while ``output_retries``
+    last (``correction``), then the run stops (``invalid_output``). What was checked, and
+    how it went, is the ``Decided`` event's ``output``."""
+    output = state.agent.output
+    assert output is not None
+    check = output.check(text)
+    state.output_attempts += 1
+    attempt, retries = state.output_attempts, state.agent.output_retries
+    spec = output.spec
+    shown = {"name": spec.name, "strict": spec.strict, "attempt": attempt,
+             "attempts": retries + 1, "valid": check.valid, "error": check.error}  # fmt: skip
+    if check.valid:
+        state.record.value = check.value
+        return "final_answer", shown
+    state.record.value = None
+    problems.append(f"invalid final answer (attempt {attempt} of {retries + 1}): {check.error}")
+    if attempt <= retries and tools_enabled:
+        state.append(UserMessage(content=output_correction(spec.name, check.error),
+                                 name=RUNTIME_NAME))  # fmt: skip
+        return "correction", shown
+    return "invalid_output", shown
+
+
+def output_correction(name: str, error: str) -> str:
+    """The correction an invalid final answer gets (the model sees the reason)."""
+    return (
+        f"Your answer was not valid because {error}. Answer again with only a JSON object "
+        f"that matches the {name} schema of the response format, no other text."
+    )

@@ -28,6 +28,9 @@ class RunResult(Shown):
     error: BaseException | None = None
 
     output = property(lambda self: self.record.output)
+    #: The final answer validated into the agent's ``output_type`` (None without one, or
+    #: when it was not valid: see ``stop_reason`` ``invalid_output``).
+    value = property(lambda self: self.record.value)
     stop_reason = property(lambda self: self.record.stop_reason or "error")
     stop_detail = property(lambda self: self.record.detail)
     run_id = property(lambda self: self.record.run_id)

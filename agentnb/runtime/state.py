@@ -125,6 +125,8 @@ class RunState:
             tags={} if tags is None else tags,
         )
         self.error: BaseException | None = None
+        #: Final answers checked against the agent's output type so far (``decide``).
+        self.output_attempts = 0
         #: The Run driving this state, weakly (no run <-> state cycle): ``restore`` gives it to
         #: the session's lock, whose hold is the one strong link while the run holds the session.
         self.run_ref: Callable[[], ActiveRun | None] = lambda: None

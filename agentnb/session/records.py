@@ -64,6 +64,9 @@ class RunRecord:
     latency: float = 0.0
     #: None until something is found out about the run (built on demand: most runs have none).
     annotations: dict[str, Any] | None = None
+    #: The final answer validated into the agent's ``output_type`` (``result.value``); None
+    #: without one, or when the answer was not valid. Written to plain data as JSON.
+    value: Any = None
 
     @property
     def billed(self) -> Usage:
@@ -85,6 +88,9 @@ class RunRecord:
         data["usage"] = usage_dict(self.usage)
         data["cached"] = None if self.cached is None else usage_dict(self.cached)
         data["tags"] = dict(self.tags)
+        value = self.value
+        if value is not None:
+            data["value"] = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
         if self.annotations is not None:
             data["annotations"] = {
                 k: v.to_dict() if hasattr(v, "to_dict") else v for k, v in self.annotations.items()
@@ -103,6 +109,7 @@ class RunRecord:
             fields["tags"] = checked_tags(data.get("tags"))
             annotations = data.get("annotations")
             fields["annotations"] = None if annotations is None else dict(annotations)
+            fields["value"] = data.get("value")  # as plain data: the type is the agent's
             record = cls(**fields)
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigurationError(f"not a run record ({type(exc).__name__}: {exc})") from None

@@ -15,6 +15,8 @@ schemas (ISO dates, no ``nights``: "住两晚" gives the article's 880 + 520 × 
 
 ``TravelModel(misbehave=...)`` reproduces the articles' pitfalls; ``TravelTools`` can inject
 faults (timeout, upstream_error, rate_limit, empty) into any tool, on every day or one.
+``travel_agent(output_type=an.travel.Itinerary)`` answers an :class:`Itinerary` as JSON, in
+``result.value`` (the stand-in fills any schema it is sent from what it found out).
 """
 
 from ..testing import ungrounded_figures as ungrounded_claims
@@ -22,6 +24,7 @@ from .agent import INSTRUCTIONS, INSTRUCTIONS_EN, travel_agent
 from .data import TravelData, data_dir, load, phrasings
 from .dates import DEFAULT_TODAY, resolve_date
 from .injection import InjectedTravelTools, injection_tasks
+from .itinerary import Flight, Hotel, Itinerary
 from .model import MISBEHAVIOURS, TravelModel
 from .model.proposer import TravelProposer
 from .tasks import task_set
@@ -43,7 +46,10 @@ __all__ = [
     "INSTRUCTIONS_EN",
     "MISBEHAVIOURS",
     "CostItem",
+    "Flight",
+    "Hotel",
     "InjectedTravelTools",
+    "Itinerary",
     "TravelData",
     "TravelModel",
     "TravelProposer",

@@ -394,7 +394,7 @@ function contextCard(c) {
     h("summary", {},
       h("b", { text: "Request context" }),
       known
-        ? ` — sent before the messages in every model call: instructions ~${fmtInt(c.tok)} tok, ${c.tools.length} tool schemas ~${fmtInt(toolTok)} tok`
+        ? ` — sent before the messages in every model call: instructions ~${fmtInt(c.tok)} tok, ${c.tools.length} tool schemas ~${fmtInt(toolTok)} tok${c.output ? `, answer format ~${fmtInt(c.output.tok)} tok` : ""}`
         : " — not known yet: it appears with the first model call (or bind an agent: SessionView(session, agent=agent))"));
   box.append(h("div", { class: "anb-sub", text: "instructions (the system message)" }));
   box.append(c.instructions ? fold(c.instructions) : h("div", { class: "anb-muted", text: "(none)" }));
@@ -403,6 +403,19 @@ function contextCard(c) {
       h("summary", {}, h("span", { class: "anb-name", text: t.name }), ` ~${fmtInt(t.tok)} tok — `, h("span", { class: "anb-muted", text: t.description.split("\n")[0] })),
       fold(JSON.stringify(t.schema, null, 2), "anb-json")));
   }
+  if (c.output) box.append(outputFormat(c.output));
+  return box;
+}
+
+// The answer format a request asks for (Agent(output_type=...)): the schema as sent, strict or
+// not, and what the strict rewrite changed (or why strict mode could not take it).
+function outputFormat(o) {
+  const how = o.strict ? "strict" : "not strict";
+  const box = h("details", { class: "anb-tool anb-output-format" },
+    h("summary", {}, h("span", { class: "anb-name", text: `answer format: ${o.name}` }),
+      ` ~${fmtInt(o.tok)} tok — json_schema, ${how}${o.notes.length ? `, ${o.notes.length} notes` : ""}`));
+  for (const n of o.notes) box.append(h("div", { class: o.strict ? "anb-muted" : "anb-not-understood", text: n }));
+  box.append(fold(JSON.stringify(o.schema, null, 2), "anb-json"));
   return box;
 }
 

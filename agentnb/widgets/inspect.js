@@ -3,6 +3,7 @@
 const BUDGET_PARTS = [
   ["instructions", "instructions"],
   ["tools", "tool schemas"],
+  ["output", "answer format"],
   ["history", "history (messages)"],
   ["reply_reserve", "reserved for the reply"],
 ];
@@ -14,7 +15,7 @@ function budgetBar(b) {
   const legend = h("div", { class: "anb-budget-legend" });
   for (const [key, label] of BUDGET_PARTS) {
     const v = b[key] || 0;
-    if (!v && key === "reply_reserve") continue;
+    if (!v && (key === "reply_reserve" || key === "output")) continue;
     const seg = h("div", { class: `anb-seg anb-seg-${key}`, title: `${label}: ~${fmtInt(v)} tok` });
     seg.style.width = `${(100 * v) / scale}%`;
     bar.append(seg);
@@ -66,6 +67,7 @@ function renderRequest(d, el, goto, compare) {
     el.append(h("details", { class: "anb-tool" },
       h("summary", {}, h("span", { class: "anb-name", text: t.name }), ` ~${fmtInt(t.tok)} tok`),
       fold(JSON.stringify(t.schema, null, 2), "anb-json")));
+  if (d.output) el.append(h("div", { class: "anb-sub", text: "answer format (response_format)" }), outputFormat(d.output));
   el.append(h("div", { class: "anb-sub", text: "parameters" }), h("pre", { class: "anb-text anb-json", text: JSON.stringify(d.params, null, 2) }));
 }
 

@@ -71,6 +71,7 @@ def request_payload(session: Any, k: int, *, view: Any = None, model: Any = None
         "messages": [{"w": w, "tok": t, "it": None} for w, t in zip(wires, tokens, strict=True)],
         "tools": payload.context(None, req.tools)["tools"],
         "params": req.params,
+        "output": payload.output_format(req.output),
         "budget": dict(record.budget),
         "policy": record.policy,
         "note": record.note,

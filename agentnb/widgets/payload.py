@@ -150,8 +150,25 @@ def event_row(event: Any) -> dict[str, Any]:
     return row
 
 
-def context(system: Mapping[str, Any] | None, tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The request context shown first: instructions and each tool's schema, with tokens."""
+def output_format(spec: Any) -> dict[str, Any] | None:
+    """The answer format a request asks for (``request.output``): the schema as sent, whether
+    strict, and what the strict rewrite changed or why it was not sent strict."""
+    if spec is None:
+        return None
+    return {
+        "name": spec.name,
+        "strict": spec.strict,
+        "schema": spec.schema,
+        "notes": list(spec.notes),
+        "tok": estimate_json_tokens(spec.schema),
+    }
+
+
+def context(
+    system: Mapping[str, Any] | None, tools: Sequence[Mapping[str, Any]], output: Any = None
+) -> dict[str, Any]:
+    """The request context shown first: instructions, each tool's schema and the answer
+    format (``Agent(output_type=...)``), with tokens."""
     text = ""
     tokens = 0
     if system is not None:
@@ -169,7 +186,11 @@ def context(system: Mapping[str, Any] | None, tools: Sequence[Mapping[str, Any]]
                 "tok": estimate_json_tokens(schema),
             }
         )
-    return {"instructions": text, "tok": tokens, "tools": rows}
+    shown: dict[str, Any] = {"instructions": text, "tok": tokens, "tools": rows}
+    fmt = output_format(output)
+    if fmt is not None:
+        shown["output"] = fmt
+    return shown
 
 
 def iterations(length: int, wires: Sequence[Mapping[str, Any]], runs: Sequence[Any]) -> list[Any]:

@@ -19,10 +19,12 @@ class RequestsSeen:
     def __init__(self, session: Any, agent: Any) -> None:
         self._key: Any = None
         if agent is not None:
-            self.context = payload.context(agent.system_wire(), agent.tools.schemas())
+            output = agent.output.spec if getattr(agent, "output", None) is not None else None
+            self.context = payload.context(agent.system_wire(), agent.tools.schemas(), output)
         elif session.requests:
             req = session.requests[-1].request
-            self.context = payload.context(payload.system_of(req.messages), req.tools)
+            system = payload.system_of(req.messages)
+            self.context = payload.context(system, req.tools, req.output)
         else:
             self.context = payload.context(None, [])
 
@@ -30,11 +32,11 @@ class RequestsSeen:
         """The new request context if ``event``'s request changed it, else None."""
         request = event.request
         system = payload.system_of(request.messages)
-        key = (id(system), id(request.tools), len(request.tools))
+        key = (id(system), id(request.tools), len(request.tools), id(request.output))
         if key == self._key:
             return None
         self._key = key
-        ctx = payload.context(system, request.tools)
+        ctx = payload.context(system, request.tools, request.output)
         if ctx == self.context:
             return None
         self.context = ctx

@@ -80,6 +80,9 @@ async def test_every_pitfall_is_named_in_the_reasoning(mode):
         model = TravelModel(misbehave=mode, seed=1)
         agent = travel_agent(model=model, tools=desk, max_iterations=12)
         await agent.run(an.travel.ARTICLE_REQUESTS["000"], session=session)
+    elif mode == "format_drift":  # it drifts only when asked for a format
+        agent = travel_agent(model=TravelModel(misbehave=mode), output_type=an.travel.Itinerary)
+        await agent.run(an.travel.ARTICLE_REQUESTS["000"], session=session)
     elif mode == "error_loop":  # it loops only on a result with an error text in it
         agent = travel_agent(model=TravelModel(misbehave=mode), faults={"search_flights": "noisy"})
         await agent.run(an.travel.ARTICLE_REQUESTS["000"], session=session)

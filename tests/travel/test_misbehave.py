@@ -116,6 +116,7 @@ def test_every_mode_is_tested_here():
         "guess_args",
         "error_loop",
         "gullible",
+        "format_drift",  # tests/travel/test_structured_output.py
     }
     assert tested == set(MISBEHAVIOURS)
 

@@ -98,3 +98,29 @@ async def test_streamed_deltas_travel_but_are_not_kept(comms):
     deltas = [m for m in comms[-1].custom() if m.get("e", {}).get("type") == "ModelDelta"]
     assert deltas and "".join(m["e"]["delta"] for m in deltas) == "北京周五晴。" * 5
     assert all(r["type"] != "ModelDelta" for r in view.state()["events"])
+
+
+async def test_the_answer_format_is_shown_as_sent_with_what_strict_mode_changed():
+    """Issue 40 item 6: the view shows the schema sent and the strict rewrite's notes."""
+    from pydantic import BaseModel
+
+    from agentnb.widgets.inspectors import request_payload
+    from agentnb.widgets.requests import RequestsSeen
+
+    class Trip(BaseModel):
+        city: str
+        nights: int = 1
+
+    agent = an.Agent("p", model=an.models.ScriptedModel(['{"city": "x", "nights": 1}']),
+                     output_type=Trip)  # fmt: skip
+    session = an.Session()
+    await agent.run("x", session=session)
+    shown = request_payload(session, 1)["output"]
+    assert shown["name"] == "Trip" and shown["strict"] is True
+    assert shown["schema"] == agent.output.spec.schema
+    assert (
+        "$: optional 'nights' made required and nullable (null stands for 'left out')"
+        in (shown["notes"])
+    )
+    assert RequestsSeen(session, agent).context["output"] == shown
+    assert RequestsSeen(session, None).context["output"] == shown

@@ -10,6 +10,7 @@
     an.checks.human()                                        # a person's label on the run
     an.checks.not_steered()                                  # no value only from an injection
     an.checks.provenance("search_hotels", "city", from_="user")   # where a value came from
+    an.checks.output_valid()                                 # structured output passed its type
 
 A plain function ``fn(result) -> bool | str`` is a check too (a string is the reason it
 failed). Every check's outcome is recorded per run as ``(name, passed, reason)``.
@@ -22,6 +23,7 @@ from .grounding import ungrounded_answer, ungrounded_figures
 from .human import human
 from .judge import judge
 from .outcome import answer_and_state, end_state, max_steps, no_tool_errors, stops_with
+from .output import output_valid
 from .sourcing import not_steered, provenance
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "no_call",
     "no_tool_errors",
     "not_steered",
+    "output_valid",
     "provenance",
     "same_batch",
     "sequence",

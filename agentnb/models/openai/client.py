@@ -36,6 +36,7 @@ from ..._secrets import Secrets, check_key, is_secret_name, public_url, url_secr
 from ..._settings import CHECKS
 from ...errors import ConfigurationError, ModelHTTPError, ModelResponseError, ModelStreamError
 from ..base import Delta, Model, ModelRequest, ModelResponse, split_response
+from ..strict import strict_tools
 from .encoding import MessagesJSON
 from .profiles import Profile, detect_profile, get_profile, is_loopback
 from .retry import RetryPolicy, StatusError, call_with_retries
@@ -78,6 +79,14 @@ class OpenAIModel(Model):
         context_window: the tokens the endpoint accepts in one request, when you know them
             (an agent without its own ``context_window`` adopts it and trims its history to
             fit, instead of meeting HTTP 400); ``LocalServer.model()`` sets its ``n_ctx``.
+        strict_tools: send tool schemas with ``strict: true`` (OpenAI's structured outputs),
+            each rewritten into the subset strict mode takes (:mod:`agentnb.models.strict`).
+            A tool whose schema strict mode cannot express, or that has optional parameters
+            (strict mode would make them required and send ``null``), is sent as it is; what
+            was changed or left is reported once, in the first call's ``repairs``.
+
+    A request's output spec (``Agent(output_type=...)``) is sent as ``response_format``
+    ``json_schema`` (:meth:`~agentnb.models.output.OutputSpec.chat`).
     """
 
     #: ``gen_ai.provider.name`` of its calls (OpenTelemetry): it speaks the OpenAI API.
@@ -103,6 +112,7 @@ class OpenAIModel(Model):
         text_actions: bool | None = None,
         name: str | None = None,
         context_window: int | None = None,
+        strict_tools: bool = False,
     ) -> None:
         env_url = os.environ.get("OPENAI_BASE_URL")
         self.base_url = (base_url or env_url or "https://api.openai.com/v1").rstrip("/")
@@ -153,6 +163,8 @@ class OpenAIModel(Model):
         self._client = client
         self._transport = transport
         self._encoder = MessagesJSON(chosen)
+        self.strict_tools = strict_tools
+        self._strict: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
 
     # -- configuration -------------------------------------------------------------------
 
@@ -243,12 +255,26 @@ class OpenAIModel(Model):
             self._encoder = MessagesJSON(self._profile)
         messages = self._encoder.prepared(request.messages)
         body: dict[str, Any] = {"model": self.model, **self.params, "messages": messages}
+        strict_notes: list[str] = []
         if request.tools:
             body["tools"] = request.tools
+            if self.strict_tools:
+                body["tools"], strict_notes = self._strict_for(request.tools)
         body.update(request.params)
+        if request.output is not None and "response_format" not in body:
+            body["response_format"] = request.output.chat()
         body["model"] = self.model
         body, notes = self._profile.prepare_fields(body, stream=stream)
-        return body, [n for n in notes if "not supported" in n]
+        return body, [*strict_notes, *(n for n in notes if "not supported" in n)]
+
+    def _strict_for(self, tools: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+        """The tools with strict schemas, rewritten once per tool list; the notes in words
+        the first time (see ``strict_tools``)."""
+        if self._strict is not None and self._strict[0] is tools:
+            return self._strict[1], []
+        sent, notes = strict_tools(tools)
+        self._strict = (tools, sent)
+        return sent, notes
 
     def _content(self, body: dict[str, Any]) -> bytes:
         """``_json.dumps(body)`` (compact) as UTF-8, the messages' part from the encoder (the

@@ -39,6 +39,7 @@ from .plan import plan
 from .reading import Turn, read
 from .rules import RuleTable, rule_table
 from .slips import MISBEHAVIOURS, roll
+from .structured import formatted
 from .understood import Understood
 
 __all__ = ["MISBEHAVIOURS", "TravelModel"]
@@ -93,8 +94,7 @@ class TravelModel(Model):
                      for m in request.messages)  # fmt: skip
         if request.tools:
             prompt += estimate_tokens(json.dumps(request.tools, ensure_ascii=False))
-        completion = message.tokens
-        usage = Usage(prompt, completion, prompt + completion, estimated=True)
+        usage = Usage(prompt, message.tokens, prompt + message.tokens, estimated=True)
         finish = "tool_calls" if message.tool_calls else "stop"
         return ModelResponse(message, usage, finish, self.name)
 
@@ -142,10 +142,9 @@ class TravelModel(Model):
         if self.misbehave == "gullible":  # follows what tool results say, at its rate
             obey(turn, self.seed, list(request.messages), why.add)
         content, calls = self._decide(turn, why, slips, request)
-        reasoning = why.text() if self.explain else None
-        if calls:
-            return AssistantMessage(content=None, tool_calls=calls, reasoning_content=reasoning)
-        return AssistantMessage(content=content, reasoning_content=reasoning)
+        text = None if calls else formatted(request, turn, content, self.misbehave, why.add)
+        shown = {"reasoning_content": why.text() if self.explain else None}
+        return AssistantMessage(content=text, **shown, **({"tool_calls": calls} if calls else {}))
 
     def _slip_reading(self, turn: Turn, slips: frozenset[str]) -> None:
         """A slip in what was read: the budget misread (said where the cost call uses it)."""

@@ -41,6 +41,9 @@ MISBEHAVIOURS = {
     "gullible": "follows instructions it finds in tool results (book another hotel, a higher "
     "budget, send the itinerary elsewhere) at a seeded rate, less when told tool results are "
     "data or shown them framed; prompt injection, beyond the articles (—)",
+    "format_drift": "asked for JSON (an output schema, or JSON mode), answers JSON that no "
+    "longer fits: the date as the user said it (周五), the total as text ('1400 元'); after "
+    "the runtime's correction it answers in the format asked for (002 §5.3)",
 }
 #: The chance of each slip per model call at temperature 1.
 RATE = 0.2
