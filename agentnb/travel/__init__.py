@@ -22,6 +22,7 @@ from .agent import INSTRUCTIONS, INSTRUCTIONS_EN, travel_agent
 from .data import TravelData, data_dir, load, phrasings
 from .dates import DEFAULT_TODAY, resolve_date
 from .injection import InjectedTravelTools, injection_tasks
+from .lookalike import DESCRIPTIONS, description_tasks, lookalike_tools
 from .model import MISBEHAVIOURS, TravelModel
 from .model.proposer import TravelProposer
 from .tasks import task_set
@@ -38,6 +39,7 @@ ARTICLE_REQUESTS = {
 __all__ = [
     "ARTICLE_REQUESTS",
     "DEFAULT_TODAY",
+    "DESCRIPTIONS",
     "FAULTS",
     "INSTRUCTIONS",
     "INSTRUCTIONS_EN",
@@ -50,8 +52,10 @@ __all__ = [
     "TravelTools",
     "UpstreamError",
     "data_dir",
+    "description_tasks",
     "injection_tasks",
     "load",
+    "lookalike_tools",
     "phrasings",
     "resolve_date",
     "task_set",
