@@ -123,12 +123,13 @@ class Outputs(Shown):
             rows.append(f"<tr>{name}{cells}</tr>")
         return (
             "<table class='agentnb-outputs' style='font-size:12px;border-collapse:collapse'>"
-            f"<caption style='text-align:left'>{self._what()}, "
+            f"<caption style='text-align:left'>{self.what()}, "
             f"✓ pass ✗ fail ! error (hover a mark for the failed checks)</caption>"
             f"<tr><th>task</th>{head}</tr>{''.join(rows)}</table>"
         )
 
-    def _what(self) -> str:
+    def what(self) -> str:
+        """What the grid holds, in words (its caption)."""
         ev = self.evaluation
         if self.only is None:
             return f"every answer: {len(ev.records)} runs"

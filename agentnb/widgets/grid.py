@@ -66,7 +66,7 @@ class OutputsGrid(Widget):
     def __init__(self, outputs: Any, *, rater: str = "human") -> None:
         self.outputs = outputs
         self.rater = rater
-        state = grid_state(outputs.evaluation, tasks=outputs.tasks)
+        state = {**grid_state(outputs.evaluation, tasks=outputs.tasks), "what": outputs.what()}
         super().__init__(kind="outputs", data=payload.displayable(state))
 
     def _on_msg(self, content: dict[str, Any]) -> Any:
@@ -78,7 +78,7 @@ class OutputsGrid(Widget):
         verdict = content.get("verdict")
         ev.label(variant, task, repeat, verdict, str(content.get("note") or ""), rater=self.rater)
         cell = run_cell(ev, ev.record(variant, task, repeat))
-        state = grid_state(ev, tasks=self.outputs.tasks)
+        state = {**grid_state(ev, tasks=self.outputs.tasks), "what": self.outputs.what()}
         self.data = payload.displayable(state)  # a saved notebook shows the labels
         return payload.displayable({"variant": variant, "task": task, "cell": cell})
 

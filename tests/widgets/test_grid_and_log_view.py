@@ -66,4 +66,9 @@ async def test_the_grid_of_failures_shows_only_the_tasks_some_run_failed(comms) 
     assert f"the {len(failing)} of {len(ev.tasks)} tasks some run failed" in grid.html()
     live = OutputsGrid(grid)
     assert live.data["tasks"] == failing and set(live.data["cells"]) == set(failing)
+    shown = sum(r.task in failing for r in ev.records)  # the caption counts these, not all runs
+    assert (
+        live.data["what"]
+        == f"the {len(failing)} of {len(ev.tasks)} tasks some run failed: {shown} runs"
+    )
     assert ev.outputs().tasks == list(ev.tasks.names)
