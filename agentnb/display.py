@@ -44,6 +44,7 @@ __all__ = [
     "has_view",
     "in_kernel",
     "show",
+    "show_live",
     "static",
     "transcript_bundle",
     "view",
@@ -133,6 +134,21 @@ def show(obj: Any) -> None:
     """``IPython.display.display(obj)``, looked up by name (IPython is there whenever a
     kernel is: callers check :func:`in_kernel`)."""
     importlib.import_module("IPython.display").display(obj)
+
+
+def show_live(obj: Any) -> Callable[[], None]:
+    """Show ``obj``'s live view (as :func:`show`) and return ``refresh``: it publishes the view
+    again in place with ``obj``'s static form as it is then. A saved notebook keeps what a
+    cell published last, so a view shown when its work began (an evaluation at 0 of 585 runs)
+    is saved as its finished state once ``refresh()`` ran, not as its first frame."""
+    shown = importlib.import_module("IPython.display")
+    data = bundle(obj)  # the live view is made once, here; refresh shows the same one
+    handle = shown.display(data, raw=True, display_id=True)
+
+    def refresh() -> None:
+        handle.update({**data, **obj.static_bundle()}, raw=True)
+
+    return refresh
 
 
 class Shown:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pytest
 
 import agentnb as an
@@ -144,3 +147,48 @@ def test_without_a_kernel_or_the_widgets_a_session_shows_its_static_bundle(monke
     assert not an.display.has_view(session)
     with pytest.raises(ImportError, match=r"live view of a Session needs ipywidgets.*widgets\]"):
         session.view()
+
+
+class _FakeDisplay:
+    """IPython.display as a recorder: what was published, and each update of it."""
+
+    def __init__(self) -> None:
+        self.published: list[dict[str, str]] = []
+
+    def display(self, data: dict[str, str], raw: bool = False, display_id: bool = False) -> Any:
+        assert raw and display_id
+        self.published.append(data)
+        recorder = self
+
+        class Handle:
+            def update(self, fresh: dict[str, str], raw: bool = False) -> None:
+                assert raw
+                recorder.published.append(fresh)
+
+        return Handle()
+
+
+async def test_a_finished_evaluation_is_saved_as_finished_not_as_its_first_frame(monkeypatch):
+    """Issue 42: the live matrix was published once, when the sweep began, so a saved notebook
+    showed "0/585 runs running" and a summary of NaN. ``evaluate`` now publishes it again in
+    place when the sweep ends: the last thing the cell holds is the finished evaluation."""
+    import importlib
+    import sys
+    import types
+
+    importlib.import_module("agentnb.widgets")  # ipywidgets imports the real IPython.display
+    fake = _FakeDisplay()
+    module = types.ModuleType("IPython.display")
+    module.display = fake.display  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "IPython.display", module)
+    monkeypatch.setattr(an.display, "in_kernel", lambda: True)
+    tasks = an.travel.task_set(tags=["article"])
+    ev = await an.evaluate({"article": an.travel.travel_agent()}, tasks)
+    first, last = fake.published[0], fake.published[-1]
+    assert "0/" in first["text/plain"] and "running" in first["text/plain"], first["text/plain"]
+    total = f"{len(tasks)}/{len(tasks)} runs done"
+    assert total in last["text/plain"] and "running" not in last["text/plain"], last
+    blank = re.compile(r">\s*(nan|NaN)\s*<")  # a table cell of no runs (the caption says NaN)
+    assert not blank.search(last["text/html"]), last["text/html"]
+    assert set(first) - {"text/plain", "text/html"} == set(last) - {"text/plain", "text/html"}
+    assert ev.done

@@ -266,9 +266,10 @@ async def evaluate(
         log=log,
         note=note,
     )
+    refresh = None
     if progress is None and display.in_kernel():
         if display.has_view(ev):
-            display.show(ev)  # the live matrix, filling in while we wait
+            refresh = display.show_live(ev)  # the live matrix, filling in while we wait
         else:  # a static table would not fill in: a progress line instead
             ev.subscribe(_Progress(ev))
     try:
@@ -276,6 +277,9 @@ async def evaluate(
     except asyncio.CancelledError:
         ev.cancel()
         raise
+    finally:
+        if refresh is not None:
+            refresh()  # the saved notebook shows how the sweep ended, not "0/585 running"
 
 
 class _Progress:

@@ -335,13 +335,16 @@ class Evaluation(display.Shown):
         number of distinct answers."""
         return tables.flakiness_frame(self)
 
-    def outputs(self) -> Outputs:
+    def outputs(self, *, failed: bool = False) -> Outputs:
         """Every answer, task × variant, repeats stacked, failed runs marked: evaluating it
         in a notebook shows the grid (first lines, the rest a click away); ``.frame`` is the
-        DataFrame (see :mod:`agentnb.evals.outputs`)."""
+        DataFrame (see :mod:`agentnb.evals.outputs`). ``failed=True``: only the tasks where
+        some run did not pass, every variant beside them."""
         from .outputs import Outputs
 
-        return Outputs(self)
+        if not failed:
+            return Outputs(self)
+        return Outputs(self, tuple({r.task for r in self.records if r.outcome != "pass"}))
 
     def compare(
         self,

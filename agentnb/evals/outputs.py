@@ -3,6 +3,7 @@
     grid = ev.outputs()         # evaluating it in a notebook shows the grid
     grid.frame                  # a DataFrame: one row per task, one column per variant
     grid.cell("weather-fri", "terse")   # the runs of one cell: answer, outcome, failed checks
+    ev.outputs(failed=True)     # only the tasks some run failed (or errored): what to read
 
 Each cell holds the answers of that task and variant, one per repeat: the first lines shown,
 the whole answer a click away (``<details>``, no JavaScript needed), a failed run marked
@@ -40,6 +41,14 @@ class Outputs(Shown):
     """The answers of an evaluation, task × variant (see the module docstring)."""
 
     evaluation: Evaluation
+    #: The tasks shown (None: every task), in the task set's order.
+    only: tuple[str, ...] | None = None
+
+    @property
+    def tasks(self) -> list[str]:
+        """The tasks this grid shows, in the task set's order."""
+        names = list(self.evaluation.tasks.names)
+        return names if self.only is None else [t for t in names if t in self.only]
 
     def cell(self, task: str, variant: str) -> list[EvalRecord]:
         """The runs of one (task, variant), by repeat."""
@@ -55,7 +64,7 @@ class Outputs(Shown):
         ev = self.evaluation
         rows = {
             task: {v: [r.output for r in self.cell(task, v)] for v in ev.variants}
-            for task in ev.tasks.names
+            for task in self.tasks
         }
         frame = pd.DataFrame.from_dict(rows, orient="index", columns=ev.variants)
         frame.index.name = "task"
@@ -103,7 +112,7 @@ class Outputs(Shown):
         ev = self.evaluation
         head = "".join(f"<th>{escape(v)}</th>" for v in ev.variants)
         rows = []
-        for task in ev.tasks.names:
+        for task in self.tasks:
             cells = "".join(
                 "<td style='vertical-align:top;text-align:left;max-width:420px'>"
                 + ("".join(self._run_html(r) for r in self.cell(task, v)) or "…")
@@ -114,14 +123,23 @@ class Outputs(Shown):
             rows.append(f"<tr>{name}{cells}</tr>")
         return (
             "<table class='agentnb-outputs' style='font-size:12px;border-collapse:collapse'>"
-            f"<caption style='text-align:left'>every answer: {len(ev.records)} runs, "
+            f"<caption style='text-align:left'>{self.what()}, "
             f"✓ pass ✗ fail ! error (hover a mark for the failed checks)</caption>"
             f"<tr><th>task</th>{head}</tr>{''.join(rows)}</table>"
         )
 
+    def what(self) -> str:
+        """What the grid holds, in words (its caption)."""
+        ev = self.evaluation
+        if self.only is None:
+            return f"every answer: {len(ev.records)} runs"
+        shown = sum(r.task in self.only for r in ev.records)
+        return f"the {len(self.tasks)} of {len(ev.tasks)} tasks some run failed: {shown} runs"
+
     def __repr__(self) -> str:
         ev = self.evaluation
-        return f"<Outputs {len(ev.tasks)} tasks × {len(ev.variants)} variants>"
+        failed = "" if self.only is None else f" (of {len(ev.tasks)}, those some run failed)"
+        return f"<Outputs {len(self.tasks)} tasks{failed} × {len(ev.variants)} variants>"
 
     def static_bundle(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """The answers as a table of text, and as escaped HTML."""

@@ -25,6 +25,7 @@ from .data import TravelData, data_dir, load, phrasings
 from .dates import DEFAULT_TODAY, resolve_date
 from .injection import InjectedTravelTools, injection_tasks
 from .itinerary import Flight, Hotel, Itinerary
+from .lookalike import DESCRIPTIONS, description_tasks, lookalike_tools
 from .model import MISBEHAVIOURS, TravelModel
 from .model.proposer import TravelProposer
 from .tasks import task_set
@@ -41,6 +42,7 @@ ARTICLE_REQUESTS = {
 __all__ = [
     "ARTICLE_REQUESTS",
     "DEFAULT_TODAY",
+    "DESCRIPTIONS",
     "FAULTS",
     "INSTRUCTIONS",
     "INSTRUCTIONS_EN",
@@ -56,8 +58,10 @@ __all__ = [
     "TravelTools",
     "UpstreamError",
     "data_dir",
+    "description_tasks",
     "injection_tasks",
     "load",
+    "lookalike_tools",
     "phrasings",
     "resolve_date",
     "task_set",

@@ -54,7 +54,7 @@ function gridRun(run, repeats, where, ask, rater) {
 
 function gridTable(d, ask, rater) {
   const table = h("table", { class: "agentnb-outputs anb-grid" },
-    h("caption", { text: `every answer: ${d.runs} runs, ✓ pass ✗ fail ! error (hover a mark for the failed checks)${ask ? "; label an answer with ✓ good / ✗ bad and a note" : ""}${d.experiment ? " · experiment " + d.experiment : ""}` }),
+    h("caption", { text: `${d.what || `every answer: ${d.runs} runs`}, ✓ pass ✗ fail ! error (hover a mark for the failed checks)${ask ? "; label an answer with ✓ good / ✗ bad and a note" : ""}${d.experiment ? " · experiment " + d.experiment : ""}` }),
     h("tr", {}, h("th", { text: "task" }), d.variants.map((v) => h("th", { text: v }))));
   for (const t of d.tasks) {
     const row = h("tr", {}, h("th", { class: "anb-grid-task", text: t }));

@@ -40,14 +40,18 @@ def run_cell(ev: Any, r: Any) -> dict[str, Any]:
     }
 
 
-def grid_state(ev: Any, *, labelling: bool = True) -> dict[str, Any]:
-    """Every run of ``ev`` as the grid shows it."""
+def grid_state(
+    ev: Any, *, labelling: bool = True, tasks: list[str] | None = None
+) -> dict[str, Any]:
+    """Every run of ``ev`` as the grid shows it (of ``tasks`` only, when given)."""
+    shown = list(ev.tasks.names) if tasks is None else tasks
     cells: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for r in sorted(ev.records, key=lambda r: r.repeat):
-        cells.setdefault(r.task, {}).setdefault(r.variant, []).append(run_cell(ev, r))
+        if r.task in shown:
+            cells.setdefault(r.task, {}).setdefault(r.variant, []).append(run_cell(ev, r))
     return {
         "variants": list(ev.variants),
-        "tasks": list(ev.tasks.names),
+        "tasks": shown,
         "repeats": ev.repeats,
         "runs": len(ev.records),
         "cells": cells,
@@ -62,7 +66,8 @@ class OutputsGrid(Widget):
     def __init__(self, outputs: Any, *, rater: str = "human") -> None:
         self.outputs = outputs
         self.rater = rater
-        super().__init__(kind="outputs", data=payload.displayable(grid_state(outputs.evaluation)))
+        state = {**grid_state(outputs.evaluation, tasks=outputs.tasks), "what": outputs.what()}
+        super().__init__(kind="outputs", data=payload.displayable(state))
 
     def _on_msg(self, content: dict[str, Any]) -> Any:
         if content.get("op") != "label":
@@ -73,7 +78,8 @@ class OutputsGrid(Widget):
         verdict = content.get("verdict")
         ev.label(variant, task, repeat, verdict, str(content.get("note") or ""), rater=self.rater)
         cell = run_cell(ev, ev.record(variant, task, repeat))
-        self.data = payload.displayable(grid_state(ev))  # a saved notebook shows the labels
+        state = {**grid_state(ev, tasks=self.outputs.tasks), "what": self.outputs.what()}
+        self.data = payload.displayable(state)  # a saved notebook shows the labels
         return payload.displayable({"variant": variant, "task": task, "cell": cell})
 
     def subject(self) -> Any:

@@ -71,18 +71,32 @@ async def test_diff_asks_the_display_door_for_the_evaluation_s_diff_view(monkeyp
 async def test_in_a_notebook_evaluate_shows_the_live_matrix_or_a_progress_line(monkeypatch, capsys):
     import IPython.display
 
-    shown = []
+    shown, updated = [], []
+
+    class Handle:
+        def update(self, data, raw=False):
+            updated.append(data)
+
+    def display(data, raw=False, display_id=False):
+        shown.append((data, ev_now[0].done, len(ev_now[0].records)))
+        return Handle()
+
+    ev_now = []
     monkeypatch.setattr(an.display, "in_kernel", lambda: True)
-    monkeypatch.setattr(
-        IPython.display, "display", lambda obj, **k: shown.append((obj, obj.done, len(obj.records)))
-    )
+    monkeypatch.setattr(IPython.display, "display", display)
     agent = an.Agent(model=an.models.ScriptedModel(["ok", "ok"]))
     task = an.Task("t", "q", checks=[checks.answer_contains("ok")])
     fake = types.ModuleType("agentnb.widgets")
     fake.has_view = lambda obj: True
+    fake.bundle = lambda obj: ev_now.append(obj) or {"application/x-live": "matrix"}
     monkeypatch.setitem(sys.modules, "agentnb.widgets", fake)
     ev = await an.evaluate(agent, [task])
-    assert shown == [(ev, False, 0)]  # shown once, before any run finished: it fills in live
+    # shown once, before any run finished: it fills in live; then its saved form made final
+    assert [(data, done, n) for data, done, n in shown] == [
+        ({"application/x-live": "matrix"}, False, 0)
+    ]
+    assert len(updated) == 1 and updated[0]["application/x-live"] == "matrix"
+    assert "1/1 runs done" in updated[0]["text/plain"]
     assert ev.done and ev.records[0].outcome == "pass" and capsys.readouterr().err == ""
     fake.has_view = lambda obj: False  # no matrix: a static table would not fill in
     ev = await an.evaluate(agent, [task])

@@ -50,3 +50,25 @@ def test_nothing_is_created_to_show_an_empty_default_log(comms, tmp_path, monkey
     monkeypatch.delenv("AGENTNB_LOG")
     assert ExperimentsView().data == {"rows": [], "where": "no log here yet"}
     assert list(tmp_path.iterdir()) == []
+
+
+async def test_the_grid_of_failures_shows_only_the_tasks_some_run_failed(comms) -> None:
+    """Issue 42: a grid of every answer ran to 585 answers (~360 KB); ``outputs(failed=True)``
+    keeps the tasks where some run did not pass, every variant beside them, static and live."""
+    ev = await an.evaluate(toy.variants(), toy.tasks(4), progress=False)
+    failing = [
+        t for t in ev.tasks.names if any(r.outcome != "pass" for r in ev.records if r.task == t)
+    ]
+    assert 0 < len(failing) < len(ev.tasks), ev.runs  # the toy set has both kinds
+    grid = ev.outputs(failed=True)
+    assert grid.tasks == failing and list(grid.frame.index) == failing
+    assert list(grid.frame.columns) == list(ev.variants)
+    assert f"the {len(failing)} of {len(ev.tasks)} tasks some run failed" in grid.html()
+    live = OutputsGrid(grid)
+    assert live.data["tasks"] == failing and set(live.data["cells"]) == set(failing)
+    shown = sum(r.task in failing for r in ev.records)  # the caption counts these, not all runs
+    assert (
+        live.data["what"]
+        == f"the {len(failing)} of {len(ev.tasks)} tasks some run failed: {shown} runs"
+    )
+    assert ev.outputs().tasks == list(ev.tasks.names)

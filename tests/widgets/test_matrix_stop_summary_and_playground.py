@@ -109,8 +109,15 @@ async def test_an_evaluation_shows_one_matrix_per_cell(comms, monkeypatch):
     monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
     shown = []
 
-    def display(obj, **options):  # as IPython does: the object's bundle, published
-        shown.append(obj._repr_mimebundle_())
+    updated = []
+
+    class Handle:
+        def update(self, data, raw=False):
+            updated.append(data)
+
+    def display(obj, raw=False, **options):  # as IPython does: the object's bundle, published
+        shown.append(obj if raw else obj._repr_mimebundle_())
+        return Handle()
 
     def matrices() -> list[str]:
         return [b[WIDGET]["model_id"] for b in shown if WIDGET in b]
@@ -119,6 +126,9 @@ async def test_an_evaluation_shows_one_matrix_per_cell(comms, monkeypatch):
     monkeypatch.setattr(an.display, "in_kernel", lambda: True)
     ev = await an.evaluate({"a": an.travel.travel_agent()}, tasks(2))
     assert len(shown) == 1 and len(matrices()) == 1  # the live matrix, shown while it ran
+    # when it ended, the same matrix published again in place, its saved form the finished one
+    assert len(updated) == 1 and updated[0][WIDGET] == shown[0][WIDGET]
+    assert "2/2 runs done" in updated[0]["text/plain"]
     display(ev)  # `ev` at the end of the same cell: its line of text, not a second matrix
     assert len(matrices()) == 1 and shown[-1] == {"text/plain": repr(ev)}
     (matrix,) = [m for m in EvalMatrix._shown.values() if m[1].evaluation is ev]

@@ -221,9 +221,10 @@ async def optimize(
         note=note,
         noise=noise,
     )
+    refresh = None
     if progress is None and display.in_kernel():
         if display.has_view(opt):
-            display.show(opt)  # the live view, filling in while we wait
+            refresh = display.show_live(opt)  # the live view, filling in while we wait
         else:
             opt.subscribe(Progress(opt))
     try:
@@ -231,6 +232,9 @@ async def optimize(
     except asyncio.CancelledError:
         opt.cancel()
         raise
+    finally:
+        if refresh is not None:
+            refresh()  # the saved notebook shows how the search ended, not "running: 0/150"
 
 
 class Progress:
