@@ -6,8 +6,10 @@ endpoint (``openai/``: compatibility ``profiles.py``, streamed chunks in ``sse.p
 (``sse.py``: the client and the recording proxy both frame streams with it) and the masking
 of credentials a stream carries across its events (``masking.py``); recorded replies, the one
 format a call is answered from a recording in (``recorded.py``: ``Replies`` and its keys), and
-cassettes of real exchanges in it (``replay.py``); and ``an.models.local``, the offline
-SmolLM2 server.
+cassettes of real exchanges in it (``replay.py``); the three wire formats, each read and
+written in one codec (``wire/``: Chat Completions, the Responses API, Anthropic Messages; the
+model clients, the recording proxy and the stand-in's server all speak through them); and
+``an.models.local``, the offline SmolLM2 server.
 
 Public for the periphery too (the recording proxy, the service's worker): the one secrets
 rule every client applies (:class:`Secrets`, :func:`is_secret_name`, :func:`request_secrets`:
@@ -15,8 +17,9 @@ each credential registered once, masked everywhere), how a reply of the forms te
 allow becomes a :class:`ModelResponse` (:func:`coerce_response`), how a Chat Completions reply
 and a streamed chunk are read (:func:`parse_completion`, :func:`chunk_deltas`), how the bytes
 of an event stream are framed (:class:`SSEFramer`, :class:`SSEEvent`) and the credentials its
-events carry masked across them (:class:`StreamMask`, :func:`mask_stream`), and a cassette
-line's key (:func:`request_key`).
+events carry masked across them (:class:`StreamMask`, :func:`mask_stream`), a cassette
+line's key (:func:`request_key`), and the wire codecs (:data:`WIRES`, :func:`wire_for`,
+:class:`Wire`, :class:`WireRequest`, :class:`WireReply`, :func:`named_tools`).
 """
 
 import importlib
@@ -47,6 +50,9 @@ if TYPE_CHECKING:  # loaded on first use, by __getattr__ below
     from .openai.sse import chunk_deltas
     from .openai.wire import parse_completion
     from .replay import Cassette, request_key
+    from .wire import WIRES, Wire, named_tools, wire_for
+    from .wire import Reply as WireReply
+    from .wire import Request as WireRequest
 
 #: Names whose modules load on first use: the HTTP stack (httpx, tenacity) costs more at
 #: start-up than the rest of agentnb, and a notebook with a test double never needs it.
@@ -59,10 +65,19 @@ _ON_FIRST_USE = {
     "request_key": ".replay",
     "chunk_deltas": ".openai",
     "parse_completion": ".openai",
+    "WIRES": ".wire",
+    "Wire": ".wire",
+    "WireReply": ".wire",
+    "WireRequest": ".wire",
+    "named_tools": ".wire",
+    "wire_for": ".wire",
 }
+#: Names kept under another name in their module.
+_RENAMED = {"WireReply": "Reply", "WireRequest": "Request"}
 
 __all__ = [
     "PROFILES",
+    "WIRES",
     "Cassette",
     "Delta",
     "FunctionModel",
@@ -82,6 +97,9 @@ __all__ = [
     "Secrets",
     "StreamMask",
     "Usage",
+    "Wire",
+    "WireReply",
+    "WireRequest",
     "by_position",
     "by_repeat",
     "by_request",
@@ -89,11 +107,13 @@ __all__ = [
     "coerce_response",
     "is_secret_name",
     "mask_stream",
+    "named_tools",
     "parse_completion",
     "reply_dict",
     "reply_of",
     "request_key",
     "request_secrets",
+    "wire_for",
 ]
 
 
@@ -105,7 +125,7 @@ def __getattr__(name: str) -> object:
     module = _ON_FIRST_USE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
+    value = getattr(importlib.import_module(module, __name__), _RENAMED.get(name, name))
     globals()[name] = value  # found directly from now on
     return value
 

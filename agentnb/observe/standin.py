@@ -33,11 +33,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..models import ModelLike, ModelRequest, ModelResponse, Usage, coerce_response
+from ..models import (
+    WIRES,
+    ModelLike,
+    ModelRequest,
+    ModelResponse,
+    Usage,
+    Wire,
+    WireRequest,
+    coerce_response,
+)
 from ..tokens import estimate_json_tokens
 from .background import BackgroundServer
-from .wire import WIRES, Wire
-from .wire import Request as WireRequest
 
 __all__ = ["ModelServer", "serve"]
 

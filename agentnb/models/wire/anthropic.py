@@ -22,8 +22,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...models import Delta, ModelResponse, Usage
 from ...tokens import content_text
+from ..base import Delta, ModelResponse, Usage
 from .base import Reply, Request, new_id, sse
 
 __all__ = ["ANTHROPIC", "AnthropicMessages", "to_messages"]

@@ -21,8 +21,8 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...models import Delta, ModelResponse, Usage
 from ...tokens import content_text
+from ..base import Delta, ModelResponse, Usage
 from .base import Reply, Request, new_id, sse
 from .chat import cache_key, explicit_ids
 

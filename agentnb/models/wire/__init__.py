@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from ...models import Delta, ModelResponse, Usage
+from ..base import Delta, ModelResponse, Usage
 from .base import Reply, Request, new_id, sse
 
 __all__ = [

@@ -14,14 +14,9 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...models import (
-    Delta,
-    ModelResponse,
-    ReplyAssembler,
-    Usage,
-    chunk_deltas,
-    parse_completion,
-)
+from ..base import Delta, ModelResponse, ReplyAssembler, Usage
+from ..openai.sse import chunk_deltas
+from ..openai.wire import parse_completion
 from .base import Reply, Request, new_id, sse
 
 __all__ = ["CHAT", "ChatCompletions", "cache_key", "explicit_ids"]
