@@ -2,7 +2,8 @@
 
 Test doubles (``ScriptedModel``, ``FunctionModel``); ``OpenAIModel`` for any OpenAI-compatible
 endpoint (``openai/``: compatibility ``profiles.py``, streamed chunks in ``sse.py``, retries in
-``retry.py``, actions written as text in ``text_actions.py``); the one SSE framer
+``retry.py``, actions written as text in ``text_actions.py``); ``ResponsesModel`` and
+``AnthropicModel``, the same client on the providers' own APIs (``native.py``); the one SSE framer
 (``sse.py``: the client and the recording proxy both frame streams with it) and the masking
 of credentials a stream carries across its events (``masking.py``); recorded replies, the one
 format a call is answered from a recording in (``recorded.py``: ``Replies`` and its keys), and
@@ -44,6 +45,7 @@ from .scripted import ScriptedModel
 from .sse import SSEEvent, SSEFramer
 
 if TYPE_CHECKING:  # loaded on first use, by __getattr__ below
+    from .native import AnthropicModel, ResponsesModel
     from .openai.client import OpenAIModel
     from .openai.profiles import PROFILES, Profile
     from .openai.retry import RetryPolicy
@@ -58,6 +60,8 @@ if TYPE_CHECKING:  # loaded on first use, by __getattr__ below
 #: start-up than the rest of agentnb, and a notebook with a test double never needs it.
 _ON_FIRST_USE = {
     "OpenAIModel": ".openai.client",
+    "ResponsesModel": ".native",
+    "AnthropicModel": ".native",
     "PROFILES": ".openai.profiles",
     "Profile": ".openai.profiles",
     "RetryPolicy": ".openai.retry",
@@ -78,6 +82,7 @@ _RENAMED = {"WireReply": "Reply", "WireRequest": "Request"}
 __all__ = [
     "PROFILES",
     "WIRES",
+    "AnthropicModel",
     "Cassette",
     "Delta",
     "FunctionModel",
@@ -90,6 +95,7 @@ __all__ = [
     "Replies",
     "ReplyAssembler",
     "RequestDiff",
+    "ResponsesModel",
     "RetryPolicy",
     "SSEEvent",
     "SSEFramer",

@@ -186,6 +186,20 @@ PROFILES: dict[str, Profile] = {
             stream_usage=False,
             note="llama-cpp-python's server: see the quirks in agentnb.models.openai.profiles",
         ),
+        Profile(
+            "anthropic",
+            key_env="ANTHROPIC_API_KEY",
+            auth_header="x-api-key",
+            note="api.anthropic.com (AnthropicModel): the key in x-api-key, anthropic-version sent",
+        ),
+        Profile(
+            "anthropic-compatible",
+            key_env=None,
+            needs_key=False,
+            auth_header="x-api-key",
+            note="a server speaking Anthropic Messages (AnthropicModel): the stand-in's, "
+            "llama.cpp's and Ollama's /v1/messages; a key, when given, in x-api-key",
+        ),
     ]
 }
 

@@ -12,7 +12,24 @@ from typing import Any
 
 from ..response import Usage
 
-__all__ = ["Reply", "Request", "new_id", "sse"]
+__all__ = ["KEPT", "Reply", "Request", "kept", "new_id", "sse"]
+
+#: The assistant message's field holding what its API needs back exactly as it came: the
+#: opaque part of its reasoning (Anthropic's thinking blocks with their ``signature``,
+#: ``redacted_thinking`` blocks; the Responses API's reasoning items with their ``id`` and
+#: ``encrypted_content``), under the API's name: ``{"api": "anthropic", "reasoning": [...]}``
+#: (and, from :class:`~agentnb.models.ResponsesModel`, the ``response_id`` that answered).
+#: The readable part is the message's ``reasoning_content``, whatever the API.
+KEPT = "provider_data"
+
+
+def kept(message: Any, api: str) -> list[dict[str, Any]] | None:
+    """The reasoning blocks or items ``message`` keeps for ``api`` (None: none for it)."""
+    data = message.get(KEPT) if isinstance(message, dict) else None
+    if not isinstance(data, dict) or data.get("api") != api:
+        return None
+    found = data.get("reasoning")
+    return [dict(b) for b in found if isinstance(b, dict)] if isinstance(found, list) else None
 
 
 @dataclass(slots=True)

@@ -125,6 +125,24 @@ class ChatCompletions:
             _text(data.get("model")),
         )
 
+    def write_request(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        params: Mapping[str, Any],
+        stream: bool,
+    ) -> tuple[dict[str, Any], list[str]]:
+        """A request body: the messages as they are (``OpenAIModel`` writes its own, through a
+        server's profile and its per-message JSON cache)."""
+        body: dict[str, Any] = {"model": model, "messages": messages}
+        if tools:
+            body["tools"] = tools
+        body.update(params)
+        if stream:
+            body["stream"] = True
+        return body, []
+
     def stream(self) -> _ChatStream:
         return _ChatStream()
 
