@@ -45,6 +45,7 @@ from ..models import (
 )
 from ..tokens import estimate_json_tokens
 from .background import BackgroundServer
+from .signing import Signer
 
 __all__ = ["ModelServer", "serve"]
 
@@ -57,9 +58,17 @@ class ModelServer:
     """``model`` served on 127.0.0.1 (see :func:`serve`): ``base_url``, ``close()``."""
 
     def __init__(
-        self, model: ModelLike, *, port: int = 0, delay: float = 0.0, chunk_delay: float = 0.0
+        self,
+        model: ModelLike,
+        *,
+        port: int = 0,
+        delay: float = 0.0,
+        chunk_delay: float = 0.0,
+        signed: bool = True,
     ) -> None:
         self.model = model
+        #: Signs the reasoning served on the Responses and Anthropic APIs and checks it back.
+        self.signer = Signer(signed)
         self.delay = delay
         self.chunk_delay = chunk_delay
         self.calls = 0
@@ -98,6 +107,7 @@ class ModelServer:
             if not isinstance(body, dict):
                 raise ValueError("the body is not a JSON object")
             request = wire.read_request(body)
+            self.signer.check(request)
             messages = self._conversation(request)
         except (ValueError, KeyError, RecursionError) as exc:
             return JSONResponse(wire.error(str(exc), "invalid_request_error"), status_code=400)
@@ -113,6 +123,7 @@ class ModelServer:
             self.errors.append(text)
             return JSONResponse(wire.error(text, "server_error"), status_code=500)
         self.calls += 1
+        response = self.signer.sign(response, request)
         usage = response.usage or _estimate(messages, request.tools, response)
         if not request.stream:
             data = wire.render(response, request, usage)
@@ -189,10 +200,17 @@ def _streamed_id(wire: Wire, events: list[bytes]) -> str | None:
 
 
 def serve(
-    model: ModelLike | None = None, *, port: int = 0, delay: float = 0.0, chunk_delay: float = 0.0
+    model: ModelLike | None = None,
+    *,
+    port: int = 0,
+    delay: float = 0.0,
+    chunk_delay: float = 0.0,
+    signed: bool = True,
 ) -> ModelServer:
-    """Serve ``model`` (the travel stand-in by default) over HTTP in the three APIs."""
+    """Serve ``model`` (the travel stand-in by default) over HTTP in the three APIs; its
+    reasoning signed on the Responses and Anthropic APIs and checked when sent back
+    (``signed=False``: unsigned, unchecked; :mod:`agentnb.observe.signing`)."""
     if model is None:
         # the example domain, by name: the runtime layers never import it (tests/test_boundaries)
         model = importlib.import_module("agentnb.travel").TravelModel()
-    return ModelServer(model, port=port, delay=delay, chunk_delay=chunk_delay)
+    return ModelServer(model, port=port, delay=delay, chunk_delay=chunk_delay, signed=signed)

@@ -62,7 +62,7 @@ class Profile:
     #: Ask for usage in the last chunk (``stream_options.include_usage``).
     stream_usage: bool = True
     #: Fields of outgoing assistant messages the server rejects or should not see.
-    strip_message_fields: tuple[str, ...] = ("reasoning_content",)
+    strip_message_fields: tuple[str, ...] = ("reasoning_content", "provider_data")
     #: Turn tool calls written as text into real calls (see ``text_actions.py``).
     text_actions: bool = False
     #: One line for the docs and the repr.
