@@ -157,6 +157,8 @@ class Recorder:
         schemas = _share(c, body, "input" if wire.name == "responses" else "messages", request)
         session, state = c.session, call.state
         assert state is not None
+        if wire.name not in c.apis:
+            c.apis.append(wire.name)
         call.session_id, call.conversation = session.id, c
         state.iteration = len(session.requests) + 1
         record = state.begin()

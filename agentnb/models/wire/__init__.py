@@ -135,7 +135,11 @@ WIRES: dict[str, Wire] = _wires()
 
 
 def wire_for(path: str) -> Wire | None:
-    """The format a POST to ``path`` speaks, or None (passed through unrecorded)."""
+    """The format a POST to ``path`` speaks, or None (passed through unrecorded).
+    ``/responses/compact`` (the Responses API's compaction: items in, compacted items out)
+    speaks the Responses format."""
+    if path.endswith("/responses/compact"):
+        return WIRES["responses"]
     for wire in WIRES.values():
         if path.endswith(wire.path):
             return wire

@@ -26,7 +26,7 @@ from typing import Any
 
 from ...tokens import content_text
 from ..base import Delta, ModelResponse, Usage
-from .base import KEPT, Reply, Request, kept, new_id, sse
+from .base import KEPT, Reply, Request, fold_thinking, kept, new_id, sse
 
 __all__ = [
     "ANTHROPIC",
@@ -46,7 +46,8 @@ _FINISH = {
     "max_tokens": "length",
     "refusal": "content_filter",
 }
-#: Claude Code sends its session in ``metadata.user_id`` (``user_…_session_<uuid>``).
+#: Claude Code sends its session in ``metadata.user_id``: ``user_…_session_<uuid>``, or (its
+#: current versions) a JSON object with a ``session_id``.
 _SESSION = re.compile(r"session_([0-9A-Za-z-]{8,})")
 _STOP = {
     "stop": "end_turn",
@@ -144,7 +145,7 @@ def to_messages(messages: Any, system: Any = None) -> list[dict[str, Any]]:
                 rest.append(_block(block))
         if rest:
             out.append({"role": str(role or "user"), "content": rest})
-    return out
+    return fold_thinking(out)
 
 
 # -- writing a request (the model client's side) --------------------------------------------
@@ -403,6 +404,14 @@ class _AnthropicStream:
 def _session_ids(body: Mapping[str, Any]) -> list[str]:
     metadata = body.get("metadata")
     user = metadata.get("user_id") if isinstance(metadata, Mapping) else None
+    if isinstance(user, str) and user.lstrip().startswith("{"):  # current Claude Code: JSON
+        try:
+            data = json.loads(user)
+        except ValueError:
+            data = None
+        session = data.get("session_id") if isinstance(data, dict) else None
+        if isinstance(session, str) and session:
+            return [session]
     found = _SESSION.search(user) if isinstance(user, str) else None
     return [found.group(1)] if found else []
 

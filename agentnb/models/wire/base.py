@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..response import Usage
 
-__all__ = ["KEPT", "Reply", "Request", "kept", "new_id", "sse"]
+__all__ = ["KEPT", "Reply", "Request", "fold_thinking", "kept", "new_id", "sse"]
 
 #: The assistant message's field holding what its API needs back exactly as it came: the
 #: opaque part of its reasoning (Anthropic's thinking blocks with their ``signature``,
@@ -66,6 +67,54 @@ class Reply:
     finish_reason: str | None = None
     id: str | None = None
     model: str | None = None
+
+
+#: A message that is only reasoning re-sent as tagged text (pydantic-ai's unsigned thinking).
+_THINKING_MESSAGE = re.compile(r"\s*<(assistant_thinking|thinking|think)>(.*?)</\1>\s*", re.S)
+
+
+def fold_thinking(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` with each user message that is only ``<assistant_thinking>`` (or
+    ``<think>``) text folded into the assistant turn it belongs to (the one after it, else
+    the one before): its text becomes that turn's ``reasoning_content`` (when it has none)
+    and ``reasoning_resent_as`` says it came as a user message. A client keeps unsigned
+    reasoning this way; read as a turn of its own it would shift every later message."""
+    out: list[dict[str, Any]] = []
+    pending: str | None = None
+    for message in messages:
+        content = message.get("content")
+        text = content if isinstance(content, str) else None
+        if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict):
+            text = content[0].get("text") if content[0].get("type") == "text" else None
+        found = (
+            _THINKING_MESSAGE.fullmatch(text) if message.get("role") == "user" and text else None
+        )
+        if found is None:
+            if pending is not None and message.get("role") == "assistant":
+                message, pending = _with_reasoning(message, pending), None
+            elif pending is not None:
+                out.append(_as_user(pending))
+                pending = None
+            out.append(message)
+        elif (
+            out and out[-1].get("role") == "assistant" and out[-1].get("reasoning_content") is None
+        ):
+            out[-1] = _with_reasoning(out[-1], found.group(2).strip())
+        else:
+            pending = found.group(2).strip()
+    if pending is not None:
+        out.append(_as_user(pending))
+    return out
+
+
+def _with_reasoning(message: dict[str, Any], text: str) -> dict[str, Any]:
+    if message.get("reasoning_content"):
+        return message
+    return {**message, "reasoning_content": text, "reasoning_resent_as": "user message"}
+
+
+def _as_user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": f"<assistant_thinking>{text}</assistant_thinking>"}
 
 
 def new_id(prefix: str) -> str:
