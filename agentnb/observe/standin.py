@@ -26,6 +26,7 @@ import importlib
 import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from starlette.applications import Starlette
@@ -75,6 +76,8 @@ class ModelServer:
         #: Errors the model raised, answered as errors of the request's format.
         self.errors: list[str] = []
         self._stored: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+        #: Prompt-cache prefixes seen (Anthropic ``cache_control``), by their JSON.
+        self._cached: set[str] = set()
         routes = [
             Route(f"/v1{w.path}", self._endpoint(w), methods=["POST"]) for w in WIRES.values()
         ]
@@ -124,7 +127,7 @@ class ModelServer:
             return JSONResponse(wire.error(text, "server_error"), status_code=500)
         self.calls += 1
         response = self.signer.sign(response, request)
-        usage = response.usage or _estimate(messages, request.tools, response)
+        usage = self._cache(body, response.usage or _estimate(messages, request.tools, response))
         if not request.stream:
             data = wire.render(response, request, usage)
             self._store(wire, request, data.get("id"), messages, response)
@@ -132,6 +135,21 @@ class ModelServer:
         events = list(wire.render_stream(response, request, usage))
         self._store(wire, request, _streamed_id(wire, events), messages, response)
         return StreamingResponse(self._paced(events), media_type="text/event-stream")
+
+    def _cache(self, body: dict[str, Any], usage: Usage) -> Usage:
+        """Anthropic prompt caching, as the API reports it: a prefix marked with
+        ``cache_control`` (the system prompt, the tools) is written to the cache the first
+        time (``cache_creation_input_tokens``) and read from it after
+        (``cache_read_input_tokens``)."""
+        prefix = {k: body[k] for k in ("tools", "system") if k in body}
+        text = json.dumps(prefix, ensure_ascii=False, sort_keys=True)
+        if '"cache_control"' not in text:
+            return usage
+        tokens = min(estimate_json_tokens(list(prefix.values())), usage.prompt_tokens)
+        if text in self._cached:
+            return replace(usage, cached_tokens=tokens)
+        self._cached.add(text)
+        return replace(usage, cache_write_tokens=tokens)
 
     def _conversation(self, request: WireRequest) -> list[dict[str, Any]]:
         """The messages the model answers: with ``previous_response_id``, the stored response's

@@ -237,3 +237,54 @@ async def test_a_cassette_records_and_replays_a_native_model(upstream, api, tmp_
     assert type(again) is type(model)
     second = await an.travel.travel_agent(model=again).run(QUESTION, session=an.Session())
     assert second.output == first.output
+
+
+async def test_prompt_caching_usage_reaches_the_record_and_the_cost():
+    from agentnb.evals.cost import PriceTable
+
+    with an.observe.serve() as server:  # its prompt cache empty
+        model = MODELS["anthropic"](server.base_url, cache=True)
+        session = an.Session()
+        result = await an.travel.travel_agent(model=model).run(QUESTION, session=session)
+    calls = [e.usage for e in result.events if type(e).__name__ == "ModelResponded"]
+    assert calls[0].cache_write_tokens > 0 and calls[0].cached_tokens == 0
+    assert all(u.cached_tokens == calls[0].cache_write_tokens for u in calls[1:])
+    record = session.runs[-1]
+    assert record.usage.cached_tokens == sum(u.cached_tokens for u in calls)
+    assert record.usage.cache_write_tokens == calls[0].cache_write_tokens
+    prices = PriceTable()
+    prices.set(model.name, input=3.0, output=15.0, cached_input=0.3, cache_write=3.75)
+    flat = PriceTable()
+    flat.set(model.name, input=3.0, output=15.0)
+    billed = record.billed
+    assert prices.lookup(model.name).cost(  # type: ignore[union-attr]
+        billed.prompt_tokens, billed.completion_tokens, billed.cached_tokens,
+        billed.cache_write_tokens,
+    ) < flat.lookup(model.name).cost(billed.prompt_tokens, billed.completion_tokens)  # type: ignore[union-attr]  # fmt: skip
+    assert record.to_dict()["usage"]["cached_tokens"] == record.usage.cached_tokens
+
+
+def test_openai_usage_details_are_read_on_every_api():
+    from agentnb.models import Usage
+
+    chat = Usage.from_openai(
+        {"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150,
+         "prompt_tokens_details": {"cached_tokens": 64},
+         "completion_tokens_details": {"reasoning_tokens": 32}}
+    )  # fmt: skip
+    assert (chat.cached_tokens, chat.reasoning_tokens) == (64, 32)
+    reply = an.models.WIRES["responses"].read_reply(
+        {"id": "r", "output": [], "status": "completed",
+         "usage": {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 64},
+                   "output_tokens": 50, "output_tokens_details": {"reasoning_tokens": 32},
+                   "total_tokens": 150}}
+    )  # fmt: skip
+    assert reply.usage == chat
+    claude = an.models.WIRES["anthropic"].read_reply(
+        {"id": "m", "content": [], "stop_reason": "end_turn",
+         "usage": {"input_tokens": 10, "cache_read_input_tokens": 64,
+                   "cache_creation_input_tokens": 26, "output_tokens": 50}}
+    )  # fmt: skip
+    assert claude.usage is not None
+    assert (claude.usage.prompt_tokens, claude.usage.cached_tokens) == (100, 64)
+    assert claude.usage.cache_write_tokens == 26

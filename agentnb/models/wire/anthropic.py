@@ -311,7 +311,24 @@ def _usage(data: Any) -> Usage | None:
         for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
     )
     completion = int(data.get("output_tokens") or 0)
-    return Usage(prompt, completion, prompt + completion)
+    return Usage(
+        prompt,
+        completion,
+        prompt + completion,
+        cached_tokens=int(data.get("cache_read_input_tokens") or 0),
+        cache_write_tokens=int(data.get("cache_creation_input_tokens") or 0),
+    )
+
+
+def _usage_dict(usage: Usage) -> dict[str, int]:
+    """A usage as Anthropic reports it (``input_tokens`` without the cached ones)."""
+    cached, written = usage.cached_tokens, usage.cache_write_tokens
+    return {
+        "input_tokens": usage.prompt_tokens - cached - written,
+        "cache_creation_input_tokens": written,
+        "cache_read_input_tokens": cached,
+        "output_tokens": usage.completion_tokens,
+    }
 
 
 def _finish(reason: Any) -> str | None:
@@ -518,8 +535,7 @@ class AnthropicMessages:
         }
 
     def render(self, response: ModelResponse, request: Request, usage: Usage) -> dict[str, Any]:
-        usage_dict = {"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens}
-        return {**self._message(response, request), "usage": usage_dict}
+        return {**self._message(response, request), "usage": _usage_dict(usage)}
 
     def render_stream(
         self, response: ModelResponse, request: Request, usage: Usage
@@ -530,7 +546,7 @@ class AnthropicMessages:
             **whole,
             "content": [],
             "stop_reason": None,
-            "usage": {"input_tokens": usage.prompt_tokens, "output_tokens": 1},
+            "usage": {**_usage_dict(usage), "output_tokens": 1},
         }
         yield sse({"type": "message_start", "message": start}, event="message_start")
         for index, block in enumerate(whole["content"]):

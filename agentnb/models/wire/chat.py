@@ -45,12 +45,17 @@ def explicit_ids(body: Mapping[str, Any]) -> list[str]:
     return found
 
 
-def usage_dict(usage: Usage) -> dict[str, int]:
-    return {
+def usage_dict(usage: Usage) -> dict[str, Any]:
+    data: dict[str, Any] = {
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "total_tokens": usage.total_tokens,
     }
+    if usage.cached_tokens:
+        data["prompt_tokens_details"] = {"cached_tokens": usage.cached_tokens}
+    if usage.reasoning_tokens:
+        data["completion_tokens_details"] = {"reasoning_tokens": usage.reasoning_tokens}
+    return data
 
 
 class _ChatStream:

@@ -283,7 +283,14 @@ def _usage(data: Any) -> Usage | None:
     if not isinstance(data, Mapping):
         return None
     prompt, completion = int(data.get("input_tokens") or 0), int(data.get("output_tokens") or 0)
-    return Usage(prompt, completion, int(data.get("total_tokens") or prompt + completion))
+    inputs, outputs = data.get("input_tokens_details"), data.get("output_tokens_details")
+    return Usage(
+        prompt,
+        completion,
+        int(data.get("total_tokens") or prompt + completion),
+        cached_tokens=int((inputs or {}).get("cached_tokens") or 0),
+        reasoning_tokens=int((outputs or {}).get("reasoning_tokens") or 0),
+    )
 
 
 def _finish(response: Mapping[str, Any], message: Mapping[str, Any]) -> str:
@@ -487,9 +494,9 @@ class Responses:
     def _usage(self, usage: Usage) -> dict[str, Any]:
         return {
             "input_tokens": usage.prompt_tokens,
-            "input_tokens_details": {"cached_tokens": 0},
+            "input_tokens_details": {"cached_tokens": usage.cached_tokens},
             "output_tokens": usage.completion_tokens,
-            "output_tokens_details": {"reasoning_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
             "total_tokens": usage.total_tokens,
         }
 
