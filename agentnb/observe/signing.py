@@ -8,7 +8,9 @@ same for the stand-in's server with a key of its own (a keyed MAC: another serve
 edited, signature fails), so a client that does not send reasoning back exactly fails
 against the stand-in as it would against the real API. ``signed=False`` serves the same
 reasoning unsigned (an empty signature, no encrypted content) and checks nothing: the shape
-of a server whose reasoning a client can only re-send as text.
+of a server whose reasoning a client can only re-send as text. A signed reply's tool calls get
+ids of their own (``toolu_…``, ``call_…``, as the real APIs issue them), so the server knows
+which turns must bring their reasoning back.
 """
 
 from __future__ import annotations
@@ -63,12 +65,17 @@ class Signer:
                 if request.store:
                     self._stored.add(item_id)
             blocks = [item]
-        if self.signed:
-            for call in message.calls:
+        update: dict[str, Any] = {_KEPT: {"api": request.api, "reasoning": blocks}}
+        if self.signed and message.calls:  # ids of its own, as the real APIs issue them
+            prefix = "toolu_" if request.api == "anthropic" else "call_"
+            calls = [
+                c.model_copy(update={"id": prefix + os.urandom(12).hex()}) for c in message.calls
+            ]
+            for call in calls:
                 self._thought[call.id] = request.api
-        kept = {_KEPT: {"api": request.api, "reasoning": blocks}}
+            update["tool_calls"] = tuple(calls)
         return ModelResponse(
-            message.model_copy(update=kept),
+            message.model_copy(update=update),
             response.usage,
             response.finish_reason,
             response.model,
