@@ -288,3 +288,14 @@ def test_openai_usage_details_are_read_on_every_api():
     assert claude.usage is not None
     assert (claude.usage.prompt_tokens, claude.usage.cached_tokens) == (100, 64)
     assert claude.usage.cache_write_tokens == 26
+
+
+async def test_a_session_moved_to_chat_completions_says_what_it_did_not_send(upstream):
+    session, agent = await _one_turn(upstream.base_url, "anthropic")
+    sent = Sent()
+    moved = agent.copy(model=MODELS["chat"](upstream.base_url, transport=sent))
+    result = await moved.run("那周六呢？", session=session)
+    said = [p for e in result.events if type(e).__name__ == "Decided" for p in e.problems]
+    assert said and "Chat Completions cannot take back" in said[0] and "of 3 assistant" in said[0]
+    assert all("provider_data" not in m for b in sent.bodies for m in b["messages"])
+    assert any("provider_data" in m for m in session.to_openai())  # the transcript keeps it

@@ -260,7 +260,14 @@ class OpenAIModel(Model):
         body.update(request.params)
         body["model"] = self.model
         body, notes = self._profile.prepare_fields(body, stream=stream)
-        return body, [n for n in notes if "not supported" in n]
+        said = [n for n in notes if "not supported" in n]
+        dropped = self._encoder.kept(messages)
+        if dropped:
+            said.append(
+                f"the reasoning of {dropped} assistant message(s) was not sent: it was written by "
+                "another API (provider_data), which Chat Completions cannot take back"
+            )
+        return body, said
 
     def _content(self, body: dict[str, Any]) -> bytes:
         """``_json.dumps(body)`` (compact) as UTF-8, the messages' part from the encoder (the
