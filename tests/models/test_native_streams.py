@@ -213,3 +213,44 @@ async def test_the_key_is_masked_everywhere_a_native_model_passes_it_on(api, way
     assert KEY in sent  # the server did get it ...
     assert KEY not in everything and KEY[7:20] not in everything  # ... and nothing kept it
     assert "***" in everything
+
+
+WHOLE = {
+    "anthropic": {"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+                  "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+                  "usage": {"input_tokens": 3, "output_tokens": 1}},
+    "responses": {"id": "resp_1", "object": "response", "status": "completed", "model": "m",
+                  "output": [{"type": "message", "role": "assistant", "id": "m1",
+                              "content": [{"type": "output_text", "text": "ok"}]}]},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("api", ["anthropic", "responses"])
+async def test_the_same_retries_size_bound_and_deadline_as_openai_model(api):
+    from tests.models.openai_helpers import Body, Recorder
+
+    cls = an.models.AnthropicModel if api == "anthropic" else an.models.ResponsesModel
+    answers = [httpx.Response(429, headers={"retry-after": "0"}, json={"error": {"message": "slow"}}),
+               httpx.Response(200, json=WHOLE[api])]  # fmt: skip
+    sleep = Recorder()
+    model = cls("m", api_key=KEY, base_url="https://h.test/v1", retry=RetryPolicy(attempts=3, sleep=sleep),
+                transport=httpx.MockTransport(lambda request: answers.pop(0)))  # fmt: skip
+    reply = await model.complete(REQ)
+    assert reply.message.text == "ok" and answers == [] and len(sleep.waits) == 1
+
+    big = httpx.MockTransport(
+        lambda request: httpx.Response(200, content=b"{" + b" " * 5000 + b"}")
+    )
+    bounded = cls("m", api_key=KEY, base_url="https://h.test/v1", transport=big,
+                  max_response_bytes=1000)  # fmt: skip
+    with pytest.raises(an.errors.ModelResponseError, match="max_response_bytes=1,000"):
+        await bounded.complete(REQ)
+
+    stalled = httpx.MockTransport(
+        lambda request: httpx.Response(200, headers={"content-type": "text/event-stream"},
+                                       stream=Body([b": ping\n\n"] * 50, stall=0.05))
+    )  # fmt: skip
+    late = cls("m", api_key=KEY, base_url="https://h.test/v1", transport=stalled, stream=True,
+               total_timeout=0.3)  # fmt: skip
+    with pytest.raises(an.errors.AgentnbError, match="did not finish in time"):
+        await _collect(late)
