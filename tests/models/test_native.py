@@ -299,3 +299,15 @@ async def test_a_session_moved_to_chat_completions_says_what_it_did_not_send(ups
     assert said and "Chat Completions cannot take back" in said[0] and "of 3 assistant" in said[0]
     assert all("provider_data" not in m for b in sent.bodies for m in b["messages"])
     assert any("provider_data" in m for m in session.to_openai())  # the transcript keeps it
+
+
+def test_a_json_schema_response_format_becomes_the_responses_text_format():
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
+              "additionalProperties": False}  # fmt: skip
+    fmt = {"type": "json_schema", "json_schema": {"name": "trip", "schema": schema, "strict": True}}
+    body, _ = an.models.WIRES["responses"].write_request(
+        "m", [{"role": "user", "content": "hi"}], [], {"response_format": fmt}, False
+    )
+    assert body["text"] == {"format": {"type": "json_schema", "name": "trip", "schema": schema,
+                                       "strict": True}}  # fmt: skip
+    assert problems(body, SDK_TYPES[("responses", False)]) == []

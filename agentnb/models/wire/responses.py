@@ -253,6 +253,14 @@ def tools_of(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
 _RENAMED = {"max_tokens": "max_output_tokens", "max_completion_tokens": "max_output_tokens"}
 
 
+def _text_format(value: Mapping[str, Any]) -> dict[str, Any]:
+    """Chat Completions' ``response_format`` as the Responses API's ``text.format`` (the
+    ``json_schema`` object's fields one level up)."""
+    if value.get("type") == "json_schema" and isinstance(value.get("json_schema"), Mapping):
+        return {"type": "json_schema", **value["json_schema"]}
+    return dict(value)
+
+
 def params_of(params: Mapping[str, Any]) -> dict[str, Any]:
     """Request parameters in the Responses API's names."""
     out: dict[str, Any] = {}
@@ -261,6 +269,8 @@ def params_of(params: Mapping[str, Any]) -> dict[str, Any]:
             out[_RENAMED[name]] = value
         elif name == "reasoning_effort":
             out["reasoning"] = {**out.get("reasoning", {}), "effort": value}
+        elif name == "response_format" and isinstance(value, Mapping):
+            out["text"] = {**out.get("text", {}), "format": _text_format(value)}
         elif name == "tool_choice" and isinstance(value, Mapping) and "function" in value:
             out[name] = {"type": "function", "name": (value.get("function") or {}).get("name")}
         else:
