@@ -29,7 +29,7 @@ function conversationRow(c, picked, pick) {
   },
     h("span", { class: "anb-p-id", text: c.id }),
     h("span", { class: "anb-p-size", text: `${fmtInt(c.messages)} messages · ${fmtInt(c.calls)} calls` }),
-    c.api ? h("span", { class: "anb-muted", title: "the API its calls came in on", text: API_NAMES[c.api] || c.api }) : null,
+    c.api ? h("span", { class: "anb-p-api", title: "the API its calls came in on", text: API_NAMES[c.api] || c.api }) : null,
     state,
     label ? h("span", { class: c.how === "unthreaded" ? "anb-bad" : "anb-ref", title: c.note || "", text: label }) : null,
     c.problems ? h("span", { class: "anb-bad", text: `${fmtInt(c.problems)} problems` }) : null,
