@@ -31,6 +31,9 @@ list per call). Rows:
 * a warm evaluation: CPU per run of ``an.evaluate`` against the bare loop and ``agent.run``,
   the three in the same rounds (``scripts/bench_evaluate.py``; target: no more than the
   turn-4 commit's, 2459d3b, measured with the same script);
+* native APIs: per-call CPU of ``ResponsesModel`` and ``AnthropicModel`` against
+  ``OpenAIModel``, the same work on the same fake server (``scripts/bench_native.py``; target
+  <= 1.3x);
 * provenance: the run, then the same run with the detector over its tool results, and with
   ``session.provenance()`` (every value traced), paired: flagging's target <= 1.10x;
 * the optimiser: CPU per metric call of ``an.optimize`` on the stand-in against a plain
@@ -60,6 +63,7 @@ sys.path.insert(0, str(Path(__file__).parent))  # bench_multiturn, bench_proxy b
 
 import bench_evaluate
 import bench_multiturn as multiturn
+import bench_native
 import bench_optimise
 
 import agentnb as an
@@ -671,6 +675,7 @@ def main() -> int:
     )
     overhead(args.rounds, args.runs)
     growth(max(args.rounds // 2, 5), max(args.runs // 2, 5))
+    bench_native.native_models(max(args.rounds // 2, 5), max(args.runs // 2, 5))
     multi_turn(max(args.rounds // 2, 5), args.runs)
     service_row(args.rounds, args.runs)
     provenance_cost(max(args.rounds // 2, 5), args.runs)

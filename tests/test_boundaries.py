@@ -52,9 +52,9 @@ LONG_MODULES = {
     "observe/recorder.py": "a proxied call's life as a run, from its request to its stop, in the "
     "order the runtime's stages would record it",
     "observe/otel.py": "one handler per event type, read as the span tree they build",
-    "observe/wire/responses.py": "one wire format both ways (read by the proxy, written by the "
+    "models/wire/responses.py": "one wire format both ways (read by the proxy, written by the "
     "stand-in) in one module, so the two cannot drift",
-    "observe/wire/anthropic.py": "one wire format both ways (read by the proxy, written by the "
+    "models/wire/anthropic.py": "one wire format both ways (read by the proxy, written by the "
     "stand-in) in one module, so the two cannot drift",
     "service/inprocess.py": "the in-process backend: its queue and workers, each step of a "
     "task's life (begin, start, attempted, end; run_step shares them) and the verbs the "

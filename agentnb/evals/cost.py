@@ -45,9 +45,28 @@ class Price:
     input: float
     output: float
     note: str = ""
+    #: Input tokens read from the prompt cache, written to it, and output tokens spent
+    #: reasoning, when the provider prices them apart (None: at ``input`` / ``output``).
+    cached_input: float | None = None
+    cache_write: float | None = None
+    reasoning: float | None = None
 
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return (prompt_tokens * self.input + completion_tokens * self.output) / 1_000_000
+    def cost(
+        self,
+        prompt_tokens: int,
+        completion_tokens: int,
+        cached: int = 0,
+        cache_write: int = 0,
+        reasoning: int = 0,
+    ) -> float:
+        """USD for these tokens (``cached``, ``cache_write`` part of ``prompt_tokens``;
+        ``reasoning`` part of ``completion_tokens``), each part at its rate."""
+        read = self.input if self.cached_input is None else self.cached_input
+        write = self.input if self.cache_write is None else self.cache_write
+        thought = self.output if self.reasoning is None else self.reasoning
+        plain_in, plain_out = prompt_tokens - cached - cache_write, completion_tokens - reasoning
+        spent = plain_in * self.input + cached * read + cache_write * write
+        return (spent + plain_out * self.output + reasoning * thought) / 1_000_000
 
 
 class PriceTable:
@@ -61,20 +80,45 @@ class PriceTable:
     def __init__(self, entries: dict[str, Price] | None = None) -> None:
         self._entries: dict[str, Price] = dict(entries or {})
 
-    def set(self, name: str, *, input: float, output: float, note: str = "") -> Price:
-        """Set the price of ``name`` (a model name or a pattern), USD per million tokens."""
-        for what, value in (("input", input), ("output", output)):
+    def set(
+        self,
+        name: str,
+        *,
+        input: float,
+        output: float,
+        note: str = "",
+        cached_input: float | None = None,
+        cache_write: float | None = None,
+        reasoning: float | None = None,
+    ) -> Price:
+        """Set the price of ``name`` (a model name or a pattern), USD per million tokens;
+        ``cached_input``, ``cache_write`` and ``reasoning`` when the provider prices them apart
+        (cache reads are often a tenth of ``input``, Anthropic's cache writes 1.25x)."""
+        rates = {"input": input, "output": output, "cached_input": cached_input}
+        rates |= {"cache_write": cache_write, "reasoning": reasoning}
+        for what, value in rates.items():
+            if value is None and what not in ("input", "output"):
+                continue
             if not isinstance(value, int | float) or math.isnan(value) or value < 0:
                 raise ConfigurationError(
                     f"the {what} price of {name!r} must be a number of USD per million tokens "
                     f">= 0, not {value!r}"
                 )
-        price = self._entries[name] = Price(float(input), float(output), note)
+        given = {k: float(v) for k, v in rates.items() if v is not None}
+        price = self._entries[name] = Price(**given, note=note)
         return price
 
     def __setitem__(self, name: str, value: Price | tuple[float, float]) -> None:
         if isinstance(value, Price):
-            self.set(name, input=value.input, output=value.output, note=value.note)
+            self.set(
+                name,
+                input=value.input,
+                output=value.output,
+                note=value.note,
+                cached_input=value.cached_input,
+                cache_write=value.cache_write,
+                reasoning=value.reasoning,
+            )
         else:
             try:
                 input, output = value
@@ -166,5 +210,11 @@ def spent(runs: Iterable[RunRecord], prices: PriceTable | None = None) -> float 
         if price is None or (run.unmetered and (price.input or price.output)):
             return None
         billed = run.billed
-        total += price.cost(billed.prompt_tokens, billed.completion_tokens)
+        total += price.cost(
+            billed.prompt_tokens,
+            billed.completion_tokens,
+            billed.cached_tokens,
+            billed.cache_write_tokens,
+            billed.reasoning_tokens,
+        )
     return total

@@ -29,6 +29,10 @@ class Delta:
     raw: str | None = None
     #: Set on a reply's last fragment when a cache answered instead of the model.
     cached: bool = False
+    #: Fields of the reply's message no fragment carries, on its last fragment: what the
+    #: provider needs back verbatim (``provider_data``: signed thinking blocks, reasoning
+    #: items with their ids and encrypted content).
+    kept: dict[str, Any] | None = None
 
 
 class ReplyAssembler:
@@ -45,6 +49,7 @@ class ReplyAssembler:
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
         self.cached = False
+        self.kept: dict[str, Any] = {}
 
     def add(self, delta: Delta) -> None:
         if delta.text:
@@ -65,6 +70,8 @@ class ReplyAssembler:
             self.usage = delta.usage
         if delta.cached:
             self.cached = True
+        if delta.kept:
+            self.kept.update(delta.kept)
 
     def result(self, model: str | None = None) -> ModelResponse:
         calls = tuple(
@@ -79,6 +86,7 @@ class ReplyAssembler:
             fields["tool_calls"] = calls
         if self.reasoning:
             fields["reasoning_content"] = "".join(self.reasoning)
+        fields.update(self.kept)
         message = AssistantMessage(**fields)
         return ModelResponse(message, self.usage, self.finish_reason, model, cached=self.cached)
 
@@ -96,7 +104,14 @@ def split_response(response: ModelResponse, size: int = 12) -> Iterator[Delta]:
         yield Delta(tool_index=i, tool_id=call.id, tool_name=call.function.name)
         for start in range(0, len(args), size):
             yield Delta(tool_index=i, arguments=args[start : start + size])
-    yield Delta(finish_reason=response.finish_reason, usage=response.usage, cached=response.cached)
+    data = msg.wire().get("provider_data")
+    kept = {"provider_data": data} if data else None
+    yield Delta(
+        finish_reason=response.finish_reason,
+        usage=response.usage,
+        cached=response.cached,
+        kept=kept,
+    )
 
 
 async def stream_response(response: ModelResponse, size: int = 12) -> AsyncIterator[Delta]:

@@ -267,8 +267,12 @@ def _masked_body(body: bytes, headers: dict[str, str], secrets: Secrets) -> str:
     return secrets.mask(body.decode("utf-8", "replace"))
 
 
+#: The options of the native models that shape a request body (a replay needs them back).
+_OPTIONS = ("conversation", "thinking", "cache")
+
+
 def _settings(model: OpenAIModel) -> dict[str, Any]:
-    return {
+    settings = {
         "model": model.model,
         "profile": model.profile.name,
         "stream": model.streaming,
@@ -276,6 +280,20 @@ def _settings(model: OpenAIModel) -> dict[str, Any]:
         "params": model.params,
         "path": httpx.URL(model.url).path,
     }
+    options = {k: getattr(model, k) for k in _OPTIONS if hasattr(model, k)}
+    if options:
+        settings["options"] = options
+    return settings
+
+
+def _client(path: str) -> tuple[type[OpenAIModel], str]:
+    """The model class a recorded path was posted by, and that path's ending."""
+    from .native import AnthropicModel, ResponsesModel
+
+    for cls in (ResponsesModel, AnthropicModel):
+        if path.endswith(cls.path):
+            return cls, cls.path
+    return OpenAIModel, OpenAIModel.path
 
 
 def record(model: OpenAIModel, path: str | os.PathLike[str]) -> OpenAIModel:
@@ -289,12 +307,16 @@ def record(model: OpenAIModel, path: str | os.PathLike[str]) -> OpenAIModel:
 
 
 def replay(path: str | os.PathLike[str], **overrides: Any) -> OpenAIModel:
-    """An :class:`OpenAIModel` answering from the cassette at ``path``, offline."""
+    """A model answering from the cassette at ``path``, offline: an :class:`OpenAIModel`, or
+    the :class:`~agentnb.models.ResponsesModel` / :class:`~agentnb.models.AnthropicModel` that
+    recorded it (with its options)."""
     cassette = Cassette(path)
     if not cassette.entries:
         raise ConfigurationError(f"the cassette {cassette.path} is missing or empty")
     settings = cassette.entries[0].get("client") or {}
-    base = str(settings.get("path", "/v1/chat/completions")).rsplit("/chat/completions", 1)[0]
+    path = str(settings.get("path", "/v1/chat/completions"))
+    cls, ending = _client(path)
+    base = path.rsplit(ending, 1)[0]
     options: dict[str, Any] = {
         "base_url": f"http://cassette.invalid{base}",
         "profile": settings.get("profile", "generic"),
@@ -303,11 +325,12 @@ def replay(path: str | os.PathLike[str], **overrides: Any) -> OpenAIModel:
         "params": settings.get("params") or {},
         "api_key": "replay",
         "name": f"replay:{cassette.path.stem}",
+        **(settings.get("options") or {}),
     }
     options.update(overrides)
     model = options.pop("model", settings.get("model", "replay"))
     options["transport"] = ReplayTransport(cassette)
-    return OpenAIModel(model, **options)
+    return cls(model, **options)
 
 
 def recorded(name: str) -> Cassette:

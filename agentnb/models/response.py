@@ -11,17 +11,32 @@ from .._sdk import normalise_assistant
 from ..errors import InvalidMessage, ModelResponseError
 from ..messages import AssistantMessage, parse_message, reply_message, text_message
 
-__all__ = ["ModelResponse", "Usage", "coerce_response"]
+__all__ = ["USAGE_DETAILS", "ModelResponse", "Usage", "coerce_response"]
+
+#: The parts of a call's tokens the APIs report beside the totals (0 when they do not).
+USAGE_DETAILS = ("cached_tokens", "cache_write_tokens", "reasoning_tokens")
 
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token usage of one model call (or a sum). ``estimated`` when the model gave none."""
+    """Token usage of one model call (or a sum). ``estimated`` when the model gave none.
+
+    As the APIs report it: ``prompt_tokens`` counts every input token, the cached ones
+    included (the OpenTelemetry GenAI convention), and of them ``cached_tokens`` were read
+    from the provider's prompt cache (OpenAI ``cached_tokens``, Anthropic
+    ``cache_read_input_tokens``) and ``cache_write_tokens`` written to it (Anthropic
+    ``cache_creation_input_tokens``); of the ``completion_tokens``, ``reasoning_tokens`` were
+    spent reasoning (OpenAI ``reasoning_tokens``). Prices may differ for each part
+    (:class:`agentnb.evals.Price`).
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
     estimated: bool = False
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -29,7 +44,25 @@ class Usage:
             self.completion_tokens + other.completion_tokens,
             self.total_tokens + other.total_tokens,
             self.estimated or other.estimated,
+            self.cached_tokens + other.cached_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
         )
+
+    def __sub__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens - other.prompt_tokens,
+            self.completion_tokens - other.completion_tokens,
+            self.total_tokens - other.total_tokens,
+            self.estimated,
+            self.cached_tokens - other.cached_tokens,
+            self.cache_write_tokens - other.cache_write_tokens,
+            self.reasoning_tokens - other.reasoning_tokens,
+        )
+
+    def details(self) -> dict[str, int]:
+        """The parts the API reported (those above 0) by name: ``{"cached_tokens": 900}``."""
+        return {k: v for k in USAGE_DETAILS if (v := getattr(self, k))}
 
     @classmethod
     def from_openai(cls, data: dict[str, Any] | None) -> Usage | None:
@@ -39,7 +72,13 @@ class Usage:
             raise ModelResponseError(f"the reply's usage is not an object: {data!r:.80}")
         prompt = _tokens(data, "prompt_tokens", 0)
         completion = _tokens(data, "completion_tokens", 0)
-        return cls(prompt, completion, _tokens(data, "total_tokens", prompt + completion))
+        total = _tokens(data, "total_tokens", prompt + completion)
+        inputs, outputs = data.get("prompt_tokens_details"), data.get("completion_tokens_details")
+        if not isinstance(inputs, dict) and not isinstance(outputs, dict):
+            return cls(prompt, completion, total)
+        cached = _tokens(inputs, "cached_tokens", 0) if isinstance(inputs, dict) else 0
+        reasoning = _tokens(outputs, "reasoning_tokens", 0) if isinstance(outputs, dict) else 0
+        return cls(prompt, completion, total, cached_tokens=cached, reasoning_tokens=reasoning)
 
 
 def _tokens(usage: dict[str, Any], name: str, default: int) -> int:

@@ -12,8 +12,8 @@ from ..runtime import ExternalRun
 from ..session import RunRecord
 
 if TYPE_CHECKING:
+    from ..models import WireReply as Reply
     from .conversations import Conversation
-    from .wire import Reply
 
 __all__ = ["ProxiedCall", "UpstreamCalled", "UpstreamFailed"]
 

@@ -29,7 +29,11 @@ with identical openings sent at once stay apart).
 
 Messages compare by a canonical key (role, text, tool calls with their arguments as parsed
 JSON, ``tool_call_id``), so the app re-sending a reply with ``content: ""`` for ``null``,
-reordered JSON keys or the SDK's null fields still continues its conversation. Placing a
+reordered JSON keys or the SDK's null fields still continues its conversation. Reasoning is
+not in the key, and neither is reasoning a client re-sends as text, since that is all it can
+keep of reasoning that came unsigned (pydantic-ai writes it as ``<think>`` text on the
+Responses API, and as ``<assistant_thinking>`` text on Anthropic, which the codec folds back
+into the assistant turn): an assistant's text compares without its tagged thinking. Placing a
 request costs one dictionary lookup per message it carries, however many conversations
 there are: every conversation's key sequence is indexed by its running hash.
 """
@@ -75,6 +79,8 @@ ID_HEADERS = (
 )
 _SYSTEM = frozenset(("system", "developer"))
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.:-]+")
+#: Reasoning re-sent as tagged text inside an assistant's text (compared without it).
+_THINKING_TEXT = re.compile(r"\s*<(think|thinking|assistant_thinking)>.*?</\1>\s*", re.S)
 #: How a conversation came to be (``Conversation.how``).
 HOWS = ("new", "branch", "compaction", "unthreaded")
 
@@ -110,9 +116,12 @@ def canonical(message: Mapping[str, Any]) -> str:
         for call in message.get("tool_calls") or ()
         if isinstance(call, Mapping)
     ]
+    text = _text(message.get("content"))
+    if role == "assistant" and isinstance(text, str) and "<" in text:
+        text = _THINKING_TEXT.sub("", text)
     key = [
         "system" if role == "developer" else role,
-        _text(message.get("content")),
+        text,
         calls,
         message.get("tool_call_id") or "",
     ]
@@ -157,6 +166,8 @@ class Conversation:
     parent: str | None = None
     note: str = ""
     busy: bool = False
+    #: The APIs its calls came in on (``chat``, ``responses``, ``anthropic``), in order.
+    apis: list[str] = field(default_factory=list)
     #: The last request got no reply (an error): the same request again is a retry.
     unanswered: bool = False
     #: The running hash of ``keys`` (system messages by position only), one per message.

@@ -291,6 +291,12 @@ def _usage(span: Span, usage: Usage) -> None:
     """Tokens as counted; an estimate (the model sent none) is marked, never a silent 0."""
     span.set_attribute("gen_ai.usage.input_tokens", int(usage.prompt_tokens))
     span.set_attribute("gen_ai.usage.output_tokens", int(usage.completion_tokens))
+    if usage.cached_tokens:
+        span.set_attribute("gen_ai.usage.cache_read.input_tokens", int(usage.cached_tokens))
+    if usage.cache_write_tokens:
+        span.set_attribute("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens)
+    if usage.reasoning_tokens:
+        span.set_attribute("agentnb.usage.reasoning_tokens", int(usage.reasoning_tokens))
     if usage.estimated:
         span.set_attribute("agentnb.usage.estimated", True)
 

@@ -36,13 +36,14 @@ from typing import Any
 from ..errors import AgentnbError
 from ..events import Event, ModelDelta, ModelResponded, RequestAssembled, RunStarted
 from ..messages import AssistantMessage, parse_message
-from ..models import Delta, ModelRequest, Secrets, Usage
+from ..models import Delta, ModelRequest, Secrets, Usage, Wire, named_tools
+from ..models import WireReply as Reply
+from ..models import WireRequest as Request
 from ..runtime import ExternalRun
 from ..session import RequestRecord, Session
 from ..tokens import content_text
 from .calls import ProxiedCall, UpstreamCalled, UpstreamFailed
 from .conversations import Conversation, Conversations, explicit_id
-from .wire import Reply, Request, Wire, named_tools
 
 __all__ = ["PROXY_AGENT", "Recorder", "Upstream"]
 
@@ -156,6 +157,8 @@ class Recorder:
         schemas = _share(c, body, "input" if wire.name == "responses" else "messages", request)
         session, state = c.session, call.state
         assert state is not None
+        if wire.name not in c.apis:
+            c.apis.append(wire.name)
         call.session_id, call.conversation = session.id, c
         state.iteration = len(session.requests) + 1
         record = state.begin()

@@ -22,9 +22,9 @@ from starlette.responses import JSONResponse, Response
 from ..models import Secrets, SSEEvent, SSEFramer, StreamMask
 
 if TYPE_CHECKING:
+    from ..models import Wire
     from .calls import ProxiedCall
     from .recorder import Recorder
-    from .wire import Wire
 
 __all__ = [
     "HOP",

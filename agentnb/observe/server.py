@@ -48,7 +48,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .. import display
-from ..models import is_secret_name, request_secrets
+from ..models import Wire, is_secret_name, request_secrets, wire_for
 from ..session import Session
 from .admission import MAX_REQUEST_BYTES, Admission
 from .background import BackgroundServer
@@ -56,7 +56,6 @@ from .calls import ProxiedCall
 from .conversations import Conversation
 from .recorder import Recorder, Upstream
 from .relay import HOP, Stream, back_headers, gateway_error, recorded_stream, recorded_whole, relay
-from .wire import Wire, wire_for
 
 __all__ = ["MAX_RESPONSE_BYTES", "Proxy", "proxy"]
 

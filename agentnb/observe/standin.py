@@ -26,6 +26,7 @@ import importlib
 import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from starlette.applications import Starlette
@@ -33,11 +34,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..models import ModelLike, ModelRequest, ModelResponse, Usage, coerce_response
+from ..models import (
+    WIRES,
+    ModelLike,
+    ModelRequest,
+    ModelResponse,
+    Usage,
+    Wire,
+    WireRequest,
+    coerce_response,
+)
 from ..tokens import estimate_json_tokens
 from .background import BackgroundServer
-from .wire import WIRES, Wire
-from .wire import Request as WireRequest
+from .signing import Signer
 
 __all__ = ["ModelServer", "serve"]
 
@@ -50,15 +59,25 @@ class ModelServer:
     """``model`` served on 127.0.0.1 (see :func:`serve`): ``base_url``, ``close()``."""
 
     def __init__(
-        self, model: ModelLike, *, port: int = 0, delay: float = 0.0, chunk_delay: float = 0.0
+        self,
+        model: ModelLike,
+        *,
+        port: int = 0,
+        delay: float = 0.0,
+        chunk_delay: float = 0.0,
+        signed: bool = True,
     ) -> None:
         self.model = model
+        #: Signs the reasoning served on the Responses and Anthropic APIs and checks it back.
+        self.signer = Signer(signed)
         self.delay = delay
         self.chunk_delay = chunk_delay
         self.calls = 0
         #: Errors the model raised, answered as errors of the request's format.
         self.errors: list[str] = []
         self._stored: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+        #: Prompt-cache prefixes seen (Anthropic ``cache_control``), by their JSON.
+        self._cached: set[str] = set()
         routes = [
             Route(f"/v1{w.path}", self._endpoint(w), methods=["POST"]) for w in WIRES.values()
         ]
@@ -91,6 +110,7 @@ class ModelServer:
             if not isinstance(body, dict):
                 raise ValueError("the body is not a JSON object")
             request = wire.read_request(body)
+            self.signer.check(request)
             messages = self._conversation(request)
         except (ValueError, KeyError, RecursionError) as exc:
             return JSONResponse(wire.error(str(exc), "invalid_request_error"), status_code=400)
@@ -106,7 +126,8 @@ class ModelServer:
             self.errors.append(text)
             return JSONResponse(wire.error(text, "server_error"), status_code=500)
         self.calls += 1
-        usage = response.usage or _estimate(messages, request.tools, response)
+        response = self.signer.sign(response, request)
+        usage = self._cache(body, response.usage or _estimate(messages, request.tools, response))
         if not request.stream:
             data = wire.render(response, request, usage)
             self._store(wire, request, data.get("id"), messages, response)
@@ -114,6 +135,21 @@ class ModelServer:
         events = list(wire.render_stream(response, request, usage))
         self._store(wire, request, _streamed_id(wire, events), messages, response)
         return StreamingResponse(self._paced(events), media_type="text/event-stream")
+
+    def _cache(self, body: dict[str, Any], usage: Usage) -> Usage:
+        """Anthropic prompt caching, as the API reports it: a prefix marked with
+        ``cache_control`` (the system prompt, the tools) is written to the cache the first
+        time (``cache_creation_input_tokens``) and read from it after
+        (``cache_read_input_tokens``)."""
+        prefix = {k: body[k] for k in ("tools", "system") if k in body}
+        text = json.dumps(prefix, ensure_ascii=False, sort_keys=True)
+        if '"cache_control"' not in text:
+            return usage
+        tokens = min(estimate_json_tokens(list(prefix.values())), usage.prompt_tokens)
+        if text in self._cached:
+            return replace(usage, cached_tokens=tokens)
+        self._cached.add(text)
+        return replace(usage, cache_write_tokens=tokens)
 
     def _conversation(self, request: WireRequest) -> list[dict[str, Any]]:
         """The messages the model answers: with ``previous_response_id``, the stored response's
@@ -182,10 +218,17 @@ def _streamed_id(wire: Wire, events: list[bytes]) -> str | None:
 
 
 def serve(
-    model: ModelLike | None = None, *, port: int = 0, delay: float = 0.0, chunk_delay: float = 0.0
+    model: ModelLike | None = None,
+    *,
+    port: int = 0,
+    delay: float = 0.0,
+    chunk_delay: float = 0.0,
+    signed: bool = True,
 ) -> ModelServer:
-    """Serve ``model`` (the travel stand-in by default) over HTTP in the three APIs."""
+    """Serve ``model`` (the travel stand-in by default) over HTTP in the three APIs; its
+    reasoning signed on the Responses and Anthropic APIs and checked when sent back
+    (``signed=False``: unsigned, unchecked; :mod:`agentnb.observe.signing`)."""
     if model is None:
         # the example domain, by name: the runtime layers never import it (tests/test_boundaries)
         model = importlib.import_module("agentnb.travel").TravelModel()
-    return ModelServer(model, port=port, delay=delay, chunk_delay=chunk_delay)
+    return ModelServer(model, port=port, delay=delay, chunk_delay=chunk_delay, signed=signed)

@@ -60,7 +60,18 @@ async def call_model(state: RunState, request: ModelRequest) -> ModelResponse:
     tokens[0] += usage.prompt_tokens
     tokens[1] += usage.completion_tokens
     tokens[2] += usage.total_tokens
-    record.usage = Usage(tokens[0], tokens[1], tokens[2], record.usage.estimated or usage.estimated)
+    if usage.cached_tokens or usage.cache_write_tokens or usage.reasoning_tokens:
+        record.usage = record.usage + usage  # the API's details: summed whole (rare path)
+    else:
+        record.usage = Usage(
+            tokens[0],
+            tokens[1],
+            tokens[2],
+            record.usage.estimated or usage.estimated,
+            record.usage.cached_tokens,
+            record.usage.cache_write_tokens,
+            record.usage.reasoning_tokens,
+        )
     if response.cached:
         record.cached_calls += 1
         record.cached = usage if record.cached is None else record.cached + usage

@@ -74,12 +74,7 @@ class RunRecord:
         usage, cached = self.usage, self.cached
         if cached is None:
             return usage
-        return Usage(
-            usage.prompt_tokens - cached.prompt_tokens,
-            usage.completion_tokens - cached.completion_tokens,
-            usage.total_tokens - cached.total_tokens,
-            usage.estimated,
-        )
+        return usage - cached
 
     def to_dict(self) -> dict[str, Any]:
         """The record as plain JSON data: a store's format (an evaluation's file, a service's
@@ -148,6 +143,7 @@ def usage_dict(usage: Usage) -> dict[str, Any]:
     }
     if usage.estimated:
         data["estimated"] = True
+    data.update(usage.details())
     return data
 
 

@@ -113,7 +113,12 @@ class Session(Shown):
         return len(self.transcript)
 
     def to_openai(self) -> list[dict[str, Any]]:
-        """The transcript as OpenAI message dicts (fresh copies)."""
+        """The transcript as OpenAI message dicts (fresh copies), lossless: an assistant
+        message keeps its ``reasoning_content`` and, from the Responses API or Anthropic, its
+        ``provider_data`` (signed or encrypted reasoning, to be sent back exactly). A Chat
+        Completions server takes neither back: ``OpenAIModel`` leaves them out of what it
+        sends, and says so in the reply's ``repairs`` when reasoning another API wrote was
+        left out."""
         return [m.to_openai() for m in self.transcript.messages]
 
     def wire(self) -> list[dict[str, Any]]:

@@ -34,6 +34,7 @@ from ..errors import AgentnbError, TraceFormatError
 from ..events import Event, Origin
 from ..messages import AssistantMessage, Message, parse_message
 from ..models.base import ModelRequest, Usage
+from ..models.response import USAGE_DETAILS
 
 __all__ = ["decode", "encode", "encode_value", "event_from_dict", "event_to_dict"]
 
@@ -46,8 +47,9 @@ def encode_value(value: Any) -> Any:
         return value.wire()
     if isinstance(value, ModelRequest):
         return {"messages": value.messages, "tools": value.tools, "params": value.params}
-    if isinstance(value, Usage):
-        return dataclasses.asdict(value)
+    if isinstance(value, Usage):  # the API's details only when it reported them
+        data = {k: v for k, v in dataclasses.asdict(value).items() if k not in USAGE_DETAILS}
+        return {**data, **value.details()}
     if isinstance(value, tuple | list):
         return [encode_value(v) for v in value]
     return value

@@ -300,6 +300,26 @@ function waitingBox(id, w, ctx) {
   return box;
 }
 
+// What an assistant message keeps for its provider (provider_data): named and measured, never
+// shown as text (a signature or an encrypted item is opaque), and what the server held.
+const API_LABEL = { anthropic: "Anthropic", responses: "Responses API" };
+function keptNotes(w) {
+  const out = [];
+  const data = w.provider_data;
+  if (data && typeof data === "object") {
+    const api = API_LABEL[data.api] || String(data.api || "the provider");
+    for (const b of Array.isArray(data.reasoning) ? data.reasoning : []) {
+      if (!b || typeof b !== "object") continue;
+      const opaque = b.signature ? `signature, ${fmtInt(String(b.signature).length)} chars` : b.encrypted_content ? `encrypted_content, ${fmtInt(String(b.encrypted_content).length)} chars` : b.data ? `redacted, ${fmtInt(String(b.data).length)} chars` : b.id ? `id ${b.id}` : "unsigned";
+      out.push(`kept for the provider: ${api} ${String(b.type || "reasoning")} (${opaque})`);
+    }
+    if (data.previous_response_id)
+      out.push(`server-side state: sent ${fmtInt(data.sent)} of ${fmtInt(data.held)} messages; the server held the rest (previous_response_id ${data.previous_response_id})`);
+  }
+  if (w.reasoning_resent_as) out.push(`the app re-sent this reasoning as a ${String(w.reasoning_resent_as)} (it came unsigned)`);
+  return out;
+}
+
 // One top-level card. `flat` shows tool results standalone (filters, search, orphans).
 function messageCard(i, msgs, ctx, flat) {
   const m = msgs[i];
@@ -324,12 +344,14 @@ function messageCard(i, msgs, ctx, flat) {
   if (figures.length)
     card.append(h("div", { class: "anb-ungrounded-note", title: "agentnb.testing.ungrounded_figures: figures of the final answer that no tool result (nor the user) gave",
       text: `⚑ ${figures.length} figure${figures.length === 1 ? "" : "s"} in no tool result: ${figures.join(", ")}` }));
-  if (w.reasoning_content) {
+  const kept = keptNotes(w);
+  if (w.reasoning_content || kept.length) {
     // Short reasoning (the stand-in's few [rule] lines) stays open; a long monologue folds.
-    const chars = String(w.reasoning_content).length;
+    const chars = String(w.reasoning_content || "").length;
     card.append(h("details", { class: "anb-reasoning", open: chars <= FOLD_AT },
-      h("summary", { text: `reasoning (${fmtInt(chars)} chars)` }),
-      fold(asText(w.reasoning_content))));
+      h("summary", { text: w.reasoning_content ? `reasoning (${fmtInt(chars)} chars)` : "reasoning (opaque)" }),
+      w.reasoning_content ? fold(asText(w.reasoning_content)) : null,
+      ...kept.map((note) => h("div", { class: "anb-kept", title: "sent back to the provider exactly as it came; never shown as text", text: note }))));
   }
   const text = asText(w.content);
   if (text) {

@@ -197,14 +197,18 @@ def iterations(length: int, wires: Sequence[Mapping[str, Any]], runs: Sequence[A
     """The iteration that produced each message, from the runs' boundaries.
 
     Inside a run the user input is iteration 0; the reply to model call k and the tool
-    results answering it are iteration k. Messages added outside runs have none.
+    results answering it are iteration k. A run that starts with tool results continues the
+    loop of the run before it (a proxied app's call: one run per model call), so its count
+    goes on from there. Messages added outside runs have none.
     """
     out: list[int | None] = [None] * length
+    k = 0
     for record in runs:
-        start = max(0, int(getattr(record, "start", 0)))
+        start = max(0, int(getattr(record, "start", 0) or 0))
         end = int(getattr(record, "end", -1))
         end = length if end < 0 or end > length else end
-        k = 0
+        if start >= length or wires[start].get("role") != "tool":
+            k = 0
         for i in range(start, end):
             if wires[i].get("role") == "assistant":
                 k += 1

@@ -2,6 +2,9 @@
 // live view of the one picked, composed in place (anywidget's host.getWidget). Every id, note
 // and count is a text node.
 
+// The API each conversation came in on, as its row names it.
+const API_NAMES = { chat: "Chat Completions", responses: "Responses API", anthropic: "Anthropic Messages" };
+
 function conversationLabel(c) {
   if (c.how === "branch") return `branch of ${c.parent}`;
   if (c.how === "compaction") return `compaction of ${c.parent}`;
@@ -26,6 +29,7 @@ function conversationRow(c, picked, pick) {
   },
     h("span", { class: "anb-p-id", text: c.id }),
     h("span", { class: "anb-p-size", text: `${fmtInt(c.messages)} messages · ${fmtInt(c.calls)} calls` }),
+    c.api ? h("span", { class: "anb-p-api", title: "the API its calls came in on", text: API_NAMES[c.api] || c.api }) : null,
     state,
     label ? h("span", { class: c.how === "unthreaded" ? "anb-bad" : "anb-ref", title: c.note || "", text: label }) : null,
     c.problems ? h("span", { class: "anb-bad", text: `${fmtInt(c.problems)} problems` }) : null,

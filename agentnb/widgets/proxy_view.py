@@ -27,6 +27,7 @@ def _row(conversation: Any) -> dict[str, Any]:
         "messages": len(session),
         "calls": len(session.runs),  # a run per proxied call (its record says how it ended)
         "how": conversation.how,
+        "api": ", ".join(conversation.apis),
         "parent": conversation.parent,
         "note": conversation.note,
         "problems": len(session.problems),

@@ -90,6 +90,8 @@ def test_the_proxied_app_grows_its_session_view_live(nb):
     sizes = out.locator(".anb-p-row .anb-p-size").all_text_contents()
     assert [s.split(" · ")[0] for s in sizes] == [f"{first} messages", f"{second} messages"]
     assert out.locator(".anb-p-row").first.locator(".anb-muted").text_content().startswith("last:")
+    apis = out.locator(".anb-p-row .anb-p-api").all_text_contents()
+    assert apis == ["Chat Completions", "Chat Completions"]  # the API each came in on
     heads = out.locator(".anb-call > .anb-result").count()
     assert heads >= 1  # tool results shown under their calls
     nb.shot("observe-first-done", out)

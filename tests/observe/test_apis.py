@@ -12,10 +12,10 @@ import asyncio
 import pytest
 
 import agentnb as an
+from agentnb.models.wire import WIRES
+from agentnb.models.wire.anthropic import to_messages as anthropic_messages
+from agentnb.models.wire.responses import to_messages as responses_messages
 from agentnb.observe.conversations import canonical
-from agentnb.observe.wire import WIRES
-from agentnb.observe.wire.anthropic import to_messages as anthropic_messages
-from agentnb.observe.wire.responses import to_messages as responses_messages
 from tests.observe.apps import APPS, TRAVEL
 
 pytest.importorskip("anthropic")

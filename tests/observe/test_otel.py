@@ -359,3 +359,25 @@ def test_an_otlp_endpoint_receives_the_spans():
     path, kind, body = _Collector.received[0]
     assert path == "/v1/traces" and kind == "application/x-protobuf"
     assert b"invoke_agent" in body and b"gen_ai.operation.name" in body
+
+
+def test_usage_details_become_the_genai_cache_attributes():
+    from agentnb.models import Usage
+    from agentnb.observe.otel import _usage
+
+    class Span:
+        def __init__(self):
+            self.attributes = {}
+
+        def set_attribute(self, name, value):
+            self.attributes[name] = value
+
+    span = Span()
+    _usage(span, Usage(100, 50, 150, cached_tokens=64, cache_write_tokens=26, reasoning_tokens=9))
+    assert span.attributes["gen_ai.usage.input_tokens"] == 100
+    assert span.attributes["gen_ai.usage.cache_read.input_tokens"] == 64
+    assert span.attributes["gen_ai.usage.cache_creation.input_tokens"] == 26
+    assert span.attributes["agentnb.usage.reasoning_tokens"] == 9
+    plain = Span()
+    _usage(plain, Usage(100, 50, 150))
+    assert not any("cache" in k or "reasoning" in k for k in plain.attributes)

@@ -91,6 +91,12 @@ class OpenAIModel(Model):
 
     #: ``gen_ai.provider.name`` of its calls (OpenTelemetry): it speaks the OpenAI API.
     provider = "openai"
+    #: Where a call posts, after the base URL.
+    path = "/chat/completions"
+    #: The environment variables of the model name and the base URL, and the default URL.
+    model_env, url_env, default_url = "OPENAI_MODEL", "OPENAI_BASE_URL", "https://api.openai.com/v1"
+    #: Whether ``profile="auto"`` may ask a loopback server ``GET /models`` (Chat servers only).
+    probes = True
 
     def __init__(
         self,
@@ -114,16 +120,16 @@ class OpenAIModel(Model):
         context_window: int | None = None,
         strict_tools: bool = False,
     ) -> None:
-        env_url = os.environ.get("OPENAI_BASE_URL")
-        self.base_url = (base_url or env_url or "https://api.openai.com/v1").rstrip("/")
-        self.model = model or os.environ.get("OPENAI_MODEL") or ""
+        kind = type(self).__name__
+        env_url = os.environ.get(self.url_env)
+        self.base_url = (base_url or env_url or self.default_url).rstrip("/")
+        self.model = model or os.environ.get(self.model_env) or ""
         if not self.model:
             raise ConfigurationError(
-                "OpenAIModel needs a model name: OpenAIModel('gpt-4o-mini', ...) or set "
-                "OPENAI_MODEL"
+                f"{kind} needs a model name: {kind}('<model>', ...) or set {self.model_env}"
             )
         self._auto = profile == "auto"
-        chosen = detect_profile(self.base_url) if self._auto else get_profile(profile)
+        chosen = self._detected(self.base_url) if self._auto else get_profile(profile)
         key = check_key(api_key)
         if key is None and chosen.key_env:
             key = check_key(os.environ.get(chosen.key_env), chosen.key_env)
@@ -131,7 +137,7 @@ class OpenAIModel(Model):
             key = check_key(os.environ.get("OPENAI_API_KEY"), "OPENAI_API_KEY")  # with the URL
         if key is None and chosen.needs_key:
             raise ConfigurationError(
-                f"OpenAIModel for {public_url(self.base_url)} (profile {chosen.name!r}) needs an "
+                f"{kind} for {public_url(self.base_url)} (profile {chosen.name!r}) needs an "
                 f"API key: pass api_key=... or set {chosen.key_env}"
             )
         #: Every credential of this client (repr ``***``); masks every text passed on.
@@ -149,7 +155,9 @@ class OpenAIModel(Model):
         #: Extra headers; a credential among them shows as ``***`` (it is kept in secrets).
         self.headers = self.secrets.headers(given)
         self._profile = chosen
-        self._probed = not (self._auto and chosen.name == "generic" and is_loopback(self.base_url))
+        self._probed = not (
+            self.probes and self._auto and chosen.name == "generic" and is_loopback(self.base_url)
+        )
         self.text_actions = text_actions
         self.name = name or self.model
         #: Tokens one request may hold (an agent without its own window adopts it).
@@ -167,6 +175,10 @@ class OpenAIModel(Model):
         self._strict: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
 
     # -- configuration -------------------------------------------------------------------
+
+    def _detected(self, base_url: str) -> Profile:
+        """The profile ``profile="auto"`` starts from (from the URL alone)."""
+        return detect_profile(base_url)
 
     @property
     def profile(self) -> Profile:
@@ -193,7 +205,7 @@ class OpenAIModel(Model):
 
     @property
     def url(self) -> str:
-        return f"{self.secrets.base_url or self.base_url}/chat/completions"
+        return f"{self.secrets.base_url or self.base_url}{self.path}"
 
     @property
     def shown_url(self) -> str:
@@ -265,7 +277,14 @@ class OpenAIModel(Model):
             body["response_format"] = request.output.chat()
         body["model"] = self.model
         body, notes = self._profile.prepare_fields(body, stream=stream)
-        return body, [*strict_notes, *(n for n in notes if "not supported" in n)]
+        said = [*strict_notes, *(n for n in notes if "not supported" in n)]
+        dropped = self._encoder.kept(messages)
+        if dropped:
+            said.append(
+                f"the reasoning of {dropped} assistant message(s) was not sent: it was written by "
+                "another API (provider_data), which Chat Completions cannot take back"
+            )
+        return body, said
 
     def _strict_for(self, tools: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
         """The tools with strict schemas, rewritten once per tool list; the notes in words
@@ -366,7 +385,15 @@ class OpenAIModel(Model):
             data = None
         if not isinstance(data, dict):
             raise ModelResponseError(f"{what} answered with invalid JSON: {text[:300]!r}")
+        return self._parse(data)
+
+    def _parse(self, data: dict[str, Any]) -> ModelResponse:
+        """A whole reply's JSON (masked) as a :class:`ModelResponse`."""
         return parse_completion(data, self.name)
+
+    def _reader(self, what: str) -> SSEReader:
+        """What reads a streamed reply's bytes into deltas (masking them as it goes)."""
+        return SSEReader(what, self.secrets)
 
     async def _complete_body(
         self, client: httpx.AsyncClient, body: dict[str, Any], deadline: float
@@ -406,7 +433,7 @@ class OpenAIModel(Model):
                 for delta in _as_deltas(whole):
                     yield delta
                 return
-            reader = SSEReader(what, self.secrets)
+            reader = self._reader(what)
             parts = StreamedText()
             chunks = sse_bytes(response, self.max_response_bytes, what)
             try:
@@ -446,7 +473,8 @@ class OpenAIModel(Model):
     def __repr__(self) -> str:
         mode = " streaming" if self.streaming else ""
         where = public_url(self.base_url)
-        return f"<OpenAIModel {self.model!r} at {where} profile={self._profile.name}{mode}>"
+        kind = type(self).__name__
+        return f"<{kind} {self.model!r} at {where} profile={self._profile.name}{mode}>"
 
 
 def _as_deltas(whole: ModelResponse) -> list[Delta]:

@@ -38,7 +38,7 @@ MESSAGES = 200_000
 class _Grown:
     """What was prepared and encoded of one growing list of wire dicts."""
 
-    __slots__ = ("data", "pending", "prepared", "wires")
+    __slots__ = ("data", "kept", "pending", "prepared", "wires")
 
     def __init__(self, wires: Sequence[dict[str, Any]]) -> None:
         # Followed, not held: a list a client held could not grow in place (_fast.extended).
@@ -46,6 +46,7 @@ class _Grown:
         self.prepared: list[dict[str, Any]] = []
         self.data = b"["  # the JSON array so far, without its "]" ...
         self.pending: list[bytes] = []  # ... and the pieces not joined to it yet
+        self.kept = 0  # messages whose provider_data the profile left out
 
 
 class MessagesJSON:
@@ -70,11 +71,19 @@ class MessagesJSON:
         have = len(grown.prepared)
         for wire in wires[have:]:
             prepared, data = self._message(wire)
+            if "provider_data" in wire and "provider_data" not in prepared:
+                grown.kept += 1
             if grown.prepared:
                 grown.pending.append(b",")
             grown.prepared.append(prepared)
             grown.pending.append(data)
         return grown.prepared
+
+    def kept(self, messages: Any) -> int:
+        """How many messages of a list :meth:`prepared` returned lost their ``provider_data``
+        (reasoning another API wrote, which Chat Completions cannot take back)."""
+        grown = self._by_list.get(id(messages))
+        return grown.kept if grown is not None and grown.prepared is messages else 0
 
     def encoded(self, messages: Any) -> list[bytes] | None:
         """The pieces of the JSON array of a list :meth:`prepared` returned (to be joined, as

@@ -62,7 +62,7 @@ class Profile:
     #: Ask for usage in the last chunk (``stream_options.include_usage``).
     stream_usage: bool = True
     #: Fields of outgoing assistant messages the server rejects or should not see.
-    strip_message_fields: tuple[str, ...] = ("reasoning_content",)
+    strip_message_fields: tuple[str, ...] = ("reasoning_content", "provider_data")
     #: Turn tool calls written as text into real calls (see ``text_actions.py``).
     text_actions: bool = False
     #: One line for the docs and the repr.
@@ -185,6 +185,20 @@ PROFILES: dict[str, Profile] = {
             streams_with_tools=False,
             stream_usage=False,
             note="llama-cpp-python's server: see the quirks in agentnb.models.openai.profiles",
+        ),
+        Profile(
+            "anthropic",
+            key_env="ANTHROPIC_API_KEY",
+            auth_header="x-api-key",
+            note="api.anthropic.com (AnthropicModel): the key in x-api-key, anthropic-version sent",
+        ),
+        Profile(
+            "anthropic-compatible",
+            key_env=None,
+            needs_key=False,
+            auth_header="x-api-key",
+            note="a server speaking Anthropic Messages (AnthropicModel): the stand-in's, "
+            "llama.cpp's and Ollama's /v1/messages; a key, when given, in x-api-key",
         ),
     ]
 }

@@ -14,14 +14,9 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...models import (
-    Delta,
-    ModelResponse,
-    ReplyAssembler,
-    Usage,
-    chunk_deltas,
-    parse_completion,
-)
+from ..base import Delta, ModelResponse, ReplyAssembler, Usage
+from ..openai.sse import chunk_deltas
+from ..openai.wire import parse_completion
 from .base import Reply, Request, new_id, sse
 
 __all__ = ["CHAT", "ChatCompletions", "cache_key", "explicit_ids"]
@@ -50,12 +45,17 @@ def explicit_ids(body: Mapping[str, Any]) -> list[str]:
     return found
 
 
-def usage_dict(usage: Usage) -> dict[str, int]:
-    return {
+def usage_dict(usage: Usage) -> dict[str, Any]:
+    data: dict[str, Any] = {
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "total_tokens": usage.total_tokens,
     }
+    if usage.cached_tokens:
+        data["prompt_tokens_details"] = {"cached_tokens": usage.cached_tokens}
+    if usage.reasoning_tokens:
+        data["completion_tokens_details"] = {"reasoning_tokens": usage.reasoning_tokens}
+    return data
 
 
 class _ChatStream:
@@ -129,6 +129,24 @@ class ChatCompletions:
             _text(data.get("id")),
             _text(data.get("model")),
         )
+
+    def write_request(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        params: Mapping[str, Any],
+        stream: bool,
+    ) -> tuple[dict[str, Any], list[str]]:
+        """A request body: the messages as they are (``OpenAIModel`` writes its own, through a
+        server's profile and its per-message JSON cache)."""
+        body: dict[str, Any] = {"model": model, "messages": messages}
+        if tools:
+            body["tools"] = tools
+        body.update(params)
+        if stream:
+            body["stream"] = True
+        return body, []
 
     def stream(self) -> _ChatStream:
         return _ChatStream()

@@ -12,7 +12,15 @@ Anthropic Messages (``/messages``). Each format is one module with the same two 
   they arrive and the :class:`Reply` at the end;
 * **writing** (the stand-in, :mod:`agentnb.observe.standin`): :meth:`Wire.render` and
   :meth:`Wire.render_stream` write an agentnb reply as that format's body or events, and
-  :meth:`Wire.error` an error body the format's SDKs understand.
+  :meth:`Wire.error` an error body the format's SDKs understand;
+* **the model clients' side** (:class:`~agentnb.models.ResponsesModel`,
+  :class:`~agentnb.models.AnthropicModel`): :meth:`Wire.write_request` writes a request body
+  from the session's messages (the inverse of ``read_request``, with what could not be sent
+  in words), and :class:`~agentnb.models.wire.reader.WireReader` reads a streamed reply
+  through the format's :meth:`Wire.stream`.
+
+What an API needs back exactly as it came (signed thinking, encrypted reasoning items) is
+kept whole in the assistant message's ``provider_data`` (:data:`~.base.KEPT`).
 
 The conversions are deterministic and symmetric: a reply read here and the same turn
 re-sent by the app in its next request become equal messages, so threading compares them.
@@ -22,10 +30,10 @@ a content part (or an extra field) of the message it came with.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
-from ...models import Delta, ModelResponse, Usage
+from ..base import Delta, ModelResponse, Usage
 from .base import Reply, Request, new_id, sse
 
 __all__ = [
@@ -71,6 +79,15 @@ class Wire(Protocol):
     def read_request(self, body: dict[str, Any]) -> Request: ...
 
     def read_reply(self, data: dict[str, Any]) -> Reply: ...
+
+    def write_request(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        params: Mapping[str, Any],
+        stream: bool,
+    ) -> tuple[dict[str, Any], list[str]]: ...
 
     def stream(self) -> StreamReader: ...
 
@@ -118,7 +135,11 @@ WIRES: dict[str, Wire] = _wires()
 
 
 def wire_for(path: str) -> Wire | None:
-    """The format a POST to ``path`` speaks, or None (passed through unrecorded)."""
+    """The format a POST to ``path`` speaks, or None (passed through unrecorded).
+    ``/responses/compact`` (the Responses API's compaction: items in, compacted items out)
+    speaks the Responses format."""
+    if path.endswith("/responses/compact"):
+        return WIRES["responses"]
     for wire in WIRES.values():
         if path.endswith(wire.path):
             return wire

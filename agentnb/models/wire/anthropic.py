@@ -8,8 +8,10 @@ message of blocks with a ``stop_reason``; a stream is ``message_start``,
 and ``message_stop``.
 
 Into the sessions' Chat Completions shape: ``system`` is a leading system message; an
-assistant's ``tool_use`` blocks are its ``tool_calls`` (the input as JSON text), ``thinking``
-its ``reasoning_content`` (the signature kept as ``reasoning_signature``); a user message's
+assistant's ``tool_use`` blocks are its ``tool_calls`` (the input as JSON text), ``thinking`` its
+``reasoning_content`` (the thinking and ``redacted_thinking`` blocks kept whole, signatures
+included, in its ``provider_data``: the API rejects a tool-use turn whose thinking was
+altered, so they go back exactly as they came); a user message's
 ``tool_result`` blocks are ``tool`` messages before it (``is_error`` kept), its other blocks
 its content parts. Blocks with no equivalent (images, documents, server tools) are kept
 as they are, as content parts.
@@ -22,11 +24,18 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...models import Delta, ModelResponse, Usage
 from ...tokens import content_text
-from .base import Reply, Request, new_id, sse
+from ..base import Delta, ModelResponse, Usage
+from .base import KEPT, Reply, Request, fold_thinking, kept, new_id, sse
 
-__all__ = ["ANTHROPIC", "AnthropicMessages", "to_messages"]
+__all__ = [
+    "ANTHROPIC",
+    "AnthropicMessages",
+    "from_messages",
+    "params_of",
+    "to_messages",
+    "tools_of",
+]
 
 _NOT_PARAMS = frozenset(("model", "messages", "system", "tools", "stream"))
 #: Anthropic's stop reasons as Chat Completions finish reasons (others are kept as they are).
@@ -37,7 +46,8 @@ _FINISH = {
     "max_tokens": "length",
     "refusal": "content_filter",
 }
-#: Claude Code sends its session in ``metadata.user_id`` (``user_…_session_<uuid>``).
+#: Claude Code sends its session in ``metadata.user_id``: ``user_…_session_<uuid>``, or (its
+#: current versions) a JSON object with a ``session_id``.
 _SESSION = re.compile(r"session_([0-9A-Za-z-]{8,})")
 _STOP = {
     "stop": "end_turn",
@@ -65,7 +75,7 @@ def _assistant(blocks: Any) -> dict[str, Any]:
     text: list[str] = []
     calls: list[dict[str, Any]] = []
     reasoning: list[str] = []
-    signature: list[str] = []
+    thinking: list[dict[str, Any]] = []
     other: list[Any] = []
     for block in blocks if isinstance(blocks, list) else ():
         kind = block.get("type") if isinstance(block, Mapping) else None
@@ -80,10 +90,10 @@ def _assistant(blocks: Any) -> dict[str, Any]:
                     "function": {"name": str(block.get("name") or ""), "arguments": arguments},
                 }
             )
-        elif kind == "thinking":
-            reasoning.append(str(block.get("thinking", "")))
-            if block.get("signature"):
-                signature.append(str(block["signature"]))
+        elif kind in ("thinking", "redacted_thinking"):
+            if kind == "thinking":
+                reasoning.append(str(block.get("thinking", "")))
+            thinking.append(dict(block))
         else:
             other.append(_block(block))
     joined = "".join(text)
@@ -96,8 +106,8 @@ def _assistant(blocks: Any) -> dict[str, Any]:
         message["tool_calls"] = calls
     if reasoning:
         message["reasoning_content"] = "".join(reasoning)
-    if signature:
-        message["reasoning_signature"] = "".join(signature)
+    if thinking:
+        message[KEPT] = {"api": "anthropic", "reasoning": thinking}
     return message
 
 
@@ -135,6 +145,147 @@ def to_messages(messages: Any, system: Any = None) -> list[dict[str, Any]]:
                 rest.append(_block(block))
         if rest:
             out.append({"role": str(role or "user"), "content": rest})
+    return fold_thinking(out)
+
+
+# -- writing a request (the model client's side) --------------------------------------------
+_DATA_URL = re.compile(r"data:([^;,]+);base64,(.*)", re.S)
+#: ``cache_control`` of a prompt-caching breakpoint (``AnthropicModel(cache=True)``).
+EPHEMERAL = {"type": "ephemeral"}
+
+
+def _block_of(part: Any) -> Any:
+    """A Chat Completions content part as an Anthropic block (text and images; others as is)."""
+    if isinstance(part, str):
+        return {"type": "text", "text": part}
+    if not isinstance(part, Mapping):
+        return part
+    image = part.get("image_url")
+    if part.get("type") == "image_url" and isinstance(image, Mapping):
+        url = str(image.get("url") or "")
+        data = _DATA_URL.match(url)
+        if data:
+            source = {"type": "base64", "media_type": data.group(1), "data": data.group(2)}
+            return {"type": "image", "source": source}
+        return {"type": "image", "source": {"type": "url", "url": url}}
+    return dict(part)
+
+
+def _blocks_of(content: Any) -> list[Any]:
+    if isinstance(content, list):
+        return [_block_of(p) for p in content]
+    return [{"type": "text", "text": content}] if content else []
+
+
+def _assistant_blocks(message: Mapping[str, Any]) -> tuple[list[dict[str, Any]], bool]:
+    """An assistant message as blocks, and whether reasoning this API did not write was
+    dropped (only its own thinking blocks go back, signatures untouched)."""
+    blocks = kept(message, "anthropic") or []
+    dropped = not blocks and bool(message.get("reasoning_content") or message.get(KEPT))
+    blocks += [b for b in _blocks_of(message.get("content")) if b.get("text") != ""]
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {}
+        try:
+            arguments = json.loads(function.get("arguments") or "{}")
+        except ValueError:
+            arguments = None
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": str(call.get("id") or ""),
+                "name": str(function.get("name") or ""),
+                "input": arguments if isinstance(arguments, dict) else {},
+            }
+        )
+    return blocks, dropped
+
+
+def from_messages(
+    messages: list[dict[str, Any]], cache: bool = False
+) -> tuple[Any, list[dict[str, Any]], list[str]]:
+    """Chat Completions messages as ``system`` and Anthropic ``messages`` (the inverse of
+    :func:`to_messages`: tool results are ``tool_result`` blocks of the user turn after the
+    call, and turns of one role are merged), and what could not be sent, in words. With
+    ``cache``, the system prompt ends with a prompt-caching breakpoint."""
+    system: list[str] = []
+    out: list[dict[str, Any]] = []
+    dropped = 0
+
+    def add(role: str, blocks: list[Any]) -> None:
+        if out and out[-1]["role"] == role:
+            out[-1]["content"] += blocks
+        else:
+            out.append({"role": role, "content": blocks})
+
+    for message in messages:
+        role, content = message.get("role"), message.get("content")
+        if role in ("system", "developer"):
+            system.append(content_text(content) if not isinstance(content, str) else content)
+        elif role == "tool":
+            result: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": str(message.get("tool_call_id") or ""),
+                "content": content if isinstance(content, str) else _blocks_of(content),
+            }
+            if message.get("is_error"):
+                result["is_error"] = True
+            add("user", [result])
+        elif role == "assistant":
+            blocks, lost = _assistant_blocks(message)
+            dropped += lost
+            add("assistant", blocks)
+        else:
+            add("user", _blocks_of(content))
+    notes = []
+    if dropped:
+        notes.append(
+            f"the reasoning of {dropped} assistant message(s) was not sent: it was not written "
+            "by Anthropic, which takes back only its own signed thinking blocks"
+        )
+    text = "\n\n".join(t for t in system if t)
+    if cache and text:
+        return [{"type": "text", "text": text, "cache_control": EPHEMERAL}], out, notes
+    return text or None, out, notes
+
+
+def tools_of(tools: list[dict[str, Any]], cache: bool = False) -> list[dict[str, Any]]:
+    """Chat Completions tool schemas as Anthropic tools (``input_schema``); with ``cache``,
+    the last ends with a prompt-caching breakpoint (the tools are cached with it)."""
+    out: list[dict[str, Any]] = []
+    for tool in tools:
+        function = tool.get("function") if tool.get("type") == "function" else None
+        if isinstance(function, Mapping):
+            schema = function.get("parameters") or {"type": "object", "properties": {}}
+            entry = {"name": function.get("name"), "input_schema": schema}
+            if function.get("description"):
+                entry["description"] = function["description"]
+            out.append(entry)
+        else:
+            out.append(dict(tool))
+    if cache and out:
+        out[-1] = {**out[-1], "cache_control": EPHEMERAL}
+    return out
+
+
+_CHOICES = {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}
+#: The output tokens asked for when the request does not say (Anthropic requires a number).
+MAX_TOKENS = 4096
+
+
+def params_of(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Request parameters in Anthropic's names (``max_tokens`` always set)."""
+    out: dict[str, Any] = {"max_tokens": MAX_TOKENS}
+    for name, value in params.items():
+        if name in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
+            out["max_tokens"] = value
+        elif name == "stop":
+            out["stop_sequences"] = [value] if isinstance(value, str) else value
+        elif name == "tool_choice" and isinstance(value, str) and value in _CHOICES:
+            out[name] = _CHOICES[value]
+        elif name == "tool_choice" and isinstance(value, Mapping) and "function" in value:
+            out[name] = {"type": "tool", "name": (value.get("function") or {}).get("name")}
+        else:
+            out[name] = value
     return out
 
 
@@ -160,7 +311,24 @@ def _usage(data: Any) -> Usage | None:
         for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
     )
     completion = int(data.get("output_tokens") or 0)
-    return Usage(prompt, completion, prompt + completion)
+    return Usage(
+        prompt,
+        completion,
+        prompt + completion,
+        cached_tokens=int(data.get("cache_read_input_tokens") or 0),
+        cache_write_tokens=int(data.get("cache_creation_input_tokens") or 0),
+    )
+
+
+def _usage_dict(usage: Usage) -> dict[str, int]:
+    """A usage as Anthropic reports it (``input_tokens`` without the cached ones)."""
+    cached, written = usage.cached_tokens, usage.cache_write_tokens
+    return {
+        "input_tokens": usage.prompt_tokens - cached - written,
+        "cache_creation_input_tokens": written,
+        "cache_read_input_tokens": cached,
+        "output_tokens": usage.completion_tokens,
+    }
 
 
 def _finish(reason: Any) -> str | None:
@@ -253,6 +421,14 @@ class _AnthropicStream:
 def _session_ids(body: Mapping[str, Any]) -> list[str]:
     metadata = body.get("metadata")
     user = metadata.get("user_id") if isinstance(metadata, Mapping) else None
+    if isinstance(user, str) and user.lstrip().startswith("{"):  # current Claude Code: JSON
+        try:
+            data = json.loads(user)
+        except ValueError:
+            data = None
+        session = data.get("session_id") if isinstance(data, dict) else None
+        if isinstance(session, str) and session:
+            return [session]
     found = _SESSION.search(user) if isinstance(user, str) else None
     return [found.group(1)] if found else []
 
@@ -275,6 +451,32 @@ class AnthropicMessages:
             ids=_session_ids(body),
         )
 
+    def write_request(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        params: Mapping[str, Any],
+        stream: bool,
+        cache: bool = False,
+    ) -> tuple[dict[str, Any], list[str]]:
+        """A request body (the model client's side: the inverse of :meth:`read_request`) and
+        what could not be sent, in words; ``cache`` sets prompt-caching breakpoints on the
+        system prompt and the tools."""
+        system, converted, notes = from_messages(messages, cache)
+        body: dict[str, Any] = {"model": model}
+        if system is not None:
+            body["system"] = system
+        body["messages"] = converted
+        if tools:
+            body["tools"] = tools_of(tools, cache)
+        body.update(params_of(params))
+        if not tools:
+            body.pop("tool_choice", None)
+        if stream:
+            body["stream"] = True
+        return body, notes
+
     def read_reply(self, data: dict[str, Any]) -> Reply:
         if data.get("type") == "error":
             error = data.get("error") or {}
@@ -295,8 +497,8 @@ class AnthropicMessages:
     # -- the stand-in's side -------------------------------------------------------------
     def _blocks(self, response: ModelResponse) -> list[dict[str, Any]]:
         message = response.message.wire()
-        blocks: list[dict[str, Any]] = []
-        if message.get("reasoning_content"):
+        blocks: list[dict[str, Any]] = kept(message, "anthropic") or []
+        if message.get("reasoning_content") and not blocks:
             blocks.append(
                 {"type": "thinking", "thinking": message["reasoning_content"], "signature": ""}
             )
@@ -333,8 +535,7 @@ class AnthropicMessages:
         }
 
     def render(self, response: ModelResponse, request: Request, usage: Usage) -> dict[str, Any]:
-        usage_dict = {"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens}
-        return {**self._message(response, request), "usage": usage_dict}
+        return {**self._message(response, request), "usage": _usage_dict(usage)}
 
     def render_stream(
         self, response: ModelResponse, request: Request, usage: Usage
@@ -345,7 +546,7 @@ class AnthropicMessages:
             **whole,
             "content": [],
             "stop_reason": None,
-            "usage": {"input_tokens": usage.prompt_tokens, "output_tokens": 1},
+            "usage": {**_usage_dict(usage), "output_tokens": 1},
         }
         yield sse({"type": "message_start", "message": start}, event="message_start")
         for index, block in enumerate(whole["content"]):
@@ -353,6 +554,7 @@ class AnthropicMessages:
             empty = {
                 "text": {"type": "text", "text": ""},
                 "thinking": {"type": "thinking", "thinking": "", "signature": ""},
+                "redacted_thinking": block,
             }.get(kind, {**block, "input": {}})
             yield sse(
                 {"type": "content_block_start", "index": index, "content_block": empty},
@@ -368,6 +570,10 @@ class AnthropicMessages:
                     {"type": "thinking_delta", "thinking": block["thinking"][i : i + 16]}
                     for i in range(0, len(block["thinking"]), 16)
                 ]
+                if block.get("signature"):
+                    pieces.append({"type": "signature_delta", "signature": block["signature"]})
+            elif kind == "redacted_thinking":
+                pieces = []
             else:
                 text = json.dumps(block["input"], ensure_ascii=False)
                 pieces = [

@@ -10,8 +10,13 @@ items; a stream is named semantic events (``response.output_text.delta``, ...) e
 Into the sessions' Chat Completions shape: ``instructions`` is a leading system message;
 consecutive assistant-side items (reasoning, assistant message, function calls) are one
 assistant message (text, ``reasoning_content``, ``tool_calls`` with each ``call_id`` as its
-id); a ``function_call_output`` is a ``tool`` message. An item with no such equivalent (a
-built-in tool's call, an item reference) is kept whole in the assistant message's ``items``.
+id; the reasoning items kept whole, ``id`` and ``encrypted_content`` included, in its
+``provider_data``, to be sent back exactly as they came); a ``function_call_output`` is a
+``tool`` message. An item with no such equivalent (a built-in tool's call, an item
+reference) is kept whole in the assistant message's ``items``.
+
+Out of it (the model client's side, :meth:`Responses.write_request`): the inverse, with
+tools in the Responses shape and parameters in its names.
 """
 
 from __future__ import annotations
@@ -21,12 +26,12 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...models import Delta, ModelResponse, Usage
 from ...tokens import content_text
-from .base import Reply, Request, new_id, sse
+from ..base import Delta, ModelResponse, Usage
+from .base import KEPT, Reply, Request, kept, new_id, sse
 from .chat import cache_key, explicit_ids
 
-__all__ = ["RESPONSES", "Responses", "to_messages"]
+__all__ = ["RESPONSES", "Responses", "from_messages", "params_of", "to_messages", "tools_of"]
 
 _NOT_PARAMS = frozenset(
     ("model", "input", "instructions", "tools", "stream", "previous_response_id", "conversation")
@@ -65,6 +70,7 @@ class _Turn:
         self.calls: list[dict[str, Any]] = []
         self.refusal: list[str] = []
         self.items: list[dict[str, Any]] = []
+        self.kept: list[dict[str, Any]] = []
 
     def add(self, item: Mapping[str, Any]) -> None:
         kind = item.get("type") or "message"
@@ -94,6 +100,7 @@ class _Turn:
             text = content_text(item.get("summary")) or content_text(item.get("content"))
             if text:
                 self.reasoning.append(text)
+            self.kept.append(dict(item))
         else:
             self.items.append(dict(item))
 
@@ -109,6 +116,8 @@ class _Turn:
             message["refusal"] = "".join(self.refusal)
         if self.items:
             message["items"] = self.items
+        if self.kept:
+            message[KEPT] = {"api": "responses", "reasoning": self.kept}
         return message
 
 
@@ -151,6 +160,124 @@ def to_messages(items: Any, instructions: Any = None) -> list[dict[str, Any]]:
     return out
 
 
+# -- writing a request (the model client's side) --------------------------------------------
+def _input_part(part: Any) -> Any:
+    """A Chat Completions content part as a Responses input part (the inverse of _part)."""
+    if not isinstance(part, Mapping):
+        return part
+    if part.get("type") == "text":
+        return {"type": "input_text", "text": str(part.get("text", ""))}
+    image = part.get("image_url")
+    if part.get("type") == "image_url" and isinstance(image, Mapping):
+        out = {"type": "input_image", "image_url": image.get("url"), "detail": "auto"}
+        if image.get("detail"):
+            out["detail"] = image["detail"]
+        return out
+    return dict(part)
+
+
+def _input(content: Any) -> Any:
+    if isinstance(content, list):
+        return [_input_part(p) for p in content]
+    return "" if content is None else content
+
+
+def from_messages(
+    messages: list[dict[str, Any]],
+) -> tuple[str | None, list[dict[str, Any]], list[str]]:
+    """Chat Completions messages as ``instructions`` and ``input`` items (the inverse of
+    :func:`to_messages`), and what could not be sent, in words: reasoning this API did not
+    write (another API's signed thinking, a Chat server's ``reasoning_content``) is dropped
+    and counted, never sent as if it were this API's."""
+    instructions: str | None = None
+    items: list[dict[str, Any]] = []
+    dropped = 0
+    for i, message in enumerate(messages):
+        role, content = message.get("role"), message.get("content")
+        if role in ("system", "developer") and i == 0 and isinstance(content, str):
+            instructions = content
+        elif role == "tool":
+            output = content if isinstance(content, str) else json.dumps(content)
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": str(message.get("tool_call_id") or ""),
+                    "output": output,
+                }
+            )
+        elif role == "assistant":
+            reasoning = kept(message, "responses")
+            if reasoning:
+                items += reasoning
+            elif message.get("reasoning_content") or message.get(KEPT):
+                dropped += 1
+            text = content_text(content)
+            if text:
+                items.append({"role": "assistant", "content": text})
+            for call in message.get("tool_calls") or ():
+                function = call.get("function") or {}
+                items.append(
+                    {
+                        "type": "function_call",
+                        "call_id": str(call.get("id") or ""),
+                        "name": str(function.get("name") or ""),
+                        "arguments": str(function.get("arguments") or ""),
+                    }
+                )
+            items += [dict(item) for item in message.get("items") or () if isinstance(item, dict)]
+        else:
+            items.append({"role": str(role or "user"), "content": _input(content)})
+    notes = []
+    if dropped:
+        notes.append(
+            f"the reasoning of {dropped} assistant message(s) was not sent: it was not written "
+            "by the Responses API, which takes back only its own reasoning items"
+        )
+    return instructions, items, notes
+
+
+def tools_of(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Chat Completions tool schemas as Responses tools (a function's fields at the top, and
+    ``strict`` said: the API's default is strict, which a plain schema does not meet)."""
+    out: list[dict[str, Any]] = []
+    for tool in tools:
+        function = tool.get("function") if tool.get("type") == "function" else None
+        if isinstance(function, Mapping):
+            out.append({"type": "function", "strict": False, **function})
+        else:
+            out.append(dict(tool))
+    return out
+
+
+#: Chat Completions parameter names the Responses API spells otherwise.
+_RENAMED = {"max_tokens": "max_output_tokens", "max_completion_tokens": "max_output_tokens"}
+
+
+def _text_format(value: Mapping[str, Any]) -> dict[str, Any]:
+    """Chat Completions' ``response_format`` as the Responses API's ``text.format`` (the
+    ``json_schema`` object's fields one level up)."""
+    if value.get("type") == "json_schema" and isinstance(value.get("json_schema"), Mapping):
+        return {"type": "json_schema", **value["json_schema"]}
+    return dict(value)
+
+
+def params_of(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Request parameters in the Responses API's names."""
+    out: dict[str, Any] = {}
+    for name, value in params.items():
+        if name in _RENAMED:
+            out[_RENAMED[name]] = value
+        elif name == "reasoning_effort":
+            out["reasoning"] = {**out.get("reasoning", {}), "effort": value}
+        elif name == "response_format" and isinstance(value, Mapping):
+            out["text"] = {**out.get("text", {}), "format": _text_format(value)}
+        elif name == "tool_choice" and isinstance(value, Mapping) and "function" in value:
+            out[name] = {"type": "function", "name": (value.get("function") or {}).get("name")}
+        else:
+            out[name] = value
+    return out
+
+
 def _tools(tools: Any) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for tool in tools if isinstance(tools, list) else ():
@@ -166,7 +293,14 @@ def _usage(data: Any) -> Usage | None:
     if not isinstance(data, Mapping):
         return None
     prompt, completion = int(data.get("input_tokens") or 0), int(data.get("output_tokens") or 0)
-    return Usage(prompt, completion, int(data.get("total_tokens") or prompt + completion))
+    inputs, outputs = data.get("input_tokens_details"), data.get("output_tokens_details")
+    return Usage(
+        prompt,
+        completion,
+        int(data.get("total_tokens") or prompt + completion),
+        cached_tokens=int((inputs or {}).get("cached_tokens") or 0),
+        reasoning_tokens=int((outputs or {}).get("reasoning_tokens") or 0),
+    )
 
 
 def _finish(response: Mapping[str, Any], message: Mapping[str, Any]) -> str:
@@ -276,14 +410,36 @@ class Responses:
     def read_reply(self, data: dict[str, Any]) -> Reply:
         return _reply(data)
 
+    def write_request(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        params: Mapping[str, Any],
+        stream: bool,
+    ) -> tuple[dict[str, Any], list[str]]:
+        """A request body (the model client's side: the inverse of :meth:`read_request`) and
+        what could not be sent, in words."""
+        instructions, items, notes = from_messages(messages)
+        body: dict[str, Any] = {"model": model}
+        if instructions is not None:
+            body["instructions"] = instructions
+        body["input"] = items
+        if tools:
+            body["tools"] = tools_of(tools)
+        body.update(params_of(params))
+        if stream:
+            body["stream"] = True
+        return body, notes
+
     def stream(self) -> _ResponsesStream:
         return _ResponsesStream()
 
     # -- the stand-in's side -------------------------------------------------------------
     def _items(self, response: ModelResponse) -> list[dict[str, Any]]:
         message = response.message.wire()
-        items: list[dict[str, Any]] = []
-        if message.get("reasoning_content"):
+        items: list[dict[str, Any]] = kept(message, "responses") or []
+        if message.get("reasoning_content") and not items:
             summary = [{"type": "summary_text", "text": message["reasoning_content"]}]
             items.append({"type": "reasoning", "id": new_id("rs_"), "summary": summary})
         text = response.message.text
@@ -348,9 +504,9 @@ class Responses:
     def _usage(self, usage: Usage) -> dict[str, Any]:
         return {
             "input_tokens": usage.prompt_tokens,
-            "input_tokens_details": {"cached_tokens": 0},
+            "input_tokens_details": {"cached_tokens": usage.cached_tokens},
             "output_tokens": usage.completion_tokens,
-            "output_tokens_details": {"reasoning_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
             "total_tokens": usage.total_tokens,
         }
 
@@ -412,7 +568,7 @@ class Responses:
                 yield event(
                     "response.output_item.added", output_index=index, item={**item, "summary": []}
                 )
-                text = item["summary"][0]["text"]
+                text = content_text(item.get("summary"))
                 part = {"type": "summary_text", "text": ""}
                 yield event(
                     "response.reasoning_summary_part.added", **at, summary_index=0, part=part

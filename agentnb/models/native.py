@@ -1,0 +1,211 @@
+"""The providers' own APIs as models: the Responses API and Anthropic Messages.
+
+:class:`ResponsesModel` and :class:`AnthropicModel` are :class:`~agentnb.models.OpenAIModel`
+with another wire format: the same retries, one deadline over every phase,
+``max_response_bytes``, typed HTTP errors, the one secrets rule, cassettes and
+``with_transport``; the request written and the reply read by the format's codec
+(:mod:`agentnb.models.wire`, which the recording proxy and the stand-in's server read and
+write with too). What these APIs add to Chat Completions is kept in the transcript:
+
+* **reasoning**: the readable part in ``reasoning_content``, whatever the API; the opaque
+  part (a thinking block's ``signature``, a reasoning item's ``id`` and
+  ``encrypted_content``) in the message's ``provider_data``, sent back exactly as it came.
+  Reasoning another API wrote cannot be sent back (it is bound to its signer): it is
+  dropped, and the reply says so in ``repairs`` (a problem of the call, never silence);
+* **server-side state** (``ResponsesModel(conversation="previous_response_id")``): a call
+  sends only the items after the last reply the server stored, naming that reply; the reply's
+  ``provider_data`` records the response it continued and how many messages were sent of
+  the whole context the server held (which the agent's token budget counts);
+* **prompt caching** (``AnthropicModel(cache=True)``): breakpoints on the instructions and
+  the tools.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from ..errors import ConfigurationError
+from .base import ModelRequest, ModelResponse, coerce_response
+from .openai.client import OpenAIModel
+from .openai.profiles import PROFILES, Profile
+from .wire import WIRES, Reply
+from .wire.anthropic import ANTHROPIC
+from .wire.base import KEPT
+from .wire.reader import WireReader
+
+__all__ = ["AnthropicModel", "ResponsesModel"]
+
+Conversation = Literal["stateless", "previous_response_id"]
+
+
+class _Native(OpenAIModel):
+    """What the two share: the codec writes the body and reads the reply."""
+
+    probes = False
+    #: The wire format's name in :data:`~agentnb.models.WIRES`.
+    api = ""
+
+    def _write(self, request: ModelRequest, stream: bool) -> tuple[dict[str, Any], list[str]]:
+        params = {**self.params, **request.params}
+        return WIRES[self.api].write_request(
+            self.model, list(request.messages), request.tools, params, stream
+        )
+
+    def _body(self, request: ModelRequest, stream: bool) -> tuple[dict[str, Any], list[str]]:
+        return self._write(request, stream)
+
+    def _kept(self, reply: Reply) -> dict[str, Any]:
+        data = reply.message.get(KEPT)
+        return {KEPT: data} if data else {}
+
+    def _parse(self, data: dict[str, Any]) -> ModelResponse:
+        try:
+            reply = WIRES[self.api].read_reply(data)
+        except ValueError as exc:
+            raise self._unreadable(str(exc)) from None
+        message = coerce_response({**reply.message, **self._kept(reply)}).message
+        return ModelResponse(message, reply.usage, reply.finish_reason, reply.model, data)
+
+    def _unreadable(self, why: str) -> Exception:
+        from ..errors import ModelResponseError
+
+        return ModelResponseError(f"POST {self.shown_url}: the reply cannot be read: {why}")
+
+    def _reader(self, what: str) -> WireReader:
+        return WireReader(what, self.secrets, WIRES[self.api], self._kept)
+
+
+class ResponsesModel(_Native):
+    """The OpenAI Responses API (``POST /v1/responses``). ``ResponsesModel("gpt-5-mini")``
+    reads ``OPENAI_API_KEY``; every option of :class:`~agentnb.models.OpenAIModel` applies.
+
+    Args:
+        conversation: ``"stateless"`` (every call sends the whole context, ``store: false``,
+            reasoning kept as encrypted items and sent back) or ``"previous_response_id"``
+            (the server stores each reply; a call sends only the new items and names the
+            reply it continues).
+    """
+
+    api = "responses"
+    path = "/responses"
+
+    def __init__(
+        self, model: str | None = None, *, conversation: Conversation = "stateless", **options: Any
+    ) -> None:
+        if conversation not in ("stateless", "previous_response_id"):
+            raise ConfigurationError(
+                f"conversation must be 'stateless' or 'previous_response_id', not {conversation!r}"
+            )
+        super().__init__(model, **options)
+        self.conversation = conversation
+
+    def _continues(self, request: ModelRequest) -> tuple[int, str | None]:
+        """Where the new messages start and the stored response they continue (0, None:
+        every message is sent)."""
+        if self.conversation == "stateless":
+            return 0, None
+        messages = request.messages
+        for i in range(len(messages) - 1, -1, -1):
+            data = messages[i].get(KEPT) if messages[i].get("role") == "assistant" else None
+            if (
+                isinstance(data, dict)
+                and data.get("api") == "responses"
+                and data.get("response_id")
+            ):
+                return i + 1, str(data["response_id"])
+        return 0, None
+
+    def _body(self, request: ModelRequest, stream: bool) -> tuple[dict[str, Any], list[str]]:
+        start, previous = self._continues(request)
+        if previous is None:
+            body, notes = self._write(request, stream)
+            if self.conversation == "stateless":
+                body.setdefault("store", False)
+                body.setdefault("include", ["reasoning.encrypted_content"])
+            return body, notes
+        messages = request.messages
+        system = (
+            [messages[0]] if messages and messages[0].get("role") in ("system", "developer") else []
+        )
+        sent = ModelRequest([*system, *messages[start:]], request.tools, request.params)
+        body, notes = self._write(sent, stream)
+        body["previous_response_id"] = previous
+        return body, notes
+
+    def _kept(self, reply: Reply) -> dict[str, Any]:
+        data = dict(reply.message.get(KEPT) or {"api": "responses"})
+        if reply.id:
+            data["response_id"] = reply.id
+        return {KEPT: data}
+
+    def _held(self, response: ModelResponse, request: ModelRequest) -> ModelResponse:
+        """The reply with what this call sent and what the server held beside it."""
+        start, previous = self._continues(request)
+        data = response.message.wire().get(KEPT)
+        if previous is None or not isinstance(data, dict):
+            return response
+        system = int(
+            bool(request.messages) and request.messages[0].get("role") in ("system", "developer")
+        )
+        held = {
+            "previous_response_id": previous,
+            "sent": len(request.messages) - start + system,
+            "held": len(request.messages),
+        }
+        message = response.message.model_copy(update={KEPT: {**data, **held}})
+        return replace(response, message=message)
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        return self._held(await super().complete(request), request)
+
+    def finish_stream(self, response: ModelResponse, request: ModelRequest) -> ModelResponse:
+        return self._held(super().finish_stream(response, request), request)
+
+
+class AnthropicModel(_Native):
+    """Anthropic Messages (``POST /v1/messages``). ``AnthropicModel("claude-sonnet-4-5")``
+    reads ``ANTHROPIC_API_KEY`` (sent in ``x-api-key``, with ``anthropic-version``); every
+    option of :class:`~agentnb.models.OpenAIModel` applies.
+
+    Args:
+        thinking: a budget of thinking tokens (extended thinking on), or None.
+        cache: prompt-caching breakpoints on the instructions and the tools.
+        version: the ``anthropic-version`` header.
+    """
+
+    api = "anthropic"
+    provider = "anthropic"
+    path = "/messages"
+    model_env, url_env, default_url = (
+        "ANTHROPIC_MODEL",
+        "ANTHROPIC_BASE_URL",
+        "https://api.anthropic.com/v1",
+    )
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        thinking: int | None = None,
+        cache: bool = False,
+        version: str = "2023-06-01",
+        **options: Any,
+    ) -> None:
+        super().__init__(model, **options)
+        self.thinking = thinking
+        self.cache = cache
+        self.headers.setdefault("anthropic-version", version)
+
+    def _detected(self, base_url: str) -> Profile:
+        host = (urlsplit(base_url).hostname or "").lower()
+        return PROFILES["anthropic" if host == "api.anthropic.com" else "anthropic-compatible"]
+
+    def _write(self, request: ModelRequest, stream: bool) -> tuple[dict[str, Any], list[str]]:
+        params = {**self.params, **request.params}
+        if self.thinking:
+            params.setdefault("thinking", {"type": "enabled", "budget_tokens": self.thinking})
+        return ANTHROPIC.write_request(
+            self.model, list(request.messages), request.tools, params, stream, self.cache
+        )
