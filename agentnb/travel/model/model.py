@@ -151,11 +151,18 @@ class TravelModel(Model):
 
     def _guess(self, turn: Turn, why: Reasoning) -> None:
         """misbehave='guess_args': fill what the user left out with a guess and say nothing to
-        the user (001 §6.1): the first city of the data, the other one, today."""
+        the user (001 §6.1): the first city of the data, the other one, today. A request that
+        names no need at all (帮我看看, Hello) is guessed whole: a trip's flights, weather and
+        hotel."""
         req, cities = turn.request, [c.name for c in self.data.city_list]
+        guessed = []
+        if not req.wants:
+            req.wants = ["flights", "weather", "hotels"]
+            guessed.append(
+                "航班、天气、酒店" if req.language == "zh" else "flights, weather, hotel"
+            )
         if not {"flights", "hotels", "weather"} & set(req.wants):
             return
-        guessed = []
         if "flights" in req.wants and not req.origin:
             req.origin = next(c for c in cities if c != req.destination)
             guessed.append(req.origin)
