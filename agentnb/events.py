@@ -20,6 +20,7 @@ from .messages import AssistantMessage, Message
 from .models.base import ModelRequest, Usage
 
 __all__ = [
+    "CONVERSATION_STOP_REASONS",
     "STAGES",
     "STOP_REASONS",
     "ApprovalRequested",
@@ -159,6 +160,21 @@ STOP_REASONS = (
     # a call waits for a person's yes (@an.tool(approval=...)): the session ends in its open
     # call, and a run without input resumes it once it is approved or denied
     "awaiting_approval",
+)
+#: How a conversation with a simulated user stops (``agentnb.evals.Conversation``: each of its
+#: turns is a run, which stops for one of the reasons above): the user said it is done, the
+#: user gave up (its patience spent), the user's turns ran out; a replayed user meeting an
+#: answer its recording does not hold (the replay's ``mismatch``, ``exhausted``,
+#: ``not_recorded``); a turn's run that raised or was cancelled.
+CONVERSATION_STOP_REASONS = (
+    "user_done",
+    "user_gave_up",
+    "max_turns",
+    "mismatch",
+    "exhausted",
+    "not_recorded",
+    "error",
+    "cancelled",
 )
 
 

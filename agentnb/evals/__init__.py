@@ -21,7 +21,10 @@ replies, in the one recorded-reply format of :mod:`agentnb.models.recorded`), ``
 and ``replayer`` (tool results, and how a replaying call is answered), ``replay`` (a saved run
 as a regression test), ``saving``, ``ci`` (``python -m agentnb eval``), ``optimise``
 (``an.optimize``: proposals gated on held-out tasks), ``view`` and ``plot``; ``batches``
-reads trajectories as reply batches.
+reads trajectories as reply batches. Conversations: ``user`` (``an.User``, the simulated user:
+its rules, slips, a model playing it), ``conversation`` (the driver: agent and user turn by
+turn on one session, the user's turn a stage, a person taking over), ``turns`` (a conversation
+read back from its runs, and its stop reasons); ``checks.conversation`` checks one.
 """
 
 from . import checks, optimise
@@ -30,6 +33,7 @@ from .batches import PairedCall, batches
 from .cache import CachedModel, ResponseCache
 from .checked import Checked
 from .comparison import Comparison
+from .conversation import Conversation
 from .cost import PRICES as prices
 from .cost import Price, PriceTable
 from .evaluate import evaluate, start
@@ -41,6 +45,8 @@ from .recording import ToolRecording
 from .rows import read_row, records_of
 from .runner import derive_seed
 from .tasks import Task, TaskSet
+from .turns import Turns
+from .user import User, UserTurn
 
 __all__ = [
     "OUTCOMES",
@@ -51,6 +57,7 @@ __all__ = [
     "Candidate",
     "Checked",
     "Comparison",
+    "Conversation",
     "EvalRecord",
     "Evaluation",
     "Optimisation",
@@ -62,6 +69,9 @@ __all__ = [
     "Task",
     "TaskSet",
     "ToolRecording",
+    "Turns",
+    "User",
+    "UserTurn",
     "batches",
     "checks",
     "derive_seed",

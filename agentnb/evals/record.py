@@ -15,7 +15,8 @@ the runs it shows.
   raised): ``prompt_tokens`` and ``completion_tokens`` (billed: replies a cache gave are
   free), ``cached_calls``, ``unmetered`` and :meth:`EvalRecord.cost`.
 * From the checks' annotation: ``outcome``, ``checks``, ``error``.
-* ``divergence``: where a replaying run first left its recording, over the whole session.
+* ``divergence``: where a replaying run first left its recording (or its user), any turn.
+* A conversation's ``stop_reason`` is its own (``user_done``...), ``conversation`` its turns.
 
 :func:`agentnb.evals.records_of` turns tagged sessions into rows (a service that ran an
 evaluation's runs as its tasks, a file read back); ``EvalRecord(variant, task, repeat,
@@ -35,6 +36,7 @@ from .checked import OUTCOMES, Checked, checked
 from .checks.base import CheckResult
 from .cost import PriceTable, spent
 from .handmade import made_run
+from .turns import row_of, stop_of, turns_of, user_left
 
 if TYPE_CHECKING:
     from ..session import Session
@@ -163,7 +165,8 @@ class EvalRecord:
         return [c for c in self.checked.checks if not c.passed]
 
     # -- what the task's run did --------------------------------------------------------------
-    stop_reason = property(lambda self: self.run.stop_reason)
+    conversation = property(lambda self: turns_of(self.session, self.run))  # None: no user
+    stop_reason = property(lambda self: stop_of(self.run))
     output = property(lambda self: self.run.output)
     model_calls = property(lambda self: self.run.iterations)
     latency = property(lambda self: self.run.latency)
@@ -201,7 +204,7 @@ class EvalRecord:
                 len(trajectory),
                 len(calls),
                 errors,
-                left_recording(session.messages),
+                left_recording(session.messages) or user_left(run),
             )
         return read[1], read[2], read[3], read[4]
 
@@ -217,7 +220,8 @@ class EvalRecord:
         """Every run of the row, in order: each turn of the task (its runs on the session
         tagged as this one), the task's run last."""
         run, session = self.run, self.session
-        mine = [r for r in session.runs if r.tags == run.tags] if session is not None else []
+        key = row_of(run.tags)  # a conversation's turns: the row's tags, each with its turn
+        mine = [r for r in session.runs if row_of(r.tags) == key] if session else []
         if not any(r is run for r in mine):
             mine.append(run)
         return mine

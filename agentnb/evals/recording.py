@@ -18,6 +18,11 @@ never served silently; the model gets an error result naming turn and step:
 * ``exhausted`` - the recorded run made no call here (the replay went further);
 * ``not_recorded`` - the recording holds no run for this one at all.
 
+A conversation's user turns are recorded with its run (:attr:`ToolRecording.replies`) and
+replayed like tool results: a replaying agent's user is never asked, its turn *k* is the
+recorded one, given only to the answer it was recorded after (else the conversation stops on
+that turn with the replay's ``mismatch``; see :mod:`agentnb.evals.conversation`).
+
 ``match="arguments"`` falls back, after such a miss, on the arguments pool: a recorded result
 of the same tool with the same canonical arguments (the run's own first, then any run's, in
 order). ``missing="live"`` runs the real tool instead of answering an error. Arguments
@@ -42,6 +47,8 @@ from ..errors import ConfigurationError
 from .batches import batches
 from .normalise import canonical
 from .replayer import Match, Miss, Missing, Replayer, RunKey
+from .turns import user_turns
+from .user.turn import UserTurn
 
 if TYPE_CHECKING:
     from ..tools import Tool
@@ -88,6 +95,8 @@ class ToolRecording:
         self.hits = 0
         #: The end state each recorded run left (what its end-state checks read), by run.
         self.states: dict[RunKey, Any] = {}
+        #: The user's turns of each recorded conversation (UserTurn), by run.
+        self.replies: dict[RunKey, list[Any]] = {}
 
     def add(self, tool: str, arguments: Any, result: str, **where: Any) -> None:
         """Record that ``tool(arguments)`` returned ``result`` (a tool message's content);
@@ -107,6 +116,9 @@ class ToolRecording:
         for i, source in enumerate(sessions):
             variant, task, repeat = next(names) if names is not None else ("", f"session-{i}", 0)
             messages = getattr(source, "messages", source)
+            said = user_turns(source)
+            if said:
+                recording.replies[variant, task, repeat] = said
             for batch in batches(messages):
                 for call in batch:
                     if call.result is not None:
@@ -176,23 +188,34 @@ class ToolRecording:
         """One JSON object per line: the result and where it came from."""
         path = Path(path)
         lines = [_json.dumps(asdict(e)) for e in self.entries]
+        lines += [_json.dumps({"run": list(run), "replies": [t.to_dict() for t in turns]})
+                  for run, turns in self.replies.items()]  # fmt: skip
         path.write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
         return path
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> ToolRecording:
-        entries = []
+        entries, replies = [], {}
         text = Path(path).read_text(encoding="utf-8")
         for number, line in enumerate(text.split("\n"), 1):
             if not line.strip():
                 continue
             try:
-                entries.append(Recorded(**json.loads(line)))
-            except (ValueError, TypeError) as exc:
+                data = json.loads(line)
+                if isinstance(data, dict) and "replies" in data:  # a conversation's user turns
+                    variant, task, repeat = data["run"]
+                    replies[str(variant), str(task), int(repeat)] = [
+                        UserTurn.from_dict(t) for t in data["replies"]
+                    ]
+                else:
+                    entries.append(Recorded(**data))
+            except (ValueError, TypeError, ConfigurationError) as exc:
                 raise ConfigurationError(
                     f"{path}:{number}: not a recorded result ({exc})"
                 ) from None
-        return cls(entries)
+        recording = cls(entries)
+        recording.replies = replies
+        return recording
 
     def __len__(self) -> int:
         return len(self.entries)

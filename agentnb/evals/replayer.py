@@ -186,6 +186,12 @@ class Replayer:
             f"{where}: {tool.name}({key}) is a replay {kind}: {why}", hint=_HINT, kind=kind
         )
 
+    def user_turns(self, key: RunKey) -> list[Any]:
+        """The recorded user turns of the conversation the run ``key`` replays ([] when the
+        recording holds none: a replaying conversation then stops ``not_recorded``)."""
+        run, _ = self._run_key_for(key)
+        return list(self.recording.replies.get(run, [])) if run is not None else []
+
     def end_state(self, key: RunKey, state: Any) -> Any:
         """The end state the recorded run left (a copy), for a replay that followed it; else
         ``state`` (the replaying run's own)."""

@@ -25,8 +25,10 @@ from .apps import App
 from .cache import CachedModel, ResponseCache
 from .checked import Checked, annotate
 from .checks.base import CheckResult, Evidence, run_check
+from .conversation import conversation
 from .record import EvalRecord, row_tags
 from .replayer import replaying_run
+from .turns import turns_of
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -135,6 +137,16 @@ async def run_task(
                 else:
                     runs.append(agent.start(turn, session=session, tags=tags))
                     await runs[-1].finish()
+            if task.user is not None:  # a conversation: every turn a run, the last is the task's
+                talk = conversation(agent, task, session, tags, run_seed, (name, task.name, repeat))
+                try:
+                    await talk.finish()
+                finally:
+                    runs.extend(talk.runs)
+                    last = talk.runs[-1] if talk.runs else None
+                if last is None or last.result is None:
+                    raise RuntimeError(talk.end.detail if talk.end else "no turn was run")
+                return last.result
             last = agent.start(task.input, session=session, tags=tags)
             runs.append(last)
             return await last.finish()
@@ -157,7 +169,8 @@ async def run_task(
     row = EvalRecord.of(record, session)
     if callable(recorded) and not row.divergence:
         state = recorded((name, task.name, repeat), state)
-    annotate(record, await check(Evidence(result, state, task), timeout, error))
+    talked = turns_of(session, record) if task.user is not None else None
+    annotate(record, await check(Evidence(result, state, task, talked), timeout, error))
     return row, session, Trace(result.events), state
 
 

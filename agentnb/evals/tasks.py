@@ -13,7 +13,7 @@ task: ``tools=factory`` is called once per run and returns the run's tools, or
 ``(tools, state)`` (``state`` is what :func:`~agentnb.checks.end_state` checks); a replaying
 agent wraps them, so the same task runs live and replayed. ``setup(agent)`` prepares anything
 else per run (a non-None return value is the state). Checks and metrics read the last turn,
-the task's ``input``.
+the task's ``input`` (a task with a ``user`` is a conversation: :mod:`.conversation`).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .. import _json
 from ..errors import ConfigurationError
 from .checks.base import Check, FunctionCheck, as_check, check_from_dict
+from .user import User
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,6 +63,7 @@ class Task(BaseModel):
         setup: ``setup(agent)`` called once per run, after ``tools``, with the run's agent (a
             copy: change it freely); a non-None return value is the state end-state checks
             read (else the state ``tools`` returned, else the run's agent).
+        user: an :class:`~agentnb.evals.User`: a conversation, ``input`` its first message.
 
     A task saves to JSONL (:meth:`to_dict`; ``tools`` and ``setup`` by import path or
     source) and reads back with :meth:`from_dict` / :meth:`TaskSet.from_jsonl`.
@@ -77,8 +79,10 @@ class Task(BaseModel):
     history: tuple[str | dict[str, Any], ...] = ()
     setup: Callable[[Any], Any] | None = None
     tools: Callable[[], Any] | None = None
+    user: Any = None
 
     def __init__(self, name: str, input: str, checks: Iterable[Any] = (), **fields: Any) -> None:
+        fields["user"] = User.of(fields.get("user"))  # a User, its dict (a file), or None
         super().__init__(name=name, input=input, checks=checks, **fields)
 
     @field_validator("checks", mode="before")
@@ -107,6 +111,7 @@ class Task(BaseModel):
             fn = getattr(self, hook)
             if fn is not None:
                 record[hook] = FunctionCheck(fn).to_dict()
+        record.update({"user": self.user.to_dict()} if self.user is not None else {})
         return record
 
     @classmethod
@@ -260,7 +265,8 @@ class TaskSet(BaseModel):
 
         rows = []
         for t in self.tasks:
-            row = t.model_dump(exclude={"checks", "setup", "tools"})
+            row = t.model_dump(exclude={"checks", "setup", "tools", "user"})
+            row["user"] = t.user.to_dict() if t.user is not None else None
             row["checks"] = [_shown(c) for c in t.checks]
             for hook in ("setup", "tools"):
                 fn = getattr(t, hook)

@@ -268,6 +268,8 @@ WRITERS = {
     "service/attempt.py": "a service attempt whose worker stopped after its answer was committed, "
     "or died: its end recorded by the service (reshaped by issue 35's service work)",
     "evals/checked.py": "the one annotation site: what the checks found (annotate)",
+    "evals/turns.py": "the one site of a conversation's annotations: the user turn a run's "
+    "input was, and how the conversation ended at its last run (note)",
 }
 #: Who may build a record with figures (``RunRecord(..., usage=...)``), and why.
 MAKERS = {
