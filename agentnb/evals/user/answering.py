@@ -184,7 +184,7 @@ def rules_reply(user: User, answer: str, earlier: Sequence[UserTurn]) -> UserTur
     r = _Reply(user, answer, earlier)
     reading, facts = r.reading, r.facts
     changed = {k: forms(v)[0] for k, v in user.changes.get(r.turn, {}).items()}
-    missing = satisfied(claims(reading), user.wants)
+    missing = satisfied(claims(reading), user.wants) + unheard(user, r.turn, answer)
     wrong = [c for c in reading.contradictions if c[0] not in changed]
     answerable = [s for s in reading.asked if holder(s, facts) is not None]
     asks = user.wants or not reading.questions
@@ -209,6 +209,18 @@ def rules_reply(user: User, answer: str, earlier: Sequence[UserTurn]) -> UserTur
     text, why = typo_slip(user, join(r.parts, r.language), r.turn, slips, "; ".join(r.whys))
     return r.turn_of(text, "+".join(r.rules), why, patience=r.patience - r.cost,
                      slips=tuple(slips))  # fmt: skip
+
+
+def unheard(user: User, turn: int, answer: str) -> list[str]:
+    """The changes of mind made before ``turn`` that ``answer`` does not name: the user waits
+    for an answer that takes its new budget (date, ...) into account."""
+    return [
+        f"{slot} {value}"
+        for k, change in user.changes.items()
+        if k < turn
+        for slot, value in change.items()
+        if not mentions(answer, value)
+    ]
 
 
 def claims(reading: Reading) -> str:

@@ -8,9 +8,9 @@ claims nothing) and finds:
   own name); a question that names no slot the user knows is kept as *unread*;
 * a **proposal**: a question that asks for a yes (需要我为你预订吗？ shall I book it?);
 * **contradictions** between the rest of the answer and the user's facts: a date (the answer's
-  calendar days, else its weekdays, none of them the user's), a place (``city`` or
-  ``destination``: an answer with figures that never names it), a budget (the answer's budget
-  figure is not the user's);
+  calendar days, else its weekdays, none of them the user's), a place (``city``: an answer
+  with figures that never names it), a budget (the answer's budget figure is not the
+  user's);
 * whether it holds what the user ``wants`` (each entry a text, or a list of alternatives).
 
 Nothing is guessed: what it cannot read it leaves out, and the turn says so.
@@ -42,8 +42,9 @@ _BUDGET = re.compile(
     r"budget\D{0,12}?(\d[\d,]*)|(\d[\d,]*)\s*(?:CNY|yuan)?\s*budget",
     re.I,
 )
-#: The facts whose absence from an answer is a contradiction (the place asked about).
-PLACES = ("city", "destination")
+#: The facts whose absence from an answer with figures is a contradiction: the city asked
+#: about (a weather or hotel answer names it; a flight answer may name airports instead).
+PLACES = ("city",)
 
 
 @dataclass

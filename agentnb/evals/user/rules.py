@@ -63,8 +63,8 @@ RULES: dict[str, tuple[str, str, bool]] = {
         True,
     ),
     "done": (
-        "the answer holds what the user wants (its non-question sentences), contradicts "
-        "no fact, and no change of mind is due",
+        "the answer holds what the user wants (its non-question sentences), names every "
+        "value it changed its mind to, contradicts no fact, and no change of mind is due",
         "thanks, and the conversation stops: user_done",
         False,
     ),

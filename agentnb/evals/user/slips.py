@@ -28,7 +28,7 @@ SLIPS = {
     "typo": "one typo in the turn: two neighbouring letters of a word swapped",
 }
 
-_CLAUSE = re.compile(r"[^，,。；;！!？?]+[，,。；;！!？?]?")
+_CLAUSE = re.compile(r"(?:[^，,。；;！!？?.]|\.(?!\s|$))+(?:[，,。；;！!？?]|\.(?=\s|$))?\s*")
 _WORDS = re.compile(r"[\u4e00-\u9fff]{2,}|[A-Za-z]{4,}")
 
 
@@ -44,7 +44,7 @@ def vague(opening: str, values: list[str]) -> tuple[str, list[str]]:
     (none when every clause holds one: a vague opening must still say something)."""
     clauses = [c for c in _CLAUSE.findall(opening) if c.strip()]
     kept = [c for c in clauses if not any(v and v in c for v in values)]
-    dropped = [c.strip(" ，,。；;") for c in clauses if c not in kept]
+    dropped = [c.strip(" ，,。；;.") for c in clauses if c not in kept]
     if not kept or not dropped:
         return opening, []
     text = "".join(kept).strip()
