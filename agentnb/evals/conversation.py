@@ -35,6 +35,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .. import display
+from ..display import Shown
 from ..errors import RunStateError
 from ..events import Origin
 from ..messages import UserMessage
@@ -52,8 +54,10 @@ if TYPE_CHECKING:
 __all__ = ["Conversation", "conversation"]
 
 
-class Conversation:
+class Conversation(Shown):
     """An agent and a :class:`~agentnb.evals.User` on one session (see the module docstring).
+    In a notebook it shows its session's live view, the controls bound to it (Step steps the
+    user's turn too; Take over / Hand back); ``view()`` makes one.
 
     Args:
         agent: the agent whose turns are runs.
@@ -266,6 +270,15 @@ class Conversation:
         self.end = Ended(reason, detail, len(self.runs), closing, self.user.describe())
         if self.runs:
             note(self.runs[-1].record, CONVERSATION, self.end)
+
+    def view(self, **options: Any) -> Any:
+        """The live view of the conversation (``agentnb.widgets.SessionView``, its controls
+        bound to it; needs ipywidgets)."""
+        return display.view(self, **options)
+
+    def static_bundle(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """Its session's messages (nbviewer, GitHub)."""
+        return self.session.static_bundle(include=include, exclude=exclude)
 
     def __repr__(self) -> str:
         state = f"stopped: {self.end.stop_reason}" if self.end else f"next: {self.next_stage}"

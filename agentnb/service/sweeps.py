@@ -16,8 +16,8 @@ and gathers the records into the same :class:`~agentnb.Evaluation` (live matrix 
 
 A run's key is a digest of what decides it: its variant's name and what the variant is
 (instructions, model, parameters, tools: as ``Evaluation.descriptions``, and the code of its
-model and tools), each task's name, input, history, checks (their code), setup, tools and
-metadata (:mod:`agentnb.evals.identity`), the repeats and the seed (the same seeds every
+model and tools), each task's name, input, history, checks (their code), setup, tools,
+metadata and user (:mod:`agentnb.evals.identity`), the repeats and the seed (the same seeds every
 time, and the same for every variant: a sweep on the service and in process agree). Other
 variants are not part of it: a variant changed under the same name runs again, the unchanged
 ones keep their runs, and a worker whose variant differs from the sweep's refuses its runs
@@ -75,7 +75,10 @@ def sweep_key(tasks: Any, repeats: int, seed: int) -> str:
     from ..evals.identity import stable_identity
 
     runs = [
-        stable_identity([t.name, t.input, t.history, t.checks, t.setup, t.tools, t.metadata])
+        stable_identity(
+            [t.name, t.input, t.history, t.checks, t.setup, t.tools, t.metadata]
+            + ([t.user.to_dict()] if getattr(t, "user", None) is not None else [])
+        )
         for t in tasks
     ]
     return _digest([runs, repeats, seed])

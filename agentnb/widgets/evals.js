@@ -191,6 +191,7 @@ function renderMatrix(model, el) {
 }
 
 const STEP_TEXT = { same: "same step", changed: "different calls", partial: "only some runs" };
+const USER_TEXT = { same: "the users said the same", changed: "the users said different things", partial: "only some runs reached this turn" };
 
 function renderTrajectory(d, el, askStep) {
   const n = d.labels.length;
@@ -203,6 +204,12 @@ function renderTrajectory(d, el, askStep) {
     metricKeys.map((k) => h("tr", { class: "anb-t-metric" }, h("td", { text: k }), d.metrics.map((m) => h("td", { text: m[k] == null ? "" : String(m[k]) })))));
   const detail = h("div", { class: "anb-t-detail" });
   d.rows.forEach((row, i) => {
+    if (row.user) { // a conversation's turn opens with what each run's user said
+      table.append(h("tr", { class: `anb-t-row anb-t-user anb-t-${row.status}` + (i === d.first ? " anb-t-first" : ""), title: USER_TEXT[row.status] },
+        h("td", { class: "anb-t-step", text: `turn ${row.turn}${i === d.first ? " ⚑" : ""}` }),
+        row.user.map((t) => h("td", { class: t == null ? "anb-t-none" : "anb-t-said", text: t == null ? "—" : `user: ${t}` }))));
+      return;
+    }
     const tr = h("tr", { class: `anb-t-row anb-t-${row.status}` + (i === d.first ? " anb-t-first" : ""), title: STEP_TEXT[row.status] });
     tr.append(h("td", { class: "anb-t-step", text: `${i + 1}${i === d.first ? " ⚑" : ""}` }));
     for (const c of row.cells) {
