@@ -136,6 +136,11 @@ class Turns(Check):
     max: int | None = None
     min: int | None = None
 
+    @property
+    def name(self) -> str:
+        bounds = [f"{k}={v}" for k, v in (("max", self.max), ("min", self.min)) if v is not None]
+        return f"turns({', '.join(bounds)})"
+
     def judge(self, evidence: Evidence) -> tuple[bool, str]:
         try:
             n = len(_conversation(evidence))
