@@ -25,6 +25,7 @@ from typing import Any
 
 from ..agent import Agent
 from ..evals import checks
+from ..evals.conversation import Conversation
 from ..evals.tasks import Task, TaskSet
 from ..evals.user import User
 from .agent import travel_agent
@@ -33,11 +34,13 @@ from .model import TravelModel
 
 __all__ = [
     "CONVERSATION_TAGS",
+    "USER_PARAMS",
     "booked_beijing_friday",
     "booked_beijing_two_nights",
     "conversation_tasks",
     "no_clarification_agent",
     "nothing_booked",
+    "smollm2_user",
 ]
 
 #: The topics of a conversation task (besides its language, ``zh`` or ``en``).
@@ -163,3 +166,20 @@ def no_clarification_agent(**options: Any) -> Agent:
     guesses what the user left out (``TravelModel(misbehave="guess_args")``: the first city of
     the data, the other, today; a request that names no need is guessed whole)."""
     return travel_agent(model=TravelModel(misbehave="guess_args"), **options)
+
+
+#: The user model's settings of the SmolLM2 recording (``server.model("smollm2", params=...)``);
+#: each turn also sends a seed derived from the user's (``agentnb.evals.user.played``).
+USER_PARAMS: dict[str, Any] = {"temperature": 0.8, "max_tokens": 40}
+
+
+def smollm2_user(model: Any, seed: int = 0) -> Conversation:
+    """Notebook 17's conversation with a model playing the user: ``talk-which-day-en``'s user
+    (its goal, facts and wants) played by ``model`` with ``seed``, at most 3 turns, against
+    the English travel assistant on the stand-in. ``data/cassettes/user_smollm2.jsonl``
+    recorded SmolLM2 in it (``tests/servers/record_cassettes.py users``: seeds 0, 0 and 1)."""
+    task = conversation_tasks()["talk-which-day-en"]
+    assert task.user is not None
+    user = User(task.user.goal, task.user.facts, wants=task.user.wants, model=model, seed=seed,
+                max_turns=3)  # fmt: skip
+    return Conversation(travel_agent(language="en"), user, task.input)

@@ -139,7 +139,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "destination": ("目的地", "the destination"),
     "city": ("城市", "the city"),
     "date": ("日期", "the date"),
-    "nights": ("住几晚", "the number of nights"),
+    "nights": ("入住晚数", "the number of nights"),
     "budget": ("预算", "the budget"),
     "hotel": ("酒店", "the hotel"),
 }

@@ -65,10 +65,18 @@ def forms(value: str | Sequence[str]) -> list[str]:
     return [value] if isinstance(value, str) else [str(v) for v in value]
 
 
+_NUMERALS = str.maketrans("一二两三四五六七八九", "1223456789")
+
+
+def _folded(text: str) -> str:
+    """Case aside, and a Chinese numeral as its digit (三晚 is 3 晚), spaces dropped."""
+    return text.casefold().translate(_NUMERALS).replace(" ", "")
+
+
 def mentions(text: str, value: str | Sequence[str]) -> bool:
-    """Does ``text`` name the fact in any of its forms (case aside)?"""
-    low = text.casefold()
-    return any(f.casefold() in low for f in forms(value) if f)
+    """Does ``text`` name the fact in any of its forms (case, spaces and 三/3 aside)?"""
+    low = _folded(text)
+    return any(_folded(f) in low for f in forms(value) if f)
 
 
 _ABBREVIATIONS = re.compile(r"\b(e\.g|i\.e|etc|vs|Mr|Ms|Dr|No)\.", re.I)
