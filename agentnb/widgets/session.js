@@ -64,7 +64,7 @@ function renderSession(model, el, store) {
         input.value = "";
       } else send("run")(); // Enter runs, as the Run button does
     });
-    const take = h("button", { class: "anb-btn anb-ctl anb-take-over", type: "button", "data-op": "take_over", text: "Take over", hidden: true,
+    const take = h("button", { class: "anb-btn anb-take-over", type: "button", "data-op": "take_over", text: "Take over", hidden: true,
       onclick: () => model.send({ op: person() ? "hand_back" : "take_over" }) });
     root.append(h("div", { class: "anb-controls" }, input,
       ["run", "step", "pause", "stop", "reset"].map((op) =>

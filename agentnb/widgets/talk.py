@@ -92,22 +92,33 @@ class ConversationDriver(Driver):
     def __init__(self, view: Any, conversation: Any) -> None:
         super().__init__(view, conversation.agent, conversation.session)
         self.conversation = conversation
+        #: A person plays the user's side (as the clicks asked; the conversation follows once
+        #: a step in progress has finished).
+        self.person = conversation.person
 
     def current(self) -> Any:
         return self.conversation.run
 
     def command(self, op: str, text: str = "") -> None:
-        if op in ("take_over", "hand_back"):
-            getattr(self.conversation, op)()
-            self.view.set_talk(person=self.conversation.person)
+        if op in ("take_over", "hand_back"):  # after a step still running: clicks keep their order
+            self.person = op == "take_over"  # what the clicks asked for, at once
+            switch = getattr(self.conversation, op)
+            if self.busy and self.task is not None and not self.task.done():
+                self.task.add_done_callback(lambda _: self._switch(switch))
+            else:
+                self._switch(switch)
             return
         if op == "say":
-            if not self.conversation.person:
+            if not self.person:
                 self.view.set_status(note="Take over first: the simulated user plays this side")
                 return
             self._say(text)
             return
         super().command(op, text)
+
+    def _switch(self, switch: Any) -> None:
+        switch()
+        self.view.set_talk(person=self.conversation.person)
 
     def _adopt(self, text: str, op: str) -> bool:
         run = self.current()
@@ -121,6 +132,13 @@ class ConversationDriver(Driver):
         self.view.set_status(note=None, error=None)
         return True
 
+    def do_run(self, text: str = "") -> None:
+        task = self.task
+        if self.busy and task is not None and not task.done():  # a message or a step ends first
+            task.add_done_callback(lambda _: self.do_run(text))
+            return
+        super().do_run(text)
+
     def do_stop(self, _text: str = "") -> None:
         self.conversation.cancel()
         self.view.recheck()
@@ -129,18 +147,23 @@ class ConversationDriver(Driver):
         self.view.set_status(note="a conversation is not reset: start a new one")
 
     def _say(self, text: str) -> None:
-        if not text.strip() or self.busy:
+        if not text.strip():
+            self.view.set_status(note="an empty message is not sent: type the user's reply")
             return
+        before = self.task if self.busy else None  # a step still finishing: say after it
         self.busy = True
-        self.task = self._loop().create_task(self._drive_say(text))
+        self.task = self._loop().create_task(self._drive_say(text, before))
 
     def _loop(self) -> Any:
         import asyncio
 
         return asyncio.get_running_loop()
 
-    async def _drive_say(self, text: str) -> None:
+    async def _drive_say(self, text: str, before: Any = None) -> None:
         try:
+            if before is not None:
+                await before
+            self.busy = True
             await self.conversation.say(text)
             await self.conversation.until_user()
         except Exception as exc:

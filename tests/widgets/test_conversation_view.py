@@ -77,3 +77,32 @@ def test_a_conversation_shows_its_bound_view_through_the_display_door(comms):
     shown = display.view(talk)
     assert isinstance(shown, SessionView) and shown.driver.conversation is talk
     assert "上海到北京的航班" not in talk.static_bundle()["text/html"]  # nothing said yet
+
+
+async def test_a_message_typed_while_a_step_finishes_is_sent_after_it_never_dropped(comms):
+    user = User("周五上海到北京的航班", {"date": "周五", "origin": "上海"}, wants=["起飞"])
+    talk = Conversation(an.travel.travel_agent(), user, "到北京的航班")
+    view = SessionView(talk.session, conversation=talk)
+    comm = comms[-1]
+    comm.deliver({"op": "step"})  # still running when the person types
+    comm.deliver({"op": "take_over"})
+    comm.deliver({"op": "say", "text": "周五，从上海出发"})
+    await view.driver.task
+    assert [t.by for t in talk.turns] == ["rules", "person"]
+    comm.deliver({"op": "say", "text": "  "})
+    assert view.status["note"].startswith("an empty message is not sent")
+
+
+async def test_run_clicked_while_a_message_is_being_answered_runs_on_after_it(comms):
+    user = User("周五上海到北京的航班", {"date": "周五", "origin": "上海"}, wants=["起飞"])
+    talk = Conversation(an.travel.travel_agent(), user, "到北京的航班")
+    view = SessionView(talk.session, conversation=talk)
+    comm = comms[-1]
+    comm.deliver({"op": "step"})
+    comm.deliver({"op": "take_over"})
+    comm.deliver({"op": "say", "text": "周五，从上海出发"})
+    comm.deliver({"op": "hand_back"})
+    comm.deliver({"op": "run"})  # the person's message is still being answered
+    while not talk.done:
+        await view.driver.task
+    assert talk.stop_reason == "user_done" and [t.by for t in talk.turns] == ["rules", "person", "rules"]
