@@ -56,14 +56,21 @@ def test_a_conversation_fills_in_live_with_the_users_turns_marked(nb):
     answer.wait_for(timeout=60_000)  # the user's reply to "哪天出发？" has landed
     assert "the answer asks for date" in answer.get_attribute("title")
     strip = view.locator(".anb-talk")
-    assert "played by the rules" in strip.inner_text() and "goal: 周五上海到北京的航班" in strip.inner_text()
+    assert (
+        "played by the rules" in strip.inner_text()
+        and "goal: 周五上海到北京的航班" in strip.inner_text()
+    )
     assert not nb.stdout(3)  # not awaited yet: the conversation is still going on
     nb.shot("conversation-live", view)
     nb.run(3)
     assert nb.stdout(3).strip() == "['opening', 'answer', 'done'] user_done"
     view.locator(".anb-talk-stop", has_text="stopped: user_done").wait_for(timeout=30_000)
     badges = view.locator(".anb-su").all_inner_texts()
-    assert badges == ["⚙ simulated user · opening", "⚙ simulated user · answer", "⚙ simulated user · done"]
+    assert badges == [
+        "⚙ simulated user · opening",
+        "⚙ simulated user · answer",
+        "⚙ simulated user · done",
+    ]
     notes = view.locator(".anb-su-note").all_inner_texts()
     assert any("why: the answer asks for date" in n for n in notes)
     view.locator(".anb-su").last.scroll_into_view_if_needed()
@@ -96,7 +103,9 @@ def test_a_person_takes_over_the_users_side_from_the_view_and_hands_it_back(nb):
     view.locator(".anb-talk-stop", has_text="stopped: user_done").wait_for(timeout=60_000)
     nb.run(5)
     said = nb.stdout(5)
-    assert said.startswith("[('rules', '到北京的航班'), ('person', '周五，从上海出发'), ('rules', '好的，谢谢，就这样。')]")
+    assert said.startswith(
+        "[('rules', '到北京的航班'), ('person', '周五，从上海出发'), ('rules', '好的，谢谢，就这样。')]"
+    )
     assert said.strip().endswith("user_done")
     view.locator(".anb-su").last.scroll_into_view_if_needed()
     nb.shot("conversation-handed-back", view)

@@ -105,4 +105,8 @@ async def test_run_clicked_while_a_message_is_being_answered_runs_on_after_it(co
     comm.deliver({"op": "run"})  # the person's message is still being answered
     while not talk.done:
         await view.driver.task
-    assert talk.stop_reason == "user_done" and [t.by for t in talk.turns] == ["rules", "person", "rules"]
+    assert talk.stop_reason == "user_done" and [t.by for t in talk.turns] == [
+        "rules",
+        "person",
+        "rules",
+    ]
