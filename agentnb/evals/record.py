@@ -9,8 +9,8 @@ the runs it shows.
 
 * From the task's run (its last turn, the one the checks read): ``stop_reason``, ``output``,
   ``model_calls`` (its iterations), ``tokens`` (its usage), ``latency`` (on the events'
-  clock), ``model``, its ids; and, from its messages, ``steps`` (replies that called tools),
-  ``tool_calls`` and ``tool_errors``.
+  clock), ``model``, its ids; from its messages, ``steps`` (replies that called tools),
+  ``tool_calls``, ``tool_errors``. A conversation's: over every turn but its ids and output.
 * From every run of the row (each turn of a multi-turn task, also one that timed out or
   raised): ``prompt_tokens`` and ``completion_tokens`` (billed: replies a cache gave are
   free), ``cached_calls``, ``unmetered`` and :meth:`EvalRecord.cost`.
@@ -36,7 +36,7 @@ from .checked import OUTCOMES, Checked, checked
 from .checks.base import CheckResult
 from .cost import PriceTable, spent
 from .handmade import made_run
-from .turns import row_of, stop_of, turns_of, user_left
+from .turns import row_of, stop_of, turn_runs, turns_of, user_left
 
 if TYPE_CHECKING:
     from ..session import Session
@@ -168,19 +168,21 @@ class EvalRecord:
     conversation = property(lambda self: turns_of(self.session, self.run))  # None: no user
     stop_reason = property(lambda self: stop_of(self.run))
     output = property(lambda self: self.run.output)
-    model_calls = property(lambda self: self.run.iterations)
+    model_calls = property(lambda self: sum(r.iterations for r in turn_runs(self.run, self.runs)))
     latency = property(lambda self: self.run.latency)
     model = property(lambda self: self.run.model)
     run_id = property(lambda self: self.run.run_id)
     trace_id = property(lambda self: self.run.trace_id)
-    tokens = property(lambda self: self.run.usage.total_tokens)
+    tokens = property(
+        lambda self: sum(t.usage.total_tokens for t in turn_runs(self.run, self.runs))
+    )
 
     @property
     def messages(self) -> list[Any]:
-        """The messages of the task's run (its input first); none without a session."""
-        run, session = self.run, self.session
-        if session is None or run.start is None:
-            return []
+        """The messages of the task's run (its input first; a conversation's: every turn's)."""
+        run, session, talk = self.run, self.session, self.conversation
+        if session is None or run.start is None or talk is not None:
+            return talk.messages if talk is not None else []
         return list(session.messages[run.start : run.end if run.end >= 0 else None])
 
     def trajectory(self) -> list[list[PairedCall]]:

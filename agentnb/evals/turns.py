@@ -39,6 +39,7 @@ __all__ = [
     "note",
     "row_of",
     "stop_of",
+    "turn_runs",
     "turns_of",
     "user_left",
     "user_turns",
@@ -206,6 +207,12 @@ def turns_of(session: Session | None, record: RunRecord | None = None) -> Turns 
     if end is not None and end.closing is not None:
         users.append(end.closing)
     return Turns(session, records, users, end)
+
+
+def turn_runs(record: RunRecord, runs: Sequence[RunRecord]) -> list[RunRecord]:
+    """The agent's turns among a row's ``runs`` when ``record``'s is a conversation (what its
+    row's figures sum), else ``record`` alone (a task's history turns are not its figures)."""
+    return [r for r in runs if user_turn(r) is not None] if user_turn(record) else [record]
 
 
 def stop_of(record: RunRecord) -> str | None:

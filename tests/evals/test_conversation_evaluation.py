@@ -50,6 +50,11 @@ async def test_a_row_is_the_whole_conversation():
     )
     assert ev.runs.set_index("task").loc["talk-which-city", "stop_reason"] == "user_done"
     assert [t.rule for t in talk.user] == ["opening", "answer", "done"]
+    # the row's figures are every turn's, read from their records: no second home
+    assert row.model_calls == sum(r.iterations for r in row.runs) > row.run.iterations
+    assert row.tokens == sum(r.usage.total_tokens for r in row.runs) > row.run.usage.total_tokens
+    assert row.messages == talk.messages and row.messages[0].role == "user"
+    assert row.steps == sum(1 for m in talk.messages if getattr(m, "tool_calls", None))
 
 
 async def test_checks_read_the_last_turn_unless_over_the_conversation():
