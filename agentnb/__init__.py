@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import events, models
+from . import events, models, provenance
 from .agent import Agent
 from .context.memory import Memory
 from .context.policies import ContextPolicy, DropOldest, KeepAll, KeepLastTurns
@@ -135,6 +135,7 @@ __all__ = [
     "observe",
     "optimize",
     "parse_message",
+    "provenance",
     "testing",
     "tool",
     "travel",

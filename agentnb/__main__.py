@@ -5,6 +5,8 @@ stage, the messages it adds, tool results, and why the run stopped. ``eval`` eva
 variants on a task set and exits 1 on a regression (:mod:`agentnb.evals.ci`); ``optimize``
 improves an agent's texts, each promotion gated on held-out tasks
 (:mod:`agentnb.evals.optimise.cli`; ``--proposer travel`` is the stand-in's, offline);
+``rescore`` checks stored runs again without calling the agent's model
+(:mod:`agentnb.evals.rescore_cli`);
 ``worker`` runs a durable Runtime's tasks.
 """
 
@@ -111,17 +113,19 @@ async def _travel(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["worker"]:  # the service's worker: no travel data to load
+        from .evals.sweep_job import WORKER  # its --variants and --tasks: a sweep's runs
         from .service import worker
 
-        return worker.main(argv[1:])
+        return worker.main(argv[1:], [WORKER])
     parser = argparse.ArgumentParser(prog="python -m agentnb", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("worker", help="run a durable Runtime's tasks (python -m agentnb worker -h)")
-    from .evals import ci
+    from .evals import ci, rescore_cli
     from .evals.optimise import cli as optimise_cli
 
     ci.add_parser(sub)
     optimise_cli.add_parser(sub)
+    rescore_cli.add_parser(sub)
     t = sub.add_parser("travel", help="run the travel assistant on a request")
     t.add_argument("request", nargs="*", help="what the user says (default: article 000's request)")
     t.add_argument("--lang", choices=["zh", "en"], default="zh", help="instructions language")
@@ -145,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "eval":
         return ci.main(args)
+    if args.command == "rescore":
+        return rescore_cli.main(args)
     if args.command == "optimize":
         from .travel import TravelModel
 

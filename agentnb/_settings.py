@@ -72,6 +72,12 @@ def _params(field: str, value: Any) -> Any:
     return dict(value)
 
 
+def _frame(field: str, value: Any) -> Any:
+    if value is None or value == "delimit":  # agentnb.context.framing.FRAMES
+        return value
+    raise ConfigurationError(f"{field} must be None or 'delimit' (spotlighting), got {value!r}")
+
+
 CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "name": text_setting,
     "instructions": text_setting,
@@ -85,4 +91,5 @@ CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "model_params": _params,
     "context_window": _whole(1, optional=True),
     "reply_reserve": _whole(0),
+    "frame_results": _frame,
 }

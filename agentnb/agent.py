@@ -79,6 +79,9 @@ class Agent:
         tokenizer: counts tokens for budgets; the model's own, else the heuristic.
         replay: what answers this agent's tool calls instead of its tools (set by
             :meth:`replaying`; an evaluation wraps a task's own tools with it too).
+        frame_results: ``"delimit"`` sends each tool result between sealed markers and tells
+            the model they hold data, never instructions (spotlighting; see
+            :mod:`agentnb.context.framing`); the transcript keeps the results unframed.
     """
 
     name: str
@@ -98,6 +101,7 @@ class Agent:
     context_window: int | None
     reply_reserve: int
     replay: ReplaySource | None
+    frame_results: str | None
 
     def __init__(
         self,
@@ -119,6 +123,7 @@ class Agent:
         context: ContextPolicy | None = None,
         tokenizer: Tokenizer | None = None,
         replay: ReplaySource | None = None,
+        frame_results: str | None = None,
     ) -> None:
         super().__setattr__("_prompt_key", ())
         self.name = name
@@ -138,6 +143,7 @@ class Agent:
         self.context = context
         self.tokenizer = tokenizer
         self.replay = replay
+        self.frame_results = frame_results
 
     def __setattr__(self, field: str, value: Any) -> None:
         check = CHECKS.get(field)

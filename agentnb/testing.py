@@ -89,17 +89,24 @@ async def assert_replays(recorded: Any, agent: Any, *, tools: str = "live") -> N
 
 
 def assert_no_regression(
-    ev: Any, baseline: str, other: str, *, alpha: float = 0.05, gate: str = "tasks"
+    ev: Any,
+    baseline: str,
+    other: str,
+    *,
+    alpha: float = 0.05,
+    gate: str = "tasks",
+    noise: Any = None,
 ) -> Any:
     """Raise ``AssertionError`` when ``other`` regressed against ``baseline`` in ``ev`` (an
     :class:`~agentnb.Evaluation`), the gate of ``python -m agentnb eval``: by default more
     tasks regressed than improved (each task's repeats as its pass rate, so identical
     repeats count once) with an exact p below ``alpha``; ``gate="pairs"``: more paired
-    losses than wins by the exact McNemar test, which assumes repeats independent. Returns
-    the comparison."""
+    losses than wins by the exact McNemar test, which assumes repeats independent. With
+    ``noise`` (the baseline's :func:`~agentnb.evals.noise` floor) a difference within it is
+    no verdict (``comparison.underpowered`` says why). Returns the comparison."""
     from .evals.ci import regressed
 
-    comparison = ev.compare(baseline, other).using(gate)
+    comparison = ev.compare(baseline, other, noise=noise).using(gate)
     if regressed(comparison, alpha):
         flips = "; ".join(f"{t}#{r}: {a} -> {b}" for t, r, a, b in comparison.flips[:20])
         unit = "tasks" if gate == "tasks" else "pairs"

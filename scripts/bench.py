@@ -25,10 +25,14 @@ list per call). Rows:
   (``scripts/bench_multiturn.py``): CPU per tool call, against a plain executor and against
   the core iteration, the three sampled in the same rounds; and what argument validation
   (``agentnb/tools``) costs of it;
+* the service: CPU per task of an in-process ``an.Runtime`` against ``agent.run``, sampled in
+  the same rounds (``scripts/bench_service.py``; target <= 1.3x);
 * start-up: ``import agentnb`` in a fresh interpreter of this environment;
 * a warm evaluation: CPU per run of ``an.evaluate`` against the bare loop and ``agent.run``,
   the three in the same rounds (``scripts/bench_evaluate.py``; target: no more than the
   turn-4 commit's, 2459d3b, measured with the same script);
+* provenance: the run, then the same run with the detector over its tool results, and with
+  ``session.provenance()`` (every value traced), paired: flagging's target <= 1.10x;
 * the optimiser: CPU per metric call of ``an.optimize`` on the stand-in against a plain
   ``an.evaluate`` of the same runs, paired round by round (``scripts/bench_optimise.py``;
   target <= 1.3x).
@@ -512,6 +516,13 @@ def multi_turn(rounds: int, runs: int) -> None:
     )
 
 
+def service_row(rounds: int, runs: int) -> None:
+    """The service in process against agent.run, per task (``scripts/bench_service.py``)."""
+    import bench_service
+
+    bench_service.paired_row(rounds, runs)
+
+
 def long_pass(runs: int = 2_000) -> None:
     """CPU per iteration over one long pass with the collector left alone (the rows above
     collect before each sample), with a turn of the loop after each run as an app's has, and
@@ -614,6 +625,37 @@ print(sweep, time.perf_counter() - started, len(ev.records))
     )
 
 
+def provenance_cost(rounds: int, runs: int) -> None:
+    """What flagging costs (issue 39): the core run, then the same run and the detector over
+    its tool results (what a check or the view asks when it reads a run), and the same run
+    and its whole provenance (every argument and figure traced), paired in the same rounds.
+    Nothing is computed during a run: scanning is lazy, so the run alone pays 0."""
+    agent = make_agent()
+    from agentnb.provenance import scan
+
+    def once_with(extra: str) -> Once:
+        async def once() -> None:
+            session = an.Session()
+            result = await agent.run(TASK, session=session)
+            assert result.stop_reason == "final_answer"
+            if extra == "flag":
+                for wire in session.transcript.wires:
+                    if wire.get("role") == "tool":
+                        scan(wire["content"])
+            elif extra == "trace":
+                assert not session.provenance().steered
+
+        return once
+
+    samplers = {name: (lambda name=name: cpu(once_with(name), runs)) for name in
+                ("run", "flag", "trace")}  # fmt: skip
+    s = paired(samplers, rounds)
+    print(f"\nprovenance, {rounds} paired rounds: CPU per loop iteration, ratio to the run alone")
+    print(ROW.format("the run alone", statistics.median(s["run"]) * 1e6, 1, 1, 1, ""))
+    row("  + flag its tool results (detector)", s["flag"], s["run"], "target <= 1.10x")
+    row("  + session.provenance() (every value)", s["trace"], s["run"], "lazy: when asked")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=25, help="paired rounds per row")
@@ -630,6 +672,8 @@ def main() -> int:
     overhead(args.rounds, args.runs)
     growth(max(args.rounds // 2, 5), max(args.runs // 2, 5))
     multi_turn(max(args.rounds // 2, 5), args.runs)
+    service_row(args.rounds, args.runs)
+    provenance_cost(max(args.rounds // 2, 5), args.runs)
     long_pass()
     import_time()
     first_summary()

@@ -4,6 +4,9 @@ time goes, from a profile.
 
     .venv/bin/python scripts/bench_service.py [--quick] [--rounds N]
 
+:func:`paired_row` is ``make bench``'s row for the service (issue 35): CPU per task of an
+in-process ``an.Runtime`` against ``agent.run``, sampled in the same rounds.
+
 Each round runs the four in turn (the order rotated per round), the same tasks of the bench's
 travel work (5 model calls, 4 async tools) through ``max_concurrency=8``; the ratios are per
 round against agent.run, reported as the median and the interquartile range over the rounds.
@@ -27,7 +30,8 @@ from pathlib import Path
 import agentnb as an
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench import make_agent
+import bench
+from bench import cpu, make_agent, paired
 
 TASK = "我周五从上海去北京出差，帮我看看航班和天气，再帮我订个酒店，预算控制在3000以内。"
 
@@ -50,6 +54,60 @@ async def through(rt: an.Runtime, n: int) -> float:
     for task_id in ids:
         assert (await rt.wait(task_id)).status == "done"
     return time.perf_counter() - start
+
+
+def paired_row(rounds: int, runs: int) -> list[float]:
+    """``make bench``'s service row: CPU per task of ``runs`` tasks through a fresh in-process
+    ``an.Runtime`` (in memory, ``max_concurrency=8``, each task on a session of its own, all
+    submitted then waited for), against ``runs`` plain ``agent.run`` one at a time on fresh
+    sessions, sampled in the same rounds, the cyclic GC included on every side. Two more
+    baselines in the same rounds say where the ratio goes: ``agent.run`` keeping each result
+    (as the runtime keeps each task's session, trace and records, for ``result`` and
+    ``get_trace``: the collector walks them), and ``agent.run`` 8 at a time (the runtime's
+    concurrency: the collector walks 8 runs' objects at once). Returns the per-round ratios
+    against ``agent.run`` one at a time."""
+    agent = make_agent()
+
+    async def plain() -> None:
+        for _ in range(runs):
+            result = await agent.run(TASK, session=an.Session())
+            assert result.stop_reason == "final_answer"
+
+    async def kept() -> None:
+        results = [await agent.run(TASK, session=an.Session()) for _ in range(runs)]
+        assert all(r.stop_reason == "final_answer" for r in results)
+
+    async def eight() -> None:
+        gate = asyncio.Semaphore(8)
+
+        async def one() -> None:
+            async with gate:
+                assert (await agent.run(TASK, session=an.Session())).output
+
+        await asyncio.gather(*(one() for _ in range(runs)))
+
+    async def service() -> None:
+        rt = an.Runtime(agent, max_concurrency=8)
+        ids = [await rt.submit(f"s{i}", TASK) for i in range(runs)]
+        for task_id in ids:
+            assert (await rt.wait(task_id)).status == "done"
+        await rt.close()
+
+    samplers = {
+        "run": lambda: cpu(plain, 1, runs),
+        "kept": lambda: cpu(kept, 1, runs),
+        "eight": lambda: cpu(eight, 1, runs),
+        "rt": lambda: cpu(service, 1, runs),
+    }
+    s = paired(samplers, rounds)
+    print(f"\nThe service in process: CPU per task, {runs} tasks a sample, {rounds} paired rounds")
+    print(f"  {'agent.run, one at a time':<44}{statistics.median(s['run']) * 1e6:>9.1f} us")
+    ratios = bench.row("an.Runtime in process (in memory)", s["rt"], s["run"], "target <= 1.3x")
+    bench.row("  against agent.run keeping its results", s["rt"], s["kept"], "what it keeps")
+    bench.row("  against agent.run 8 at a time", s["rt"], s["eight"], "its concurrency")
+    bench.row("  agent.run keeping its results", s["kept"], s["run"], "the collector's")
+    bench.row("  agent.run 8 at a time", s["eight"], s["run"], "the collector's")
+    return ratios
 
 
 def _folder() -> Path:

@@ -15,6 +15,11 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+# The experiment log records every evaluation by default, in the working directory: the tests
+# (and the notebooks and JupyterLab kernels they start, which inherit this) record nothing
+# unless they say where (log=...); tests/evals/test_experiment_log.py tests the default place.
+os.environ["AGENTNB_LOG"] = "off"
+
 import agentnb as an  # noqa: E402
 
 

@@ -31,6 +31,7 @@ def test_a_copy_carries_every_setting_given():
         final_answer_on_stop=True, parallel_tool_calls=False, tool_timeout=2.0,
         model_params={"temperature": 0.3}, context_window=4000, reply_reserve=500,
         context=policy, tokenizer=tokenizer, replay=an.ToolRecording().source(),
+        frame_results="delimit",
     )  # fmt: skip
     assert set(given) == set(SETTINGS), "a new constructor parameter: give it a value here"
     agent = an.Agent(**given)

@@ -63,8 +63,9 @@ LONG_MODULES = {
     "task's life (begin, start, attempted, end; run_step shares them) and the verbs the "
     "Runtime asks of a backend, read as one",
     "service/runtime.py": "the service's one public class: each verb of its API (submit, "
-    "status, wait, result, get_trace, list, session, cancel, run_step, recover, approve, "
-    "deny, close) and the one finish() every backend ends a task with, read as one",
+    "status, wait, gather, result, get_trace, list, session, cancel, run_step, recover, "
+    "serve, approve, deny, close), the one finish() every backend ends a task with and what "
+    "a change of a task tells its watchers, read as one",
     "widgets/session_view.py": "the live view of one session: its state for late views, each "
     "change as one message, the status line, and what its controls and Approve / Deny send, "
     "read as one",
@@ -75,9 +76,13 @@ LONG_MODULES = {
 # an evaluation): it needs nothing above the lowest layer at run time, so it sits there;
 # `storage` (the stores behind the Store seam, the trace codec) needs nothing above the
 # session, and the runtime's results are saved through it: it sits right above `session`.
+# `provenance` (the one normaliser, the text rule, the detector, values traced to their
+# sources) reads wire dicts only and is read by the session (``session.provenance()``), the
+# checks (grounded, not_steered) and the views: it sits right above `messages`.
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "tokens", "_sdk", "_html", "_settings", "_json", "_secrets", "_fast", "display"),
     ("messages",),
+    ("provenance",),
     ("tools",),
     ("models",),
     ("events",),
@@ -118,9 +123,12 @@ COMPUTED_IMPORTS: dict[str, str] = {
     "agentnb.models": "its own submodules on first use (the HTTP stack costs start-up time)",
     "agentnb.observe": "its own submodules on first use (each needs an extra)",
     "agentnb.service.worker": "the user's agent factory, named on the command line",
-    "agentnb.evals.checks.source": "a user's check function, named in a saved check record, "
-    "and the modules a trusted saved check's source used (load(trust=True) only)",
+    "agentnb.evals.checks.refs": "a user's check function, named in a saved check record "
+    "(load(trust=True) only; without it, only a module already imported is read)",
+    "agentnb.evals.checks.source": "the modules a trusted saved check's source used "
+    "(load(trust=True) only)",
     "agentnb.evals.ci": "the user's variants, named on the eval command line",
+    "agentnb.evals.variants": "the base agent and models a variants file names (module:attribute)",
 }
 
 #: Imports that may close a runtime import cycle: the documented doors (DESIGN.md, invariant 5).
@@ -133,9 +141,6 @@ DOORS: dict[tuple[str, str], str] = {
 #: Runtime import cycles (at module level or inside a function) allowed for now, each with
 #: its reason; the test fails when one is no longer a cycle.
 RUNTIME_CYCLES: dict[frozenset[str], str] = {
-    frozenset(
-        {"agentnb.service.durable", "agentnb.service.sweeps", "agentnb.service.workflow"}
-    ): "being reshaped, issue 35 part 2 (a sweep on the service becomes a batch of ordinary tasks)",
     frozenset(
         {"agentnb.evals.evaluate", "agentnb.evals.evaluation", "agentnb.evals.saving"}
     ): "being reshaped, issue 35 part 1 (an evaluation's rows become views over session.runs): "
@@ -426,6 +431,39 @@ def tree_violations(doc: str, classes: Mapping[str, list[str]]) -> list[str]:
     return out
 
 
+#: The periphery held to the core's public surface (invariant 12): it imports the core only
+#: from ``agentnb`` and the ``__init__`` of each core package, never a private module, and the
+#: other periphery packages only along the declared edges. (``evals`` joins when its imports
+#: are public: issue 35.)
+PERIPHERY = ("service", "observe")
+CORE_PACKAGES = ("models", "tools", "runtime", "session", "storage", "context")
+#: The declared edges between periphery packages, (from, to).
+PERIPHERY_EDGES = {("evals", "service"), ("evals", "observe")}
+
+
+def surface_violations(found: list[Import], periphery: tuple[str, ...] = PERIPHERY) -> list[str]:
+    out = []
+    for i in found:
+        source, target = i.source.split("."), i.target.split(".")
+        if len(source) < 2 or source[1] not in periphery or not _own(i.target):
+            continue
+        if len(target) > 2 and target[1] in CORE_PACKAGES:
+            out.append(
+                f"{i}: a core package's module, not its public surface (import it from "
+                f"agentnb.{target[1]}; what is missing becomes public there, or moves down)"
+            )
+        elif any(part.startswith("_") and part != "__init__" for part in target[1:]):
+            out.append(f"{i}: a private module (what is needed becomes public, or moves down)")
+        elif (
+            len(target) > 1
+            and target[1] in (*PERIPHERY, "evals")
+            and target[1] != source[1]
+            and (source[1], target[1]) not in PERIPHERY_EDGES
+        ):
+            out.append(f"{i}: an undeclared edge between periphery packages ({PERIPHERY_EDGES})")
+    return out
+
+
 # -- the package, as it is --------------------------------------------------------------------
 SOURCES = package_sources()
 FOUND = all_imports(SOURCES)
@@ -469,6 +507,11 @@ def test_every_allow_list_entry_is_still_needed():
     }
     stale = stale_entries(FOUND, _lines(), lists)  # type: ignore[arg-type]
     assert not stale, "stale allow-list entries:\n" + "\n".join(stale)
+
+
+def test_service_and_observe_meet_the_core_through_its_public_surface():
+    found = surface_violations(FOUND)
+    assert not found, "\n".join(found)
 
 
 def test_no_module_level_import_cycle():
@@ -680,3 +723,29 @@ def test_the_tree_check_catches_an_undrawn_error_and_a_wrong_parent():
     assert tree_violations(doc.replace("    └── QueueFull   c\n", ""), classes) == [
         "QueueFull is not drawn in the tree of errors.py"
     ]
+
+
+def test_the_surface_check_catches_each_kind_of_reach():
+    _, found = _made_up(
+        {
+            "agentnb.service": "",
+            "agentnb.observe": "",
+            "agentnb.evals": "",
+            "agentnb.session.session": "class Session: ...\n",
+            "agentnb._secrets": "",
+            "agentnb.service.a": "from ..session.session import Session\n",
+            "agentnb.service.b": "def f():\n    from .._secrets import Secrets\n",
+            "agentnb.service.c": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+            "    from ..evals import Task\n",
+            "agentnb.observe.d": "import importlib\nimportlib.import_module('agentnb.service.a')\n",
+            "agentnb.service.fine": "from ..session import Session\nfrom .. import errors\n",
+            "agentnb.evals.fine": "from ..service import a\n",  # a declared edge
+        }
+    )
+    words = surface_violations(found, ("service", "observe", "evals"))
+    assert sorted(w.split(":")[0] for w in words) == [
+        "agentnb.observe.d",
+        "agentnb.service.a",
+        "agentnb.service.b",
+        "agentnb.service.c",
+    ], words

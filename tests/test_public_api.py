@@ -80,6 +80,7 @@ PUBLIC = [
     "observe",
     "optimize",
     "parse_message",
+    "provenance",
     "testing",
     "tool",
     "travel",

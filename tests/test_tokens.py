@@ -67,8 +67,6 @@ async def test_the_heuristic_calibrates_from_reported_usage():
 OWN_TEXT_RULE = {
     "tokens.py": "the rule itself",
     "tools/mcp.py": "an MCP tool result's text blocks, one a line: MCP's format, not a message",
-    "observe/recorder.py": "being reshaped by issue 35 part 3 (the proxy records through the "
-    "run state); its _last_user_text calls content_text then",
 }
 _JOINS_TEXTS = re.compile(r"""join\(\s*(str\()?\w+(\.get\(["']text["']|\[["']text["']\])""")
 

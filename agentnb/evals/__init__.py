@@ -18,16 +18,25 @@ numbers: the summary's from numpy, the comparison's from scipy.stats), ``compari
 verdict), ``planning`` (``an.evals.plan``: the tasks a difference needs), ``cost``
 (``an.evals.prices`` and what runs spent), ``outputs`` (every answer), ``cache`` (model
 replies, in the one recorded-reply format of :mod:`agentnb.models.recorded`), ``recording``
-and ``replayer`` (tool results, and how a replaying call is answered), ``replay`` (a saved run
-as a regression test), ``saving``, ``ci`` (``python -m agentnb eval``), ``optimise``
+and ``replayer`` (tool results, and how a replaying call is answered), ``faithful`` (whether a
+replay reproduced its recording, on the run's record: ``an.evals.Replayed``), ``states`` (end
+states in files, and one no check may read), ``sent`` (what each variant's runs sent: the
+prompt diff), ``replay`` (a saved run as a regression test), ``saving``, ``ci`` (``python -m
+agentnb eval``), ``optimise``
 (``an.optimize``: proposals gated on held-out tasks), ``view`` and ``plot``; ``batches``
 reads trajectories as reply batches. Conversations: ``user`` (``an.User``, the simulated user:
 its rules, slips, a model playing it), ``conversation`` (the driver: agent and user turn by
 turn on one session, the user's turn a stage, a person taking over), ``turns`` (a conversation
-read back from its runs, and its stop reasons); ``checks.conversation`` checks one.
+read back from its runs, and its stop reasons); ``checks.conversation`` checks one. Over
+days of tuning: ``log`` (the experiment log: ``an.evals.experiments()``, ``experiment(id)``,
+``compare`` across experiments), ``rescore`` (stored runs checked again, no agent model
+called), ``labels`` and ``agreement`` (people's verdicts on runs, and how far a judge agrees
+with them), ``noise`` (the A/A floor a gate must clear), ``variants`` (variants as a TOML
+file).
 """
 
 from . import checks, optimise
+from .agreement import Agreement
 from .apps import App, AppContext
 from .batches import PairedCall, batches
 from .cache import CachedModel, ResponseCache
@@ -38,6 +47,10 @@ from .cost import PRICES as prices
 from .cost import Price, PriceTable
 from .evaluate import evaluate, start
 from .evaluation import Evaluation
+from .faithful import Replayed
+from .labels import Label
+from .log import ExperimentLog, LogWarning, compare, experiment, experiments, joined
+from .noise import NoiseFloor, noise
 from .optimise import BudgetWarning, Candidate, Optimisation, optimize
 from .planning import Plan, plan
 from .record import OUTCOMES, EvalRecord
@@ -47,9 +60,11 @@ from .runner import derive_seed
 from .tasks import Task, TaskSet
 from .turns import Turns
 from .user import User, UserTurn
+from .variants import Variants, load_variants
 
 __all__ = [
     "OUTCOMES",
+    "Agreement",
     "App",
     "AppContext",
     "BudgetWarning",
@@ -60,11 +75,16 @@ __all__ = [
     "Conversation",
     "EvalRecord",
     "Evaluation",
+    "ExperimentLog",
+    "Label",
+    "LogWarning",
+    "NoiseFloor",
     "Optimisation",
     "PairedCall",
     "Plan",
     "Price",
     "PriceTable",
+    "Replayed",
     "ResponseCache",
     "Task",
     "TaskSet",
@@ -72,10 +92,17 @@ __all__ = [
     "Turns",
     "User",
     "UserTurn",
+    "Variants",
     "batches",
     "checks",
+    "compare",
     "derive_seed",
     "evaluate",
+    "experiment",
+    "experiments",
+    "joined",
+    "load_variants",
+    "noise",
     "optimise",
     "optimize",
     "plan",

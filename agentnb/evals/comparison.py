@@ -8,15 +8,12 @@ the variants' doing. ``wins`` are pairs only ``other`` passed, ``losses`` pairs 
 **The test counts tasks** (``test="tasks"``, the default): each task's repeats become its
 pass rate; a task where ``other``'s rate is higher is a win, lower a loss, equal drops out;
 the exact two-sided sign test (McNemar's exact binomial, on tasks) asks whether wins and
-losses differ more than chance would. Repeats of a task are not independent evidence (a task
-tends to pass or fail the same way; a deterministic model repeats itself exactly), so each
-task counts once: identical repeats give the verdict one run gives, and the verdict says
-when they were identical (``repeats_identical``). ``test="pairs"`` (or ``.using("pairs")``)
-is the exact McNemar test over (task, repeat) pairs: it assumes the repeats independent (a
-model sampled at a temperature), and its verdict states that assumption.
-
-The 95% interval of the difference in success rate is a paired bootstrap: over pairs when
-each task ran once, over tasks (repeats averaged per task, resampled whole) when tasks repeat.
+losses differ more than chance would. Repeats of a task are not independent evidence, so
+each task counts once (identical repeats give the verdict one run gives, and it says so:
+``repeats_identical``). ``test="pairs"`` (``.using("pairs")``) is exact McNemar over (task,
+repeat) pairs, assuming repeats independent (its verdict says so). The interval is a paired
+bootstrap, over pairs (or over tasks, repeats averaged). A difference within the baseline's
+noise floor is ``underpowered``: no verdict (:mod:`.noise`).
 
 With ``margin`` (``ev.compare(a, b, margin=0.05)``: five points of success rate) it also asks
 the questions of a cheaper or faster variant: is ``other`` **no worse** than ``baseline`` by
@@ -24,9 +21,8 @@ more than the margin (non-inferiority: a one-sided t-test of the paired differen
 ``-margin``), and is it **equivalent** within ``±margin`` (TOST: two one-sided tests, the
 larger p-value). The units of those tests are the bootstrap's (pairs, or tasks with their
 repeats averaged); when every pair agrees, the exact chance of no disagreement at the margin.
-``verdict`` (:mod:`.verdict`) says it all in one plain line, naming the test; with no
-evidence either way, how many tasks would see ten points (:func:`agentnb.evals.plan`, from
-the disagreement seen here). Everything is at the level ``alpha`` (0.05).
+``verdict`` (:mod:`.verdict`) says it in one line, naming the test, and with no evidence, how
+many tasks would see ten points (:func:`agentnb.evals.plan`); everything at level ``alpha``.
 """
 
 from __future__ import annotations
@@ -39,10 +35,10 @@ from typing import TYPE_CHECKING, Any
 from .._html import escape
 from ..display import Shown
 from ..errors import ConfigurationError
-from ..models.differ import line_diff
 from . import statistics as st
 from .outputs import prompt_diff_html
 from .planning import Plan, plan
+from .sent import prompt_diff
 from .tables import counted
 from .verdict import TESTS, identical, method, verdict
 
@@ -54,7 +50,7 @@ if TYPE_CHECKING:
 __all__ = ["TESTS", "Comparison", "compare"]
 
 #: Fields ``to_frame()`` leaves out: lists, one row cannot hold them.
-LISTS = ("improved", "regressed", "flips", "prompt_diff", "differences")
+LISTS = ("improved", "regressed", "flips", "prompt_diff", "differences", "compared")
 
 
 @dataclass
@@ -79,8 +75,9 @@ class Comparison(Shown):
     regressed: list[str] = field(default_factory=list)
     #: Every discordant pair: (task, repeat, baseline outcome, other outcome).
     flips: list[tuple[str, int, str, str]] = field(default_factory=list)
-    #: What changed between the two variants' prompts: ``{"instructions": rows, "tools":
-    #: {name: rows}}`` of :func:`agentnb.models.differ.line_diff` (empty when unchanged).
+    #: What changed between the two variants' prompts as their runs sent them (the requests
+    #: made, :mod:`agentnb.evals.sent`): ``{"instructions": rows, "tools": {name: rows}}`` of
+    #: :func:`agentnb.models.differ.line_diff` (empty when unchanged).
     prompt_diff: dict[str, Any] = field(default_factory=dict)
     #: The level of the tests and of the (1 - alpha) interval; the margin (None: not asked).
     alpha: float = 0.05
@@ -102,6 +99,10 @@ class Comparison(Shown):
     repeats: int = 1
     #: Every task's repeats were identical, outcome and answer, for both variants.
     repeats_identical: bool = False
+    #: The tasks the pairs cover, in the task set's order.
+    compared: list[str] = field(default_factory=list)
+    #: Why the difference is within the baseline's noise floor ("" if not): no verdict then.
+    underpowered: str = ""
 
     @property
     def p(self) -> float:
@@ -267,7 +268,7 @@ def compare(
         improved=improved,
         regressed=regressed,
         flips=[(a.task, a.repeat, a.outcome, b.outcome) for a, b in pairs if a.passed != b.passed],
-        prompt_diff=prompt_diff(ev.descriptions.get(baseline), ev.descriptions.get(other)),
+        prompt_diff=prompt_diff(ev, baseline, other),
         alpha=alpha,
         margin=margin,
         noninferiority_p=lower,
@@ -278,21 +279,5 @@ def compare(
         task_p=st.mcnemar_p(len(improved), len(regressed)),  # the exact sign test, on tasks
         repeats=max((len(v) for v in per_task.values()), default=1),
         repeats_identical=identical(pairs),
+        compared=list(per_task),
     )
-
-
-def prompt_diff(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any]:
-    """The line diffs of two variants' instructions and tool descriptions (what
-    :func:`agentnb.evals.tables.describe` kept of each)."""
-    if not a or not b:
-        return {}
-    out: dict[str, Any] = {}
-    instructions = line_diff(a.get("instructions"), b.get("instructions"))
-    if instructions:
-        out["instructions"] = instructions
-    ta, tb = a.get("tools") or {}, b.get("tools") or {}
-    tools = {n: line_diff(ta.get(n), tb.get(n)) for n in dict.fromkeys([*ta, *tb])}
-    tools = {n: rows for n, rows in tools.items() if rows}
-    if tools:
-        out["tools"] = tools
-    return out

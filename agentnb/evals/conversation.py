@@ -5,10 +5,9 @@
     event = await conversation.step()  # one stage: the user's turn (a UserTurn), or a run's
     conversation.take_over(); await conversation.say("改成周六"); conversation.hand_back()
 
-Each agent turn is an ordinary run (``agent.start(text, session=..., tags=...)``) tagged with
-its ``turn``; the user's turn that starts it is recorded on its record
-(``annotations["user"]``), and how the conversation ended on the last one
-(``annotations["conversation"]``): the runs are the record (:mod:`.turns` reads them back).
+Each agent turn is an ordinary run (``agent.start``, or the ``start`` given) tagged with its
+``turn``, the user's turn that started it on its record (``annotations["user"]``), and how the
+conversation ended on the last (``annotations["conversation"]``; :mod:`.turns` reads them).
 
 :meth:`Conversation.step` steps the user's turn like a stage: it reads the agent's last
 answer, decides the reply (the user's rules, its model, a person's text, or a recording),
@@ -32,7 +31,7 @@ which reads the conversation as it stands (the facts the person gave count as gi
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import display
@@ -51,7 +50,10 @@ if TYPE_CHECKING:
     from ..agent import Agent
     from ..runtime import Run
 
-__all__ = ["Conversation", "conversation"]
+__all__ = ["Conversation", "Start", "conversation"]
+
+#: How a turn is started: ``start(agent, text, tags)`` (a run not yet driven).
+Start = Callable[["Agent", str, dict[str, str]], "Run"]
 
 
 class Conversation(Shown):
@@ -67,6 +69,8 @@ class Conversation(Shown):
         tags: the tags of every run (an evaluation's row); each run adds its ``turn``.
         recorded: the user's turns to replay instead of asking the user (see the module
             docstring); None: the user plays.
+        start: how each turn's run is started, ``start(agent, text, tags)`` (default
+            ``agent.start`` on ``session``; a sweep on the service gives its attempt's).
     """
 
     def __init__(
@@ -78,8 +82,9 @@ class Conversation(Shown):
         session: Session | None = None,
         tags: Mapping[str, str] | None = None,
         recorded: Sequence[UserTurn] | None = None,
+        start: Start | None = None,
     ) -> None:
-        self.agent, self.user = agent, user
+        self.agent, self.user, self._start = agent, user, start
         self.session = session if session is not None else Session()
         self.opening = opening if opening is not None else user.goal
         self.tags = dict(tags or {})
@@ -98,9 +103,7 @@ class Conversation(Shown):
         run = self.runs[-1] if self.runs else None
         return run if run is not None and not run.done else None
 
-    @property
-    def done(self) -> bool:
-        return self.end is not None
+    done = property(lambda self: self.end is not None)
 
     @property
     def next_stage(self) -> str | None:
@@ -110,13 +113,8 @@ class Conversation(Shown):
         run = self.run
         return run.next_stage if run is not None else "user"
 
-    @property
-    def stop_reason(self) -> str | None:
-        return self.end.stop_reason if self.end is not None else None
-
-    @property
-    def answers(self) -> list[str]:
-        return [r.output or "" for r in self.runs]
+    stop_reason = property(lambda self: self.end.stop_reason if self.end is not None else None)
+    answers = property(lambda self: [r.output or "" for r in self.runs])
 
     def result(self) -> Turns:
         """The conversation so far, read back from its runs."""
@@ -215,7 +213,10 @@ class Conversation(Shown):
                        "user's next reply was not sent", closing=turn)  # fmt: skip
         else:
             tags = {**self.tags, "turn": str(len(self.runs))}
-            run = self.agent.start(turn.text, session=self.session, tags=tags)
+            if self._start is not None:
+                run = self._start(self.agent, turn.text, tags)
+            else:
+                run = self.agent.start(turn.text, session=self.session, tags=tags)
             note(run.record, USER, turn)
             self.runs.append(run)
             await self.step()  # restore: the user's message lands
@@ -286,9 +287,8 @@ class Conversation(Shown):
         return f"<Conversation {len(self.runs)} agent turns, the user played by {who}, {state}>"
 
 
-def conversation(
-    agent: Agent, task: Any, session: Session, tags: Mapping[str, str], seed: int, key: Any
-) -> Conversation:
+def conversation(agent: Agent, task: Any, session: Session, tags: Mapping[str, str], seed: int,
+                 key: Any, *, start: Start | None = None) -> Conversation:  # fmt: skip
     """The conversation of an evaluation's run of ``task`` (its ``user``): the user's seed
     derived from its own and the run's, its turns replayed when ``agent`` replays (those the
     recording holds for the run ``key``: never regenerated)."""
@@ -296,4 +296,5 @@ def conversation(
     source = agent.replay
     replies = getattr(source, "user_turns", None)
     recorded = replies(key) if callable(replies) else None
-    return Conversation(agent, user, task.input, session=session, tags=tags, recorded=recorded)
+    return Conversation(agent, user, task.input, session=session, tags=tags, recorded=recorded,
+                        start=start)  # fmt: skip

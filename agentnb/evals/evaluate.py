@@ -4,18 +4,16 @@
     ev = an.evals.start(...)        # returns at once; the sweep runs in the background
     await ev.wait(); ev.cancel(); ev.done
 
-Runs go in the order (repeat, task, variant), so a live matrix fills task by task with every
-variant side by side. At most ``concurrency`` run at once, each within ``timeout`` seconds;
-one failing run never stops the sweep. Each (task, repeat) gets its own seed, derived from
-``seed`` and the same for every variant, so paired runs share their randomness and the
-whole evaluation reproduces exactly.
+Runs go in the order (repeat, task, variant): a live matrix fills task by task. At most
+``concurrency`` run at once, each within ``timeout`` seconds; a failing run never stops it.
+Each (task, repeat) gets its own seed, derived from ``seed``, the same for every variant:
+paired runs share their randomness and the whole evaluation reproduces exactly.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -25,9 +23,12 @@ from ..errors import ConfigurationError, RunStateError
 from .apps import App
 from .cache import ResponseCache
 from .evaluation import Errors, Evaluation
+from .log.recording import follow, kept_file
+from .progress import ProgressLine
 from .record import EvalRecord
 from .runner import run_task
 from .statistics import warm_up
+from .sweep import SweepRunner
 from .tasks import Task, TaskSet
 
 if TYPE_CHECKING:
@@ -93,14 +94,15 @@ def start(
     progress: bool | None = False,
     keep: Iterable[tuple[Any, ...]] = (),
     runtime: Runtime | None = None,
+    log: Any = None,
+    note: str = "",
 ) -> Evaluation:
     """Start a sweep in the background and return its :class:`Evaluation` at once.
 
     Needs a running event loop (a notebook cell, or inside ``async def``). ``await ev`` (or
     ``await ev.wait()``) waits for it; ``ev.cancel()`` stops it; ``ev.subscribe(fn)`` hears
     each finished run. Arguments as for :func:`evaluate`. ``keep`` holds runs already done,
-    as ``(record, session[, trace[, state]])``: they are not run again
-    (``Evaluation.rerun`` and ``extend`` use it).
+    as ``(record, session[, trace[, state]])``, not run again (``rerun``, ``extend`` use it).
     """
     agents = _variants(variants)
     timeout = seconds("timeout", timeout)  # 0 or -1 meant no limit, silently
@@ -140,9 +142,10 @@ def start(
         )
     if progress or (progress is None and not display.in_kernel() and sys.stderr.isatty()):
         ev.subscribe(_Progress(ev))
+    follow(ev, log, note, extra=kept_file(variants))  # a variants file (load_variants): kept
     warm_up()
-    runner = runtime and runtime.evaluation_runner(agents, ev.tasks, repeats, seed)
-    ev.drive(_sweep(ev, jobs, runner or run_task))  # on the service's workers, or here
+    runner = SweepRunner(runtime, agents, ev.tasks, repeats, seed) if runtime else run_task
+    ev.drive(_sweep(ev, jobs, runner))  # as the runtime's tasks (its workers), or here
     return ev
 
 
@@ -225,6 +228,8 @@ async def evaluate(
     cache: ResponseCache | str | bool | None = None,
     progress: bool | None = None,
     runtime: Runtime | None = None,
+    log: Any = None,
+    note: str = "",
 ) -> Evaluation:
     """Run every variant on every task ``repeats`` times and return the :class:`Evaluation`.
 
@@ -242,10 +247,10 @@ async def evaluate(
         progress: ``None``: the live matrix in a notebook (a progress line there when the
             widgets are not installed), a progress line on a terminal's stderr; ``True``: the
             progress line; ``False``: nothing.
-        runtime: an :class:`agentnb.Runtime` to run the sweep's runs as its jobs: at most its
-            ``max_concurrency`` at once, each kept in its store (the same sweep again runs
-            only what is missing), on DBOS spread over its workers (see
-            :mod:`agentnb.service.sweeps`).
+        runtime: an :class:`agentnb.Runtime` to run the sweep's runs as its tasks: at most
+            its ``max_concurrency`` at once, each kept in its log (the same sweep again runs
+            only what is missing), on DBOS spread over its workers (:mod:`.sweep`).
+        log, note: where it is recorded, and words kept (:mod:`agentnb.evals.log`).
     """
     ev = start(
         variants,
@@ -258,6 +263,8 @@ async def evaluate(
         cache=cache,
         progress=progress,
         runtime=runtime,
+        log=log,
+        note=note,
     )
     if progress is None and display.in_kernel():
         if display.has_view(ev):
@@ -272,22 +279,18 @@ async def evaluate(
 
 
 class _Progress:
-    """A one-line progress report on stderr, rewritten at most every 0.2 s and at the end."""
+    """A progress report on stderr (:class:`~agentnb.evals.progress.ProgressLine`: rewritten
+    in place on a terminal, whole lines in a log), and the last one at the end."""
 
     def __init__(self, ev: Evaluation) -> None:
         self.ev = ev
-        self.shown = 0.0
+        self.line = ProgressLine()
 
     def __call__(self, record: EvalRecord | None) -> None:
-        now = time.monotonic()
-        if record is not None and now - self.shown < 0.2:
-            return
-        self.shown = now
         ev = self.ev
         counts = {o: sum(r.outcome == o for r in ev.records) for o in ("pass", "fail", "error")}
         line = (
-            f"\revaluate: {len(ev.records)}/{ev.total} runs — {counts['pass']} pass, "
+            f"evaluate: {len(ev.records)}/{ev.total} runs — {counts['pass']} pass, "
             f"{counts['fail']} fail, {counts['error']} error"
         )
-        sys.stderr.write(line + ("\n" if record is None else ""))
-        sys.stderr.flush()
+        self.line.show(line, final=record is None)

@@ -12,6 +12,7 @@ the record of its run, tagged with the row and annotated with its checks, when a
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import warnings
 from collections.abc import Awaitable, Callable, Iterable
@@ -31,8 +32,10 @@ if TYPE_CHECKING:
     from ..agent import Agent
     from ..session import Session
     from ..storage.trace import Trace
+    from .agreement import Agreement
     from .cache import ResponseCache
     from .comparison import Comparison
+    from .labels import Label
     from .outputs import Outputs
 
 __all__ = ["Evaluation"]
@@ -100,6 +103,10 @@ class Evaluation(display.Shown):
         #: True once the sweep ended (finished or cancelled); a loaded evaluation is done.
         self.done = False
         self.cancelled = False
+        #: Its entry in the experiment log once recorded (:mod:`agentnb.evals.log`), else None.
+        self.experiment: Any = None
+        #: Checks flagged by their agreement with people: name -> why (``agreement``).
+        self.flags: dict[str, str] = {}
 
     # -- the sweep ------------------------------------------------------------------------
     @property
@@ -200,7 +207,7 @@ class Evaluation(display.Shown):
 
     def kept(self, record: EvalRecord) -> Kept:
         """The session, trace and end state kept for the run of ``record`` (None where there
-        is none; a loaded evaluation keeps no state)."""
+        is none; a loaded evaluation's states are those its file kept: evals/states.py)."""
         key = record.key
         return Kept(self._sessions.get(key), self._traces.get(key), self._states.get(key))
 
@@ -220,6 +227,7 @@ class Evaluation(display.Shown):
             cache=self.cache,
         )
         part.descriptions = {v: d for v, d in self.descriptions.items() if v in names}
+        part.flags = dict(self.flags)
         for r in self.records:
             if r.variant in names:
                 part.add(r, *self.kept(r))
@@ -336,15 +344,82 @@ class Evaluation(display.Shown):
         return Outputs(self)
 
     def compare(
-        self, baseline: str, other: str, *, margin: float | None = None, alpha: float = 0.05
+        self,
+        baseline: str,
+        other: str,
+        *,
+        margin: float | None = None,
+        alpha: float = 0.05,
+        noise: Any = None,
     ) -> Comparison:
         """Paired comparison of two variants by (task, repeat): see :class:`Comparison`.
         ``margin`` adds non-inferiority and equivalence (TOST) within ±margin; ``alpha`` is
-        the level of every test and of the (1 - alpha) interval; ``.verdict`` says it in one
-        line."""
+        the level of every test and of the (1 - alpha) interval; ``noise``: the baseline's
+        :func:`~agentnb.evals.noise` floor (a difference within it is "underpowered");
+        ``.verdict`` says it in one line."""
         from .comparison import compare
 
-        return compare(self, baseline, other, margin=margin, alpha=alpha)
+        found = compare(self, baseline, other, margin=margin, alpha=alpha)
+        if noise is None:
+            return found
+        return dataclasses.replace(found, underpowered=noise.within(found))
+
+    # -- people and checks after the runs (labels, agreement, rescore) ----------------------
+    def label(
+        self,
+        variant: str,
+        task: Task | str,
+        repeat: int,
+        verdict: Any,
+        note: str = "",
+        *,
+        rater: str = "human",
+    ) -> Label | None:
+        """A person's verdict on one run, ``"pass"`` or ``"fail"`` with a note (None removes
+        it): an annotation on its record, kept by ``save`` and the experiment log (written
+        back there at once). See :mod:`agentnb.evals.labels`."""
+        from .labels import label
+
+        row = self.record(variant, task, repeat)
+        made = label(row.run, verdict, note, rater=rater)
+        if self.experiment is not None:  # in the experiment log: written back there
+            self.experiment.rewrite(row)
+        return made
+
+    @property
+    def labels(self) -> pd.DataFrame:
+        """Every label: variant, task, repeat, rater, verdict, note, and the run's outcome."""
+        from .labels import labels_frame
+
+        return labels_frame(self)
+
+    def agreement(
+        self, *raters: str, threshold: float | None = None, confidence: float = 0.95
+    ) -> Agreement:
+        """How far raters agree on these runs: ``ev.agreement("judge", "human")`` (Cohen's
+        kappa with its interval, the confusion table, the runs they disagree on), three raters
+        or more by Krippendorff's alpha; with ``threshold``, a check below it is flagged
+        wherever its verdicts show. See :mod:`agentnb.evals.agreement`."""
+        from .agreement import agreement
+
+        return agreement(self, *raters, threshold=threshold, confidence=confidence)
+
+    async def rescore(
+        self,
+        checks: Any = None,
+        tasks: Any = None,
+        *,
+        judge: Any = None,
+        log: Any = None,
+        note: str = "",
+    ) -> Evaluation:
+        """A new evaluation of these runs checked again, without running any agent model:
+        ``checks`` (for every task, or ``{task: [...]}``), edited ``tasks`` (their checks, by
+        name) or the tasks' own checks; a judge calls only its model (``judge=``), metered.
+        Recorded in the experiment log, linked to this one. See :mod:`agentnb.evals.rescore`."""
+        from .rescore import rescore
+
+        return await rescore(self, checks, tasks, judge=judge, log=log, note=note)
 
     # -- files, pictures, views -----------------------------------------------------------------
     def save(self, path: str | os.PathLike[str], *, traces: bool = True) -> Path:

@@ -6,10 +6,12 @@
 
 Each cell holds the answers of that task and variant, one per repeat: the first lines shown,
 the whole answer a click away (``<details>``, no JavaScript needed), a failed run marked
-with its failed checks, an error run with its error. A conversation (a task with a user) is
-one row like any task: its last answer, and its turns a click away (what the user said, by
-which rule, and each answer), with how it stopped (user_done, user_gave_up, max_turns). The
-HTML escapes every answer (the one character rule of :mod:`agentnb._html`).
+with its failed checks (a flagged judge's marked ⚑), an error run with its error, and the
+labels people gave it. A conversation (a task with a user) is one row like any task: its last
+answer, and its turns a click away (what the user said, by which rule, and each answer), with
+how it stopped (user_done, user_gave_up, max_turns). In a kernel with the widgets the grid is
+live (:class:`agentnb.widgets.OutputsGrid`): ✓ / ✗ and a note under each answer label its run.
+The HTML escapes every answer (the one character rule of :mod:`agentnb._html`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._html import escape
 from ..display import Shown, static
+from .labels import labels
+from .tables import flagged
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,7 +69,8 @@ class Outputs(Shown):
         lines = text.split("\n")
         head = "\n".join(lines[:FIRST_LINES])
         more = len(lines) > FIRST_LINES or len(head) > 240
-        why = "; ".join(f"{c.name}: {c.reason}" for c in r.failed_checks) or r.error
+        ev = self.evaluation
+        why = "; ".join(f"{flagged(ev, c.name)}: {c.reason}" for c in r.failed_checks) or r.error
         badge = (
             f"<span style='color:{colour};font-weight:bold' title='{escape(why)}'>{mark}"
             f"{'' if self.evaluation.repeats == 1 else f' #{r.repeat}'}</span> "
@@ -86,9 +91,15 @@ class Outputs(Shown):
         else:
             body = f"<span style='white-space:pre-wrap'>{escape(text)}</span>"
         border = "#fecaca" if r.outcome != "pass" else "#e5e7eb"
+        said = "".join(
+            f"<div class='anb-label' style='font-size:11px;color:#6b7280'>{escape(x.rater)}: "
+            f"{'✓ pass' if x.passed else '✗ fail'}{' — ' + escape(x.note) if x.note else ''}</div>"
+            for x in labels(r.run).values()
+        )
         return (
             f"<div class='anb-output anb-output-{r.outcome}' style='border-left:3px solid "
-            f"{border};padding:2px 4px;margin:2px 0'>{badge}{body}{failed}{_turns_html(r)}</div>"
+            f"{border};padding:2px 4px;margin:2px 0'>{badge}{body}{failed}{said}"
+            f"{_turns_html(r)}</div>"
         )
 
     def html(self) -> str:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import ConfigurationError
 from . import statistics as st
@@ -55,6 +56,14 @@ class Plan:
     achieved_power: float
     tasks: int | None = None
     unit: str = "tasks"
+    #: The share of tasks the baseline disagrees with itself on (``noise=``), or None.
+    floor: float | None = None
+
+    @property
+    def within_noise(self) -> bool:
+        """The difference is no bigger than the baseline's own disagreement: a gate with that
+        noise floor refuses it however many tasks there are (:mod:`agentnb.evals.noise`)."""
+        return self.floor is not None and abs(self.difference) <= self.floor
 
     @property
     def pairs(self) -> int:
@@ -79,6 +88,17 @@ class Plan:
     @property
     def verdict(self) -> str:
         """The plan in one line."""
+        if self.within_noise:
+            return (
+                f"{self._verdict()}; but the baseline disagrees with itself on "
+                f"{self.floor:.0%} of tasks (A/A): a difference of "
+                f"{abs(self.difference) * 100:g} points is within that noise, and a gate with "
+                "that floor refuses it however many tasks you add: make the runs steadier (a "
+                "seed, temperature 0) or look for a bigger difference"
+            )
+        return self._verdict()
+
+    def _verdict(self) -> str:
         points = f"{abs(self.difference) * 100:g} points"
         unit = "task" if self.unit == "tasks" else "pair"
         test = "exact test over tasks" if self.unit == "tasks" else "exact McNemar over pairs"
@@ -132,6 +152,7 @@ def plan(
     baseline: float | None = None,
     tasks: int | None = None,
     unit: str = "tasks",
+    noise: Any = None,
 ) -> Plan:
     """The tasks a paired comparison needs to see ``difference`` (0.10 = ten points of
     success rate) with ``power`` at ``alpha``, and how many more than the ``tasks`` you have.
@@ -139,7 +160,17 @@ def plan(
     Say how often tasks disagree: ``discordant`` (a share of tasks), or ``baseline`` (the
     baseline's success rate; the other is ``baseline + difference``, runs assumed independent
     given their rates: ``p0·(1−p1) + p1·(1−p0)``). ``unit="pairs"``: for the per-pair McNemar
-    test (it assumes repeats independent). See the module docstring."""
+    test (it assumes repeats independent). ``noise``: the baseline's noise floor
+    (:func:`agentnb.evals.noise`, or the share of tasks it disagrees with itself on): its
+    disagreement is counted in (tasks disagree at least that much more often), and a
+    difference within it is said to be out of any gate's reach. See the module docstring."""
+    floor = None
+    if noise is not None:
+        floor = float(getattr(noise, "share", noise))
+        if not 0 <= floor <= 1:
+            raise ConfigurationError(f"noise is a floor or a share of tasks, not {noise!r}")
+        if discordant is None and baseline is None:
+            discordant = min(1.0, floor + abs(difference))
     if unit not in ("tasks", "pairs"):
         raise ConfigurationError(f"unit must be 'tasks' or 'pairs', not {unit!r}")
     numeric = isinstance(difference, int | float) and not isinstance(difference, bool)
@@ -177,4 +208,6 @@ def plan(
         pairs, achieved = st.pairs_needed(difference, pd, power, alpha)
     except ValueError as exc:
         raise ConfigurationError(str(exc)) from None
-    return Plan(difference, power, alpha, pd, assumption, pairs, achieved, tasks, unit)
+    if floor is not None and discordant is not None and assumption == "as given":
+        assumption = "the baseline's noise floor plus the difference"
+    return Plan(difference, power, alpha, pd, assumption, pairs, achieved, tasks, unit, floor)

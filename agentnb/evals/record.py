@@ -8,14 +8,16 @@ from those records and the session's messages when asked, so a table never disag
 the runs it shows.
 
 * From the task's run (its last turn, the one the checks read): ``stop_reason``, ``output``,
-  ``model_calls`` (its iterations), ``tokens`` (its usage), ``latency`` (on the events'
-  clock), ``model``, its ids; from its messages, ``steps`` (replies that called tools),
-  ``tool_calls``, ``tool_errors``. A conversation's: over every turn but its ids and output.
+  ``latency`` (on the events' clock), ``model``, its ids; ``model_calls`` (iterations),
+  ``tokens`` (usage) and, from its messages, ``steps`` (replies that called tools),
+  ``tool_calls``, ``tool_errors``: a conversation's over every turn.
 * From every run of the row (each turn of a multi-turn task, also one that timed out or
   raised): ``prompt_tokens`` and ``completion_tokens`` (billed: replies a cache gave are
   free), ``cached_calls``, ``unmetered`` and :meth:`EvalRecord.cost`.
-* From the checks' annotation: ``outcome``, ``checks``, ``error``.
-* ``divergence``: where a replaying run first left its recording (or its user), any turn.
+* From the checks' annotation: ``outcome``, ``checks``, ``error``; from the replay's
+  (:mod:`agentnb.evals.faithful`), ``divergence``: where a replaying run first differed
+  from its recording (or its replayed user from its recorded turns), over the whole session
+  (else the first replay miss of its messages).
 * A conversation's ``stop_reason`` is its own (``user_done``...), ``conversation`` its turns.
 
 :func:`agentnb.evals.records_of` turns tagged sessions into rows (a service that ran an
@@ -35,6 +37,7 @@ from .batches import PairedCall, batches, left_recording
 from .checked import OUTCOMES, Checked, checked
 from .checks.base import CheckResult
 from .cost import PriceTable, spent
+from .faithful import difference
 from .handmade import made_run
 from .turns import row_of, stop_of, turn_runs, turns_of, user_left
 
@@ -124,13 +127,8 @@ class EvalRecord:
     variant = property(lambda self: self.run.tags["variant"])
     task = property(lambda self: self.run.tags["task"])
 
-    @property
-    def repeat(self) -> int:
-        return int(self.run.tags["repeat"])
-
-    @property
-    def seed(self) -> int:
-        return int(self.run.tags.get("seed", 0))
+    repeat = property(lambda self: int(self.run.tags["repeat"]))
+    seed = property(lambda self: int(self.run.tags.get("seed", 0)))
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -173,9 +171,7 @@ class EvalRecord:
     model = property(lambda self: self.run.model)
     run_id = property(lambda self: self.run.run_id)
     trace_id = property(lambda self: self.run.trace_id)
-    tokens = property(
-        lambda self: sum(t.usage.total_tokens for t in turn_runs(self.run, self.runs))
-    )
+    tokens = property(lambda s: sum(t.usage.total_tokens for t in turn_runs(s.run, s.runs)))
 
     @property
     def messages(self) -> list[Any]:
@@ -213,8 +209,9 @@ class EvalRecord:
     steps = property(lambda self: self._from_messages()[0])
     tool_calls = property(lambda self: self._from_messages()[1])
     tool_errors = property(lambda self: self._from_messages()[2])
-    #: Where a replaying run first left its recording (any turn), or "".
-    divergence = property(lambda self: self._from_messages()[3])
+
+    #: Where a replaying run first differed from its recording (see the module docstring).
+    divergence = property(lambda self: difference(self.run, self._from_messages()[3]))
 
     # -- what every turn spent ------------------------------------------------------------------
     @property
@@ -254,8 +251,8 @@ class EvalRecord:
         """The row as plain data, every figure as the tables show it (read once each;
         ``cost`` at ``an.evals.prices`` as they are now, None when unknown)."""
         found = self.checked
-        steps, tool_calls, tool_errors, divergence = self._from_messages()
-        runs = self.runs
+        steps, tool_calls, tool_errors, _ = self._from_messages()
+        divergence, runs = self.divergence, self.runs
         return {
             "variant": self.variant,
             "task": self.task,

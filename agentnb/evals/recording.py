@@ -29,11 +29,16 @@ order). ``missing="live"`` runs the real tool instead of answering an error. Arg
 compare as the replaying tool validated them (defaults filled in). Every answered call is
 recorded, errors included (a ``ToolError`` such as "unknown city", a timeout), and replayed
 as the run saw it. :attr:`ToolRecording.misses` lists every miss with its position.
+
+A replay is judged on what it did (:mod:`.faithful`): its end-state checks read the end
+state the recorded run left (:attr:`ToolRecording.states`; ``from_evaluation`` keeps them,
+``save``/``load`` keep them in the file as :mod:`.states` can) only when it reproduced that
+run exactly and completely; otherwise, or when the recording keeps no end state of the run,
+they are refused naming why, and the row's ``divergence`` says where it first differed.
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import os
@@ -47,6 +52,7 @@ from ..errors import ConfigurationError
 from .batches import batches
 from .normalise import canonical
 from .replayer import Match, Miss, Missing, Replayer, RunKey
+from .states import Refused, dump_state, is_state, load_state
 from .turns import user_turns
 from .user.turn import UserTurn
 
@@ -78,6 +84,11 @@ class Recorded:
     def position(self) -> tuple[int, int, int]:
         return self.turn, self.step, self.index
 
+    @property
+    def key(self) -> tuple[str, str]:
+        """``(tool, canonical arguments)``, as :attr:`PairedCall.key` reads a call."""
+        return self.tool, self.arguments
+
 
 class ToolRecording:
     """Recorded tool results with their provenance; see the module docstring."""
@@ -93,7 +104,9 @@ class ToolRecording:
         self.misses: list[Miss] = []
         #: How many calls were answered from the recording.
         self.hits = 0
-        #: The end state each recorded run left (what its end-state checks read), by run.
+        #: The end state each recorded run left (what its end-state checks read), by run: a
+        #: replay that reproduces the run reads it (a :class:`~agentnb.evals.states.Refused`
+        #: where it could not be kept says why not).
         self.states: dict[RunKey, Any] = {}
         #: The user's turns of each recorded conversation (UserTurn), by run.
         self.replies: dict[RunKey, list[Any]] = {}
@@ -149,9 +162,8 @@ class ToolRecording:
         ]
         recording = cls.from_sessions([k.session for _, k in kept], runs=[key for key, _ in kept])
         for key, k in kept:
-            if k.state is not None and not _is_agent(k.state):
-                with contextlib.suppress(Exception):  # a state that cannot be copied stays out
-                    recording.states[key] = copy.deepcopy(k.state)
+            if is_state(k.state):
+                recording.states[key] = _copied(k.state)
         return recording
 
     @property
@@ -185,35 +197,45 @@ class ToolRecording:
 
     # -- files -----------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """One JSON object per line: the result and where it came from."""
-        path = Path(path)
+        """One JSON object per line: each result and where it came from, each conversation's
+        user turns (``{"run", "replies"}``), then each recorded run's end state (``{"variant",
+        "task", "repeat", "state"}``; one JSON cannot keep exactly is written ``"unsaved"``
+        with the reason: see :mod:`agentnb.evals.states`)."""
         lines = [_json.dumps(asdict(e)) for e in self.entries]
         lines += [_json.dumps({"run": list(run), "replies": [t.to_dict() for t in turns]})
                   for run, turns in self.replies.items()]  # fmt: skip
-        path.write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
-        return path
+        for (variant, task, repeat), state in self.states.items():
+            where = {"variant": variant, "task": task, "repeat": repeat}
+            lines.append(_json.dumps({**where, **dump_state(state)}))
+        return _json.write_atomically(Path(path), "\n".join(lines) + ("\n" if lines else ""))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> ToolRecording:
-        entries, replies = [], {}
+        """A recording :meth:`save` wrote: its results and the end states it kept (a state
+        it could not keep, or a file of an earlier agentnb that kept none, makes a replay's
+        end-state checks refused, naming why)."""
+        entries, states, replies = [], {}, {}
         text = Path(path).read_text(encoding="utf-8")
         for number, line in enumerate(text.split("\n"), 1):
             if not line.strip():
                 continue
             try:
                 data = json.loads(line)
-                if isinstance(data, dict) and "replies" in data:  # a conversation's user turns
+                if "replies" in data:  # a conversation's user turns
                     variant, task, repeat = data["run"]
                     replies[str(variant), str(task), int(repeat)] = [
                         UserTurn.from_dict(t) for t in data["replies"]
                     ]
+                elif "state" in data or "unsaved" in data:
+                    states[data["variant"], data["task"], int(data["repeat"])] = load_state(data)
                 else:
                     entries.append(Recorded(**data))
-            except (ValueError, TypeError, ConfigurationError) as exc:
+            except (ValueError, TypeError, KeyError, ConfigurationError) as exc:
                 raise ConfigurationError(
-                    f"{path}:{number}: not a recorded result ({exc})"
+                    f"{path}:{number}: not a recorded result or end state ({exc})"
                 ) from None
         recording = cls(entries)
+        recording.states.update(states)
         recording.replies = replies
         return recording
 
@@ -228,5 +250,9 @@ class ToolRecording:
         )
 
 
-def _is_agent(value: Any) -> bool:
-    return hasattr(value, "tools") and hasattr(value, "instructions")  # no setup state
+def _copied(state: Any) -> Any:
+    """A copy of ``state`` the recording keeps, or a Refused saying why it could not."""
+    try:
+        return copy.deepcopy(state)
+    except Exception as exc:
+        return Refused(f"its end state could not be copied ({type(exc).__name__}: {exc})")

@@ -12,7 +12,7 @@ import asyncio
 import copy
 import json
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal
@@ -20,11 +20,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..messages import ToolMessage
 from ..tools import ERROR_KINDS, ToolError
 from .batches import position_of
+from .faithful import Answered, Log, Replayed, judge
 from .normalise import canonical
+from .states import Refused
 
 if TYPE_CHECKING:
     from ..tools import Tool
     from ..tools.calls import ToolCallContext
+    from .batches import PairedCall
     from .recording import Recorded, ToolRecording
 
 __all__ = ["Match", "Missing", "Replayer", "RunKey", "replaying_run"]
@@ -33,17 +36,22 @@ Missing = Literal["not_recorded", "live"]
 Match = Literal["trajectory", "arguments"]
 RunKey = tuple[str, str, int]
 
-#: The run a replaying tool answers for: set by the evaluation around each run.
+#: The run a replaying tool answers for, and the log of what it answered: set by the
+#: evaluation around each run.
 _RUN: ContextVar[RunKey | None] = ContextVar("agentnb_replay_run", default=None)
+_LOG: ContextVar[Log | None] = ContextVar("agentnb_replay_log", default=None)
 
 
 @contextmanager
-def replaying_run(key: RunKey) -> Iterator[None]:
-    """Inside this block, replaying tools answer as the run ``(variant, task, repeat)``."""
-    token = _RUN.set(key)
+def replaying_run(key: RunKey) -> Iterator[Log]:
+    """Inside this block, replaying tools answer as the run ``(variant, task, repeat)`` and
+    note each call they answer in the log it gives (:mod:`agentnb.evals.faithful`)."""
+    log = Log()
+    token, logged = _RUN.set(key), _LOG.set(log)
     try:
-        yield
+        yield log
     finally:
+        _LOG.reset(logged)
         _RUN.reset(token)
 
 
@@ -51,6 +59,13 @@ class Miss(dict[str, Any]):
     """A call the recording did not answer: ``tool``, ``arguments``, ``kind`` (``mismatch``,
     ``exhausted``, ``not_recorded``), ``run``, ``turn``, ``step``, ``index`` and ``served``
     (``"error"``, ``"live"`` or ``"arguments"`` when the arguments pool answered it)."""
+
+
+def _note(answered: Answered) -> None:
+    """Note a call answered in the running evaluation run's log (none outside one)."""
+    log = _LOG.get()
+    if log is not None:
+        log.append(answered)
 
 
 def _validated_key(tool: Tool, arguments: str) -> str:
@@ -156,6 +171,7 @@ class Replayer:
                 why = f"the recorded run made no call at {where} (it made {made} in turn {turn})"
             elif entry.tool == tool.name and _validated_key(tool, entry.arguments) == key:
                 self.recording.hits += 1
+                _note(Answered((turn, step, index), tool.name, key))
                 return _recorded(entry.result)
             else:
                 kind = "mismatch"
@@ -171,6 +187,7 @@ class Replayer:
             served="error",
         )
         self.recording.misses.append(miss)
+        _note(Answered((turn, step, index), tool.name, key, kind, why))
         if self.match == "arguments":
             pooled = self._pooled(tool, key, run)
             if pooled is not None:
@@ -192,12 +209,38 @@ class Replayer:
         run, _ = self._run_key_for(key)
         return list(self.recording.replies.get(run, [])) if run is not None else []
 
-    def end_state(self, key: RunKey, state: Any) -> Any:
-        """The end state the recorded run left (a copy), for a replay that followed it; else
-        ``state`` (the replaying run's own)."""
+    def replayed(
+        self,
+        key: RunKey,
+        log: Log,
+        calls: Iterable[PairedCall],
+        parted: tuple[tuple[int, int, int], str] | None = None,
+    ) -> Replayed:
+        """How the run ``key`` (its answered ``log``, its session's ``calls``, where its
+        replayed user ``parted`` from its recording) went against the recorded run it replays
+        (:func:`agentnb.evals.faithful.judge`)."""
         run, _ = self._run_key_for(key)
-        saved = self.recording.states.get(run) if run is not None else None
-        return copy.deepcopy(saved) if saved is not None else state
+        recorded = self._runs.get(run, {}) if run is not None else {}
+        return judge(recorded, log, calls, parted)
+
+    def end_state(self, key: RunKey, replayed: Replayed) -> Any:
+        """The end state end-state checks read for the replaying run ``key``: a copy of the
+        one the recorded run left when the replay reproduced it exactly and completely (its
+        tools ran nothing: the world it answered from is the one the recorded run left), else
+        a :class:`~agentnb.evals.states.Refused` naming why not."""
+        if not replayed.faithful:
+            return Refused(f"the replay did not reproduce its recording: {replayed.difference}")
+        run, why = self._run_key_for(key)
+        states = self.recording.states
+        if run is None or run not in states:
+            return Refused(
+                why
+                or f"the recording holds no end state of run {run} (from_evaluation keeps the "
+                "state a task's tools= or setup= gives; a recording made from sessions, or "
+                "saved by an agentnb that kept none, has none)"
+            )
+        saved = states[run]
+        return saved if isinstance(saved, Refused) else copy.deepcopy(saved)
 
     def _pooled(self, tool: Tool, key: str, run: RunKey | None) -> str | None:
         """The arguments pool's next result for ``tool(key)``: the run's own first."""

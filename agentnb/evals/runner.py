@@ -22,13 +22,18 @@ from ..storage.trace import Trace
 from ..tools import Toolset
 from ..tools.replaying import replaying, source_of
 from .apps import App
+from .batches import calls
 from .cache import CachedModel, ResponseCache
 from .checked import Checked, annotate
 from .checks.base import CheckResult, Evidence, run_check
-from .conversation import conversation
+from .checks.outcome import EndState
+from .conversation import Start, conversation
+from .faithful import Log, annotate_replay
+from .hooks import tools_of
 from .record import EvalRecord, row_tags
-from .replayer import replaying_run
-from .turns import turns_of
+from .replayer import RunKey, replaying_run
+from .states import Refused
+from .turns import parted, turns_of
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -36,12 +41,15 @@ if TYPE_CHECKING:
     from ..runtime.run import Run
     from .tasks import Task
 
-__all__ = ["check", "derive_seed", "run_agent", "run_task"]
+__all__ = ["Start", "check", "derive_seed", "run_agent", "run_task"]
 
 
 def derive_seed(seed: int, task: str, repeat: int) -> int:
-    """The seed of one (task, repeat): the same for every variant, so pairs share it."""
-    digest = hashlib.sha256(f"{seed}\x00{task}\x00{repeat}".encode()).digest()
+    """The seed of one (task, repeat): the same for every variant, so pairs share it. Any
+    task name has one: a lone surrogate (a name read from JSON as ``"\\ud800"``) is encoded
+    as it is (``surrogatepass``), so it neither crashes the sweep nor shares another's seed."""
+    text = f"{seed}\x00{task}\x00{repeat}"
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
@@ -73,18 +81,19 @@ def _takes_seed(model: Any) -> bool:
 
 def prepare(agent: Agent, task: Task) -> tuple[Agent, Any]:
     """The run's agent with the task's own tools (``Task(tools=factory)``, wrapped to replay
-    when ``agent`` replays) and its setup applied, and the state end-state checks read.
+    when ``agent`` replays, described as the variant describes its tools: :func:`describe`)
+    and its setup applied, and the state end-state checks read.
     ``agent`` is changed in place: :func:`run_agent`'s copy when the task has tools or a
     setup (see :func:`run_task`).
 
     A replaying agent whose tools a setup replaced with live ones raises here, before the
     run: those tools would execute, silently, in a run meant to replay."""
+    own = task.tools is None and task.setup is None  # the variant's tools, as it says
+    texts = {} if own else descriptions(agent)  # the variant's, before a task's replace them
     source = agent.replay
     state = None
     if task.tools is not None:
-        made = task.tools()
-        tools, state = made if isinstance(made, tuple) else (made, None)
-        tools = list(tools)
+        tools, state = tools_of(task.tools(), task.name)  # a tuple of tools, or (tools, state)
         wrapped = [replaying(t, source) for t in tools] if source is not None else tools
         agent.tools = Toolset(wrapped)
     if task.setup is not None:
@@ -98,7 +107,29 @@ def prepare(agent: Agent, task: Task) -> tuple[Agent, Any]:
             "Task(tools=factory) "
             "(a replaying agent wraps those), or bind state without replacing agent.tools"
         )
+    if texts:
+        describe(agent, texts)
     return agent, agent if state is None else state
+
+
+def descriptions(agent: Agent) -> dict[str, str]:
+    """What the variant says of each of its tools: tool name -> description."""
+    return {t.name: t.description for t in agent.tools}
+
+
+def describe(agent: Agent, texts: dict[str, str]) -> None:
+    """Give the run's tools the variant's descriptions (``texts``), in place: a tool a task's
+    factory or setup made takes the description the variant gives a tool of its name, so a
+    variant's descriptions (``agent.copy(descriptions=...)``, a Playground edit, an optimiser
+    proposal) reach the model whatever tools the run gets. The function, its parameters and
+    the state stay the task's."""
+    changed = {
+        t.name: texts[t.name]
+        for t in agent.tools
+        if t.name in texts and t.description != texts[t.name]
+    }
+    if changed:
+        agent.tools = agent.copy(descriptions=changed).tools
 
 
 async def run_task(
@@ -110,9 +141,15 @@ async def run_task(
     *,
     timeout: float | None,
     cache: ResponseCache | None,
+    session: Session | None = None,
+    start: Start | None = None,
 ) -> tuple[EvalRecord, Session | None, Trace | None, Any]:
     """Run ``task`` once with ``agent`` (the variant ``name``) and check it: its row, session,
     trace and the end state its checks read.
+
+    ``session`` and ``start`` are where its turns run and how each is started (a fresh
+    session and ``agent.start``; a sweep on the service gives its task's session and its
+    attempt's ``start``, so each turn is one of the task's runs: :mod:`agentnb.evals.sweep`).
 
     A replaying run that never left its recording reads the recorded run's end state: its
     tools ran nothing, so the world it answered from is the one the recorded run left."""
@@ -120,7 +157,14 @@ async def run_task(
     tags = row_tags(name, task.name, repeat, run_seed)
     if isinstance(agent, App):
         return await run_app(name, agent, task, repeat, run_seed, timeout=timeout)
-    session = Session()
+    session = Session() if session is None else session
+    on = session
+
+    def begin(agent: Agent, text: str) -> Run:
+        if start is not None:
+            return start(agent, text, tags)
+        return agent.start(text, session=on, tags=tags)
+
     runs: list[Run] = []
     last: Run | None = None  # the task's own run (its last turn), once started
     state: Any = None
@@ -135,10 +179,11 @@ async def run_task(
                 if isinstance(turn, dict):
                     session.append(turn)
                 else:
-                    runs.append(agent.start(turn, session=session, tags=tags))
+                    runs.append(begin(agent, turn))
                     await runs[-1].finish()
             if task.user is not None:  # a conversation: every turn a run, the last is the task's
-                talk = conversation(agent, task, session, tags, run_seed, (name, task.name, repeat))
+                key = (name, task.name, repeat)
+                talk = conversation(agent, task, session, tags, run_seed, key, start=start)
                 try:
                     await talk.finish()
                 finally:
@@ -147,12 +192,12 @@ async def run_task(
                 if last is None or last.result is None:
                     raise RuntimeError(talk.end.detail if talk.end else "no turn was run")
                 return last.result
-            last = agent.start(task.input, session=session, tags=tags)
+            last = begin(agent, task.input)
             runs.append(last)
             return await last.finish()
 
         try:
-            with replaying_run((name, task.name, repeat)):
+            with replaying_run((name, task.name, repeat)) as log:
                 async with asyncio.timeout(timeout):
                     await turns()
         except TimeoutError:
@@ -165,13 +210,27 @@ async def run_task(
     if result is None:
         annotate(record, Checked.of((), error or "the run did not start"))
         return EvalRecord.of(record, session), session, None, None
-    recorded = getattr(agent.replay, "end_state", None)
-    row = EvalRecord.of(record, session)
-    if callable(recorded) and not row.divergence:
-        state = recorded((name, task.name, repeat), state)
+    state = judged_state(agent.replay, (name, task.name, repeat), state, log, session, record)
     talked = turns_of(session, record) if task.user is not None else None
     annotate(record, await check(Evidence(result, state, task, talked), timeout, error))
-    return row, session, Trace(result.events), state
+    return EvalRecord.of(record, session), session, Trace(result.events), state
+
+
+def judged_state(
+    source: Any, key: RunKey, state: Any, log: Log, session: Session, record: RunRecord
+) -> Any:
+    """The end state the checks of run ``key`` read: a live run's own ``state``. A replaying
+    run's tools ran nothing, so its own state is not the world it answered from: how its
+    replay went is written on its ``record`` (:mod:`agentnb.evals.faithful`), and it reads
+    the recorded run's end state when it reproduced that run exactly and completely, else a
+    :class:`~agentnb.evals.states.Refused` naming the first difference."""
+    if source is None:
+        return state
+    if not callable(getattr(source, "replayed", None)):
+        return Refused(f"{type(source).__name__} answered this run's tools and keeps no end state")
+    made = calls(session.messages)
+    found = annotate_replay(record, source.replayed(key, log, made, parted(record)))
+    return source.end_state(key, found)
 
 
 async def check(evidence: Evidence, timeout: float | None, error: str = "") -> Checked:
@@ -179,7 +238,12 @@ async def check(evidence: Evidence, timeout: float | None, error: str = "") -> C
     what already went wrong in the run, e.g. its timeout; a check that times out or raises
     adds its own when there is none)."""
     results: list[CheckResult] = []
+    refused = evidence.state if isinstance(evidence.state, Refused) else None
     for c in evidence.task.checks:
+        if refused is not None and isinstance(c, EndState):  # answered, never guessed
+            results.append(CheckResult(c.name, False, f"refused: {refused.reason}"))
+            error = error or f"{c.name} refused: {refused.reason}"
+            continue
         try:
             results.append(await run_check(c, evidence, timeout))
         except TimeoutError:

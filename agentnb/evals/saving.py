@@ -4,9 +4,11 @@ The file is an export of the evaluation's runs, as a store keeps them: line 1 is
 (format, settings, variants and what they were, the tasks with their checks, and the file's
 **string table**); then one line per row: its session (id and messages in OpenAI shape), the
 records of its runs (each turn of the task, the task's run last: tags, usage, latency, the
-checks' annotation; :meth:`~agentnb.session.RunRecord.to_dict`) and the trace of its task's
+checks' annotation; :meth:`~agentnb.session.RunRecord.to_dict`), the trace of its task's
 run (the events, each message once, the ids every event of the run carries written once in
-``run``; ``save(path, traces=False)`` leaves them out). Loading puts the records back in
+``run``; ``save(path, traces=False)`` leaves them out) and the end state its checks read
+(``state``, as :mod:`agentnb.evals.states` keeps one: a state JSON cannot keep exactly is
+written with the reason, and reads back refused). Loading puts the records back in
 their session's ``runs``: every figure of every table is read from them again, nothing was
 copied into the file that the runs do not hold. Content shared
 between runs is stored once: every string of 24 characters or more that occurs twice or
@@ -42,6 +44,7 @@ from ..session import Session
 from ..storage.trace import Trace
 from .record import EvalRecord
 from .rows import read_row
+from .states import dump_state, is_state, load_state
 from .tasks import Task, TaskSet
 from .upgrade import OLD_EVALUATIONS, old_row
 
@@ -169,7 +172,7 @@ def dump(ev: Evaluation, *, traces: bool = True) -> list[str]:
     }
     entries = []
     for r in ev.records:
-        session, trace, _ = ev.kept(r)
+        session, trace, state = ev.kept(r)
         lines = trace.to_jsonl().split("\n") if traces and trace is not None else None
         events = [json.loads(x) for x in lines if x.strip()] if lines else None
         entries.append(
@@ -179,6 +182,7 @@ def dump(ev: Evaluation, *, traces: bool = True) -> list[str]:
                 "runs": [run.to_dict() for run in r.runs],
                 "trace": events,
                 "run": _factor(events) if events else None,
+                "state": dump_state(state) if is_state(state) else None,
             }
         )
     packer = _Packer()
@@ -246,7 +250,9 @@ def load_lines(
             trace = "\n".join(
                 _json.dumps({**x, **(common or {})} if "seq" in x else x) for x in trace
             )
-        ev.add(row, session, Trace.from_jsonl(trace) if trace else None)
+        state = entry.get("state")
+        state = load_state(state) if isinstance(state, dict) else None
+        ev.add(row, session, Trace.from_jsonl(trace) if trace else None, state)
     ev.finish()
     return ev
 

@@ -17,7 +17,15 @@ if TYPE_CHECKING:
     from ..agent import Agent
     from .evaluation import Evaluation
 
-__all__ = ["caption", "describe", "flakiness_frame", "runs_frame", "summary_frame"]
+__all__ = [
+    "FLAG",
+    "caption",
+    "describe",
+    "flagged",
+    "flakiness_frame",
+    "runs_frame",
+    "summary_frame",
+]
 
 RUN_COLUMNS = [
     "variant",
@@ -76,7 +84,9 @@ def runs_frame(ev: Evaluation) -> pd.DataFrame:
     rows = []
     for r in _ordered(ev):
         row = r.to_dict()
-        row["failed_checks"] = "; ".join(f"{c.name}: {c.reason}" for c in r.failed_checks)
+        row["failed_checks"] = "; ".join(
+            f"{flagged(ev, c.name)}: {c.reason}" for c in r.failed_checks
+        )
         row["cost"] = _usd(row["cost"])
         rows.append({c: row[c] for c in RUN_COLUMNS})
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
@@ -104,12 +114,22 @@ def caption(ev: Evaluation) -> str:
     partial = ""
     if ev.cancelled and len(ev.records) < ev.total:
         partial = f"PARTIAL: stopped after {len(ev.records)} of {ev.total} runs; "
+    flags = "".join(f"; {FLAG} {name} {why}" for name, why in ev.flags.items())
     return (
         f"{partial}success rate with a 95% {method}; {rule}; pass@{k} and pass^{k} are the "
         f"unbiased estimators for k={k}, averaged over tasks{short}; spend in USD at "
         "an.evals.prices (true spend: every run, errors included; spend_completed: runs that "
-        "finished; NaN: a price is unknown)"
+        f"finished; NaN: a price is unknown){flags}"
     )
+
+
+#: The mark of a flagged check (a judge that agrees too little with people: ``ev.agreement``).
+FLAG = "⚑"
+
+
+def flagged(ev: Any, name: str) -> str:
+    """A check's name as its verdicts show it: marked when the check is flagged."""
+    return f"{name} {FLAG}" if name in getattr(ev, "flags", {}) else name
 
 
 def _per_task(ev: Evaluation, variant: str) -> dict[str, list[EvalRecord]]:

@@ -9,11 +9,13 @@
 
 A task may carry earlier turns (``history``: strings are user turns run first in the same
 session, dicts are messages placed in it as they are). Tools with per-run state belong to the
-task: ``tools=factory`` is called once per run and returns the run's tools, or
-``(tools, state)`` (``state`` is what :func:`~agentnb.checks.end_state` checks); a replaying
-agent wraps them, so the same task runs live and replayed. ``setup(agent)`` prepares anything
-else per run (a non-None return value is the state). Checks and metrics read the last turn,
-the task's ``input`` (a task with a ``user`` is a conversation: :mod:`.conversation`).
+task: ``tools=factory`` is called once per run and returns the run's tools, or ``(tools,
+state)`` (:mod:`.hooks`; ``state`` is what :func:`~agentnb.checks.end_state` checks); a
+replaying agent wraps them, so the same task runs live and replayed, and they carry the
+variant's descriptions of tools of their names, so a description variant reaches the model.
+``setup(agent)`` prepares anything else per run (a non-None return value is the state).
+Checks and metrics read the last turn, the task's ``input`` (a task with a ``user`` is a
+conversation: :mod:`.conversation`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .. import _json
 from ..errors import ConfigurationError
-from .checks.base import Check, FunctionCheck, as_check, check_from_dict
+from .checks.base import Check, FunctionCheck, as_check, check_from_dict, function_record
+from .hooks import HOOKS
 from .user import User
 
 if TYPE_CHECKING:
@@ -59,7 +62,10 @@ class Task(BaseModel):
         tools: a factory ``tools()`` called once per run that returns the run's own tools
             (they replace the agent's), or ``(tools, state)``: ``state`` is what end-state
             checks read. Use it for tools with per-run state (a calendar, a booking desk), so
-            runs never share it; a replaying agent wraps these tools too.
+            runs never share it; a replaying agent wraps these tools too. They say what the
+            variant says: a tool takes the description the variant's agent gives a tool of
+            its name (``agent.copy(descriptions=...)``, a Playground edit, an optimiser
+            proposal), so the model sees the variant; the function and state stay the task's.
         setup: ``setup(agent)`` called once per run, after ``tools``, with the run's agent (a
             copy: change it freely); a non-None return value is the state end-state checks
             read (else the state ``tools`` returned, else the run's agent).
@@ -107,10 +113,9 @@ class Task(BaseModel):
             "metadata": self.metadata,
             "history": list(self.history),
         }
-        for hook in ("setup", "tools"):
-            fn = getattr(self, hook)
-            if fn is not None:
-                record[hook] = FunctionCheck(fn).to_dict()
+        for hook, what in HOOKS.items():  # setup, tools: each refused as what it is called
+            if getattr(self, hook) is not None:
+                record[hook] = function_record(getattr(self, hook), what)
         record.update({"user": self.user.to_dict()} if self.user is not None else {})
         return record
 

@@ -37,6 +37,7 @@ __all__ = [
     "Turns",
     "ended",
     "note",
+    "parted",
     "row_of",
     "stop_of",
     "turn_runs",
@@ -228,6 +229,13 @@ def user_left(record: RunRecord) -> str:
     if found is None or found.stop_reason not in REPLAY_MISSES:
         return ""
     return f"{found.detail} (a replay {found.stop_reason} of the user)"
+
+
+def parted(record: RunRecord) -> tuple[tuple[int, int, int], str] | None:
+    """Where and how a replayed user left its recording, as a replay's difference (before
+    any call of the turn it did not give: :func:`agentnb.evals.faithful.judge`), or None."""
+    found, why = ended(record), user_left(record)
+    return ((found.turns, -1, -1), why) if found is not None and why else None
 
 
 def user_turns(source: Any) -> list[UserTurn]:

@@ -67,6 +67,8 @@ def verdict(c: Comparison) -> str:
     a, b = c.baseline, c.other
     if not c.pairs:
         return f"no paired runs of {b} and {a} to compare"
+    if c.underpowered:  # the gate refuses a verdict within the baseline's own noise
+        return f"underpowered: {c.underpowered}; no verdict" + _repeats(c)
     t, w, lo = c.tasks, len(c.improved), len(c.regressed)
     p = f"p = {c.p:.2g}, {c.method}"
     real = f"the difference is real ({p})"

@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .._secrets import Secrets
-from ..events import Event, Origin
-from ..session.records import RunRecord
+from ..events import Event
+from ..models import Secrets
+from ..runtime import ExternalRun
+from ..session import RunRecord
 
 if TYPE_CHECKING:
     from .conversations import Conversation
@@ -79,10 +80,9 @@ class ProxiedCall:
     #: The reply as read (None until it came, or when it could not be read).
     reply: Reply | None = field(default=None, repr=False)
     conversation: Conversation | None = field(default=None, repr=False)
-    origin: Origin | None = field(default=None, repr=False)
-    #: Its run's record in the session (``session.runs``), and its number there.
-    record: RunRecord | None = field(default=None, repr=False)
-    iteration: int = field(default=1, repr=False)
+    #: Its run's state (``ExternalRun``): its ids, events and record, made as every
+    #: run's; ``record`` is its record in ``session.runs``.
+    state: ExternalRun | None = field(default=None, repr=False)
     #: The estimated prompt tokens of its request (for usage the upstream does not send).
     estimate: int = field(default=0, repr=False)
     #: Responses API ``store``: False, and no later request may continue from its reply.
@@ -90,6 +90,11 @@ class ProxiedCall:
     #: The request's credentials while it is in flight: masked in everything kept.
     secrets: Secrets = field(default_factory=Secrets, repr=False)
     cancel_requested: bool = field(default=False, repr=False)
+
+    @property
+    def record(self) -> RunRecord | None:
+        """Its run's record in the session (``session.runs``)."""
+        return None if self.state is None else self.state.record
 
     @property
     def ok(self) -> bool:

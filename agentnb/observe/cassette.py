@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..models.replay import Cassette, request_key
+from ..models import Cassette, request_key
 from .calls import ProxiedCall
 
 __all__ = ["save_cassette"]

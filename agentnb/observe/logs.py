@@ -36,7 +36,7 @@ from ..events import (
     ToolFinished,
     ToolStarted,
 )
-from ..session.bus import add_observer
+from ..session import add_observer
 from .calls import UpstreamFailed
 
 __all__ = ["LEVELS", "LogObserver", "log", "logger"]

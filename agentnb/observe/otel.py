@@ -47,8 +47,8 @@ from ..events import (
     ToolFinished,
     ToolStarted,
 )
-from ..models.base import Usage
-from ..session.bus import add_observer
+from ..models import Usage
+from ..session import add_observer
 from .calls import UpstreamCalled, UpstreamFailed
 from .genai import PARAMS, SCHEMA_URL, dump, ns, parts, span_table
 from .recorder import PROXY_AGENT

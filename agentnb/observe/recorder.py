@@ -1,23 +1,24 @@
 """The recorder: each proxied model call becomes a run in an agentnb session.
 
 For every request, in whichever wire format (:mod:`.wire`), the recorder places it in a
-conversation (:mod:`.conversations`) and records it through the session's own API, as a run
-the runtime did not drive: the call holds the session while it is in flight (it is the
-session's ``active_run``), gets a :class:`~agentnb.session.records.RunRecord` in
-``session.runs`` and a :class:`~agentnb.session.records.RequestRecord` in
-``session.requests`` (a Chat Completions request exactly as the app sent it, so a cassette
-replays it; another format's as the conversation the model answered), appends the messages
-the app added with :meth:`~agentnb.Session.append_in_run`, and announces it all on the
-session's bus as the runtime would: ``RunStarted``, ``MessageAppended`` per message,
+conversation (:mod:`.conversations`) and records it through the runtime's own run state, as
+a run the runtime did not drive (:class:`agentnb.runtime.ExternalRun`: its ids, events,
+record and usage made as every run's): the call holds the session while it is in flight (it
+is the session's ``active_run``), gets a :class:`~agentnb.session.RunRecord` in
+``session.runs`` tagged with its ``conversation`` and a
+:class:`~agentnb.session.RequestRecord` in ``session.requests`` (a Chat Completions request
+exactly as the app sent it, so a cassette replays it; another format's as the conversation
+the model answered), adds the messages the app added, and announces it all on the session's
+bus as the runtime would: ``RunStarted``, ``MessageAppended`` per message,
 ``RequestAssembled``, :class:`~.calls.UpstreamCalled`, ``ModelDelta`` per streamed fragment,
 ``ModelResponded`` and the reply's ``MessageAppended``, then ``RunStopped``. So a session
-view, ``an.log`` and
-``an.observe.instrument`` follow a proxied app like an agentnb run. A failed call ends with
-:class:`~.calls.UpstreamFailed` and ``RunStopped(reason="error")``. A system prompt that
-changed between calls is recorded first, as an edit of the session.
+view, ``an.log`` and ``an.observe.instrument`` follow a proxied app like an agentnb run. A
+failed call ends with :class:`~.calls.UpstreamFailed` and ``RunStopped(reason="error")``. A
+system prompt that changed between calls is recorded first, as an edit of the session.
 
 Facts are kept as they are: usage the upstream did not send is estimated and marked
-``estimated`` (never 0), and the request's credentials are masked in everything kept.
+``estimated`` (never 0; the run's record counts the call ``unmetered``), and the request's
+credentials are masked in everything kept.
 
 A tool call in reply N is paired with its result in request N+1 by the session itself (the
 transcript pairs ``tool_call_id``\\ s); a result that never came back shows in
@@ -32,23 +33,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .._secrets import Secrets
 from ..errors import AgentnbError
-from ..events import (
-    Event,
-    ModelDelta,
-    ModelResponded,
-    Origin,
-    RequestAssembled,
-    RunStarted,
-    RunStopped,
-)
+from ..events import Event, ModelDelta, ModelResponded, RequestAssembled, RunStarted
 from ..messages import AssistantMessage, parse_message
-from ..models.base import Delta, ModelRequest, Usage
-from ..session import RequestRecord, RunRecord, Session, new_run_id, new_trace_id
+from ..models import Delta, ModelRequest, Secrets, Usage
+from ..runtime import ExternalRun
+from ..session import RequestRecord, Session
+from ..tokens import content_text
 from .calls import ProxiedCall, UpstreamCalled, UpstreamFailed
 from .conversations import Conversation, Conversations, explicit_id
-from .wire import Reply, Request, Wire
+from .wire import Reply, Request, Wire, named_tools
 
 __all__ = ["PROXY_AGENT", "Recorder", "Upstream"]
 
@@ -67,10 +61,7 @@ class Upstream:
 def _last_user_text(messages: Sequence[dict[str, Any]]) -> str | None:
     for m in reversed(messages):
         if m.get("role") == "user":
-            content = m.get("content")
-            if isinstance(content, list):
-                return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-            return str(content or "")
+            return content_text(m.get("content"))  # the one rule text is read by
     return None
 
 
@@ -118,11 +109,12 @@ class Recorder:
                 warnings.warn(f"proxy listener {listener!r} raised {exc!r}", stacklevel=2)
 
     def _emit(self, call: ProxiedCall, stage: str, cls: type[Event], **fields: Any) -> Event:
-        """Number and publish an event as the runtime does; ``iteration`` is the call's
-        number in its session (the proxied call is that conversation's n-th request)."""
-        assert call.conversation is not None and call.origin is not None
-        bus = call.conversation.session.bus
-        return bus.emit(cls, call.origin, stage, call.iteration, time.monotonic(), fields)
+        """An event of the call's run at ``stage`` (its ``iteration`` is the call's number in
+        its session: the proxied call is that conversation's n-th request)."""
+        state = call.state
+        assert state is not None
+        state.stage = stage
+        return state.emit(cls, **fields)
 
     # -- a call begins ------------------------------------------------------------------
     async def begin(
@@ -151,33 +143,22 @@ class Recorder:
         try:
             new = [
                 parse_message(m, where="proxied message")
-                for m in request.messages[placement.start :]
+                for m in named_tools(request.messages, placement.start)  # a tool's name too
             ]
         except Exception:
             if placement.new:
                 self.conversations.discard(placement.conversation)
             raise
-        call = ProxiedCall(
-            new_run_id(),
-            "",
-            wire.name,
-            path,
-            body,
-            request.stream,
-            time.monotonic(),
-            query,
-        )
+        call = ProxiedCall("", "", wire.name, path, body, request.stream, time.monotonic(), query)
         call.secrets, call.model, call.store = secrets, request.model, request.store
-        c = await self._take(call, placement.conversation, placement.edits)
+        text = _last_user_text(request.messages)
+        c = await self._take(call, placement.conversation, placement.edits, text)
         schemas = _share(c, body, "input" if wire.name == "responses" else "messages", request)
-        session = c.session
-        trace_id = new_trace_id()
+        session, state = c.session, call.state
+        assert state is not None
         call.session_id, call.conversation = session.id, c
-        call.origin = Origin.now(session.id, call.id, trace_id)
-        call.iteration = len(session.requests) + 1
-        record = RunRecord(call.id, trace_id, _last_user_text(request.messages), len(session))
-        session.runs.append(record)
-        call.record = record
+        state.iteration = len(session.requests) + 1
+        record = state.begin()
         self._emit(
             call,
             "restore",
@@ -188,7 +169,7 @@ class Recorder:
             provider=wire.provider,
         )
         for message in new:
-            session.append_in_run(call.origin, message, "restore", call.iteration)
+            state.add(message)
         self.conversations.grow(c, [m.wire() for m in new])
         call.estimate = session.tokens
         if wire.name == "chat":  # the request exactly as the app sent it (its dicts, shared)
@@ -203,7 +184,7 @@ class Recorder:
         budget = {"history": call.estimate, "total": call.estimate}
         note = f"assembled by the app ({wire.name} API), seen by the proxy"
         session.requests.append(
-            RequestRecord(call.id, call.iteration, model_request, budget, policy="app", note=note)
+            RequestRecord(call.id, state.iteration, model_request, budget, policy="app", note=note)
         )
         self._emit(
             call,
@@ -230,18 +211,25 @@ class Recorder:
         return call
 
     async def _take(
-        self, call: ProxiedCall, c: Conversation, edits: tuple[tuple[int, dict[str, Any]], ...]
+        self,
+        call: ProxiedCall,
+        c: Conversation,
+        edits: tuple[tuple[int, dict[str, Any]], ...],
+        text: str | None,
     ) -> Conversation:
-        """Record the system prompt's changes as edits, then hold the session for the call.
-        A session a run of yours holds (you continue a proxied session by hand) is not
-        written into: the call goes into a branch of it, and the branch says why."""
+        """Record the system prompt's changes as edits, then hold the session for the call,
+        whose run (an :class:`~agentnb.runtime.ExternalRun`) is then the session's. A session a
+        run of yours holds (you continue a proxied session by hand) is not written into: the
+        call goes into a branch of it, and the branch says why."""
         for attempt in range(2):
             try:
                 for index, message in edits:
                     c.session.replace(index, message)
                     self.conversations.edited(c, index, message)
-                await c.session.lock.acquire(call.id, c.session.id, "reject", call)
-                c.busy = True
+                tags = {"conversation": c.session.id}
+                state = ExternalRun(c.session, text, tags=tags, started=call.started)
+                await c.session.lock.acquire(state.id, c.session.id, "reject", call)
+                call.id, call.state, c.busy = state.id, state, True
                 return c
             except AgentnbError as exc:
                 if attempt:
@@ -289,9 +277,11 @@ class Recorder:
             self.fail(call, f"the upstream reply could not be read: {exc}", status)
             return
         call.reply = replace(reply, message=wire)
-        usage = reply.usage
-        if usage is None:  # not sent (a stream without include_usage): estimated, marked
-            usage = Usage(call.estimate, message.tokens, call.estimate + message.tokens, True)
+        state = call.state
+        assert state is not None
+        # usage not sent (a stream without include_usage): estimated, marked, unmetered
+        estimate = Usage(call.estimate, message.tokens, call.estimate + message.tokens, True)
+        usage = state.count(reply.usage, estimate, reply.model or call.model)
         self._emit(
             call,
             "call_model",
@@ -304,8 +294,9 @@ class Recorder:
             response_model=reply.model,
         )
         c = call.conversation
-        assert c is not None and call.origin is not None
-        c.session.append_in_run(call.origin, message, "decide", call.iteration)
+        assert c is not None
+        state.stage = "decide"
+        state.add(message)
         self.conversations.grow(c, [message.wire()])
         if call.store:
             self.conversations.answered(c, reply.id)
@@ -316,7 +307,7 @@ class Recorder:
             if names
             else ("final_answer", "the model answered with text")
         )
-        self._stop(call, reason, detail, message.text or None, usage)
+        self._stop(call, reason, detail, message.text or None)
 
     def fail(self, call: ProxiedCall, error: str, status: int | None = None) -> None:
         """The call failed: an error status, a broken stream, no answer, a bad reply."""
@@ -335,38 +326,17 @@ class Recorder:
             error=call.error,
             latency=call.latency,
         )
-        usage = Usage(call.estimate, 0, call.estimate, True)
-        self._stop(call, "error", call.error, None, usage)
+        assert call.state is not None
+        call.state.count(None, Usage(call.estimate, 0, call.estimate, True), call.model)
+        self._stop(call, "error", call.error, None)
 
-    def _stop(
-        self, call: ProxiedCall, reason: str, detail: str, output: str | None, usage: Usage
-    ) -> None:
-        c, record = call.conversation, call.record
-        assert c is not None and record is not None
-        session = c.session
-        record.end, record.output, record.stop_reason = len(session), output, reason
-        record.detail, record.stage, record.iterations, record.usage = (
-            detail,
-            "call_model",
-            1,
-            usage,
-        )
-        try:
-            session.commit()
-        except AgentnbError as exc:  # its store refused: said, not lost
-            record.detail += f" (not saved: {exc})"
-        self._emit(
-            call,
-            "persist",
-            RunStopped,
-            reason=reason,
-            detail=record.detail,
-            output=output,
-            iterations=1,
-            usage=usage,
-            stopped_in="call_model",
-        )
-        session.lock.release(call.id)
+    def _stop(self, call: ProxiedCall, reason: str, detail: str, output: str | None) -> None:
+        c, state = call.conversation, call.state
+        assert c is not None and state is not None
+        state.stage = "call_model"  # where it stopped
+        state.conclude(reason, detail, output)
+        state.events = []  # the call is over: its events were heard, the record stays
+        c.session.lock.release(call.id)
         c.busy = False
         call.secrets = Secrets()  # the call is over: its credentials are not kept
         self._changed()

@@ -48,7 +48,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .. import display
-from .._secrets import is_secret_name, request_secrets
+from ..models import is_secret_name, request_secrets
 from ..session import Session
 from .admission import MAX_REQUEST_BYTES, Admission
 from .background import BackgroundServer

@@ -33,7 +33,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..models.base import ModelLike, ModelRequest, ModelResponse, Usage, coerce_response
+from ..models import ModelLike, ModelRequest, ModelResponse, Usage, coerce_response
 from ..tokens import estimate_json_tokens
 from .background import BackgroundServer
 from .wire import WIRES, Wire

@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
+from ..context.framing import framed_source, framed_system
 from ..context.policies import Budget, KeepAll, Selection, message_counter
 from ..events import RequestAssembled
 from ..messages import Message
@@ -54,11 +55,15 @@ async def assemble(state: RunState, *, tools_enabled: bool = True) -> ModelReque
         history_tokens = sum(count(m) for a, b in spans for m in history[a:b])
         history_tokens += sum(map(tokenizer.count_message, selection.inserted))
     system = prompt.system
+    source = transcript.wires
+    if agent.frame_results is not None:  # spotlighting: the results framed, the note added
+        system = framed_system(system)
+        source = framed_source(session, source, transcript.rewrites)
     inserted = selection.inserted if memory is None else (memory, *selection.inserted)
     head = (system, *inserted) if system is not None else inserted
     previous = session.requests[-1].request if session.requests else None
     request = ModelRequest(
-        tools=tools, params=params, head=head, source=transcript.wires, spans=spans, after=previous
+        tools=tools, params=params, head=head, source=source, spans=spans, after=previous
     )
     total = instructions + tools_tokens + history_tokens
     report = {

@@ -3,6 +3,10 @@
 The stages are functions of a ``RunState`` and their typed inputs (see ``loop.py``); they
 change the session only through :meth:`RunState.append` and friends, so every message that
 enters the transcript is announced by a ``MessageAppended`` event with the session's ``seq``.
+
+A run the runtime does not drive (a call the recording proxy watched) is recorded through
+the same state: :class:`~.external.ExternalRun`, so its ids, events, record, usage and stop
+are made the way every run's are.
 """
 
 from __future__ import annotations
@@ -60,7 +64,8 @@ class ToolRound:
 
 
 class RunState:
-    """The state the stages of one run share."""
+    """The state the stages of one run share (and, as :class:`~.external.ExternalRun`, of a
+    run the runtime only records)."""
 
     def __init__(
         self,
@@ -79,7 +84,7 @@ class RunState:
         self.session = session
         self.input = input
         self.lock_policy: LockPolicy = lock_policy
-        self.id = new_run_id()
+        self.id = new_run_id()  # (with new_trace_id below: the one place run ids are made)
         #: 128 random bits, as a uuid4's hex; or the trace this run belongs to (a service task
         #: runs each attempt under the task's one trace id).
         self.trace_id = trace_id or new_trace_id()

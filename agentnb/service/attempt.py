@@ -18,14 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..events import Event
 from ..messages import AssistantMessage
-from ..session import RunRecord, new_run_id
+from ..session import RunRecord
 from .tasks import LOST
 
 if TYPE_CHECKING:
     from ..agent import Agent
     from ..messages import ToolCall
-    from ..runtime.guard import ApprovalRequest, Verdict
-    from ..runtime.run import Run, RunResult
+    from ..runtime import ApprovalRequest, Run, RunResult, Verdict
     from ..session import Session
     from .journal import TaskLog
     from .tasks import Status, TaskState
@@ -36,6 +35,7 @@ __all__ = [
     "Abandoned",
     "TaskGuard",
     "answered",
+    "close_lost",
     "finish_attempt",
     "interrupted_round",
     "start_attempt",
@@ -119,7 +119,8 @@ def interrupted_round(session: Session, log: TaskLog, task_id: str) -> frozenset
 def answered(session: Session, task: TaskState) -> RunRecord | None:
     """The record of the task's answer if it is committed already: the worker that wrote it
     stopped before recording its run's end. That run's record (left open in ``task.runs``)
-    is completed, or one is added; nothing is left to run. None when there is no answer."""
+    is completed; nothing is left to run. None when there is no answer, or no record of the
+    run that made it (the next attempt runs)."""
     messages = session.transcript.messages
     start = task.start_len
     if start is None or len(messages) <= start + 1 or not session.is_valid:
@@ -127,17 +128,31 @@ def answered(session: Session, task: TaskState) -> RunRecord | None:
     last = messages[-1]
     if not isinstance(last, AssistantMessage) or last.tool_calls:
         return None
-    record = task.runs[-1] if task.runs and task.runs[-1].stop_reason is None else None
-    if record is None:
-        record = RunRecord(new_run_id(), task.trace_id, None, start=start)
-        record.task_id = task.id
-        task.runs.append(record)
-    record.end = len(messages)
-    record.output = last.text or ""
-    record.stop_reason = "final_answer"
-    record.stage = "persist"
-    record.detail = "the answer was committed before the worker that ran it stopped"
+    record = task.runs[-1] if task.runs else None
+    if record is None or record.stop_reason not in (None, "final_answer"):
+        return None
+    if record.stop_reason is None:
+        record.end = len(messages)
+        record.output = last.text or ""
+        record.stop_reason = "final_answer"
+        record.stage = "persist"
+        record.detail = "the answer was committed before the worker that ran it stopped"
     return record
+
+
+def close_lost(task: TaskState, max_lost: int = MAX_LOST) -> None:
+    """Before a new attempt: an attempt whose worker died ended where its last round did (its
+    runs' records say ``LOST``); :class:`Abandoned` when that happened ``max_lost`` times."""
+    for record in task.runs:
+        if record.stop_reason is None:
+            record.stop_reason = "error"
+            record.detail = LOST
+    lost = len({r.tags.get("attempt", r.run_id) for r in task.runs if r.detail == LOST})
+    if lost >= max_lost:
+        raise Abandoned(
+            f"its worker stopped {lost} times while running it (a task that kills its process?):"
+            " it is not run again"
+        )
 
 
 def start_attempt(
@@ -151,31 +166,24 @@ def start_attempt(
 ) -> Run | RunRecord:
     """The run of the task's next attempt (not started yet: ``await run.finish()`` or step
     it), or the record of the task's answer when it is already there (see :func:`answered`).
-    The run's record joins ``task.runs`` at once."""
-    for record in task.runs:  # an attempt whose worker died: it ended where its last round did
-        if record.stop_reason is None:
-            record.stop_reason = "error"
-            record.detail = LOST
-    lost = sum(1 for r in task.runs if r.detail == LOST)
-    if lost >= max_lost:
-        raise Abandoned(
-            f"its worker stopped {lost} times while running it (a task that kills its process?):"
-            " it is not run again"
-        )
-    interrupted = interrupted_round(session, log, task.id)
-    if not interrupted and session.transcript.open_at is None:
+    The run's record joins ``task.runs`` at once, tagged with the task's tags, its
+    ``task_id`` and its ``attempt``, under the task's trace (its first run's)."""
+    if session.transcript.open_at is None:  # (a round in flight is never an answer)
         done = answered(session, task)
         if done is not None:
             return done
+    close_lost(task, max_lost)
+    interrupted = interrupted_round(session, log, task.id)
     assert task.start_len is not None
     text = task.text if len(session) <= task.start_len else None  # the input landed already
     run = agent.start(
         text,
         session=session,
         task_id=task.id,
-        trace_id=task.trace_id,
+        trace_id=task.trace_id or None,
         interrupted=interrupted,
         guard=TaskGuard(session, log, task.id, approval_timeout),
+        tags=task.run_tags(),
     )
     run.state.sinks.extend(sinks)
     task.runs.append(run.record)

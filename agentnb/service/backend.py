@@ -32,8 +32,9 @@ class Backend(Protocol):
         """The task as it is now (:class:`TaskNotFound` when nobody knows it)."""
         ...
 
-    def tasks(self) -> builtins.list[TaskState]:
-        """Every task it knows (this runtime's and its store's), in submission order."""
+    def tasks(self, tags: dict[str, str] | None = None) -> builtins.list[TaskState]:
+        """Every task it knows (this runtime's and its store's), in submission order; with
+        ``tags``, at least those submitted with them (a store may narrow its read)."""
         ...
 
     def submitted(self) -> builtins.list[str]:

@@ -33,6 +33,7 @@ from ..errors import ConfigurationError, RunStateError, SessionBusy
 from ..events import Event
 from . import workflow
 from .lease import Membership
+from .live import LiveRuns
 from .sqllog import SQLTaskLog
 from .tasks import FINAL, QueueFull, TaskInfo, TaskState
 
@@ -99,14 +100,12 @@ class DBOS:
         self.heartbeat, self.lease, self.exit_when_lost = heartbeat, lease, exit_when_lost
         self._starting: asyncio.Lock | None = None
         self.client: Any = None
-        self.sweep_variants: dict[str, Any] = {}  #: a sweep's, for workers here (.sweeps)
-        self.sweep_tasks: Any = ()
         #: This process among the workers (when it runs tasks): see :mod:`.lease`.
         self.member: Membership | None = None
         self.lost: str | None = None  #: why this worker stopped running tasks
         self._mine: list[str] = []
         #: The attempts running in this process's workflows.
-        self.live = workflow.LiveRuns(self)
+        self.live = LiveRuns(self)
 
     def bind(self, rt: Runtime) -> None:
         if not rt.persistent:
@@ -213,8 +212,8 @@ class DBOS:
             raise self.rt.missing(task_id)
         return self._merged(task)
 
-    def tasks(self) -> list[TaskState]:
-        tasks = self.rt.log.tasks()
+    def tasks(self, tags: dict[str, str] | None = None) -> list[TaskState]:
+        tasks = self.rt.log.tasks(tags=tags)
         open_ids = [t.id for t in tasks if t.status not in FINAL]
         if not open_ids or self.client is None:
             return tasks

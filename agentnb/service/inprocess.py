@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING
 
 from ..errors import RunStateError, SessionBusy
 from ..events import Event
-from ..runtime.run import Run
+from ..runtime import Run
 from . import stepping
 from .attempt import finish_attempt, start_attempt, status_of
+from .jobs import Job, attempt_job
 from .journal import MemoryTaskLog
 from .lease import Membership, join_in_loop, take_over
 from .parking import Parking
@@ -32,8 +33,8 @@ from .sqllog import SQLTaskLog
 from .tasks import FINAL, Status, TaskInfo, TaskState
 
 if TYPE_CHECKING:
-    from ..runtime.result import RunResult
-    from ..session.session import Session
+    from ..runtime import RunResult
+    from ..session import Session
     from .runtime import Runtime
 
 __all__ = ["InProcess"]
@@ -88,7 +89,8 @@ class InProcess:
         rt, sid = self.rt, task.session_id
         if multitask == "reject":
             self._refuse_if_busy(sid)
-        await self.queue.room(rt.on_full)
+        if self.queue.full():  # (room now: no wait to build)
+            await self.queue.room(rt.on_full)
         if multitask == "reject":  # another message may have come in while this one waited
             self._refuse_if_busy(sid)
         self._join()
@@ -120,8 +122,9 @@ class InProcess:
             parked = False
             try:
                 parked = await self._execute(task)
-            except Exception as exc:  # a fault of ours must not kill a worker
-                self.end(task, "error", f"{type(exc).__name__}: {exc}")
+            except Exception as exc:  # a fault of ours (or a job's) must not kill a worker
+                status: Status = "cancelled" if task.cancel_requested else "error"
+                self.end(task, status, f"{type(exc).__name__}: {exc}")
             finally:
                 if not parked:  # a parked task keeps its session (see .parking)
                     self.queue.release(task.session_id)
@@ -143,28 +146,29 @@ class InProcess:
         """The run of the task's next attempt (its record joins the task), or None when the
         task's answer is committed already (a crash came after it)."""
         rt = self.rt
-        sinks = [rt.progress(task)]
+        sinks = rt.sinks(task)
         run = start_attempt(
             rt.agent, session, rt.log, task, sinks, rt.approval_timeout, rt.max_lost
         )
         if not isinstance(run, Run):
             return None
         task.run = run
-        self.rt.changed(task)  # a restarted process sees it running, and this attempt
+        self.rt.started(task)  # a restarted process sees it running, and this attempt
         if task.cancel_requested:
             run.cancel()
         return run
 
-    def attempted(self, task: TaskState, result: RunResult) -> None:
-        """An attempt's run ended: its events are kept, its record is final."""
+    def attempted(self, task: TaskState, *results: RunResult) -> None:
+        """An attempt's runs ended: their events are kept, their records are final."""
         task.run = None
-        self.rt.log.put_trace(task.id, result.run_id, result.events)
+        for result in results:
+            self.rt.log.put_trace(task.id, result.run_id, result.events)
         self.rt.changed(task)
 
-    def end(self, task: TaskState, status: Status, error: str | None = None) -> TaskInfo:
+    def end(self, task: TaskState, status: Status, error: str | None = None) -> None:
         """The task is over: its session is free (its messages gone if it was rolled back)."""
         if task.status in FINAL:
-            return task.info()
+            return
         if task.status in ("running", "paused"):
             self.running -= 1
         if self.current.get(task.session_id) is task:
@@ -174,19 +178,21 @@ class InProcess:
             if len(session) > task.start_len:
                 session.truncate(task.start_len)  # its messages go; an edit commits at once
         self._wake.pop(task.id, None)
-        info = self.rt.finish(task, status, error)
+        self.rt.finish(task, status, error)
         self.finished.append(task.id)
         while len(self.finished) > self.rt.keep_finished:  # bounded: see Runtime(keep_finished)
             old = self.finished.popleft()
             self.mine.pop(old, None)
             if isinstance(self.rt.log, MemoryTaskLog):  # a SQL log keeps it answerable
                 self.rt.log.forget(old)
-        return info
 
     async def _execute(self, task: TaskState) -> bool:
         """Run the task's attempts; True when it is parked, awaiting approval."""
         session = self.begin(task)
-        wake = self._wake[task.id] = asyncio.Event()
+        job = self.rt.job_of(task)
+        if job is not None:  # one attempt (see .jobs): the job says how it ended
+            self.end(task, await self._job(job, task, session))
+            return False
 
         async def attempt(_: int) -> RunResult | None:
             run = self.start(task, session)
@@ -199,16 +205,20 @@ class InProcess:
                     self.attempted(task, run.result)
 
         async def backoff(seconds: float) -> None:
+            wake = self._wake.setdefault(task.id, asyncio.Event())  # a cancel wakes it at once
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), seconds)  # a cancel wakes it at once
+                await asyncio.wait_for(wake.wait(), seconds)
 
-        result = await attempts(
-            self.rt.retry,
-            attempt,
-            retry_on=lambda r: Retry.retryable(r.error),
-            sleep=backoff,
-            give_up=lambda: task.cancel_requested,
-        )
+        result = await attempt(1)  # the retries (most tasks need none) follow it
+        if result is not None and Retry.retryable(result.error) and self.rt.retry.attempts > 1:
+            result = await attempts(
+                self.rt.retry,
+                attempt,
+                retry_on=lambda r: Retry.retryable(r.error),
+                sleep=backoff,
+                give_up=lambda: task.cancel_requested,
+                first=result,
+            )
         if result is None:  # the answer was there already, or a cancel came between attempts
             self.end(task, "cancelled" if task.cancel_requested else "done")
         elif (status := status_of(result)) == "awaiting_approval" and not task.cancel_requested:
@@ -220,6 +230,20 @@ class InProcess:
             self.end(task, "cancelled" if status == "awaiting_approval" else status)
         return False
 
+    async def _job(self, job: Job, task: TaskState, session: Session) -> Status:
+        """One attempt of a job's task (see :mod:`.jobs`): how it ended."""
+        made: list[Run] = []
+
+        def started(run: Run) -> None:
+            made.append(run)
+            self.rt.started(task)  # each run is on record before it does anything
+
+        sinks = self.rt.sinks(task)
+        try:
+            return await attempt_job(job, task, session, sinks, self.rt.max_lost, started)
+        finally:
+            self.attempted(task, *(r.result for r in made if r.result is not None))
+
     # -- asking and steering -----------------------------------------------------------------
     def task(self, task_id: str) -> TaskState:
         task = self.mine.get(task_id) or self.rt.log.get(task_id)
@@ -227,10 +251,10 @@ class InProcess:
             raise self.rt.missing(task_id)
         return task
 
-    def tasks(self) -> list[TaskState]:
+    def tasks(self, tags: dict[str, str] | None = None) -> list[TaskState]:
         if not self.rt.persistent:
-            return sorted(self.mine.values(), key=lambda t: t.id)
-        stored = [t for t in self.rt.log.tasks() if t.id not in self.mine]
+            return list(self.mine.values())  # submitted here, in order (dicts keep it)
+        stored = [t for t in self.rt.log.tasks(tags=tags) if t.id not in self.mine]
         return sorted([*self.mine.values(), *stored], key=lambda t: t.id)
 
     def submitted(self) -> list[str]:

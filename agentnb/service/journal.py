@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from ..events import Event
-from ..storage.sql import SQLStore
+from ..storage import SQLStore
 from .approvals import MemoryApprovals, SQLApprovals
 from .sqllog import SQLTaskLog
 from .tasks import TaskState
@@ -32,7 +32,9 @@ class TaskLog(Protocol):
 
     def put(self, task: TaskState) -> None: ...
     def get(self, task_id: str) -> TaskState | None: ...
-    def tasks(self, session_id: str | None = None) -> list[TaskState]: ...  # by submission
+    def tasks(  # in submission order; with tags, at least the tasks that carry them
+        self, session_id: str | None = None, tags: dict[str, str] | None = None
+    ) -> list[TaskState]: ...
     def start_len(self, task_id: str, length: int) -> int: ...  # set once, then read back
     def put_trace(self, task_id: str, run_id: str, events: list[Event]) -> None: ...
     def trace(self, task_id: str) -> list[Event]: ...  # every attempt's events, in order
@@ -57,26 +59,42 @@ class MemoryTaskLog:
 
     def __init__(self) -> None:
         self.approvals: MemoryApprovals | SQLApprovals = MemoryApprovals()
-        self._tasks: dict[str, TaskState] = {}
+        self._tasks: dict[str, TaskState] = {}  # in submission order
+        self._by_session: dict[str, dict[str, TaskState]] = {}
         self._start: dict[str, int] = {}
         self._traces: dict[str, dict[str, list[Event]]] = {}
         self._calls: dict[str, list[dict[str, Any]]] = {}
 
     def put(self, task: TaskState) -> None:
+        if task.id not in self._tasks:  # kept in submission order: a task is put when submitted
+            self._by_session.setdefault(task.session_id, {})[task.id] = task
         self._tasks[task.id] = task
 
     def get(self, task_id: str) -> TaskState | None:
         return self._tasks.get(task_id)
 
-    def tasks(self, session_id: str | None = None) -> list[TaskState]:
-        found = sorted(self._tasks.values(), key=lambda t: t.id)  # ids sort by submission
-        return found if session_id is None else [t for t in found if t.session_id == session_id]
+    def tasks(
+        self, session_id: str | None = None, tags: dict[str, str] | None = None
+    ) -> list[TaskState]:
+        if session_id is None:
+            found = list(self._tasks.values())
+        else:
+            found = list(self._by_session.get(session_id, {}).values())
+        if tags:
+            found = [t for t in found if tags.items() <= t.tags.items()]
+        return found
 
     def start_len(self, task_id: str, length: int) -> int:
         return self._start.setdefault(task_id, length)
 
     def forget(self, task_id: str) -> None:
         """Drop a finished task and its traces (the runtime keeps so many finished ones)."""
+        task = self._tasks.get(task_id)
+        if task is not None:
+            mine = self._by_session[task.session_id]
+            del mine[task_id]
+            if not mine:
+                del self._by_session[task.session_id]
         for kept in (self._tasks, self._start, self._traces, self._calls):
             kept.pop(task_id, None)
         if isinstance(self.approvals, MemoryApprovals):

@@ -8,26 +8,19 @@
   calls answered ``cancelled``) and runs this one next; ``"rollback"`` cancels it and removes
   its messages first.
 - :class:`Retry`: which failures are retried (the model's or the transport's, never a tool's
-  refusal, which the model already saw) and how long to wait between attempts. Built on
-  tenacity, as the HTTP models' :class:`~agentnb.models.RetryPolicy` is.
+  refusal, which the model already saw) and how long to wait between attempts (exponential,
+  capped, jittered: tenacity's ``wait_exponential`` + ``wait_random``, computed here, so a
+  task's first attempt costs nothing but its call; the HTTP models'
+  :class:`~agentnb.models.RetryPolicy` drives tenacity itself).
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
-
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_result,
-    stop_after_attempt,
-    wait_exponential,
-    wait_random,
-)
-from tenacity.stop import stop_base
+from typing import Literal, TypeVar
 
 from ..errors import (
     CassetteMiss,
@@ -54,14 +47,6 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
 
 
 _BUGS = (TypeError, ValueError, AttributeError, KeyError, IndexError, NameError, AssertionError)
-
-
-class _stop_when(stop_base):
-    def __init__(self, predicate: Callable[[], bool]) -> None:
-        self.predicate = predicate
-
-    def __call__(self, retry_state: RetryCallState) -> bool:
-        return self.predicate()
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,25 +77,14 @@ class Retry:
                 f"jitter >= 0; got {self!r}"
             )
 
-    def retrying(
-        self,
-        *,
-        retry_on: Callable[[Any], bool],
-        sleep: Callable[[float], Awaitable[None]] | None = None,
-        give_up: Callable[[], bool] = lambda: False,
-    ) -> AsyncRetrying:
-        """A fresh tenacity controller over attempts: another one while ``retry_on(result)``,
-        until ``attempts`` or ``give_up()``; ``sleep`` waits between them (a durable sleep
-        on DBOS)."""
-        wait = wait_exponential(multiplier=self.backoff, exp_base=self.factor, max=self.max_backoff)
-        return AsyncRetrying(
-            stop=stop_after_attempt(self.attempts) | _stop_when(give_up),
-            wait=wait + wait_random(0, self.jitter) if self.jitter else wait,
-            retry=retry_if_result(retry_on),
-            retry_error_callback=lambda state: None,  # out of attempts: the last result stands
-            reraise=True,  # a fault of the service itself is not an attempt to retry
-            sleep=sleep or asyncio.sleep,
-        )
+    def wait(self, failed: int) -> float:
+        """Seconds to wait after attempt ``failed`` (1, 2, ...) before the next one."""
+        try:
+            seconds = self.backoff * self.factor ** (failed - 1)
+        except OverflowError:
+            seconds = self.max_backoff
+        seconds = max(0.0, min(seconds, self.max_backoff))
+        return seconds + random.uniform(0, self.jitter) if self.jitter else seconds
 
     @staticmethod
     def retryable(error: BaseException | None) -> bool:
@@ -133,23 +107,25 @@ async def attempts(
     retry_on: Callable[[T], bool],
     sleep: Callable[[float], Awaitable[None]] | None = None,
     give_up: Callable[[], bool] = lambda: False,
+    first: T | None = None,
 ) -> T | None:
-    """Run ``attempt(n)`` (n = 1, 2, ...) under ``policy`` while ``retry_on(result)``; the
+    """Run ``attempt(n)`` (n = 1, 2, ...) under ``policy`` while ``retry_on(result)``,
+    waiting ``policy.wait(n)`` with ``sleep`` (a durable sleep on DBOS) between them; the
     last result, or None when ``give_up()`` held first (an attempt returns None to stop
-    there too)."""
-    result: T | None = None
-    async for trying in policy.retrying(
-        retry_on=lambda r: r is not None and retry_on(r), sleep=sleep, give_up=give_up
-    ):
-        with trying:
+    there too). ``give_up()`` is asked before each wait and after it. An exception of an
+    attempt is a fault of the service itself, not an attempt to retry: it propagates.
+    ``first``: the result of attempt 1, made already (the retries follow it)."""
+    result: T | None = first
+    for n in range(1 if first is None else 2, policy.attempts + 1):
+        if give_up():
+            break
+        if n > 1:
+            await (sleep or asyncio.sleep)(policy.wait(n - 1))
             if give_up():
                 break
-            result = await attempt(trying.retry_state.attempt_number)
-            if result is None:
-                break
-        outcome = trying.retry_state.outcome
-        if outcome is not None and not outcome.failed:
-            trying.retry_state.set_result(result)
+        result = await attempt(n)
+        if result is None or not retry_on(result):
+            break
     return result
 
 

@@ -33,6 +33,9 @@ class SessionQueues:
             self._ready = asyncio.Queue()
         return self._ready
 
+    def full(self) -> bool:
+        return self.depth >= self.limit
+
     async def room(self, on_full: str) -> None:
         """Return once a task fits: at once, after waiting (``wait``), or never (``reject``)."""
         while self.depth >= self.limit:

@@ -1,18 +1,19 @@
 """The task log's rows: a task and its attempts' run records as JSON, and back.
 
 One row per task (``agentnb_tasks.body``): its status, its times, why it ended when no run
-says, and one record per attempt (a :class:`~agentnb.session.records.RunRecord` as a dict;
-the running attempt's figures as they are at the write). A row written by the first release
-(the outcome inline, attempts as summaries) is read too. Fields this release does not know
-are left out, never an error.
+says, its tags, and one record per run (``RunRecord.to_dict``: every field, its tags and
+annotations too; the running attempt's iterations as they are at the write). The task's
+``trace_id`` is written for readers of earlier releases; this one reads it from the runs. A
+row written by the first release (the outcome inline, attempts as summaries) is read too.
+Fields this release does not know are left out, never an error.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..models.base import Usage
-from ..session.records import RunRecord
+from ..models import Usage
+from ..session import RunRecord
 from .tasks import TaskState
 
 __all__ = ["record_from_row", "record_row", "task_from_row", "task_row"]
@@ -20,7 +21,7 @@ __all__ = ["record_from_row", "record_row", "task_from_row", "task_row"]
 
 def task_row(task: TaskState) -> dict[str, Any]:
     """What the task log keeps of ``task`` (JSON-ready)."""
-    figures = task.figures()
+    iterations = task.iterations()
     return {
         "id": task.id,
         "session_id": task.session_id,
@@ -31,7 +32,8 @@ def task_row(task: TaskState) -> dict[str, Any]:
         "started": task.started,
         "finished": task.finished,
         "error": task.error,
-        "runs": [record_row(r, *f) for r, f in zip(task.runs, figures, strict=True)],
+        "tags": task.tags,
+        "runs": [record_row(r, n) for r, n in zip(task.runs, iterations, strict=True)],
     }
 
 
@@ -44,7 +46,7 @@ def task_from_row(row: dict[str, Any]) -> TaskState:
         id=str(row["id"]),
         session_id=str(row["session_id"]),
         text=str(row["text"]),
-        trace_id=str(row["trace_id"]),
+        tags={str(k): str(v) for k, v in (row.get("tags") or {}).items()},
         status=row["status"],
         created=float(row["created"]),
         started=row.get("started"),
@@ -54,56 +56,18 @@ def task_from_row(row: dict[str, Any]) -> TaskState:
     )
 
 
-def record_row(
-    record: RunRecord, iterations: int | None = None, usage: Usage | None = None
-) -> dict[str, Any]:
-    """A run's record as a JSON-ready dict (:func:`record_from_row` reverses it); a running
-    run's figures are given as they are now."""
-    usage = usage or record.usage
-    return {
-        "run_id": record.run_id,
-        "trace_id": record.trace_id,
-        "task_id": record.task_id,
-        "input": record.input,
-        "start": record.start,
-        "end": record.end,
-        "output": record.output,
-        "stop_reason": record.stop_reason,
-        "detail": record.detail,
-        "stage": record.stage,
-        "iterations": record.iterations if iterations is None else iterations,
-        "usage": {
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
-            "total_tokens": usage.total_tokens,
-            "estimated": usage.estimated,
-        },
-        "started": record.started,
-    }
+def record_row(record: RunRecord, iterations: int | None = None) -> dict[str, Any]:
+    """A run's record as a JSON-ready dict (``RunRecord.to_dict``, the store format of a run's
+    record); a running run's iterations are given as they are now."""
+    row = record.to_dict()
+    if iterations is not None:
+        row["iterations"] = iterations
+    return row
 
 
 def record_from_row(row: dict[str, Any]) -> RunRecord:
-    usage = row.get("usage") or {}
-    return RunRecord(
-        str(row["run_id"]),
-        str(row["trace_id"]),
-        row.get("input"),
-        start=row.get("start"),
-        end=int(row.get("end", -1)),
-        output=row.get("output"),
-        stop_reason=row.get("stop_reason"),
-        detail=str(row.get("detail") or ""),
-        stage=row.get("stage"),
-        iterations=int(row.get("iterations", 0)),
-        usage=Usage(
-            int(usage.get("prompt_tokens", 0)),
-            int(usage.get("completion_tokens", 0)),
-            int(usage.get("total_tokens", 0)),
-            bool(usage.get("estimated", False)),
-        ),
-        started=float(row.get("started") or 0.0),
-        task_id=row.get("task_id"),
-    )
+    """The record :func:`record_row` wrote (or an earlier release: the same fields, fewer)."""
+    return RunRecord.from_dict(row)
 
 
 def _legacy_record(row: dict[str, Any], attempt: dict[str, Any]) -> RunRecord:

@@ -13,13 +13,18 @@ them durably on DBOS, in this process (SQLite) or in worker processes (Postgres:
 
 Every event of a task carries ``session_id``, ``task_id``, ``run_id`` and ``trace_id`` (one
 trace per task, one run per attempt), and so does every log line of the service.
+
+Jobs: ``submit(..., tags={...})`` labels a task (and every run it makes); ``list(tags=...)``
+finds the tasks so labelled, ``gather(ids)`` waits for a set of them; a task tagged
+``job=<name>`` is run by the :class:`~agentnb.service.jobs.Job` served under that name
+(``rt.serve(name, job)``). An evaluation on a runtime is a batch of such tasks
+(:mod:`agentnb.evals.sweep`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import builtins
-import functools
 import logging
 import time
 from collections.abc import Callable
@@ -35,23 +40,20 @@ from ..events import (
     ToolFinished,
     ToolsExecuted,
 )
-from ..runtime.result import RunResult
-from ..session.session import Session
-from ..session.store import MemoryStore, Store, validate_session_id
-from ..storage.sql import SQLStore
-from ..storage.trace import Trace
+from ..runtime import RunResult
+from ..session import MemoryStore, Session, Store, checked_tags, validate_session_id
+from ..storage import SQLStore, Trace
 from .approvals import Pending
 from .backend import Backend
 from .inprocess import InProcess
+from .jobs import JOB, Job
 from .journal import task_log_for
 from .policies import MULTITASK, ON_FULL, Multitask, OnFull, Retry, check_choice
-from .sqllog import SQLTaskLog
-from .sweeps import SweepRunner, SweepRuns, sweep_key
 from .tasks import FINAL, STATUSES, Status, TaskInfo, TaskNotFound, TaskState, new_task_id
 
 if TYPE_CHECKING:
     from ..agent import Agent
-    from ..runtime.guard import Verdict
+    from ..runtime import Verdict
 
 __all__ = ["Backend", "Runtime"]
 
@@ -120,24 +122,57 @@ class Runtime:
         self.backend: Backend = backend if backend is not None else InProcess()
         self._sessions: dict[str, Session] = {}
         self._listeners: list[Listener] = []
+        #: The jobs this process runs, by name (see :meth:`serve`).
+        self.jobs: dict[str, Job] = {}
         self.backend.bind(self)
 
     # -- submitting ------------------------------------------------------------------------
     async def submit(
-        self, session_id: str, text: str, *, multitask: Multitask | None = None
+        self,
+        session_id: str,
+        text: str,
+        *,
+        multitask: Multitask | None = None,
+        tags: dict[str, str] | None = None,
     ) -> str:
         """Queue ``text`` for ``session_id``; returns the task id.
 
         A full queue raises :class:`QueueFull` (``on_full="reject"``) or waits for room; a busy
-        session follows ``multitask``.
+        session follows ``multitask``. ``tags`` label the task and every run it makes (each
+        run also carries ``task_id`` and ``attempt``); ``job=<name>`` among them has the job
+        served under that name run it (:meth:`serve`).
         """
         validate_session_id(session_id)
         if not isinstance(text, str):
             raise ConfigurationError(f"a task's text must be a str, got {type(text).__name__}")
         policy = check_choice("multitask", multitask or self.multitask, MULTITASK)
-        task = TaskState(new_task_id(), session_id, text)
+        labels = checked_tags(tags)
+        own = sorted({"task_id", "attempt"} & set(labels))
+        if own:
+            raise ConfigurationError(f"tags {own} are the service's own (each run gets them)")
+        task = TaskState(new_task_id(), session_id, text, tags=labels)
         await self.backend.submit(task, policy)
         return task.id
+
+    def serve(self, name: str, job: Job) -> None:
+        """Run the tasks tagged ``job=name`` with ``job`` in this process (see
+        :mod:`agentnb.service.jobs`); a worker process serves the jobs its tasks name."""
+        if not isinstance(name, str) or not name or not callable(job):
+            raise ConfigurationError(f"serve(name, job) takes a name and a callable, not {job!r}")
+        self.jobs[name] = job
+
+    def job_of(self, task: TaskState) -> Job | None:
+        """The job that runs ``task``, or None for the runtime's agent on its text."""
+        name = task.tags.get(JOB)
+        if name is None:
+            return None
+        job = self.jobs.get(name)
+        if job is None:
+            raise ConfigurationError(
+                f"task {task.id} is a job {name!r}, and no job of that name is served here "
+                "(rt.serve(name, job) in the process that runs it)"
+            )
+        return job
 
     # -- asking ------------------------------------------------------------------------------
     def status(self, task_id: str) -> TaskInfo:
@@ -146,7 +181,8 @@ class Runtime:
 
     async def wait(self, task_id: str, timeout: float | None = None) -> TaskInfo:
         """Wait until the task is done, error or cancelled; returns its final status."""
-        return await asyncio.wait_for(self.backend.wait(task_id), timeout)
+        waiting = self.backend.wait(task_id)
+        return await (waiting if timeout is None else asyncio.wait_for(waiting, timeout))
 
     async def join(self, timeout: float | None = None) -> builtins.list[TaskInfo]:
         """Wait for every task submitted so far (to this runtime); their final statuses (of
@@ -190,16 +226,30 @@ class Runtime:
         kept = [e for e in self.log.trace(task_id) if e.run_id != run.id]
         return Trace([*kept, *run.events])  # the attempt running now, as far as it got
 
-    def list(
-        self, status: str | None = None, session_id: str | None = None
+    async def gather(
+        self, task_ids: builtins.list[str], timeout: float | None = None
     ) -> builtins.list[TaskInfo]:
-        """Tasks in submission order, filtered by status and/or session."""
-        infos = [t.info() for t in self.backend.tasks()]
+        """Wait for every task of ``task_ids`` to end; their final statuses, in that order."""
+        waits = [self.backend.wait(task_id) for task_id in task_ids]
+        return builtins.list(await asyncio.wait_for(asyncio.gather(*waits), timeout))
+
+    def list(
+        self,
+        status: str | None = None,
+        session_id: str | None = None,
+        *,
+        tags: dict[str, str] | None = None,
+    ) -> builtins.list[TaskInfo]:
+        """Tasks in submission order, filtered by status, session and/or ``tags`` (a task
+        matches when it was submitted with each of them)."""
+        wanted = checked_tags(tags).items()
+        infos = [t.info() for t in self.backend.tasks(tags=dict(wanted) or None)]
         return [
             i
             for i in infos
             if (status is None or i.status == status)
             and (session_id is None or i.session_id == session_id)
+            and wanted <= i.tags.items()
         ]
 
     def counts(self) -> dict[str, int]:
@@ -223,11 +273,15 @@ class Runtime:
         ):
             session = None
         if session is None:
-            try:
-                session = Session.open(self.store, session_id)
-            except SessionNotFound:
-                session = Session(id=session_id, store=self.store)
-            tasks = self.log.tasks(session_id)
+            store = self.store
+            if isinstance(store, MemoryStore) and session_id not in store:  # (no exception)
+                session = Session(id=session_id, store=store)
+            else:
+                try:
+                    session = Session.open(store, session_id)
+                except SessionNotFound:
+                    session = Session(id=session_id, store=store)
+            tasks = [t for t in self.log.tasks(session_id) if t.runs]  # (a new one has none)
             for task in tasks:
                 session.runs.extend(r for r in task.runs if r.start is not None)
             for task in reversed(tasks):  # the newest kept events: number after them
@@ -256,23 +310,6 @@ class Runtime:
     async def run_step(self, task_id: str) -> Event:
         """Drive a task yourself, one stage per call (as ``run.step()``); the workers leave it."""
         return await self.backend.run_step(task_id)
-
-    # -- sweeps (an.evaluate(..., runtime=rt)) --------------------------------------------------
-    def evaluation_runner(
-        self, variants: dict[str, Any], tasks: Any, repeats: int, seed: int
-    ) -> SweepRunner:
-        """What runs an evaluation's runs through this runtime (see :mod:`.sweeps`)."""
-        from .durable import DBOS
-
-        if isinstance(self.backend, DBOS) and self.backend.workers:  # its workers are here
-            self.backend.sweep_variants.update({n: a for n, a in variants.items() if a})
-            self.backend.sweep_tasks = tasks
-        return SweepRunner(self, sweep_key(tasks, repeats, seed))
-
-    @functools.cached_property
-    def sweep_runs(self) -> SweepRuns:
-        """The finished runs of sweeps (made on first use)."""
-        return SweepRuns(self.log.db if isinstance(self.log, SQLTaskLog) else None)
 
     # -- approvals ---------------------------------------------------------------------------
     def approvals(self, task_id: str | None = None) -> builtins.list[Pending]:
@@ -320,58 +357,82 @@ class Runtime:
             await self.backend.wake(task_id)
 
     # -- the one way a task ends -------------------------------------------------------------
-    def finish(self, task: TaskState, status: Status, error: str | None = None) -> TaskInfo:
+    def finish(self, task: TaskState, status: Status, error: str | None = None) -> None:
         """End ``task`` with ``status`` (its runs' records say the rest; ``error`` says why
-        when none does): recorded in the log, its waiters woken, its watchers told."""
+        when none does): recorded in the log, its waiters woken, its watchers told. (A task
+        that ended already stays as it ended.)"""
         if task.status in FINAL:
-            return task.info()
-
+            return
         task.status = status
         task.error = error
         task.finished = time.time()
         task.run = None
         self.log.end_task(task.id)
-        info = self.changed(task)
+        self.changed(task)
         if task.future is not None and not task.future.done():
-            task.future.set_result(info)
-        return info
+            task.future.set_result(task.info())
 
     # -- watching ----------------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(task)`` whenever a task changes (status, attempt, progress)."""
+        if not self._listeners and not self.persistent:  # the runs under way report now
+            for task in self.backend.tasks():
+                run = task.run
+                if run is not None and not run.done:
+                    run.state.sinks.append(self.progress(task))
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    def changed(self, task: TaskState, *, write: bool = True) -> TaskInfo:
-        """A task changed: written to the log (``write``), logged, its watchers told."""
+    def changed(self, task: TaskState, *, write: bool = True) -> None:
+        """A task changed: written to the log (``write``), its watchers told. O(1): nothing
+        is computed for them (a watcher reads ``status``/``info()`` when it shows the task);
+        the log line of its start and of its end is written by :meth:`started` and
+        :meth:`finish`."""
         if write:
             self.log.put(task)
-        info = task.info()
-        if task.status in FINAL or (task.status == "running" and info.iteration == 0):
-            run_id = task.runs[-1].run_id if task.runs else None
-            ids = {"session_id": task.session_id, "task_id": task.id, "run_id": run_id}
-            reason = f" stop_reason={info.stop_reason}" if info.stop_reason else ""
-            line = f"task {task.id} {task.status} (session={task.session_id} run={run_id} "
-            logger.info(
-                line + f"trace={task.trace_id}{reason})", extra=ids | {"trace_id": task.trace_id}
-            )
-        for listener in builtins.list(self._listeners):
-            listener(task)
-        return info
+        if task.status in FINAL:
+            self._log_line(task)
+        if self._listeners:
+            for listener in builtins.list(self._listeners):  # one may unsubscribe meanwhile
+                listener(task)
+
+    def started(self, task: TaskState) -> None:
+        """An attempt of ``task`` has its run: on record (the log line names its ids)."""
+        self.changed(task)
+        self._log_line(task)
+
+    def _log_line(self, task: TaskState) -> None:
+        if not logger.isEnabledFor(logging.INFO):
+            return
+        run_id = task.runs[-1].run_id if task.runs else None
+        ids = {"session_id": task.session_id, "task_id": task.id, "run_id": run_id}
+        stop = task.info().stop_reason if task.status in FINAL else None
+        reason = f" stop_reason={stop}" if stop else ""
+        line = f"task {task.id} {task.status} (session={task.session_id} run={run_id} "
+        logger.info(
+            line + f"trace={task.trace_id}{reason})", extra=ids | {"trace_id": task.trace_id}
+        )
+
+    def sinks(self, task: TaskState) -> builtins.list[Callable[[Event], None]]:
+        """The sinks of ``task``'s runs: its :meth:`progress`, when a log keeps traces as they
+        go or somebody watches (else none: a run pays nothing per event)."""
+        return [self.progress(task)] if self.persistent or self._listeners else []
 
     def progress(self, task: TaskState) -> Callable[[Event], None]:
         """A run sink telling the task's watchers of its progress (a model reply, a tool);
         in a persistent log, the attempt's trace is kept at its start and at each round's end
         too (an attempt whose worker dies is listed, with its events up to there)."""
+        listeners, persistent = self._listeners, self.persistent
 
         def sink(event: Event) -> None:
             kind = type(event)
-            if (kind is ToolsExecuted or kind is ContextRestored) and self.persistent:
+            if persistent and (kind is ToolsExecuted or kind is ContextRestored):
                 run = task.run  # kept at its start and at each round's end: none goes unlisted
                 if run is not None:
                     self.log.put_trace(task.id, run.id, list(run.events))
-            if kind in _PROGRESS:
-                self.changed(task, write=False)
+            if listeners and kind in _PROGRESS:
+                for listener in listeners:
+                    listener(task)
 
         return sink
 

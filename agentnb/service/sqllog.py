@@ -1,7 +1,8 @@
 """The task log in SQL: tables beside a SQLite or Postgres store's sessions.
 
 ``agentnb_tasks`` (one JSON row per task: its status and its attempts' run records; the
-session length its input starts at; the worker that runs it), ``agentnb_task_runs`` (one JSONL
+session length its input starts at; the worker that runs it; its tags, as canonical JSON
+text ``tasks(tags=...)`` narrows its read with), ``agentnb_task_runs`` (one JSONL
 trace per attempt, by run id) and ``agentnb_calls`` (side-effecting calls in flight, written
 only while their worker is alive); the workers (:mod:`.workers`) and the approvals
 (:mod:`.approvals`) keep tables of their own beside them. Every method is one statement or
@@ -15,10 +16,9 @@ import logging
 import time
 from typing import Any
 
-from ..errors import StoreError
+from ..errors import ConfigurationError, StoreError
 from ..events import Event
-from ..storage.database import SQLDatabase, Statements
-from ..storage.trace import Trace
+from ..storage import SQLDatabase, Statements, Trace
 from .approvals import MemoryApprovals, SQLApprovals
 from .rows import task_from_row, task_row
 from .tasks import TaskState
@@ -63,7 +63,7 @@ class SQLTaskLog:
             have = set()  # who runs a task, and its status (a first release's table lacks them)
             if db.dialect == "sqlite":
                 have = {row[1] for row in run("PRAGMA table_info(agentnb_tasks)")}
-            for column in ("owner", "status"):
+            for column in ("owner", "status", "tags"):
                 if db.dialect == "postgres":
                     run(f"ALTER TABLE agentnb_tasks ADD COLUMN IF NOT EXISTS {column} TEXT")
                 elif column not in have:
@@ -80,10 +80,10 @@ class SQLTaskLog:
         body = json.dumps(task_row(task), ensure_ascii=False)
         self._run(
             f"keep task {task.id} in",
-            "INSERT INTO agentnb_tasks (id, session_id, body, owner, status) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body, "
+            "INSERT INTO agentnb_tasks (id, session_id, body, owner, status, tags) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body, "
             "owner = COALESCE(excluded.owner, agentnb_tasks.owner), status = excluded.status",
-            (task.id, task.session_id, body, task.owner, task.status),
+            (task.id, task.session_id, body, task.owner, task.status, _tags(task.tags)),
         )
 
     def admit(self, task: TaskState, limit: int) -> int | None:
@@ -98,9 +98,9 @@ class SQLTaskLog:
             if int(waiting) >= limit:
                 return int(waiting)
             run(
-                "INSERT INTO agentnb_tasks (id, session_id, body, owner, status) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (task.id, task.session_id, body, task.owner, task.status),
+                "INSERT INTO agentnb_tasks (id, session_id, body, owner, status, tags) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (task.id, task.session_id, body, task.owner, task.status, _tags(task.tags)),
             )
             return None
 
@@ -118,20 +118,22 @@ class SQLTaskLog:
         )
         return _task(*rows[0]) if rows else None
 
-    def tasks(self, session_id: str | None = None) -> list[TaskState]:
-        if session_id is None:
-            rows = self._run(
-                "read the tasks of",
-                "SELECT id, session_id, body, owner FROM agentnb_tasks ORDER BY id",
-            )
-        else:
-            rows = self._run(
-                f"read the tasks of session {session_id!r} from",
-                "SELECT id, session_id, body, owner FROM agentnb_tasks WHERE session_id = ? "
-                "ORDER BY id",
-                (session_id,),
-            )
-        return [_task(*row) for row in rows]
+    def tasks(
+        self, session_id: str | None = None, tags: dict[str, str] | None = None
+    ) -> list[TaskState]:
+        where, args = [], []
+        if session_id is not None:
+            where.append("session_id = ?")
+            args.append(session_id)
+        for name, value in sorted((tags or {}).items()):  # narrows the read; checked below
+            where.append("tags LIKE ? ESCAPE '!'")
+            args.append(f"%{_like(json.dumps({name: value}, ensure_ascii=False)[1:-1])}%")
+        sql = "SELECT id, session_id, body, owner FROM agentnb_tasks"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        what = "read the tasks of" if session_id is None else f"read the tasks of {session_id!r} in"
+        found = [_task(*row) for row in self._run(what, sql + " ORDER BY id", tuple(args))]
+        return [t for t in found if tags.items() <= t.tags.items()] if tags else found
 
     def claim(self, task_id: str, owner: str, previous: str | None) -> bool:
         """Make ``owner`` run the task if ``previous`` still does: True for the one claimer
@@ -231,12 +233,22 @@ class SQLTaskLog:
         self.db.close()
 
 
+def _tags(tags: dict[str, str]) -> str | None:
+    """A task's tags as the column keeps them: canonical JSON (sorted keys), or NULL."""
+    return json.dumps(tags, ensure_ascii=False, sort_keys=True) if tags else None
+
+
+def _like(text: str) -> str:
+    """``text`` matched literally by ``LIKE ... ESCAPE '!'``."""
+    return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+
+
 def _task(task_id: str, session_id: str, body: str, owner: str | None) -> TaskState:
     """The task a row keeps; a row that cannot be read (torn, or written by hand) is shown as a
     task in error that says so - listed, never run, the row left as it is."""
     try:
         task = task_from_row(json.loads(body))
-    except (ValueError, TypeError, KeyError) as exc:
+    except (ValueError, TypeError, KeyError, ConfigurationError) as exc:
         logger.warning("task %s: its row in the task log cannot be read: %s", task_id, exc)
         why = f"its row in the task log cannot be read ({type(exc).__name__}: {exc}); left as is"
         task = TaskState(task_id, session_id, "", status="error", error=why)

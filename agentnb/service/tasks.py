@@ -2,9 +2,12 @@
 
 Each fact of a task has one home. The task's :class:`TaskState` keeps its status and its
 attempts, each attempt one run of the agent whose outcome is the run's own
-:class:`~agentnb.session.records.RunRecord` (its ``run_id``; one ``trace_id`` for the whole
-task). :class:`TaskInfo`, the read-only snapshot ``status``, ``list`` and the queue view hand
-out, is computed from them by :meth:`TaskState.info`, the one function that does.
+:class:`~agentnb.session.RunRecord` (in ``session.runs``): its ``run_id``, its tags (the
+task's own, and ``task_id`` and ``attempt``), its usage kept live, its latency. The task's
+``trace_id`` is its first run's (every attempt runs under it): a task that never ran has
+none. :class:`TaskInfo`, the read-only snapshot ``status``, ``list`` and the queue view hand
+out, is computed from them by :meth:`TaskState.info`, the one function that does, when it is
+read: nothing is rebuilt as the task makes progress.
 """
 
 from __future__ import annotations
@@ -15,14 +18,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import AgentnbError
-from ..models.base import Usage
-from ..session import new_trace_id
 
 if TYPE_CHECKING:
     import asyncio
 
-    from ..runtime.run import Run
-    from ..session.records import RunRecord
+    from ..runtime import Run
+    from ..session import RunRecord
 
 __all__ = [
     "FINAL",
@@ -93,9 +94,11 @@ def attempt_status(record: RunRecord) -> str:
     return reason if reason in ("error", "cancelled") else "done"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TaskInfo:
-    """A snapshot of one task: where it is, how far it got, why it stopped."""
+    """A snapshot of one task: where it is, how far it got, why it stopped. Immutable by
+    convention, as events are (a frozen dataclass costs twice as much to build: one is built
+    whenever a task is read)."""
 
     id: str
     session_id: str
@@ -107,12 +110,21 @@ class TaskInfo:
     stop_reason: str | None
     output: str | None
     error: str | None
-    latency: float | None  # seconds from start to end (or to now while it runs)
+    #: Seconds its attempts ran, each its run's ``latency`` (the running one's up to now);
+    #: the queue and the waits between attempts are not in it. None before it ran.
+    latency: float | None
     created: float
-    trace_id: str
+    trace_id: str  # its runs' ("" until the first one starts)
     #: One row per attempt, read from its run's record (``attempt``, ``run_id``, ``status``,
-    #: ``stop_reason``, ``error``, ``lost``, ``iterations``, ``tokens``, ``started``).
+    #: ``stop_reason``, ``error``, ``lost``, ``iterations``, ``tokens``, ``latency``,
+    #: ``started``).
     attempts: tuple[dict[str, Any], ...] = ()
+    #: What it was submitted as (``rt.submit(..., tags=...)``): what ``rt.list(tags=)``
+    #: matches.
+    tags: dict[str, str] = field(default_factory=dict)
+    #: The records of its runs, in order (the same as in ``session.runs``): what the figures
+    #: above are read from, and what else a run's record says (its tags, its annotations).
+    runs: tuple[RunRecord, ...] = ()
 
     @property
     def done(self) -> bool:
@@ -120,8 +132,10 @@ class TaskInfo:
 
     def row(self) -> dict[str, Any]:
         """A JSON-ready dict (the queue view's row)."""
-        return {name: getattr(self, name) for name in self.__slots__ if name != "attempts"} | {
-            "attempts": list(self.attempts)
+        skip = ("attempts", "tags", "runs")
+        return {name: getattr(self, name) for name in self.__slots__ if name not in skip} | {
+            "attempts": list(self.attempts),
+            "tags": dict(self.tags),
         }
 
     def __repr__(self) -> str:
@@ -131,7 +145,7 @@ class TaskInfo:
         )
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class TaskState:
     """The service's own, mutable record of one task: its status and its attempts' runs.
 
@@ -142,7 +156,6 @@ class TaskState:
     id: str
     session_id: str
     text: str
-    trace_id: str = field(default_factory=new_trace_id)
     status: Status = "pending"
     created: float = field(default_factory=time.time)
     started: float | None = None
@@ -151,6 +164,9 @@ class TaskState:
     runs: list[RunRecord] = field(default_factory=list)
     #: Why the task ended when no run says it (cancelled before it ran, the runtime closed).
     error: str | None = None
+    #: What it was submitted as; every attempt's run carries them (and its own ``task_id``
+    #: and ``attempt``).
+    tags: dict[str, str] = field(default_factory=dict)
     #: The session's length before this task's input (where its messages start).
     start_len: int | None = None
     #: The worker that runs it (or last did, or submitted it): see :mod:`.workers`.
@@ -164,57 +180,78 @@ class TaskState:
 
     @property
     def attempt(self) -> int:
-        return len(self.runs)
+        """How many attempts it made: its last run's ``attempt`` tag (a job's attempt may
+        make several runs; a record of an earlier release has no tag: one run each)."""
+        runs = self.runs
+        return int(runs[-1].tags.get("attempt", len(runs))) if runs else 0
 
-    def figures(self) -> list[tuple[int, Usage]]:
-        """(iterations, usage) per attempt; the running one's as they are now (its record
-        gets its figures when it ends)."""
-        figures = [(r.iterations, r.usage) for r in self.runs]
+    @property
+    def trace_id(self) -> str:
+        """The task's one trace: its first run's ("" until one started)."""
+        return self.runs[0].trace_id if self.runs else ""
+
+    def run_tags(self) -> dict[str, str]:
+        """The tags of the task's next attempt's run."""
+        return {**self.tags, "task_id": self.id, "attempt": str(self.attempt + 1)}
+
+    def iterations(self) -> list[int]:
+        """The model calls of each run, from its record; the running one's as they are now
+        (its record gets them when it ends)."""
+        found = [r.iterations for r in self.runs]
         run = self.run
-        if run is not None and not run.done and figures and self.runs[-1] is run.record:
-            figures[-1] = (run.iteration, run.usage)
-        return figures
+        if run is not None and not run.done and found and self.runs[-1] is run.record:
+            found[-1] = run.iteration
+        return found
 
     def info(self) -> TaskInfo:
-        """The task as a snapshot: computed here, from its status and its runs' records."""
-        figures = [(its, usage.total_tokens) for its, usage in self.figures()]
-        last = self.runs[-1] if self.runs else None
+        """The task as a snapshot: computed here, from its status and its runs' records (one
+        pass over them, when it is read)."""
+        runs, status = self.runs, self.status
+        last = runs[-1] if runs else None
         stop = output = None
         error = self.error
-        if self.status == "done" and last is not None:
+        if status == "done" and last is not None:
             stop, output = last.stop_reason, last.output
-        elif self.status in FINAL:  # error or cancelled: the status is the reason
-            stop = self.status
-            if error is None and self.status == "error" and last is not None:
+        elif status in FINAL:  # error or cancelled: the status is the reason
+            stop = status
+            if error is None and status == "error" and last is not None:
                 error = last.detail or None
-        end = self.finished if self.finished is not None else time.time()
-        attempts = tuple(
-            {
-                "attempt": n,
-                "run_id": r.run_id,
-                "status": attempt_status(r),
-                "stop_reason": r.stop_reason,
-                "error": r.detail if r.stop_reason == "error" else None,
-                "lost": r.detail == LOST,  # its worker died under it; a later attempt went on
-                "iterations": its,
-                "tokens": tokens,
-                "started": r.started,
-            }
-            for n, (r, (its, tokens)) in enumerate(zip(self.runs, figures, strict=True), 1)
-        )
+        now, tokens, latency, its = time.time(), 0, 0.0, 0
+        attempts = []
+        for n, (r, its) in enumerate(zip(runs, self.iterations(), strict=True), 1):
+            reason, detail, used = r.stop_reason, r.detail, r.usage.total_tokens
+            took = max(now - r.started, 0.0) if reason is None else r.latency
+            tokens += used
+            latency += took
+            attempts.append(
+                {
+                    "attempt": int(r.tags.get("attempt", n)),
+                    "run_id": r.run_id,
+                    "status": attempt_status(r),
+                    "stop_reason": reason,
+                    "error": detail if reason == "error" else None,
+                    "lost": detail == LOST,  # its worker died under it; a later attempt went on
+                    "iterations": its,
+                    "tokens": used,
+                    "latency": took,
+                    "started": r.started,
+                }
+            )
         return TaskInfo(
             self.id,
             self.session_id,
             self.text,
-            self.status,
+            status,
             self.attempt,
-            figures[-1][0] if figures else 0,
-            sum(tokens for _, tokens in figures),
+            its,
+            tokens,
             stop,
             output,
             error,
-            None if self.started is None else round(end - self.started, 6),
+            latency if runs else None,
             self.created,
             self.trace_id,
-            attempts,
+            tuple(attempts),
+            dict(self.tags),
+            tuple(runs),
         )

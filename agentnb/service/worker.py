@@ -12,10 +12,11 @@ seconds (at once on the same machine) and take its unfinished tasks over, from t
 committed tool round. ``--executor-id`` gives a worker a fixed id instead (a restart with it
 takes back what no survivor took first; a live worker's id is refused).
 
-A worker also runs the runs of sweeps (``an.evaluate(variants, tasks, runtime=rt)`` on a
-Runtime with this backend): start it with ``--variants module:attr`` (a dict of names to
-agents, or a function returning one) and ``--tasks module:attr`` (a TaskSet or a list of
-tasks), the same the sweep names.
+A worker also runs the jobs its tasks name (see :mod:`.jobs`), served by the
+:class:`Extension` s the command is given: ``python -m agentnb worker`` adds the
+evaluation's (``agentnb.evals.sweep``), so a worker started with ``--variants module:attr``
+and ``--tasks module:attr`` runs the runs of sweeps (``an.evaluate(variants, tasks,
+runtime=rt)`` on a Runtime with this backend).
 """
 
 from __future__ import annotations
@@ -27,44 +28,66 @@ import re
 import signal
 import sys
 import traceback
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
-from .._secrets import Secrets
 from ..errors import AgentnbError, ConfigurationError
-from ..storage.postgres import describe
+from ..models import Secrets
+from ..storage import describe
 
-__all__ = ["load_factory", "main", "parser", "serve"]
+if TYPE_CHECKING:
+    from .runtime import Runtime
+
+__all__ = ["Extension", "load_factory", "main", "parser", "serve"]
 
 
-def load_factory(spec: str) -> Any:
-    """The agent made by ``module:factory`` (the factory is called with no arguments)."""
+class Extension(Protocol):
+    """What adds jobs to the worker command: arguments of its own, and the jobs it serves on
+    the worker's runtime for the arguments given (``rt.serve(name, job)``)."""
+
+    def arguments(self, parser: argparse.ArgumentParser) -> None: ...
+    def serve(self, rt: Runtime, args: argparse.Namespace) -> None: ...
+
+
+def load_factory(spec: str, what: str = "--agent") -> Any:
+    """The agent made by ``module:factory`` (the factory is called with no arguments). A
+    spec that cannot be loaded, or a factory that raises, is a ConfigurationError in one
+    line, as ``eval`` and ``optimize`` say it."""
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
-        raise ConfigurationError(f"--agent must look like module:factory, got {spec!r}")
-    factory = getattr(importlib.import_module(module_name), attr)
-    return factory() if callable(factory) else factory
+        raise ConfigurationError(f"{what} must look like module:factory, got {spec!r}")
+    if "" not in sys.path and "." not in sys.path:
+        sys.path.insert(0, "")  # the project the worker is started in
+    try:
+        factory: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            factory = getattr(factory, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigurationError(f"{what} {spec!r} cannot be loaded: {exc}") from None
+    if not callable(factory):
+        return factory
+    try:
+        return factory()
+    except Exception as exc:
+        raise ConfigurationError(f"{what} {spec!r} raised {type(exc).__name__}: {exc}") from None
 
 
 def _store(spec: str) -> Any:
     """A Postgres url or keyword string (``host=... dbname=...``), else a SQLite path."""
     if spec.startswith(("postgresql://", "postgres://")) or re.match(r"\s*\w+\s*=", spec):
-        from ..storage.postgres import PostgresStore
+        from ..storage import PostgresStore
 
         return PostgresStore(spec)
-    from ..storage.sqlite import SQLiteStore
+    from ..storage import SQLiteStore
 
     return SQLiteStore(spec.removeprefix("sqlite:///"))
 
 
-async def serve(args: argparse.Namespace) -> int:
+async def serve(args: argparse.Namespace, extensions: Sequence[Extension] = ()) -> int:
     from .durable import DBOS
     from .runtime import Runtime
 
     agent = load_factory(args.agent)
-    variants = load_factory(args.variants) if args.variants else {}
-    tasks = load_factory(args.tasks) if args.tasks else ()
-    if bool(variants) != bool(tasks):
-        raise ConfigurationError("--variants and --tasks go together (a sweep's runs need both)")
     backend = DBOS(
         args.backend,
         workers=True,
@@ -82,11 +105,8 @@ async def serve(args: argparse.Namespace) -> int:
         retry=args.attempts,
         backend=backend,
     )
-    if variants:
-        from ..evals.tasks import TaskSet
-
-        backend.sweep_variants.update(variants)
-        backend.sweep_tasks = tasks if isinstance(tasks, TaskSet) else TaskSet(list(tasks))
+    for extension in extensions:
+        extension.serve(rt, args)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -98,7 +118,7 @@ async def serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(extensions: Sequence[Extension] = ()) -> argparse.ArgumentParser:
     w = argparse.ArgumentParser(prog="python -m agentnb worker", description=__doc__.split("\n")[0])
     w.add_argument("--agent", required=True, help="module:factory returning the Agent")
     w.add_argument(
@@ -118,21 +138,26 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument(
         "--lease", type=float, default=5.0, help="seconds without a beat before a takeover"
     )
-    w.add_argument("--variants", default=None, help="module:attr, a sweep's variants (a dict)")
-    w.add_argument("--tasks", default=None, help="module:attr, a sweep's tasks (a TaskSet)")
+    for extension in extensions:
+        extension.arguments(w)
     return w
 
 
-def main(argv: list[str]) -> int:
-    args = parser().parse_args(argv)
+def main(argv: list[str], extensions: Sequence[Extension] = ()) -> int:
+    """Run a worker until SIGTERM or SIGINT. Exit status: 0 when stopped, 2 on a usage or
+    configuration error (one line), 3 when it crashed (the traceback, masked)."""
+    args = parser(extensions).parse_args(argv)
     secrets = Secrets()
     for url in (args.backend, args.store):  # whatever fails, their passwords never show
         secrets.add(*describe(url)[1].values)
     try:
-        return asyncio.run(serve(args))
+        return asyncio.run(serve(args, extensions))
     except AgentnbError as exc:  # ours: one line says what is wrong
         print(secrets.mask(f"agentnb worker: {exc}"), file=sys.stderr)
         return 2
     except Exception as exc:  # the engine's or a driver's: the traceback, masked
         print(secrets.mask("".join(traceback.format_exception(exc))), file=sys.stderr)
-        return 1
+        print(
+            secrets.mask(f"agentnb worker: crashed: {type(exc).__name__}: {exc}"), file=sys.stderr
+        )
+        return 3

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..storage.database import SQLDatabase, Statements
+    from ..storage import SQLDatabase, Statements
 
 __all__ = ["BOOT", "HOST", "WorkerRow", "Workers", "new_worker_id", "process_gone", "started_at"]
 

@@ -2,9 +2,9 @@
 
 A task's workflow runs attempts as DBOS steps: an attempt that ended is checkpointed and never
 runs again; one cut short by a crash runs again, resuming the session's last committed round
-(:mod:`.attempt`). The backoff between attempts is a durable sleep (tenacity drives it, as it
-drives the in-process backend's). Each attempt loads the session afresh from the store
-(another worker may have written it) and keeps the task's row in the log current.
+(:mod:`.attempt`). The backoff between attempts is a durable sleep (the retry policy drives
+it as it drives the in-process backend's). Each attempt loads the session afresh from the
+store (another worker may have written it) and keeps the task's row in the log current.
 
 DBOS finds the runtime a workflow runs for through a *configured instance* (its own way of
 binding workflows to objects, recorded by name so a restarted worker finds it again): one
@@ -21,12 +21,12 @@ import time
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ConfigurationError
-from ..runtime.run import Run
+from ..runtime import Run
 from .attempt import Abandoned, finish_attempt, start_attempt, status_of
+from .jobs import JOB, Job, attempt_job
 from .lease import Membership
-from .policies import Retry, attempts
+from .policies import NO_RETRY, Retry, attempts
 from .sqllog import SQLTaskLog
-from .sweeps import run_job
 from .tasks import Status, TaskState
 from .workers import process_gone
 
@@ -36,11 +36,9 @@ if TYPE_CHECKING:
     from .durable import DBOS
     from .runtime import Runtime
 
-__all__ = ["CLASS", "WORKFLOW", "LiveRuns", "bind", "execute", "launch", "take_over"]
+__all__ = ["CLASS", "WORKFLOW", "bind", "execute", "launch", "take_over"]
 
 WORKFLOW = "agentnb_task"
-#: The workflow of one run of a sweep (``an.evaluate(..., runtime=rt)``: see :mod:`.sweeps`).
-SWEEP_RUN = "agentnb_sweep_run"
 #: The queue every worker serves.
 QUEUE = "agentnb"
 #: The topic of the message that wakes a task awaiting approval (``rt.approve``/``deny``).
@@ -79,15 +77,6 @@ def _workflows() -> type[Any]:
             if self.backend is None:
                 raise ConfigurationError("no DBOS-backed Runtime runs its workers here")
             return await execute(self.backend, task_id, session_id, text)
-
-        @dbos.DBOS.workflow(name=SWEEP_RUN, max_recovery_attempts=200)
-        async def sweep_run(
-            self, job: str, name: str, task: str, repeat: int, seed: int, *rest: Any
-        ) -> str:  # rest: the timeout, the variant's digest
-            if self.backend is None:
-                raise ConfigurationError("no DBOS-backed Runtime runs its workers here")
-            args = (self.backend, job, name, task, repeat, seed, *rest)
-            return await dbos.DBOS.run_step_async({"name": "run"}, run_job, *args)
 
     return TaskWorkflows
 
@@ -159,9 +148,11 @@ async def execute(backend: DBOS, task_id: str, session_id: str, text: str) -> di
         )
         return result
 
+    known = rt.log.get(task_id)
+    retry = NO_RETRY if known is not None and JOB in known.tags else rt.retry  # see .jobs
     while True:
         last = await attempts(
-            rt.retry, attempt, sleep=dbos.DBOS.sleep_async, retry_on=lambda r: r["retryable"]
+            retry, attempt, sleep=dbos.DBOS.sleep_async, retry_on=lambda r: r["retryable"]
         )
         if last is None or last["status"] != "awaiting_approval":
             break
@@ -172,7 +163,8 @@ async def execute(backend: DBOS, task_id: str, session_id: str, text: str) -> di
         await dbos.DBOS.recv_async(TOPIC, timeout_seconds=max(left, 0.0) + 0.5)
     task = _task(rt, task_id, session_id, text)
     status: Status = last["status"] if last is not None else "done"
-    info = rt.finish(task, status, last.get("error") if last is not None else None)
+    rt.finish(task, status, last.get("error") if last is not None else None)
+    info = task.info()
     return {"status": info.status, "stop_reason": info.stop_reason}
 
 
@@ -191,19 +183,23 @@ async def run_attempt(backend: DBOS, task_id: str, session_id: str, text: str) -
     rt.forget(session_id)  # another worker may have written it: read the store afresh
     session = rt.session(session_id)
     task.start_len = rt.log.start_len(task_id, len(session))
+    sinks = rt.sinks(task)
     try:
-        sinks = [rt.progress(task)]
+        job = rt.job_of(task)
+        if job is not None:
+            return await _job(backend, task, session, job)
         run = start_attempt(
             rt.agent, session, rt.log, task, sinks, rt.approval_timeout, rt.max_lost
         )
-    except Abandoned as exc:
+    except Exception as exc:  # abandoned, or a job that failed: the task's error says why
         rt.changed(task)
-        return {"status": "error", "retryable": False, "expires": None, "error": str(exc)}
+        why = str(exc) if isinstance(exc, Abandoned) else f"{type(exc).__name__}: {exc}"
+        return {"status": "error", "retryable": False, "expires": None, "error": why}
     if not isinstance(run, Run):  # the answer was committed already
         rt.changed(task)
         return {"status": "done", "retryable": False, "expires": None}
     task.run = run
-    rt.changed(task)  # the attempt is on record before it does anything
+    rt.started(task)  # the attempt is on record before it does anything
     backend.live.add(task_id, run)
     try:
         result = await finish_attempt(run)
@@ -224,50 +220,26 @@ async def run_attempt(backend: DBOS, task_id: str, session_id: str, text: str) -
     return {"status": status, "retryable": Retry.retryable(result.error), "expires": expires}
 
 
-class LiveRuns:
-    """The attempts running in this process's workflows, each cancelled as soon as its
-    task's workflow is cancelled from anywhere (DBOS itself stops a cancelled workflow only
-    at its next step). DBOS runs workflows on an event loop of its own, in a thread: a run is
-    cancelled from other threads through that loop."""
+async def _job(backend: DBOS, task: TaskState, session: Any, job: Job) -> dict[str, Any]:
+    """One attempt of a job's task (see :mod:`.jobs`), its runs kept as they end."""
+    rt, made = backend.rt, []
 
-    def __init__(self, backend: DBOS, every: float = 0.2) -> None:
-        self.backend = backend
-        self.every = every
-        self.runs: dict[str, Run] = {}
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.watcher: asyncio.Task[None] | None = None
+    def started(run: Run) -> None:
+        made.append(run)
+        backend.live.add(task.id, run)  # cancelled from anywhere: stopped here
+        rt.started(task)
 
-    def add(self, task_id: str, run: Run) -> None:
-        self.runs[task_id] = run
-        self.loop = asyncio.get_running_loop()  # DBOS's own
-        if self.watcher is None or self.watcher.done():
-            self.watcher = asyncio.ensure_future(self._watch())
-
-    def remove(self, task_id: str) -> None:
-        self.runs.pop(task_id, None)
-
-    def stop(self, task_id: str) -> None:
-        run, loop = self.runs.pop(task_id, None), self.loop
-        if run is not None and loop is not None:
-            loop.call_soon_threadsafe(run.cancel)
-
-    async def _watch(self) -> None:
-        while self.runs and (client := self.backend.client) is not None:
-            await asyncio.sleep(self.every)
-            found = await asyncio.to_thread(
-                client.list_workflows,
-                workflow_ids=list(self.runs),
-                status="CANCELLED",
-                load_input=False,
-                load_output=False,
-            )
-            for w in found:
-                self.stop(w.workflow_id)
-
-    def close(self) -> None:
-        if self.watcher is not None and self.loop is not None and not self.loop.is_closed():
-            self.loop.call_soon_threadsafe(self.watcher.cancel)
-        self.watcher = None
+    try:
+        status = await attempt_job(job, task, session, rt.sinks(task), rt.max_lost, started)
+    finally:
+        backend.live.remove(task.id)
+        task.run = None
+        for run in made:
+            if run.result is not None:
+                rt.log.put_trace(task.id, run.id, run.result.events)
+        rt.changed(task)
+        rt.forget(task.session_id)
+    return {"status": status, "retryable": False, "expires": None}
 
 
 def take_over(member: Membership) -> None:

@@ -30,6 +30,8 @@ from ..errors import AgentnbError, InvalidConversation, InvalidMessage, SessionB
 from ..events import Event, MessageAppended, Origin, SessionEdited
 from ..messages import MEMORY_NAME, Message, parse_message
 from ..models.base import ModelRequest
+from ..provenance import Provenance
+from ..provenance import of as provenance_of
 from .bus import EventBus, SubscriberError
 from .edits import EditRecord, changed_paths
 from .lock import ActiveRun, LockPolicy, SessionLock
@@ -138,6 +140,15 @@ class Session(Shown):
         """Tool calls of the last assistant message still waiting for a result (id -> name)."""
         return self.transcript.open_ids
 
+    def provenance(self, run: Any = None, *, today: Any = None) -> Provenance:
+        """Where every tool-call argument and every figure of an answer came from: ``user[k]``,
+        ``instructions``, ``memory``, ``tool_result[call_id]`` (with the span, and the
+        instruction found there if any) or ``invented`` (:mod:`agentnb.provenance`). ``run``
+        (a run id or ``RunRecord``) keeps one run's values; ``today`` (a ``date``) resolves
+        relative dates such as 周五. Computed when asked, never during a run."""
+        return provenance_of(self.transcript.wires, requests=self.requests, runs=self.runs,
+                             run=run, today=today)  # fmt: skip
+
     def check(self) -> None:
         """Raise :class:`~agentnb.errors.InvalidConversation` if a model would reject this."""
         if not self.is_valid:
@@ -237,26 +248,6 @@ class Session(Shown):
         )
         index = self.transcript.add(msg)
         self._edited(MessageAppended, index=index, message=msg)
-        return msg
-
-    def append_in_run(
-        self, origin: Origin, message: Message | dict[str, Any], stage: str, iteration: int
-    ) -> Message:
-        """Append ``message`` as a step of the run ``origin.run_id``, which must hold this
-        session: how a run the runtime does not drive (a call the recording proxy sees)
-        records its messages, announced with that run's ids. Validated like :meth:`append`;
-        refused with :class:`~agentnb.errors.SessionBusy` when that run does not hold it."""
-        msg = checked(message, f"message #{len(self.transcript)}")
-        if origin.run_id is None or not self.lock.holds(origin.run_id):
-            raise SessionBusy(
-                f"run {origin.run_id!r} cannot append to session {self.id!r}: it does not hold "
-                f"it (held by {self.lock.holder!r})",
-                self.id,
-                self.lock.holder,
-            )
-        index = self.transcript.add(msg)
-        fields = {"index": index, "message": msg}
-        self.bus.emit(MessageAppended, origin, stage, iteration, time.monotonic(), fields)
         return msg
 
     def extend(self, messages: Sequence[Message | dict[str, Any]]) -> None:

@@ -194,6 +194,10 @@ class MemoryStore(BaseStore):
     def memories(self, user: str) -> Records:
         return [item for _, item in self.memory_rows(user)]
 
+    def __contains__(self, session_id: object) -> bool:
+        """``session_id in store``: whether it holds the session (no read, no exception)."""
+        return session_id in self._versions
+
     def read(self, session_id: str) -> tuple[int, Records]:
         if session_id not in self._versions:
             raise self._missing(session_id)

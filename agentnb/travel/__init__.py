@@ -25,6 +25,7 @@ from .booking import Booking, BookingDesk, booking_desk
 from .conversations import conversation_tasks, no_clarification_agent
 from .data import TravelData, data_dir, load, phrasings
 from .dates import DEFAULT_TODAY, resolve_date
+from .injection import InjectedTravelTools, injection_tasks
 from .model import MISBEHAVIOURS, TravelModel
 from .model.proposer import TravelProposer
 from .tasks import task_set
@@ -48,6 +49,7 @@ __all__ = [
     "Booking",
     "BookingDesk",
     "CostItem",
+    "InjectedTravelTools",
     "TravelData",
     "TravelModel",
     "TravelProposer",
@@ -56,6 +58,7 @@ __all__ = [
     "booking_desk",
     "conversation_tasks",
     "data_dir",
+    "injection_tasks",
     "load",
     "no_clarification_agent",
     "phrasings",

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from .controls import Driver
 from .evals import EvalMatrix, TrajectoryDiff
+from .grid import OutputsGrid
 from .inspectors import RequestInspector, SnapshotDiff, Timeline
+from .log_view import ExperimentsView
 from .optimise import OptimiseView
 from .playground import Playground
 from .proxy_view import ProxyView
@@ -28,7 +30,9 @@ __all__ = [
     "REGISTRY",
     "Driver",
     "EvalMatrix",
+    "ExperimentsView",
     "OptimiseView",
+    "OutputsGrid",
     "Playground",
     "ProxyView",
     "QueueView",

@@ -71,7 +71,7 @@ function analyse(msgs, toolStats, live) {
   if (open.size && live) inflight = open.size;
   else if (open.size) add(openAt, `calls ${[...open.keys()].join(", ")} have no tool result yet`);
   if (final >= 0 && final !== n - 1) final = -1; // only the last message is the answer
-  return { parent, names, results, warn, final, inflight };
+  return { parent, names, results, warn, final, inflight, steering: steering(msgs) };
 }
 
 function rawToggle(wire, ed) {
@@ -242,7 +242,14 @@ function resultCard(i, m, ctx, standalone) {
   if (wl) card.append(wl);
   const en = editedNote(m.ed, w);
   if (en) card.append(en);
-  card.append(fold(pretty(asText(w.content)), "anb-json"));
+  const flags = (m.pv && m.pv.flags) || [];
+  if (flags.length) {
+    card.classList.add("anb-has-injection");
+    card.append(flagNotes(flags));
+    const steered = ctx.steering && ctx.steering.steers.get(i);
+    if (steered) card.append(steersNote(steered));
+    card.append(markedContent(asText(w.content), flags));
+  } else card.append(fold(pretty(asText(w.content)), "anb-json"));
   if (stat.note) card.append(h("div", { class: "anb-muted anb-tool-note", text: `note: ${stat.note}` }));
   if (stat.tb) {
     const lines = String(stat.tb).trimEnd().split("\n");
@@ -258,13 +265,14 @@ function callBlock(call, i, m, ctx, msgs, seen) {
   const fn = call.function || {};
   const id = String(call.id);
   const key = ctx.keys && ctx.keys[id];
-  const block = h("div", { class: "anb-call" },
+  const block = h("div", { class: "anb-call", "data-call": id },
     h("div", { class: "anb-call-head" },
       h("span", { class: "anb-arrow", text: "→ " }),
       h("span", { class: "anb-name", text: String(fn.name) }),
       h("span", { class: "anb-id", text: `#${id}` }),
       key ? h("span", { class: "anb-muted anb-idem", title: "idempotency key: the same for this call in every retry and recovery", text: ` key ${key}` }) : null),
-    fold(pretty(fn.arguments || ""), "anb-json anb-args"));
+    fold(pretty(fn.arguments || ""), "anb-json anb-args"),
+    sourcesRow(call, m, ctx));
   const res = ctx.results.get(i);
   const j = res ? res.get(id) : undefined;
   if (seen.has(id)) block.append(h("div", { class: "anb-pending anb-bad", text: "shares its id with a call above: its result cannot be told apart" }));

@@ -87,7 +87,7 @@ function renderRun(d, box) {
     h("span", { class: "anb-muted", text: d.stop_reason ? `stop_reason=${d.stop_reason}` : "" })));
   if (d.error) box.append(h("pre", { class: "anb-error", text: d.error }));
   box.append(h("ul", { class: "anb-m-checks" },
-    d.checks.map((c) => h("li", { class: c.passed ? "anb-good" : "anb-bad", text: `${c.passed ? "✓" : "✗"} ${c.name}${c.reason ? ": " + c.reason : ""}` }))));
+    d.checks.map((c) => h("li", { class: c.passed ? "anb-good" : "anb-bad", title: c.flag ? `flagged: ${c.flag}` : "", text: `${c.passed ? "✓" : "✗"} ${c.name}${c.flag ? " ⚑ (flagged: " + c.flag + ")" : ""}${c.reason ? ": " + c.reason : ""}` }))));
   const msgs = d.messages.map((m) => ((m.r = 0), m));
   const facts = analyse(msgs, {});
   const ctx = { ...facts, tools: {}, newSince: null, running: false };

@@ -63,7 +63,10 @@ def run_payload(ev: Any, variant: str, task: str, repeat: int) -> dict[str, Any]
         "outcome": record.outcome,
         "stop_reason": record.stop_reason,
         "error": record.error,
-        "checks": [{"name": c.name, "passed": c.passed, "reason": c.reason} for c in record.checks],
+        "checks": [
+            {"name": c.name, "passed": c.passed, "reason": c.reason, "flag": ev.flags.get(c.name)}
+            for c in record.checks
+        ],
         "messages": [{"w": w} for w in wires],
     }
 

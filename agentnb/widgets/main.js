@@ -39,6 +39,8 @@ export default {
       if (kind === "matrix") return renderMatrix(model, el);
       if (kind === "playground") return renderPlayground(model, el);
       if (kind === "optimise") return renderOptimise(model, el);
+      if (kind === "outputs") return renderOutputs(model, el);
+      if (kind === "experiments") return renderExperiments(model, el);
       if (kind === "trajectory") {
         const ask = asker(model);
         renderTrajectory(model.get("data"), el, (row, a, b) => ask({ op: "step", row, a, b }));

@@ -25,7 +25,7 @@ def _row(conversation: Any) -> dict[str, Any]:
     row: dict[str, Any] = {
         "id": session.id,
         "messages": len(session),
-        "calls": len(session.requests),
+        "calls": len(session.runs),  # a run per proxied call (its record says how it ended)
         "how": conversation.how,
         "parent": conversation.parent,
         "note": conversation.note,

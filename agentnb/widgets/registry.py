@@ -20,6 +20,8 @@ from typing import Any
 
 from ..display import static
 from .evals import EvalMatrix, TrajectoryDiff
+from .grid import OutputsGrid
+from .log_view import ExperimentsView
 from .optimise import OptimiseView
 from .proxy_view import ProxyView
 from .queue_view import QueueView
@@ -47,6 +49,10 @@ REGISTRY: dict[tuple[str, str], Views] = {
     ),
     ("agentnb.evals.evaluation", "Evaluation"): Views(
         live=EvalMatrix.for_cell, named={"view": EvalMatrix, "diff": TrajectoryDiff.of}
+    ),
+    ("agentnb.evals.outputs", "Outputs"): Views(live=OutputsGrid, named={"view": OutputsGrid}),
+    ("agentnb.evals.log.store", "ExperimentLog"): Views(
+        live=ExperimentsView, named={"view": ExperimentsView}
     ),
     ("agentnb.evals.optimise.optimisation", "Optimisation"): Views(
         live=OptimiseView, named={"view": OptimiseView}

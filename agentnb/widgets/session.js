@@ -147,7 +147,7 @@ function renderSession(model, el, store) {
     const m = store.msgs[i];
     const res = facts.results.get(i);
     let r = "";
-    if (res) for (const j of res.values()) r += `${j}:${store.msgs[j].r},`;
+    if (res) for (const j of res.values()) r += `${j}:${store.msgs[j].r}:${(facts.steering.steers.get(j) || []).length},`;
     const w = facts.warn.get(i);
     const gr = store.ground && store.ground.i === i ? store.ground.figures.join("/") : "";
     // Only a card with a call still open reads the run's state (waiting / paused / no result).
@@ -239,6 +239,8 @@ function renderSession(model, el, store) {
     if (facts.inflight) bits.push(`${plural(facts.inflight, "call")} in flight`);
     const ng = store.ground ? (store.ground.figures || []).length : 0;
     if (ng) bits.push(`⚑ ${plural(ng, "ungrounded figure")}`);
+    if (facts.steering.flags) bits.push(`⚑ ${plural(facts.steering.flags, "instruction")} found in data`);
+    if (facts.steering.steeredBy.size) bits.push(`⚑ ${plural(facts.steering.steeredBy.size, "steered call")}`);
     bits.push(plural(store.calls, "model call"));
     counts.replaceChildren(...bits.flatMap((b, j) => {
       const cls = b === health ? (nw ? "anb-health anb-bad" : "anb-health") : b.startsWith("⚑") ? "anb-flag" : null;

@@ -23,6 +23,7 @@ from .base import Widget
 from .controls import Driver
 from .inspectors import RequestInspector, diff_payload, request_payload
 from .requests import RequestsSeen
+from .sourcing import Sourcing
 
 __all__ = ["SessionView"]
 
@@ -73,6 +74,7 @@ class SessionView(Widget):
         self._seen = RequestsSeen(session, agent)
         self._new_since = payload.new_since(session.wire(), session.requests)
         self._ground = marks.Grounding(session)
+        self._sourcing = Sourcing(session)  # provenance: flags, steered calls
         self._dirty = False
         self._timer: asyncio.TimerHandle | None = None
         self._recheck_soon, self._cleared = False, 0  # a status check due; errors cleared
@@ -130,6 +132,9 @@ class SessionView(Widget):
         said = {**talk.user_marks(s), **self._said}
         msgs = [payload.message(m, its[i], edited.get(id(m)), said.get(i))
                 for i, m in enumerate(s.messages)]  # fmt: skip
+        for m, pv in zip(msgs, self._sourcing.marks(), strict=True):
+            if pv is not None:
+                m["pv"] = pv
         return {
             "seq": self.seq,
             "session": s.id,
@@ -196,6 +201,9 @@ class SessionView(Widget):
             said = self._said.get(event.index)
             m = payload.message(event.message, it, None, said)
             msg = {"op": "append", "index": event.index, "m": m}
+            pv = self._sourcing.add(event.index, event.message.wire())
+            if pv is not None:
+                m["pv"] = pv
             row = payload.event_row(event)  # a timeline row; the browser rebuilds it from these
             self.timeline.append(row)
             msg.update(st=event.stage, t=round(event.time, 4))
@@ -215,6 +223,7 @@ class SessionView(Widget):
             self._talk = talk.panel(event.user, event.turn, stop, **keep)
             msg = {"op": "event", "e": row, "talk": self._talk}
         elif kind == "SessionEdited":
+            self._sourcing.reset()  # traced again from the start (the next append catches up)
             self._new_since = min(self._new_since, event.index)
             msg = marks.edit_message(self.session, event)
             self.timeline.append(msg["e"])

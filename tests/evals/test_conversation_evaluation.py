@@ -166,15 +166,21 @@ async def test_a_diverging_agent_gets_the_documented_mismatch_where_it_parts():
     english = an.travel.travel_agent(instructions=an.travel.INSTRUCTIONS + "\n请用英文回答。")
     parted = await an.evaluate({"article": english.replaying(recording)}, tasks, progress=False)
     row = parted.records[0]
-    assert row.stop_reason == "mismatch" and row.outcome == "fail"
+    assert row.stop_reason == "mismatch"
     assert row.divergence.startswith("turn 1: the agent answered") and row.divergence.endswith(
         "(a replay mismatch of the user)"
+    )
+    # the replay's verdict on the record says so, and no end state is read from the recording
+    assert an.evals.Replayed is not None and not row.run.annotations["replay"].faithful
+    assert row.outcome == "error" and row.error == (
+        f"end_state(nothing_booked) refused: the replay did not reproduce its recording: "
+        f"{row.divergence}"
     )
     # a guess where the recording asked: the tool call at turn 0 is the first miss
     guess = an.travel.no_clarification_agent().replaying(recording, variant="article")
     guessed = (await an.evaluate({"guess": guess}, tasks, progress=False)).records[0]
     assert guessed.divergence.startswith("turn 0, step 0, call 0: search_flights")
-    assert guessed.stop_reason == "mismatch"
+    assert guessed.stop_reason == "mismatch" and guessed.outcome == "error"
 
 
 async def test_the_service_runs_one_conversation_as_one_task(tmp_path):

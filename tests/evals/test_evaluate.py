@@ -115,6 +115,20 @@ class Seeded(an.models.Model):
         return an.models.ModelResponse(an.AssistantMessage(content=f"seed {self.seed}"))
 
 
+async def test_a_task_name_with_a_lone_surrogate_has_a_seed_and_runs():
+    """derive_seed encoded the name strictly: a task named with a lone surrogate (JSON's
+    "\\ud800" reads as one) ended the whole sweep with UnicodeEncodeError. Other names keep
+    the seeds they had (the same bytes)."""
+    lone = "task-\ud800"
+    assert derive_seed(0, lone, 0) != derive_seed(0, "task-\udc00", 0)
+    assert derive_seed(0, "article-000", 0) == 1623612292  # as on 9f180af
+    assert derive_seed(7, "任务", 2) == 118309637
+    agent = an.Agent(model=Seeded())
+    ev = await an.evaluate({"a": agent}, [an.Task(lone, "q")], progress=False)
+    (record,) = ev.records
+    assert record.outcome == "pass" and record.seed == derive_seed(0, lone, 0)
+
+
 async def test_each_task_and_repeat_has_its_own_seed_shared_by_every_variant():
     model = Seeded()
     agent = an.Agent(model=model)

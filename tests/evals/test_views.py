@@ -268,6 +268,13 @@ WRITERS = {
     "service/attempt.py": "a service attempt whose worker stopped after its answer was committed, "
     "or died: its end recorded by the service (reshaped by issue 35's service work)",
     "evals/checked.py": "the one annotation site: what the checks found (annotate)",
+    "evals/faithful.py": "the one replay annotation site: how a replaying run went against "
+    "its recording (annotate_replay)",
+    "evals/labels.py": "the one label site: a person's verdict on a run (label), an annotation "
+    "beside the checks'",
+    "evals/rescore.py": "a rescore's copies of the runs' records (each with its own annotations, "
+    "so the source keeps its outcomes), and the record of the judge's calls, metered as they "
+    "answer (the rescore is the judge's runtime)",
     "evals/turns.py": "the one site of a conversation's annotations: the user turn a run's "
     "input was, and how the conversation ended at its last run (note)",
 }

@@ -1,8 +1,10 @@
-"""Sweeps on the service (issue 29.5): ``an.evaluate(..., runtime=rt)``."""
+"""Sweeps on the service (issue 29.5): ``an.evaluate(..., runtime=rt)``, each run an ordinary
+task of the runtime (issue 35: one job kind)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -11,14 +13,14 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 import agentnb as an
 from agentnb import checks
-from agentnb.service import DBOS, sweeps
+from agentnb.evals import sweep, sweep_job
+from agentnb.service import DBOS
 from agentnb.storage.postgres import PostgresStore
 from tests.service import pgcluster as pg
 from tests.service import sweep_app
@@ -70,6 +72,69 @@ async def test_a_sweep_through_a_runtime_matches_one_in_process(tmp_path: Path, 
     assert here.equals(there)
     assert ev.session("bad", "t2", 1).messages[-1].content == "no"
     assert ev.trace("good", "t0", 0) is not None
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "dbos"])
+async def test_a_sweeps_table_is_read_from_its_tasks_run_records(tmp_path: Path, kind: str) -> None:
+    """Every figure of ``ev.runs`` - outcome, stop, tokens, latency, ids, output - is the
+    record of the run its task made (``session.runs``, the task log), as it is (issue 35)."""
+    from agentnb.evals.checked import Checked
+
+    asked: list[str] = []
+    rt = _runtime(kind, tmp_path, asked)
+    try:
+        ev = await an.evaluate(_variants(asked), TASKS, repeats=2, seed=5, runtime=rt)
+        infos = rt.list(tags={"job": "evaluation"})
+        assert len(infos) == len(ev.records) == 16  # one task a run, each kept
+        records = {}
+        for info in infos:
+            record = sweep_job.row_of(info)
+            assert record is not None and info.runs[-1] is record
+            records[(info.tags["variant"], info.tags["task"], int(info.tags["repeat"]))] = record
+        for row in ev.runs.to_dict("records"):
+            record = records[(row["variant"], row["task"], row["repeat"])]
+            found = record.annotations["checks"]
+            outcome = found.outcome if isinstance(found, Checked) else found["outcome"]
+            assert row["outcome"] == outcome
+            assert (row["stop_reason"], row["output"]) == (record.stop_reason, record.output)
+            assert (row["run_id"], row["trace_id"]) == (record.run_id, record.trace_id)
+            assert row["tokens"] == record.usage.total_tokens
+            assert row["latency"] == record.latency and row["model_calls"] == record.iterations
+            assert row["seed"] == int(record.tags["seed"])
+    finally:
+        await rt.close()
+
+
+async def test_a_store_of_the_release_before_is_read_not_run_again(tmp_path: Path) -> None:
+    """A store whose sweep runs the release before kept in ``agentnb_sweep_runs``: the same
+    sweep after the upgrade takes them as they were kept, and runs only the others."""
+    asked: list[str] = []
+    rt = _runtime("sqlite", tmp_path, asked)
+    plain = await an.evaluate(_variants([]), TASKS, seed=4, progress=False)
+    key = sweep.sweep_key(TASKS, 1, 4)
+    db = rt.store.database()  # type: ignore[attr-defined]
+    db.run(
+        "make the old table in",
+        "CREATE TABLE agentnb_sweep_runs (job_id TEXT PRIMARY KEY, record TEXT NOT NULL, "
+        "session TEXT NOT NULL, trace TEXT NOT NULL)",
+        (),
+    )
+    variants = _variants([])
+    old = [r for r in plain.records if r.variant == "good"]  # as the release before kept them
+    for row in old:
+        digest = sweep_job.variant_digest(variants["good"])
+        job = sweep._legacy_id(key, "good", digest, row.task, row.repeat)
+        data = {k: v for k, v in row.to_dict().items() if k not in ("run_id", "trace_id", "cost")}
+        session = json.dumps(plain.session("good", row.task, row.repeat).to_openai())
+        db.run("keep", "INSERT INTO agentnb_sweep_runs VALUES (?, ?, ?, ?)",
+               (job, json.dumps(data), session, ""))  # fmt: skip
+    ev = await an.evaluate(_variants(asked), TASKS, seed=4, runtime=rt)
+    await rt.close()
+    assert asked == ["no"] * 4  # bad's runs made; good's four read from the old table
+    key_columns = ["variant", "task", "repeat"]
+    here = ev.runs[COLUMNS].sort_values(key_columns).reset_index(drop=True)
+    assert here.equals(plain.runs[COLUMNS].sort_values(key_columns).reset_index(drop=True))
+    assert len(rt.list(tags={"job": "evaluation"})) == 4  # only the runs made now are tasks
 
 
 async def test_the_runtime_bounds_the_sweep_by_its_max_concurrency(tmp_path: Path) -> None:
@@ -152,16 +217,23 @@ async def test_a_worker_whose_variant_differs_refuses_the_run(tmp_path: Path) ->
     sweep's must not make (and keep) runs of a different agent under the sweep's key."""
     asked: list[str] = []
     rt = _runtime("sqlite", tmp_path, asked)
-    sweep = _variants(asked)
-    mine = {**sweep, "bad": sweep["bad"].copy(instructions="something else")}
-    worker = SimpleNamespace(rt=rt, sweep_variants=mine, sweep_tasks=TASKS)
-    run: Any = sweeps.run_job  # given a stand-in for the worker's backend
-    with pytest.raises(an.ConfigurationError, match="not the sweep's"):
-        await run(worker, "ev-x-1", "bad", "t0", 0, 1, None, sweeps.variant_digest(sweep["bad"]))
-    good = sweeps.variant_digest(sweep["good"])
-    outcome = await run(worker, "ev-x-2", "good", "t0", 0, 1, None, good)
+    sweep_variants = _variants(asked)
+    mine = {**sweep_variants, "bad": sweep_variants["bad"].copy(instructions="something else")}
+    rt.serve(sweep_job.JOB, sweep_job.Evaluations(rt, mine, TASKS))  # as a worker would
+    key = sweep.sweep_key(TASKS, 1, 1)
+
+    def tags(name: str) -> dict[str, str]:
+        digest = sweep.variant_digest(sweep_variants[name]) or ""
+        return {"job": "evaluation", "sweep": key, "variant": name, "digest": digest,
+                "task": "t0", "repeat": "0", "seed": "1", "sweep_seed": "1"}  # fmt: skip
+
+    refused = await rt.wait(await rt.submit("ev-1", "question 0", tags=tags("bad")))
+    made = await rt.wait(await rt.submit("ev-2", "question 0", tags=tags("good")))
     await rt.close()
-    assert outcome == "pass" and asked == ["ok"]
+    assert refused.status == "error" and "not the sweep's" in (refused.error or "")
+    assert not refused.runs  # nothing was made under the sweep's key
+    assert made.status == "done" and asked == ["ok"]
+    assert sweep_job.row_of(made) is not None  # kept: its checks' row on its record
 
 
 def _sweep_worker(
@@ -223,7 +295,7 @@ async def test_a_600_run_sweep_through_two_postgres_workers_one_killed(
         at_kill = len(ev.records)
         await asyncio.wait_for(ev.wait(), 300)
         elapsed = time.monotonic() - killed_at
-        kept = store.database().run("count", "SELECT COUNT(*) FROM agentnb_sweep_runs", ())
+        kept = [i for i in rt.list(tags={"job": "evaluation"}) if sweep_job.row_of(i)]
     finally:
         if rt is not None:
             await rt.close()
@@ -237,7 +309,7 @@ async def test_a_600_run_sweep_through_two_postgres_workers_one_killed(
     plain = await an.evaluate(sweep_app.make_variants(), tasks, repeats=10, seed=3, progress=False)
     # every run counted once
     assert len(ev.records) == 600 and len({r.key for r in ev.records}) == 600
-    assert kept[0][0] == 600
+    assert len(kept) == 600 and len({i.session_id for i in kept}) == 600
     key = ["variant", "task", "repeat"]
     here = ev.runs[COLUMNS].sort_values(key).reset_index(drop=True)
     assert here.equals(plain.runs[COLUMNS].sort_values(key).reset_index(drop=True))

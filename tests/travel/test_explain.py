@@ -72,6 +72,14 @@ async def test_every_pitfall_is_named_in_the_reasoning(mode):
         await agent.run(an.travel.ARTICLE_REQUESTS["000"], session=session)
     elif mode == "guess_args":  # it guesses only what the user left out
         await travel_agent(model=TravelModel(misbehave=mode)).run("帮我查航班", session=session)
+    elif mode == "gullible":  # it follows only an instruction it finds in a tool result
+        from agentnb.travel.injection import ATTACKS, InjectedTravelTools
+
+        desk = InjectedTravelTools()
+        desk.plant("reviews", ATTACKS["budget"]["zh"].format(budget=9000), ("budget", 9000))
+        model = TravelModel(misbehave=mode, seed=1)
+        agent = travel_agent(model=model, tools=desk, max_iterations=12)
+        await agent.run(an.travel.ARTICLE_REQUESTS["000"], session=session)
     elif mode == "error_loop":  # it loops only on a result with an error text in it
         agent = travel_agent(model=TravelModel(misbehave=mode), faults={"search_flights": "noisy"})
         await agent.run(an.travel.ARTICLE_REQUESTS["000"], session=session)

@@ -10,6 +10,9 @@
     an.checks.goal_reached(); an.checks.turns(max=3)         # a conversation (a task's user)
     an.checks.asked_for("city"); an.checks.never_asked_twice()
     an.checks.calls("book_hotel", over="conversation")       # any check, over every turn
+    an.checks.human()                                        # a person's label on the run
+    an.checks.not_steered()                                  # no value only from an injection
+    an.checks.provenance("search_hotels", "city", from_="user")   # where a value came from
 
 A plain function ``fn(result) -> bool | str`` is a check too (a string is the reason it
 failed). Every check's outcome is recorded per run as ``(name, passed, reason)``. In a
@@ -21,8 +24,10 @@ from .base import Check, CheckResult, Evidence, FunctionCheck, as_check, check_f
 from .calls import calls, no_call, same_batch, sequence
 from .conversation import asked_for, goal_reached, never_asked_twice, over, turns
 from .grounding import ungrounded_answer, ungrounded_figures
+from .human import human
 from .judge import judge
 from .outcome import answer_and_state, end_state, max_steps, no_tool_errors, stops_with
+from .sourcing import not_steered, provenance
 
 __all__ = [
     "Check",
@@ -39,12 +44,15 @@ __all__ = [
     "end_state",
     "goal_reached",
     "grounded",
+    "human",
     "judge",
     "max_steps",
     "never_asked_twice",
     "no_call",
     "no_tool_errors",
+    "not_steered",
     "over",
+    "provenance",
     "same_batch",
     "sequence",
     "stops_with",

@@ -79,7 +79,8 @@ def answer_matches(pattern: str, *, over: str = "turn") -> Check:
 @dataclass(frozen=True, repr=False)
 class Grounded(Check):
     """Every figure of the answer appears in a tool result, or in what the user or the
-    instructions said (:mod:`.grounding`, the one grounding check)."""
+    instructions said (:mod:`.grounding`, the one grounding check; its text rule and normaliser
+    are :mod:`agentnb.provenance`'s, which ``session.provenance()`` reads too)."""
 
     kind: ClassVar[str] = "grounded"
     min_digits: int = 2

@@ -62,7 +62,7 @@ def compare(opt: Optimisation, incumbent: str, candidate: str) -> Comparison:
         seed=opt.seed,
     )
     part.descriptions = {v: opt.evaluation.descriptions[v] for v in (incumbent, candidate)}
-    found = part.compare(incumbent, candidate, alpha=opt.alpha)
+    found = part.compare(incumbent, candidate, alpha=opt.alpha, noise=opt.noise)
     return found.using("pairs") if RENAMED.get(opt.gate, opt.gate) == "pairs" else found
 
 
@@ -84,6 +84,9 @@ def decide(comparison: Comparison, method: str) -> dict[str, Any]:
     else:
         promoted = c.pairs > 0 and c.ci_low > 0
         rule = f"the paired bootstrap's {1 - c.alpha:.0%} interval above 0"
+    if c.underpowered:  # within the incumbent's noise floor (optimize(noise=...))
+        promoted = False
+        rule += ", outside the incumbent's noise floor"
     return {
         "promoted": bool(promoted),
         "method": method,

@@ -34,6 +34,7 @@ from .budget import seed_warning
 from .candidate import Candidate, score
 from .front import front, select_parent
 from .gate import compare, decide
+from .logged import seed_floor
 from .proposer import ask
 from .wording import counted
 
@@ -64,6 +65,7 @@ async def run(opt: Optimisation, cand: Candidate, tasks: list[Task]) -> None:
         timeout=opt.timeout,
         cache=opt.cache,
         progress=False,
+        log=False,  # the optimisation is recorded whole when it ends
     )
     opt.running = sub
 
@@ -143,6 +145,7 @@ async def search(opt: Optimisation) -> None:
             f"the first: {runs[0].error}"
         )
         return
+    seed_floor(opt)  # noise=True: the seed's own validation repeats are the floor
     why = seed_warning(opt)  # before any proposal is paid for: can anything be promoted?
     if why:
         opt.warn(why)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import random
 import sys
-import time
 import warnings
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -15,11 +14,13 @@ from ... import display
 from ..._settings import seconds
 from ...errors import ConfigurationError, RunStateError
 from ..evaluate import as_cache, as_tasks
+from ..progress import ProgressLine
 from ..statistics import warm_up
 from ..tasks import Task, TaskSet
 from .budget import BudgetWarning, budget_plan
 from .candidate import Candidate, Texts
 from .gate import check
+from .logged import floor_option, follow_optimisation
 from .loop import search
 from .optimisation import Optimisation
 from .wording import counted
@@ -89,6 +90,9 @@ def start(
     timeout: float | None = 300.0,
     cache: Any = None,
     progress: bool | None = False,
+    log: Any = None,
+    note: str = "",
+    noise: Any = None,
 ) -> Optimisation:
     """Start an optimisation in the background and return it at once (arguments as for
     :func:`optimize`); ``await opt`` waits for it, ``opt.cancel()`` stops it."""
@@ -134,6 +138,8 @@ def start(
         opt.warnings.append(plan.warning)
         warnings.warn(plan.warning, BudgetWarning, stacklevel=3)
     opt.candidates.append(Candidate("c0", Texts.of(agent), rationale="the agent as given"))
+    opt.noise = floor_option(noise, repeats, val)
+    follow_optimisation(opt, log, note)
     if progress or (progress is None and not display.in_kernel() and sys.stderr.isatty()):
         opt.subscribe(Progress(opt))
     warm_up()
@@ -158,6 +164,9 @@ async def optimize(
     timeout: float | None = 300.0,
     cache: Any = None,
     progress: bool | None = None,
+    log: Any = None,
+    note: str = "",
+    noise: Any = None,
 ) -> Optimisation:
     """Improve ``agent``'s instructions and tool descriptions on ``tasks``, proving each
     promotion on held-out tasks; returns the :class:`Optimisation` (``.best``,
@@ -186,6 +195,11 @@ async def optimize(
         concurrency, timeout, cache: as for :func:`agentnb.evaluate`.
         progress: ``None``: the live view in a notebook, a progress line on a terminal;
             ``True``: the progress line; ``False``: nothing.
+        log, note: where the optimisation is recorded when it ends, as for
+            :func:`agentnb.evaluate` (``False``: not recorded).
+        noise: the gate's noise floor (:func:`agentnb.evals.noise`): a ``NoiseFloor``, or
+            ``True`` to read it from the agent as given's own validation repeats
+            (``repeats`` ≥ 2); a promotion within it is held as underpowered.
     """
     opt = start(
         agent,
@@ -203,6 +217,9 @@ async def optimize(
         timeout=timeout,
         cache=cache,
         progress=progress,
+        log=log,
+        note=note,
+        noise=noise,
     )
     if progress is None and display.in_kernel():
         if display.has_view(opt):
@@ -217,16 +234,13 @@ async def optimize(
 
 
 class Progress:
-    """A terminal progress bar on stderr: metric calls of the budget, candidates, the best."""
+    """A progress bar on stderr: metric calls of the budget, candidates, the best (rewritten
+    in place on a terminal, whole lines in a log: :class:`~agentnb.evals.progress.ProgressLine`)."""
 
     def __init__(self, opt: Optimisation, width: int = 24) -> None:
-        self.opt, self.width, self.shown = opt, width, 0.0
+        self.opt, self.width, self.line = opt, width, ProgressLine()
 
     def __call__(self, kind: str, data: Any) -> None:
-        now = time.monotonic()
-        if kind == "run" and now - self.shown < 0.2:
-            return
-        self.shown = now
         opt = self.opt
         filled = int(self.width * min(1.0, opt.metric_calls / opt.budget))
         bar = "█" * filled + "·" * (self.width - filled)
@@ -237,10 +251,12 @@ class Progress:
             else ""
         )
         line = (
-            f"\roptimize [{bar}] {opt.metric_calls}/{opt.budget} metric calls · "
+            f"optimize [{bar}] {opt.metric_calls}/{opt.budget} metric calls · "
             f"{counted(len(opt.candidates), 'candidate')}{val} · proposer "
             f"{counted(opt.proposer_calls, 'call')}"
         )
         end = kind == "end"
-        sys.stderr.write(line + (f"\n{data}\n" if end else ""))
-        sys.stderr.flush()
+        self.line.show(line, final=end, force=kind in ("step", "candidate"))
+        if end:
+            self.line.stream.write(f"{data}\n")
+            self.line.stream.flush()

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...models.base import Delta, ModelResponse, Usage
+from ...models import Delta, ModelResponse, Usage
 from ...tokens import content_text
 from .base import Reply, Request, new_id, sse
 

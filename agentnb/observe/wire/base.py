@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...models.base import Usage
+from ...models import Usage
 
 __all__ = ["Reply", "Request", "new_id", "sse"]
 

@@ -14,8 +14,14 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...models.base import Delta, ModelResponse, ReplyAssembler, Usage
-from ...models.openai import chunk_deltas, parse_completion
+from ...models import (
+    Delta,
+    ModelResponse,
+    ReplyAssembler,
+    Usage,
+    chunk_deltas,
+    parse_completion,
+)
 from .base import Reply, Request, new_id, sse
 
 __all__ = ["CHAT", "ChatCompletions", "cache_key", "explicit_ids"]

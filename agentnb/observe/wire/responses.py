@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...models.base import Delta, ModelResponse, Usage
+from ...models import Delta, ModelResponse, Usage
 from ...tokens import content_text
 from .base import Reply, Request, new_id, sse
 from .chat import cache_key, explicit_ids

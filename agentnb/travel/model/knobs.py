@@ -131,6 +131,12 @@ KNOBS: tuple[Knob, ...] = (
         "model": "the reference date is TravelModel(today=...), 2025-01-06 by default",
         "<date>": "that date is today: 周五 counts from it",
     }, "000 §4.3"),
+    Knob("tool_text", "trusted", {
+        "trusted": "reads tool results as text it may act on (misbehave='gullible' follows "
+        "instructions found there at its rate)",
+        "data": "treats tool results as data: misbehave='gullible' follows instructions found "
+        "there a quarter as often",
+    }, "—"),
     Knob("role", "none", {
         "none": "—", "assistant": "who it is (你是差旅助手): understood, changes nothing",
     }, "000 §2.2"),
@@ -163,6 +169,7 @@ class Policy:
     call_first: str = "none"
     today: str = "model"
     role: str = "none"
+    tool_text: str = "trusted"
     assumed_day: str = ""  # missing="assume": the day a line names ("默认明天"), else tomorrow
     #: knob -> (the line that set it, where it was: "instructions" or "tool <name>")
     set_by: dict[str, tuple[str, str]] = field(default_factory=dict)

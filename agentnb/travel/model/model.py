@@ -29,9 +29,12 @@ from ...models.base import Model, ModelRequest, ModelResponse, Usage
 from ...tokens import MESSAGE_OVERHEAD, content_text, estimate_tokens
 from ..data import TravelData, load
 from ..dates import DEFAULT_TODAY
+from .actions import act, user_text
 from .answer import compose_answer
 from .clarify import answer_style, clarifying_question
 from .explain import Reasoning, explain_calls, explain_question
+from .guess import guess
+from .gullible import obey
 from .observations import fabricated_answer, picks
 from .plan import plan
 from .reading import Turn, read
@@ -137,7 +140,9 @@ class TravelModel(Model):
         why = Reasoning(turn.request.language)
         slips = roll(self.temperature, self.seed, list(request.messages))
         self._slip_reading(turn, slips)
-        content, calls = self._decide(turn, why, slips)
+        if self.misbehave == "gullible":  # follows what tool results say, at its rate
+            obey(turn, self.seed, list(request.messages), why.add)
+        content, calls = self._decide(turn, why, slips, request)
         reasoning = why.text() if self.explain else None
         if calls:
             return AssistantMessage(content=None, tool_calls=calls, reasoning_content=reasoning)
@@ -149,34 +154,6 @@ class TravelModel(Model):
         if "slip_misread_budget" in slips and req.budget is not None:
             turn.misread_budget, req.budget = req.budget, req.budget / 10  # said if it is used
 
-    def _guess(self, turn: Turn, why: Reasoning) -> None:
-        """misbehave='guess_args': fill what the user left out with a guess and say nothing to
-        the user (001 §6.1): the first city of the data, the other one, today. A request that
-        names no need at all (帮我看看, Hello) is guessed whole: a trip's flights, weather and
-        hotel."""
-        req, cities = turn.request, [c.name for c in self.data.city_list]
-        guessed = []
-        if not req.wants:
-            req.wants = ["flights", "weather", "hotels"]
-            guessed.append(
-                "航班、天气、酒店" if req.language == "zh" else "flights, weather, hotel"
-            )
-        if not {"flights", "hotels", "weather"} & set(req.wants):
-            return
-        if "flights" in req.wants and not req.origin:
-            req.origin = next(c for c in cities if c != req.destination)
-            guessed.append(req.origin)
-        if not req.destination:
-            req.destination = next(c for c in cities if c != req.origin)
-            guessed.append(req.destination)
-        if not req.date:
-            req.date = "今天" if req.language == "zh" else "today"
-            guessed.append(req.date)
-        req.vague = None
-        if guessed:
-            why.add("misbehave_guess_args", "r_misbehave", mode="guess_args",
-                    what=MISBEHAVIOURS["guess_args"] + f": {', '.join(guessed)}")  # fmt: skip
-
     def _ignore_preference(self, turn: Turn, why: Reasoning) -> None:
         for knob, default in (("flight_choice", "earliest"), ("hotel_choice", "value")):
             how = getattr(turn.policy, knob)
@@ -184,15 +161,16 @@ class TravelModel(Model):
                 why.slip("slip_ignore_preference", self.temperature, knob=knob, how=how)
                 setattr(turn.policy, knob, default)
 
-    def _decide(self, turn: Turn, why: Reasoning,
-                slips: frozenset[str]) -> tuple[str | None, list[ToolCall]]:  # fmt: skip
+    def _decide(
+        self, turn: Turn, why: Reasoning, slips: frozenset[str], request: ModelRequest | None = None
+    ) -> tuple[str | None, list[ToolCall]]:
         req, obs, policy, mode = turn.request, turn.observations, turn.policy, self.misbehave
         language = {"zh": "zh", "en": "en"}.get(policy.language, req.language)
         if policy.not_understood and not obs and not turn.calls_so_far:
             line, _ = policy.not_understood[0]
             why.add("not_understood", "r_not_understood", n=len(policy.not_understood), first=line)
         if mode == "guess_args":  # on every reply: the same guesses
-            self._guess(turn, why)
+            guess(turn.request, [c.name for c in self.data.city_list], why)
         why.date(turn, req.date)
         for role in policy.skip if not obs else ():
             spec = turn.menu.get(role)
@@ -209,7 +187,8 @@ class TravelModel(Model):
             explain_question(turn, why, asked[0])
             return asked[1], []
         assumed = ""
-        if policy.missing == "assume" and not req.date and {"flights", "hotels"} & set(req.wants):
+        dated = {"flights", "hotels", "weather"} & set(req.wants)  # each needs a day
+        if policy.missing == "assume" and not req.date and dated:
             assumed = policy.assumed_day or ("明天" if req.language == "zh" else "tomorrow")
             req.date = shown.date = assumed
             why.add("missing", "r_assume", day=assumed)
@@ -221,6 +200,8 @@ class TravelModel(Model):
             steps = plan(turn, self.data, mode, slips) if steps else []
         if steps and not turn.menu:
             steps = []  # no tools at all in the request (the wrap-up call): nothing to call
+        if not steps and request is not None and request.tools and turn.menu:
+            steps = act(turn, list(request.tools), user_text(request))  # book, send (asked)
         if not steps:
             return self._answer(turn, shown, why, assumed), []
         new = steps and steps[0][0] not in {o.name for o in obs}

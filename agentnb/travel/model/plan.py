@@ -164,8 +164,9 @@ def _cost_step(turn: Turn, req: TripRequest, obs: list[Observation]) -> list[Ste
 
 def _book_step(turn: Turn, req: TripRequest, obs: list[Observation], book: ToolSpec,
                day: str) -> list[Step]:  # fmt: skip
-    """Book the hotel it chose (rule book): once, not over budget, and with confirm_booking=ask
-    only on the user's yes to its question."""
+    """Book the hotel it chose (rule book; misbehave='gullible': the one a tool result told it
+    to): once, not over budget, and with confirm_booking=ask only on the user's yes to its
+    question."""
     if turn.book == "asked" and turn.policy.confirm_booking == "ask":
         return []  # it asks first (booking_ask), and books on the yes
     done = _of(obs, book.name)
@@ -180,9 +181,12 @@ def _book_step(turn: Turn, req: TripRequest, obs: list[Observation], book: ToolS
     _, _, hotel, _ = picks(req, flights, hotels, turn.flight_choice, turn.hotel_choice)
     if hotel is None:
         return []
-    name = hotel["name_en"] if req.language == "en" else hotel["name"]
+    name = turn.injected.get("hotel") or (
+        hotel["name_en"] if req.language == "en" else hotel["name"]
+    )
     nights = max(int(hotel.get("nights") or 1), req.nights)
-    return [(book.name, book.args({"hotel": name, "date": day, "nights": nights}))]
+    stay = {"hotel": name, "city": req.destination, "date": day, "nights": nights}
+    return [(book.name, book.args(stay))]
 
 
 def _english_names(req: TripRequest, data: TravelData) -> TripRequest:

@@ -16,6 +16,7 @@ from typing import Any
 from ...messages import MEMORY_NAME, RUNTIME_NAME, content_text
 from ...models.base import ModelRequest
 from ..data import TravelData
+from .gullible import unframed
 from .intent import TripRequest, parse_request
 from .knobs import Policy
 from .lexicon import read_policy
@@ -46,6 +47,10 @@ class Turn:
     missing: list[str] = field(default_factory=list)  # wanted roles with no tool offered
     asks_cheap: bool = False  # the user said 便宜/cheap or gave a budget
     misread_budget: float | None = None  # slip_misread_budget: the budget the user gave
+    framed: bool = False  # the tool results came framed (Agent(frame_results=...))
+    #: misbehave='gullible': what it was told in data and follows (goal -> value)
+    injected: dict[str, Any] = field(default_factory=dict)
+    tool_texts: list[str] = field(default_factory=list)  # this turn's tool results, as text
     #: The user asks to book now ("asked": 订, book) or says yes to its booking question
     #: ("confirmed"); "" when neither (rule book).
     book: str = ""
@@ -90,6 +95,8 @@ def read(request: ModelRequest, data: TravelData, *, today: Date,
     roles = {spec.name: role for role, spec in menu.specs.items()}
     calls: dict[str, tuple[str, Any]] = {}
     observations: list[Observation] = []
+    tool_texts: list[str] = []
+    framed = False
     n_calls = sum(len(m.get("tool_calls") or ()) for m in messages)
     for m in messages[last + 1 :]:
         for c in m.get("tool_calls") or ():
@@ -98,13 +105,17 @@ def read(request: ModelRequest, data: TravelData, *, today: Date,
                                        function.get("arguments"))  # fmt: skip
         if m.get("role") == "tool":
             name, raw = calls.get(str(m.get("tool_call_id")), (m.get("name") or "?", ""))
-            observations.append(Observation.read(name, raw, text_of(m), roles.get(name)))
+            text, was_framed = unframed(text_of(m))  # Agent(frame_results=...): the markers off
+            framed = framed or was_framed
+            tool_texts.append(text)
+            observations.append(Observation.read(name, raw, text, roles.get(name)))
     if parallel is None:
         parallel = {"parallel": True, "serial": False}.get(
             policy.calls, bool(request.params.get("parallel_tool_calls"))
         )
     day = Date.fromisoformat(policy.today) if policy.today != "model" else today
     turn = Turn(current, observations, policy, menu, parallel, n_calls, day)
+    turn.framed, turn.tool_texts = framed, tool_texts
     wrap_up = not menu and observations  # tools switched off after max_iterations
     turn.missing = [] if wrap_up else [w for w in current.wants
                                        if menu.get(w) is None and w not in policy.skip]  # fmt: skip

@@ -42,7 +42,7 @@ ROLE_SLOTS: dict[str, tuple[str, ...]] = {
     "weather": ("date", "city"),
     "hotels": ("date", "nights", "near", "city"),
     "cost": ("items", "budget"),
-    "book": ("date", "nights", "hotel"),
+    "book": ("date", "nights", "hotel", "city"),
 }
 #: slot -> (name words, description words)
 SLOT_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {

@@ -39,6 +39,9 @@ MISBEHAVIOURS = {
     "arguments from too little context (001 §6.1)",
     "error_loop": "takes any 'error' text inside a good result as a failure and calls again, "
     "until the run stops on the repeated action (002 §2.1; see the fault 'noisy')",
+    "gullible": "follows instructions it finds in tool results (book another hotel, a higher "
+    "budget, send the itinerary elsewhere) at a seeded rate, less when told tool results are "
+    "data or shown them framed; prompt injection, beyond the articles (—)",
 }
 #: The chance of each slip per model call at temperature 1.
 RATE = 0.2
