@@ -110,3 +110,28 @@ async def test_run_clicked_while_a_message_is_being_answered_runs_on_after_it(co
         "person",
         "rules",
     ]
+
+
+async def test_the_live_output_grid_folds_a_conversations_turns_under_its_answer(comms):
+    """Issue 38: one row per conversation, its turns expandable, in the live grid too."""
+    from agentnb.widgets.grid import OutputsGrid, grid_state
+
+    tasks = an.travel.conversation_tasks().select(["talk-which-day-flight", "talk-which-city"])
+    variants = {"article": an.travel.travel_agent(), "guess": an.travel.no_clarification_agent()}
+    ev = await an.evaluate(variants, tasks, progress=False)
+    state = grid_state(ev)
+    talk = state["cells"]["talk-which-day-flight"]["guess"][0]["talk"]
+    assert talk["stop"] == "user_done" and talk["turns"] == len(talk["answers"]) == 2
+    assert [(t["by"], t["rule"]) for t in talk["user"]] == [
+        ("rules", "opening"),
+        ("rules", "correct"),
+        ("rules", "done"),
+    ]
+    assert talk["user"][1]["text"] == "不对，日期是周五。"
+    grid = display.view(ev.outputs())
+    assert isinstance(grid, OutputsGrid) and grid.data["cells"] == payload.displayable(
+        state["cells"]
+    )
+    one = an.travel.task_set().select(an.travel.task_set().names[:1])  # one request: no turns
+    plain = await an.evaluate({"article": an.travel.travel_agent()}, one, progress=False)
+    assert [c["talk"] for v in grid_state(plain)["cells"].values() for c in v["article"]] == [None]
