@@ -156,6 +156,10 @@ async def test_replay_executes_no_tool_asks_no_user_and_gives_the_same_verdicts(
         (r.key, r.outcome, r.stop_reason) for r in ev.records
     )
     assert all(t.by == "recording" for r in again.records for t in r.conversation.user)
+    # each conversation reproduced its recording over every turn: the replay's verdict says so
+    verdicts = [r.run.annotations["replay"] for r in again.records]
+    assert all(v.faithful and v.reproduced == v.recorded for v in verdicts)
+    assert sum(v.recorded for v in verdicts) == len(recording.entries)
 
 
 async def test_a_diverging_agent_gets_the_documented_mismatch_where_it_parts():
