@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import Any
 
 from ..evals.turns import ended, user_turn
@@ -160,27 +160,32 @@ class ConversationDriver(Driver):
         return asyncio.get_running_loop()
 
     async def _drive_say(self, text: str, before: Any = None) -> None:
-        try:
+        async def say() -> None:
             if before is not None:
                 await before
             self.busy = True
             await self.conversation.say(text)
             await self.conversation.until_user()
-        except Exception as exc:
-            self.error = exc
-            self.view.set_status(state="error", error=self.view.report(exc))
-        finally:
-            self.busy = False
-            self._report()
+
+        await self._guarded(say())
 
     async def _drive(self, continuous: bool) -> None:
         talk = self.conversation
-        try:
+
+        async def steps() -> None:
             while not talk.done and not (talk.person and talk.run is None):
                 await talk.step()
                 self._report()
                 if not continuous or self.pause_requested:
                     break
+
+        await self._guarded(steps())
+
+    async def _guarded(self, work: Coroutine[Any, Any, None]) -> None:
+        """Drive ``work``; an error shows in the view (and stays in ``error``), and the view
+        is told where the conversation stands whatever happened."""
+        try:
+            await work
         except Exception as exc:
             self.error = exc
             self.view.set_status(state="error", error=self.view.report(exc))
