@@ -254,3 +254,28 @@ def test_a_check_read_over_the_conversation_saves_as_such(over):
     assert again.name == check.name and again.to_dict() == check.to_dict()
     with pytest.raises(an.ConfigurationError, match="a conversation stops"):
         an.checks.stops_with("final_answer", over="conversation")
+
+
+async def test_a_rescore_reads_the_conversation_from_the_runs_in_process_and_from_the_log(
+    tmp_path,
+):
+    """Conversation checks checked again (ev.rescore, issue 41) read the turns from the runs'
+    records: never 'not a conversation' for one that was."""
+    log = an.evals.ExperimentLog(tmp_path / "experiments.sqlite")
+    tasks = _tasks().select(["talk-which-city", "talk-which-day-flight"])
+    variants = {"article": an.travel.travel_agent(), "guess": an.travel.no_clarification_agent()}
+    ev = await an.evaluate(variants, tasks, progress=False, log=log)
+    checks = [an.checks.goal_reached(), an.checks.asked_for("date"), an.checks.turns(max=2)]
+    reopened = an.evals.experiment(ev.experiment.id, log=log)
+    for source in (ev, reopened):
+        again = await source.rescore(checks=checks, log=False)
+        found = {(r.variant, r.task): {c.name: c.passed for c in r.checks} for r in again.records}
+        assert found[("article", "talk-which-day-flight")] == dict.fromkeys(
+            ["goal_reached()", "asked_for('date')", "turns(max=2)"], True
+        )
+        guessed = again.record("guess", "talk-which-day-flight").checks
+        assert [(c.name, c.passed) for c in guessed if not c.passed] == [
+            ("asked_for('date')", False)
+        ]
+        assert guessed[1].reason == "the agent never asked for date (it asked for nothing)"
+        assert {r.stop_reason for r in again.records} == {"user_done"}
