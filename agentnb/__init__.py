@@ -123,6 +123,7 @@ __all__ = [
     "Trace",
     "TraceFormatError",
     "UnexpectedModelCall",
+    "User",
     "UserMessage",
     "__version__",
     "checks",
@@ -148,7 +149,9 @@ for _name in __all__:
 
 
 #: Prompt tuning (agentnb.evals) loads on first use too: ``an.evaluate``, ``an.Task``, ...
-_EVALS = ("Evaluation", "Task", "TaskSet", "ToolRecording", "checks", "evaluate", "optimize")
+_EVALS = (
+    "Evaluation", "Task", "TaskSet", "ToolRecording", "User", "checks", "evaluate", "optimize",
+)  # fmt: skip
 #: ... and so does the service (agentnb.service): ``an.Runtime`` and its errors.
 _SERVICE = ("QueueFull", "Runtime", "TaskInfo", "TaskNotFound")
 

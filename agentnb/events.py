@@ -20,6 +20,7 @@ from .messages import AssistantMessage, Message
 from .models.base import ModelRequest, Usage
 
 __all__ = [
+    "CONVERSATION_STOP_REASONS",
     "STAGES",
     "STOP_REASONS",
     "ApprovalRequested",
@@ -161,6 +162,21 @@ STOP_REASONS = (
     "awaiting_approval",
     # the final answer failed the agent's output_type after output_retries corrections
     "invalid_output",
+)
+#: How a conversation with a simulated user stops (``agentnb.evals.Conversation``: each of its
+#: turns is a run, which stops for one of the reasons above): the user said it is done, the
+#: user gave up (its patience spent), the user's turns ran out; a replayed user meeting an
+#: answer its recording does not hold (the replay's ``mismatch``, ``exhausted``,
+#: ``not_recorded``); a turn's run that raised or was cancelled.
+CONVERSATION_STOP_REASONS = (
+    "user_done",
+    "user_gave_up",
+    "max_turns",
+    "mismatch",
+    "exhausted",
+    "not_recorded",
+    "error",
+    "cancelled",
 )
 
 

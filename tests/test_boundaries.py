@@ -36,6 +36,9 @@ LONG_MODULES = {
     "evals/optimise/optimisation.py": "the Optimisation: the state an optimiser run fills "
     "(candidates, history, the incumbent, subscribers, Stop) and every question asked of it "
     "afterwards, each a short delegation to its module, read as the one public surface of a run",
+    "evals/tasks.py": "a Task (its fields, each checked when set, and its JSONL record both "
+    "ways: checks, hooks, its user) and the TaskSet (by name, JSONL, DataFrames): what an "
+    "evaluation runs, read as one definition",
     "events.py": "every event type of the lifecycle and their shared base, read as one list",
     "messages.py": "the Chat Completions message classes and their lossless wire round trip",
     "models/openai/client.py": "one call path for whole and streamed replies, with the one "

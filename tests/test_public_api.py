@@ -68,6 +68,7 @@ PUBLIC = [
     "Trace",
     "TraceFormatError",
     "UnexpectedModelCall",
+    "User",
     "UserMessage",
     "__version__",
     "checks",

@@ -24,11 +24,15 @@ states in files, and one no check may read), ``sent`` (what each variant's runs 
 prompt diff), ``replay`` (a saved run as a regression test), ``saving``, ``ci`` (``python -m
 agentnb eval``), ``optimise``
 (``an.optimize``: proposals gated on held-out tasks), ``view`` and ``plot``; ``batches``
-reads trajectories as reply batches. Over days of tuning: ``log`` (the experiment log:
-``an.evals.experiments()``, ``experiment(id)``, ``compare`` across experiments), ``rescore``
-(stored runs checked again, no agent model called), ``labels`` and ``agreement`` (people's
-verdicts on runs, and how far a judge agrees with them), ``noise`` (the A/A floor a gate must
-clear), ``variants`` (variants as a TOML file).
+reads trajectories as reply batches. Conversations: ``user`` (``an.User``, the simulated user:
+its rules, slips, a model playing it), ``conversation`` (the driver: agent and user turn by
+turn on one session, the user's turn a stage, a person taking over), ``turns`` (a conversation
+read back from its runs, and its stop reasons); ``checks.conversation`` checks one. Over
+days of tuning: ``log`` (the experiment log: ``an.evals.experiments()``, ``experiment(id)``,
+``compare`` across experiments), ``rescore`` (stored runs checked again, no agent model
+called), ``labels`` and ``agreement`` (people's verdicts on runs, and how far a judge agrees
+with them), ``noise`` (the A/A floor a gate must clear), ``variants`` (variants as a TOML
+file).
 """
 
 from . import checks, optimise
@@ -38,6 +42,7 @@ from .batches import PairedCall, batches
 from .cache import CachedModel, ResponseCache
 from .checked import Checked
 from .comparison import Comparison
+from .conversation import Conversation
 from .cost import PRICES as prices
 from .cost import Price, PriceTable
 from .evaluate import evaluate, start
@@ -53,6 +58,8 @@ from .recording import ToolRecording
 from .rows import read_row, records_of
 from .runner import derive_seed
 from .tasks import Task, TaskSet
+from .turns import Turns
+from .user import User, UserTurn
 from .variants import Variants, load_variants
 
 __all__ = [
@@ -65,6 +72,7 @@ __all__ = [
     "Candidate",
     "Checked",
     "Comparison",
+    "Conversation",
     "EvalRecord",
     "Evaluation",
     "ExperimentLog",
@@ -81,6 +89,9 @@ __all__ = [
     "Task",
     "TaskSet",
     "ToolRecording",
+    "Turns",
+    "User",
+    "UserTurn",
     "Variants",
     "batches",
     "checks",

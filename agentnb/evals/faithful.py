@@ -103,14 +103,21 @@ class Replayed:
             raise ConfigurationError(f"not a replay's verdict ({why})") from None
 
 
-def judge(recorded: Mapping[Position, Recorded], log: Log, calls: Iterable[PairedCall]) -> Replayed:
+def judge(
+    recorded: Mapping[Position, Recorded],
+    log: Log,
+    calls: Iterable[PairedCall],
+    parted: tuple[Position, str] | None = None,
+) -> Replayed:
     """How a replay went against ``recorded`` (the recorded run's calls by position): ``log``
     holds the calls its replaying tools answered, ``calls`` every call of its session (those
     the runtime answered itself, such as invalid arguments, and a task's history, compare by
-    name and arguments). The first difference is the first in the run's order."""
+    name and arguments); ``parted``, where a conversation's replayed user left its recording
+    (:func:`agentnb.evals.turns.parted`). The first difference is the first in the run's
+    order."""
     answered = {a.position: a for a in log}
     made = {c.position: c for c in calls if c.result is not None or c.position in answered}
-    found: list[tuple[Position, str]] = []
+    found: list[tuple[Position, str]] = [parted] if parted is not None else []
     reproduced = 0
     for position in sorted(set(made) | set(answered)):
         a, call, entry = answered.get(position), made.get(position), recorded.get(position)

@@ -8,8 +8,10 @@
 Each cell holds the answers of that task and variant, one per repeat: the first lines shown,
 the whole answer a click away (``<details>``, no JavaScript needed), a failed run marked
 with its failed checks (a flagged judge's marked ⚑), an error run with its error, and the
-labels people gave it. In a kernel with the widgets the grid is live
-(:class:`agentnb.widgets.OutputsGrid`): ✓ / ✗ and a note under each answer label its run.
+labels people gave it. A conversation (a task with a user) is one row like any task: its last
+answer, and its turns a click away (what the user said, by which rule, and each answer), with
+how it stopped (user_done, user_gave_up, max_turns). In a kernel with the widgets the grid is
+live (:class:`agentnb.widgets.OutputsGrid`): ✓ / ✗ and a note under each answer label its run.
 The HTML escapes every answer (the one character rule of :mod:`agentnb._html`).
 """
 
@@ -105,7 +107,8 @@ class Outputs(Shown):
         )
         return (
             f"<div class='anb-output anb-output-{r.outcome}' style='border-left:3px solid "
-            f"{border};padding:2px 4px;margin:2px 0'>{badge}{body}{failed}{said}</div>"
+            f"{border};padding:2px 4px;margin:2px 0'>{badge}{body}{failed}{said}"
+            f"{_turns_html(r)}</div>"
         )
 
     def html(self) -> str:
@@ -145,6 +148,26 @@ class Outputs(Shown):
         """The answers as a table of text, and as escaped HTML."""
         text = lambda: self.frame.to_string()  # noqa: E731
         return static(text, self.html, include=include, exclude=exclude)
+
+
+def _turns_html(r: EvalRecord) -> str:
+    """A conversation's turns, folded: each user turn (its rule) and the answer to it."""
+    talk = r.conversation
+    if talk is None:
+        return ""
+    answers = talk.answers
+    items = []
+    for i, turn in enumerate(talk.user):
+        how = f" <i style='color:#6b7280'>[{escape(turn.by)}: {escape(turn.rule)}]</i>"
+        items.append(f"<div class='anb-turn-user'><b>user</b>{how} {escape(turn.text)}</div>")
+        if i < len(answers):
+            items.append(f"<div class='anb-turn-agent' style='white-space:pre-wrap;color:#374151'>"
+                         f"<b>agent</b> {escape(answers[i])}</div>")  # fmt: skip
+    head = f"{len(talk)} turn{'s' if len(talk) != 1 else ''} · {escape(talk.stop_reason or '')}"
+    return (
+        f"<details class='anb-turns'><summary style='font-size:11px;color:#4338ca'>{head}"
+        f"</summary>{''.join(items)}</details>"
+    )
 
 
 def prompt_diff_html(diff: dict[str, Any]) -> str:

@@ -8,15 +8,17 @@ from those records and the session's messages when asked, so a table never disag
 the runs it shows.
 
 * From the task's run (its last turn, the one the checks read): ``stop_reason``, ``output``,
-  ``model_calls`` (its iterations), ``tokens`` (its usage), ``latency`` (on the events'
-  clock), ``model``, its ids; and, from its messages, ``steps`` (replies that called tools),
-  ``tool_calls`` and ``tool_errors``.
+  ``latency`` (on the events' clock), ``model``, its ids; ``model_calls`` (iterations),
+  ``tokens`` (usage) and, from its messages, ``steps`` (replies that called tools),
+  ``tool_calls``, ``tool_errors``: a conversation's over every turn.
 * From every run of the row (each turn of a multi-turn task, also one that timed out or
   raised): ``prompt_tokens`` and ``completion_tokens`` (billed: replies a cache gave are
   free), ``cached_calls``, ``unmetered`` and :meth:`EvalRecord.cost`.
 * From the checks' annotation: ``outcome``, ``checks``, ``error``; from the replay's
   (:mod:`agentnb.evals.faithful`), ``divergence``: where a replaying run first differed
-  from its recording, over the whole session (else the first replay miss of its messages).
+  from its recording (or its replayed user from its recorded turns), over the whole session
+  (else the first replay miss of its messages).
+* A conversation's ``stop_reason`` is its own (``user_done``...), ``conversation`` its turns.
 
 :func:`agentnb.evals.records_of` turns tagged sessions into rows (a service that ran an
 evaluation's runs as its tasks, a file read back); ``EvalRecord(variant, task, repeat,
@@ -37,6 +39,7 @@ from .checks.base import CheckResult
 from .cost import PriceTable, spent
 from .faithful import difference
 from .handmade import made_run
+from .turns import row_of, stop_of, turn_runs, turns_of, user_left
 
 if TYPE_CHECKING:
     from ..session import Session
@@ -124,13 +127,8 @@ class EvalRecord:
     variant = property(lambda self: self.run.tags["variant"])
     task = property(lambda self: self.run.tags["task"])
 
-    @property
-    def repeat(self) -> int:
-        return int(self.run.tags["repeat"])
-
-    @property
-    def seed(self) -> int:
-        return int(self.run.tags.get("seed", 0))
+    repeat = property(lambda self: int(self.run.tags["repeat"]))
+    seed = property(lambda self: int(self.run.tags.get("seed", 0)))
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -165,21 +163,22 @@ class EvalRecord:
         return [c for c in self.checked.checks if not c.passed]
 
     # -- what the task's run did --------------------------------------------------------------
-    stop_reason = property(lambda self: self.run.stop_reason)
+    conversation = property(lambda self: turns_of(self.session, self.run))  # None: no user
+    stop_reason = property(lambda self: stop_of(self.run))
     output = property(lambda self: self.run.output)
-    model_calls = property(lambda self: self.run.iterations)
+    model_calls = property(lambda self: sum(r.iterations for r in turn_runs(self.run, self.runs)))
     latency = property(lambda self: self.run.latency)
     model = property(lambda self: self.run.model)
     run_id = property(lambda self: self.run.run_id)
     trace_id = property(lambda self: self.run.trace_id)
-    tokens = property(lambda self: self.run.usage.total_tokens)
+    tokens = property(lambda s: sum(t.usage.total_tokens for t in turn_runs(s.run, s.runs)))
 
     @property
     def messages(self) -> list[Any]:
-        """The messages of the task's run (its input first); none without a session."""
-        run, session = self.run, self.session
-        if session is None or run.start is None:
-            return []
+        """The messages of the task's run (its input first; a conversation's: every turn's)."""
+        run, session, talk = self.run, self.session, self.conversation
+        if session is None or run.start is None or talk is not None:
+            return talk.messages if talk is not None else []
         return list(session.messages[run.start : run.end if run.end >= 0 else None])
 
     def trajectory(self) -> list[list[PairedCall]]:
@@ -203,7 +202,7 @@ class EvalRecord:
                 len(trajectory),
                 len(calls),
                 errors,
-                left_recording(session.messages),
+                left_recording(session.messages) or user_left(run),
             )
         return read[1], read[2], read[3], read[4]
 
@@ -220,7 +219,8 @@ class EvalRecord:
         """Every run of the row, in order: each turn of the task (its runs on the session
         tagged as this one), the task's run last."""
         run, session = self.run, self.session
-        mine = [r for r in session.runs if r.tags == run.tags] if session is not None else []
+        key = row_of(run.tags)  # a conversation's turns: the row's tags, each with its turn
+        mine = [r for r in session.runs if row_of(r.tags) == key] if session else []
         if not any(r is run for r in mine):
             mine.append(run)
         return mine

@@ -18,6 +18,11 @@ never served silently; the model gets an error result naming turn and step:
 * ``exhausted`` - the recorded run made no call here (the replay went further);
 * ``not_recorded`` - the recording holds no run for this one at all.
 
+A conversation's user turns are recorded with its run (:attr:`ToolRecording.replies`) and
+replayed like tool results: a replaying agent's user is never asked, its turn *k* is the
+recorded one, given only to the answer it was recorded after (else the conversation stops on
+that turn with the replay's ``mismatch``; see :mod:`agentnb.evals.conversation`).
+
 ``match="arguments"`` falls back, after such a miss, on the arguments pool: a recorded result
 of the same tool with the same canonical arguments (the run's own first, then any run's, in
 order). ``missing="live"`` runs the real tool instead of answering an error. Arguments
@@ -48,6 +53,8 @@ from .batches import batches
 from .normalise import canonical
 from .replayer import Match, Miss, Missing, Replayer, RunKey
 from .states import Refused, dump_state, is_state, load_state
+from .turns import user_turns
+from .user.turn import UserTurn
 
 if TYPE_CHECKING:
     from ..tools import Tool
@@ -101,6 +108,8 @@ class ToolRecording:
         #: replay that reproduces the run reads it (a :class:`~agentnb.evals.states.Refused`
         #: where it could not be kept says why not).
         self.states: dict[RunKey, Any] = {}
+        #: The user's turns of each recorded conversation (UserTurn), by run.
+        self.replies: dict[RunKey, list[Any]] = {}
 
     def add(self, tool: str, arguments: Any, result: str, **where: Any) -> None:
         """Record that ``tool(arguments)`` returned ``result`` (a tool message's content);
@@ -120,6 +129,9 @@ class ToolRecording:
         for i, source in enumerate(sessions):
             variant, task, repeat = next(names) if names is not None else ("", f"session-{i}", 0)
             messages = getattr(source, "messages", source)
+            said = user_turns(source)
+            if said:
+                recording.replies[variant, task, repeat] = said
             for batch in batches(messages):
                 for call in batch:
                     if call.result is not None:
@@ -185,10 +197,13 @@ class ToolRecording:
 
     # -- files -----------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """One JSON object per line: each result and where it came from, then each recorded
-        run's end state (``{"variant", "task", "repeat", "state"}``; one JSON cannot keep
-        exactly is written ``"unsaved"`` with the reason: see :mod:`agentnb.evals.states`)."""
+        """One JSON object per line: each result and where it came from, each conversation's
+        user turns (``{"run", "replies"}``), then each recorded run's end state (``{"variant",
+        "task", "repeat", "state"}``; one JSON cannot keep exactly is written ``"unsaved"``
+        with the reason: see :mod:`agentnb.evals.states`)."""
         lines = [_json.dumps(asdict(e)) for e in self.entries]
+        lines += [_json.dumps({"run": list(run), "replies": [t.to_dict() for t in turns]})
+                  for run, turns in self.replies.items()]  # fmt: skip
         for (variant, task, repeat), state in self.states.items():
             where = {"variant": variant, "task": task, "repeat": repeat}
             lines.append(_json.dumps({**where, **dump_state(state)}))
@@ -199,23 +214,29 @@ class ToolRecording:
         """A recording :meth:`save` wrote: its results and the end states it kept (a state
         it could not keep, or a file of an earlier agentnb that kept none, makes a replay's
         end-state checks refused, naming why)."""
-        entries, states = [], {}
+        entries, states, replies = [], {}, {}
         text = Path(path).read_text(encoding="utf-8")
         for number, line in enumerate(text.split("\n"), 1):
             if not line.strip():
                 continue
             try:
                 data = json.loads(line)
-                if "state" in data or "unsaved" in data:
+                if "replies" in data:  # a conversation's user turns
+                    variant, task, repeat = data["run"]
+                    replies[str(variant), str(task), int(repeat)] = [
+                        UserTurn.from_dict(t) for t in data["replies"]
+                    ]
+                elif "state" in data or "unsaved" in data:
                     states[data["variant"], data["task"], int(data["repeat"])] = load_state(data)
                 else:
                     entries.append(Recorded(**data))
-            except (ValueError, TypeError, KeyError) as exc:
+            except (ValueError, TypeError, KeyError, ConfigurationError) as exc:
                 raise ConfigurationError(
                     f"{path}:{number}: not a recorded result or end state ({exc})"
                 ) from None
         recording = cls(entries)
         recording.states.update(states)
+        recording.replies = replies
         return recording
 
     def __len__(self) -> int:

@@ -203,12 +203,25 @@ class Replayer:
             f"{where}: {tool.name}({key}) is a replay {kind}: {why}", hint=_HINT, kind=kind
         )
 
-    def replayed(self, key: RunKey, log: Log, calls: Iterable[PairedCall]) -> Replayed:
-        """How the run ``key`` (its answered ``log``, its session's ``calls``) went against
-        the recorded run it replays (:func:`agentnb.evals.faithful.judge`)."""
+    def user_turns(self, key: RunKey) -> list[Any]:
+        """The recorded user turns of the conversation the run ``key`` replays ([] when the
+        recording holds none: a replaying conversation then stops ``not_recorded``)."""
+        run, _ = self._run_key_for(key)
+        return list(self.recording.replies.get(run, [])) if run is not None else []
+
+    def replayed(
+        self,
+        key: RunKey,
+        log: Log,
+        calls: Iterable[PairedCall],
+        parted: tuple[tuple[int, int, int], str] | None = None,
+    ) -> Replayed:
+        """How the run ``key`` (its answered ``log``, its session's ``calls``, where its
+        replayed user ``parted`` from its recording) went against the recorded run it replays
+        (:func:`agentnb.evals.faithful.judge`)."""
         run, _ = self._run_key_for(key)
         recorded = self._runs.get(run, {}) if run is not None else {}
-        return judge(recorded, log, calls)
+        return judge(recorded, log, calls, parted)
 
     def end_state(self, key: RunKey, replayed: Replayed) -> Any:
         """The end state end-state checks read for the replaying run ``key``: a copy of the

@@ -41,6 +41,7 @@ from .checks.outcome import EndState
 from .record import EvalRecord
 from .runner import check
 from .tasks import Task, TaskSet
+from .turns import turns_of
 
 if TYPE_CHECKING:
     from .evaluation import Evaluation
@@ -217,5 +218,6 @@ async def _again(
     end = last.end if last.end >= 0 else None
     events = kept.trace.events if kept.trace is not None else _Unkept()
     result = RunResult(last, session, events, list(session.messages[last.start : end]))
-    annotate(last, await check(Evidence(result, kept.state, task), ev.timeout, own))
+    talked = turns_of(session, last)  # a conversation's turns, read from its runs' records
+    annotate(last, await check(Evidence(result, kept.state, task, talked), ev.timeout, own))
     return EvalRecord.of(last, session), session, kept.trace, kept.state

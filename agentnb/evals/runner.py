@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
@@ -28,11 +27,13 @@ from .cache import CachedModel, ResponseCache
 from .checked import Checked, annotate
 from .checks.base import CheckResult, Evidence, run_check
 from .checks.outcome import EndState
+from .conversation import Start, conversation
 from .faithful import Log, annotate_replay
 from .hooks import tools_of
 from .record import EvalRecord, row_tags
 from .replayer import RunKey, replaying_run
 from .states import Refused
+from .turns import parted, turns_of
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -41,9 +42,6 @@ if TYPE_CHECKING:
     from .tasks import Task
 
 __all__ = ["Start", "check", "derive_seed", "run_agent", "run_task"]
-
-#: How a turn of a task is started: ``start(agent, text, tags)`` (a run not yet driven).
-Start = Callable[["Agent", str, dict[str, str]], "Run"]
 
 
 def derive_seed(seed: int, task: str, repeat: int) -> int:
@@ -183,6 +181,17 @@ async def run_task(
                 else:
                     runs.append(begin(agent, turn))
                     await runs[-1].finish()
+            if task.user is not None:  # a conversation: every turn a run, the last is the task's
+                key = (name, task.name, repeat)
+                talk = conversation(agent, task, session, tags, run_seed, key, start=start)
+                try:
+                    await talk.finish()
+                finally:
+                    runs.extend(talk.runs)
+                    last = talk.runs[-1] if talk.runs else None
+                if last is None or last.result is None:
+                    raise RuntimeError(talk.end.detail if talk.end else "no turn was run")
+                return last.result
             last = begin(agent, task.input)
             runs.append(last)
             return await last.finish()
@@ -202,7 +211,8 @@ async def run_task(
         annotate(record, Checked.of((), error or "the run did not start"))
         return EvalRecord.of(record, session), session, None, None
     state = judged_state(agent.replay, (name, task.name, repeat), state, log, session, record)
-    annotate(record, await check(Evidence(result, state, task), timeout, error))
+    talked = turns_of(session, record) if task.user is not None else None
+    annotate(record, await check(Evidence(result, state, task, talked), timeout, error))
     return EvalRecord.of(record, session), session, Trace(result.events), state
 
 
@@ -218,7 +228,8 @@ def judged_state(
         return state
     if not callable(getattr(source, "replayed", None)):
         return Refused(f"{type(source).__name__} answered this run's tools and keeps no end state")
-    found = annotate_replay(record, source.replayed(key, log, calls(session.messages)))
+    made = calls(session.messages)
+    found = annotate_replay(record, source.replayed(key, log, made, parted(record)))
     return source.end_state(key, found)
 
 

@@ -69,7 +69,10 @@ def sweep_key(tasks: Any, repeats: int, seed: int) -> str:
     (their code and settings, not their names), setup, tools and metadata, the repeats and
     the seed. The variants are not in it (each run's tags add its own)."""
     runs = [
-        stable_identity([t.name, t.input, t.history, t.checks, t.setup, t.tools, t.metadata])
+        stable_identity(
+            [t.name, t.input, t.history, t.checks, t.setup, t.tools, t.metadata]
+            + ([t.user.to_dict()] if t.user is not None else [])
+        )
         for t in tasks
     ]
     return digest_of([runs, repeats, seed])

@@ -14,7 +14,8 @@ state)`` (:mod:`.hooks`; ``state`` is what :func:`~agentnb.checks.end_state` che
 replaying agent wraps them, so the same task runs live and replayed, and they carry the
 variant's descriptions of tools of their names, so a description variant reaches the model.
 ``setup(agent)`` prepares anything else per run (a non-None return value is the state).
-Checks and metrics read the last turn, the task's ``input``.
+Checks and metrics read the last turn, the task's ``input`` (a task with a ``user`` is a
+conversation: :mod:`.conversation`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .. import _json
 from ..errors import ConfigurationError
 from .checks.base import Check, FunctionCheck, as_check, check_from_dict, function_record
 from .hooks import HOOKS
+from .user import User
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,6 +69,7 @@ class Task(BaseModel):
         setup: ``setup(agent)`` called once per run, after ``tools``, with the run's agent (a
             copy: change it freely); a non-None return value is the state end-state checks
             read (else the state ``tools`` returned, else the run's agent).
+        user: an :class:`~agentnb.evals.User`: a conversation, ``input`` its first message.
 
     A task saves to JSONL (:meth:`to_dict`; ``tools`` and ``setup`` by import path or
     source) and reads back with :meth:`from_dict` / :meth:`TaskSet.from_jsonl`.
@@ -82,8 +85,10 @@ class Task(BaseModel):
     history: tuple[str | dict[str, Any], ...] = ()
     setup: Callable[[Any], Any] | None = None
     tools: Callable[[], Any] | None = None
+    user: Any = None
 
     def __init__(self, name: str, input: str, checks: Iterable[Any] = (), **fields: Any) -> None:
+        fields["user"] = User.of(fields.get("user"))  # a User, its dict (a file), or None
         super().__init__(name=name, input=input, checks=checks, **fields)
 
     @field_validator("checks", mode="before")
@@ -111,6 +116,7 @@ class Task(BaseModel):
         for hook, what in HOOKS.items():  # setup, tools: each refused as what it is called
             if getattr(self, hook) is not None:
                 record[hook] = function_record(getattr(self, hook), what)
+        record.update({"user": self.user.to_dict()} if self.user is not None else {})
         return record
 
     @classmethod
@@ -264,7 +270,8 @@ class TaskSet(BaseModel):
 
         rows = []
         for t in self.tasks:
-            row = t.model_dump(exclude={"checks", "setup", "tools"})
+            row = t.model_dump(exclude={"checks", "setup", "tools", "user"})
+            row["user"] = t.user.to_dict() if t.user is not None else None
             row["checks"] = [_shown(c) for c in t.checks]
             for hook in ("setup", "tools"):
                 fn = getattr(t, hook)

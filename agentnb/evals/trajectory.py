@@ -12,6 +12,11 @@ sent (the request diff) and what the tools had answered (the result diff).
     diff.first_divergence        # row index, or None when the runs took the same steps
     diff.rows[k].cells[1]        # run 1's step at row k (None: it took no step there)
     diff.request_diff(k, 0, 1)   # what the model saw at that step, run 0 against run 1
+
+Conversations (a task with a user) are aligned by turn, then step: each turn opens with a
+*user row* (each run's user message at that turn: the same text, or where the users parted),
+and the steps of that turn are aligned among themselves, so a run that needed one more turn
+shows it as turns, not as steps smeared over another turn's.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any
 from ..models.differ import json_changes, messages_diff
 from ..session.session import Session
 from .batches import PairedCall, batches
+from .turns import stop_of, turns_of
 
 __all__ = ["Row", "Step", "Trajectory", "align"]
 
@@ -40,6 +46,10 @@ class Step:
     def key(self) -> tuple[tuple[str, str], ...]:
         return tuple(c.key for c in self.calls)
 
+    @property
+    def turn(self) -> int:
+        return self.calls[0].turn if self.calls else 0
+
     def label(self) -> str:
         return " ‖ ".join(f"{c.name}({_compact(c.arguments)})" for c in self.calls)
 
@@ -49,11 +59,15 @@ class Row:
     """One aligned step: a cell per run (None where that run took no step here).
 
     ``status``: ``same`` (every run took this step with the same calls), ``changed`` (every
-    run took a step here, not the same one), ``partial`` (some runs only).
+    run took a step here, not the same one), ``partial`` (some runs only). In a conversation
+    ``turn`` is the row's turn, and a *user row* has ``user``: each run's user message at the
+    turn (None where the run had none), its cells all None.
     """
 
     cells: tuple[Step | None, ...]
     status: str
+    turn: int = 0
+    user: tuple[str | None, ...] | None = None
 
 
 @dataclass
@@ -116,11 +130,17 @@ class Trajectory:
                 ],
             }
 
+        def row(r: Row) -> dict[str, Any]:
+            out: dict[str, Any] = {"status": r.status, "cells": [cell(c) for c in r.cells]}
+            if r.user is not None:
+                out.update(turn=r.turn, user=list(r.user))
+            return out
+
         return {
             "labels": self.labels,
             "metrics": self.metrics,
             "first": self.first_divergence,
-            "rows": [{"status": r.status, "cells": [cell(c) for c in r.cells]} for r in self.rows],
+            "rows": [row(r) for r in self.rows],
         }
 
     def __repr__(self) -> str:
@@ -143,6 +163,36 @@ def align(
     if len(names) != len(sessions):
         raise ValueError(f"{len(names)} labels for {len(sessions)} runs")
     runs = [_steps(s) for s in sessions]
+    width = len(sessions)
+    if any(turns_of(s) is not None for s in sessions):  # a conversation: by turn, then step
+        said = [_user_texts(s) for s in sessions]
+        last = max([len(t) for t in said] + [s.turn + 1 for r in runs for s in r])
+        rows: list[Row] = []
+        for turn in range(last):
+            texts = tuple(t[turn] if turn < len(t) else None for t in said)
+            rows.append(Row((None,) * width, _status(texts), turn, texts))
+            rows += _aligned([[s for s in r if s.turn == turn] for r in runs], turn)
+    else:
+        rows = _aligned(runs)
+    given = list(records) if records is not None else [None] * len(sessions)
+    metrics = [_metrics(s, st, r) for s, st, r in zip(sessions, runs, given, strict=True)]
+    return Trajectory(names, list(sessions), rows, metrics)
+
+
+def _status(texts: tuple[str | None, ...]) -> str:
+    if None in texts:
+        return "partial"
+    return "same" if len(set(texts)) == 1 else "changed"
+
+
+def _user_texts(session: Session) -> list[str]:
+    """The user's message of each turn (its input: not the runtime's corrections)."""
+    return [m.text for m in session.messages if m.role == "user" and m.name != "agentnb"]
+
+
+def _aligned(runs: list[list[Step]], turn: int = 0) -> list[Row]:
+    """The rows of these runs' steps, each aligned to the first's by longest common
+    subsequence (steps only some runs took stand on rows of their own)."""
     reference = runs[0]
     # For every other run: its step matched to each reference step, and the steps it inserted
     # before each reference step (index len(reference) = after the last one).
@@ -163,13 +213,13 @@ def align(
         matched.append(match)
         inserted.append(extra)
     rows: list[Row] = []
-    width = len(sessions)
+    width = len(runs)
     for i in range(len(reference) + 1):
         for run, extra in enumerate(inserted, 1):
             for step in extra.get(i, ()):
                 cells: list[Step | None] = [None] * width
                 cells[run] = step
-                rows.append(Row(tuple(cells), "partial"))
+                rows.append(Row(tuple(cells), "partial", turn))
         if i == len(reference):
             break
         row_cells = (reference[i], *(m.get(i) for m in matched))
@@ -178,10 +228,8 @@ def align(
             status = "partial"
         else:
             status = "same" if len({c.key for c in present}) == 1 else "changed"
-        rows.append(Row(row_cells, status))
-    given = list(records) if records is not None else [None] * len(sessions)
-    metrics = [_metrics(s, st, r) for s, st, r in zip(sessions, runs, given, strict=True)]
-    return Trajectory(names, list(sessions), rows, metrics)
+        rows.append(Row(row_cells, status, turn))
+    return rows
 
 
 def _steps(session: Session) -> list[Step]:
@@ -210,7 +258,7 @@ def _metrics(session: Session, steps: list[Step], kept: Any = None) -> dict[str,
         "tool_errors": sum(c.kind is not None for c in calls),
         "model_calls": sum(m.role == "assistant" for m in session.messages),
         "tokens": record.usage.total_tokens if record is not None else getattr(kept, "tokens", 0),
-        "stop_reason": record.stop_reason
+        "stop_reason": stop_of(record)
         if record is not None
         else getattr(kept, "stop_reason", None),
         "output": output,

@@ -13,7 +13,9 @@ lists every rule with its article section); ``TravelModel(temperature=1.0, seed=
 documented slips, reproducibly. ``travel_agent(schemas="article")`` offers article 000's own
 schemas (ISO dates, no ``nights``: "住两晚" gives the article's 880 + 520 × 2 = 1920).
 
-``TravelModel(misbehave=...)`` reproduces the articles' pitfalls; ``TravelTools`` can inject
+``conversation_tasks()`` are 13 conversations with a simulated user (``an.User``) on a booking
+desk (``BookingDesk``: the four tools and ``book_hotel``); ``no_clarification_agent()`` never
+asks. ``TravelModel(misbehave=...)`` reproduces the articles' pitfalls; ``TravelTools`` can inject
 faults (timeout, upstream_error, rate_limit, empty) into any tool, on every day or one.
 ``travel_agent(output_type=an.travel.Itinerary)`` answers an :class:`Itinerary` as JSON, in
 ``result.value`` (the stand-in fills any schema it is sent from what it found out).
@@ -21,6 +23,8 @@ faults (timeout, upstream_error, rate_limit, empty) into any tool, on every day 
 
 from ..testing import ungrounded_figures as ungrounded_claims
 from .agent import INSTRUCTIONS, INSTRUCTIONS_EN, travel_agent
+from .booking import Booking, BookingDesk, booking_desk
+from .conversations import conversation_tasks, no_clarification_agent
 from .data import TravelData, data_dir, load, phrasings
 from .dates import DEFAULT_TODAY, resolve_date
 from .injection import InjectedTravelTools, injection_tasks
@@ -47,6 +51,8 @@ __all__ = [
     "INSTRUCTIONS",
     "INSTRUCTIONS_EN",
     "MISBEHAVIOURS",
+    "Booking",
+    "BookingDesk",
     "CostItem",
     "Flight",
     "Hotel",
@@ -57,11 +63,14 @@ __all__ = [
     "TravelProposer",
     "TravelTools",
     "UpstreamError",
+    "booking_desk",
+    "conversation_tasks",
     "data_dir",
     "description_tasks",
     "injection_tasks",
     "load",
     "lookalike_tools",
+    "no_clarification_agent",
     "phrasings",
     "resolve_date",
     "task_set",

@@ -320,6 +320,23 @@ function keptNotes(w) {
   return out;
 }
 
+// A conversation's user turn: who played it (the simulated user's rules, a model, a person,
+// a recording) and the rule, with why on hover; inline below, why, what it did not
+// understand, its slips.
+const USER_BY = { rules: "simulated user", model: "simulated user (model)", person: "typed by a person", recording: "replayed user" };
+function userBadge(su) {
+  const by = USER_BY[su.by] || String(su.by);
+  const text = su.by === "person" ? `✍ ${by}` : `⚙ ${by} · ${su.rule || "?"}`;
+  return h("span", { class: `anb-su anb-su-${su.by}`, title: su.why || "", text });
+}
+function userNote(su) {
+  const box = h("div", { class: "anb-su-note" });
+  if (su.why) box.append(h("div", { text: `why: ${su.why}` }));
+  if (su.unread && su.unread.length) box.append(h("div", { class: "anb-su-unread", text: `not understood: ${su.unread.join("; ")}` }));
+  if (su.slips && su.slips.length) box.append(h("div", { text: `slips: ${su.slips.join(", ")}` }));
+  return box;
+}
+
 // One top-level card. `flat` shows tool results standalone (filters, search, orphans).
 function messageCard(i, msgs, ctx, flat) {
   const m = msgs[i];
@@ -331,6 +348,7 @@ function messageCard(i, msgs, ctx, flat) {
     badges(i, m, ctx),
     h("span", { class: "anb-role " + roleClass(w.role), text: String(w.role) }),
     isFinal ? h("span", { class: "anb-final-badge", text: "final answer" }) : null,
+    m.su ? userBadge(m.su) : null,
     w.name ? h("span", { class: "anb-name", text: String(w.name) }) : null,
     h("span", { class: "anb-spacer" }),
     rawToggle(w, m.ed),
@@ -360,6 +378,7 @@ function messageCard(i, msgs, ctx, flat) {
     card.append(figures.length ? highlighted(text, figures) : fold(text, "", limit));
   }
   if (w.refusal) card.append(h("div", { class: "anb-warnings", text: "refusal: " + asText(w.refusal) }));
+  if (m.su) card.append(userNote(m.su));
   const seen = new Set();
   for (const call of w.tool_calls || []) {
     if (flat) {

@@ -191,20 +191,34 @@ function renderMatrix(model, el) {
 }
 
 const STEP_TEXT = { same: "same step", changed: "different calls", partial: "only some runs" };
+const USER_TEXT = { same: "the users said the same", changed: "the users said different things", partial: "only some runs reached this turn" };
 
 function renderTrajectory(d, el, askStep) {
   const n = d.labels.length;
+  // A conversation's rows: a user row opens each turn; steps are numbered apart from them.
+  const number = [];
+  let steps = 0;
+  for (const row of d.rows) number.push(row.user ? null : ++steps);
+  const turns = d.rows.filter((r) => r.user).length;
+  const first = d.first == null ? "the runs never part" : d.first >= d.rows.length ? `first divergence at step ${steps + 1}`
+    : d.rows[d.first].user ? `first divergence at turn ${d.rows[d.first].turn}, in what the user said` : `first divergence at step ${number[d.first]}`;
   el.append(h("div", { class: "anb-toolbar" },
-    h("b", { text: `Trajectory diff: ${n} runs, ${d.rows.length} steps` }),
-    h("span", { class: d.first == null ? "anb-good" : "anb-bad", text: d.first == null ? "the runs never part" : `first divergence at step ${d.first + 1}` })));
+    h("b", { text: `Trajectory diff: ${n} runs, ${steps} steps` + (turns ? ` over ${turns} turns` : "") }),
+    h("span", { class: d.first == null ? "anb-good" : "anb-bad", text: first })));
   const metricKeys = ["stop_reason", "steps", "model_calls", "tool_calls", "tool_errors", "tokens"];
   const table = h("table", { class: "anb-t-table" },
     h("tr", {}, h("th", { text: "step" }), d.labels.map((l) => h("th", { text: l }))),
     metricKeys.map((k) => h("tr", { class: "anb-t-metric" }, h("td", { text: k }), d.metrics.map((m) => h("td", { text: m[k] == null ? "" : String(m[k]) })))));
   const detail = h("div", { class: "anb-t-detail" });
   d.rows.forEach((row, i) => {
+    if (row.user) { // a conversation's turn opens with what each run's user said
+      table.append(h("tr", { class: `anb-t-row anb-t-user anb-t-${row.status}` + (i === d.first ? " anb-t-first" : ""), title: USER_TEXT[row.status] },
+        h("td", { class: "anb-t-step", text: `turn ${row.turn}${i === d.first ? " ⚑" : ""}` }),
+        row.user.map((t) => h("td", { class: t == null ? "anb-t-none" : "anb-t-said", text: t == null ? "—" : `user: ${t}` }))));
+      return;
+    }
     const tr = h("tr", { class: `anb-t-row anb-t-${row.status}` + (i === d.first ? " anb-t-first" : ""), title: STEP_TEXT[row.status] });
-    tr.append(h("td", { class: "anb-t-step", text: `${i + 1}${i === d.first ? " ⚑" : ""}` }));
+    tr.append(h("td", { class: "anb-t-step", text: `${number[i]}${i === d.first ? " ⚑" : ""}` }));
     for (const c of row.cells) {
       if (!c) { tr.append(h("td", { class: "anb-t-none", text: "—" })); continue; }
       tr.append(h("td", {}, c.calls.map((call) => h("div", { class: call.kind ? "anb-t-call anb-bad" : "anb-t-call" },

@@ -17,6 +17,18 @@ function answerBody(run) {
     h("div", { class: "anb-grid-text", text: rest + (run.cut ? "\n… (cut: the whole answer is in ev.record(...).output)" : "") }));
 }
 
+// A conversation's turns, folded: each user turn (who played it, its rule) and the answer to it.
+function gridTurns(talk) {
+  const items = [];
+  talk.user.forEach((t, i) => {
+    items.push(h("div", { class: "anb-turn-user" }, h("b", { text: "user" }), " ",
+      h("i", { class: "anb-muted", text: `[${t.by}: ${t.rule}]` }), " ", t.text));
+    if (i < talk.answers.length) items.push(h("div", { class: "anb-turn-agent anb-grid-text" }, h("b", { text: "agent" }), " ", talk.answers[i]));
+  });
+  return h("details", { class: "anb-turns" },
+    h("summary", { class: "anb-turns-head", text: `${talk.turns} turn${talk.turns === 1 ? "" : "s"} · ${talk.stop}` }), items);
+}
+
 function labelText(run, rater) {
   const l = (run.labels || {})[rater];
   if (!l) return "not labelled";
@@ -31,6 +43,7 @@ function gridRun(run, repeats, where, ask, rater) {
     h("span", { class: "anb-grid-mark", style: `color:${colour}`, title: why, text: `${mark}${repeats === 1 ? "" : " #" + run.repeat}` }),
     " ", answerBody(run));
   if (why) box.append(h("div", { class: run.failed.some((c) => c.flag) ? "anb-grid-why anb-grid-flagged" : "anb-grid-why", text: why.slice(0, 300) }));
+  if (run.talk) box.append(gridTurns(run.talk));
   const shown = h("div", { class: `anb-label anb-label-${((run.labels || {})[rater] || {}).verdict || "none"}`, text: labelText(run, rater) });
   box.append(shown);
   if (!ask) return box;

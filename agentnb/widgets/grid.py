@@ -2,7 +2,9 @@
 
 ``ev.outputs()`` shows this view in a kernel with the widgets (else the static table of
 :mod:`agentnb.evals.outputs`): each answer's first lines (the rest a click away), its failed
-checks (a flagged judge's marked ⚑), and under it **✓ / ✗ and a note**: a click labels the run
+checks (a flagged judge's marked ⚑), a conversation's turns folded under its last answer
+(each user turn with who played it and its rule, and the answer to it), and under it **✓ / ✗
+and a note**: a click labels the run
 (``ev.label``: an annotation on its record, written back to the experiment log when the
 evaluation is in it), and the label shows at once. The grid's state is a trait, so a saved
 notebook shows the answers and labels it had.
@@ -17,7 +19,7 @@ from ..evals.tables import flagged
 from . import payload
 from .base import Widget
 
-__all__ = ["OutputsGrid", "grid_state", "run_cell"]
+__all__ = ["OutputsGrid", "grid_state", "run_cell", "talk_cell"]
 
 #: Characters of an answer sent to the browser (the whole answer stays in Python).
 LONGEST = 20_000
@@ -37,6 +39,22 @@ def run_cell(ev: Any, r: Any) -> dict[str, Any]:
             for c in r.failed_checks
         ],
         "labels": {k: {"verdict": v.verdict, "note": v.note} for k, v in labels(r.run).items()},
+        "talk": talk_cell(r),
+    }
+
+
+def talk_cell(r: Any) -> dict[str, Any] | None:
+    """A conversation's turns for its cell (folded under the answer): each user turn (who
+    played it, its rule) and the answer to it, and how it stopped; None for one request."""
+    talk = r.conversation
+    if talk is None:
+        return None
+    said = [{"by": t.by, "rule": t.rule, "text": t.text} for t in talk.user]
+    return {
+        "stop": talk.stop_reason or "",
+        "turns": len(talk),
+        "user": said,
+        "answers": talk.answers,
     }
 
 

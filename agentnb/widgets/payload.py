@@ -72,13 +72,15 @@ def edit_mark(record: Any, *, before: bool = True) -> dict[str, Any]:
     return mark
 
 
-def message(m: Any, iteration: int | None, edit: Any = None) -> dict[str, Any]:
+def message(m: Any, iteration: int | None, edit: Any = None, said: Any = None) -> dict[str, Any]:
     """One message for the browser: ``w`` wire dict, ``tok`` estimated tokens, ``it``, and
     ``ed`` (what a hand edit changed) when an :class:`~agentnb.session.edits.EditRecord`
-    put it there."""
+    put it there; ``su``: a conversation's user turn (who played it, the rule, why)."""
     out = {"w": m.wire(), "tok": m.tokens, "it": iteration}
     if edit is not None:
         out["ed"] = edit_mark(edit)
+    if said is not None:
+        out["su"] = said
     return out
 
 

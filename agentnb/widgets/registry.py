@@ -43,6 +43,10 @@ class Views:
 #: (module, class name) -> its views, most specific type first.
 REGISTRY: dict[tuple[str, str], Views] = {
     ("agentnb.session.session", "Session"): Views(live=SessionView.of, named={"view": SessionView}),
+    ("agentnb.evals.conversation", "Conversation"): Views(
+        live=SessionView.of_conversation,
+        named={"view": lambda c, **o: SessionView(c.session, conversation=c, **o)},
+    ),
     ("agentnb.evals.evaluation", "Evaluation"): Views(
         live=EvalMatrix.for_cell, named={"view": EvalMatrix, "diff": TrajectoryDiff.of}
     ),

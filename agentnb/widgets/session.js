@@ -24,6 +24,22 @@ function statusLine(store) {
   return bits.join(" · ");
 }
 
+// The user's side of a conversation: what plays it, its goal, the facts it still holds back,
+// its patience, how it stopped.
+function talkStrip(t) {
+  const who = t.person ? "a person (taken over)" : t.by === "model" ? `a model${t.model ? " (" + t.model + ")" : ""}` : `the rules${t.seed != null ? ", seed " + t.seed : ""}`;
+  const held = (t.held_back || []).map((k) => `${k}${t.facts && t.facts[k] != null ? " = " + t.facts[k] : ""}`);
+  const bits = [h("b", { text: "User: " }), h("span", { text: `played by ${who}` }),
+    h("span", { class: "anb-talk-goal", text: ` · goal: ${t.goal || "?"}` }),
+    h("span", { class: "anb-talk-held", text: ` · holds back: ${held.length ? held.join(", ") : "nothing"}` }),
+    h("span", { class: "anb-talk-patience", text: ` · patience ${t.patience ?? "?"}/${t.max_patience ?? "?"}` })];
+  if (t.turn != null) bits.push(h("span", { text: ` · turn ${t.turn}` }));
+  if (t.stop) bits.push(h("span", { class: "anb-talk-stop", text: ` · stopped: ${t.stop}` }));
+  const box = [h("div", {}, ...bits)];
+  if (t.prompt) box.push(h("details", {}, h("summary", { text: "the model's prompt" }), h("pre", { text: t.prompt })));
+  return box;
+}
+
 function renderSession(model, el, store) {
   const root = h("div", { class: "anb anb-session" });
   el.append(root);
@@ -32,18 +48,35 @@ function renderSession(model, el, store) {
   const status = h("div", { class: "anb-status-line" });
   const progress = h("progress", { class: "anb-progress", max: 1, value: 0 });
   const errors = h("div", { class: "anb-errors" });
-  root.append(h("div", { class: "anb-top" }, title, counts), h("div", { class: "anb-statusbar" }, status, progress));
+  let talkControls = () => {};
+  const talkBox = h("div", { class: "anb-talk", hidden: true });
+  root.append(h("div", { class: "anb-top" }, title, counts), h("div", { class: "anb-statusbar" }, status, progress), talkBox);
 
   // Controls (bound to an agent on the Python side).
   if (model.get("controls")) {
     const input = h("input", { class: "anb-input", type: "text", placeholder: "a request for the agent (Run / Step start a run with it)" });
     const send = (op) => () => model.send({ op, text: input.value });
+    const person = () => Boolean(store.talk && store.talk.person);
     input.addEventListener("keydown", (ev) => {
-      if (ev.key === "Enter") send("run")(); // Enter runs, as the Run button does
+      if (ev.key !== "Enter") return;
+      if (person()) { // the person at the keyboard plays the user: Enter sends their message
+        model.send({ op: "say", text: input.value });
+        input.value = "";
+      } else send("run")(); // Enter runs, as the Run button does
     });
+    const take = h("button", { class: "anb-btn anb-take-over", type: "button", "data-op": "take_over", text: "Take over", hidden: true,
+      onclick: () => model.send({ op: person() ? "hand_back" : "take_over" }) });
     root.append(h("div", { class: "anb-controls" }, input,
       ["run", "step", "pause", "stop", "reset"].map((op) =>
-        h("button", { class: `anb-btn anb-ctl anb-${op}`, type: "button", "data-op": op, text: op[0].toUpperCase() + op.slice(1), onclick: send(op) }))));
+        h("button", { class: `anb-btn anb-ctl anb-${op}`, type: "button", "data-op": op, text: op[0].toUpperCase() + op.slice(1), onclick: send(op) })), take));
+    talkControls = () => {
+      const driven = Boolean(store.talk && store.talk.driven);
+      take.hidden = !driven;
+      take.textContent = person() ? "Hand back" : "Take over";
+      take.title = person() ? "the simulated user plays the user's side again from its next turn" : "you play the user's side: type its next message and press Enter";
+      input.placeholder = !driven ? "a request for the agent (Run / Step start a run with it)"
+        : person() ? "your reply, as the user (Enter sends it)" : "the simulated user plays this side (Take over to type)";
+    };
   }
   root.append(errors);
 
@@ -215,6 +248,9 @@ function renderSession(model, el, store) {
     }));
     counts.classList.toggle("anb-bad", false);
     status.textContent = statusLine(store);
+    talkBox.hidden = !store.talk;
+    if (store.talk) talkBox.replaceChildren(...talkStrip(store.talk));
+    talkControls();
     const s = store.status;
     progress.hidden = s.state !== "running" && s.state !== "pausing";
     if (s.max_iterations) {

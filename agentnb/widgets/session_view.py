@@ -17,7 +17,7 @@ from typing import Any
 
 import traitlets
 
-from . import marks, payload
+from . import marks, payload, talk
 from .approvals import Approver, Waiting
 from .base import Widget
 from .controls import Driver
@@ -44,6 +44,9 @@ class SessionView(Widget):
         max_events: timeline rows kept for late views (the newest ones).
         approver: who decides the calls that wait for approval (Approve / Deny on the call;
             with ``agent=`` the controls do, see :mod:`.approvals`).
+        conversation: bind the controls to an :class:`~agentnb.evals.Conversation` instead:
+            Step steps the user's turn too, Take over / Hand back give the user's side to you
+            (see :mod:`.talk`). A conversation's user turns are marked either way.
     """
 
     snapshot = traitlets.Bytes(b"").tag(sync=True)
@@ -59,6 +62,7 @@ class SessionView(Widget):
         refresh_every: float = 5.0,
         max_events: int = 2000,
         approver: Approver | None = None,
+        conversation: Any = None,
     ) -> None:
         self.session = session
         self.refresh_every = refresh_every
@@ -74,7 +78,14 @@ class SessionView(Widget):
         self._dirty = False
         self._timer: asyncio.TimerHandle | None = None
         self._recheck_soon, self._cleared = False, 0  # a status check due; errors cleared
-        self.driver = Driver(self, agent, session) if agent is not None else None
+        self.driver: Driver | None = Driver(self, agent, session) if agent is not None else None
+        if conversation is not None:
+            self.driver = talk.ConversationDriver(self, conversation)
+        self._said: dict[int, dict[str, Any]] = {}  # user turns announced live, by index
+        self._talk = talk.session_panel(session)
+        if conversation is not None:
+            self._talk = {**(self._talk or talk.panel(conversation.user.describe())),
+                          "person": conversation.person, "driven": True}  # fmt: skip
         self.waiting = Waiting(self, approver or self.driver)  # calls awaiting approval
         self._status: dict[str, Any] = {
             **marks.last_stop(session),
@@ -83,10 +94,25 @@ class SessionView(Widget):
         self._last_refresh = time.monotonic()
         first = payload.pack(self.state())
         self._cost = time.monotonic() - self._last_refresh  # opened with the comm: no second send
-        super().__init__(kind="session", height=height, controls=agent is not None, snapshot=first)
+        bound = agent is not None or conversation is not None
+        super().__init__(kind="session", height=height, controls=bound, snapshot=first)
         self._unsubscribe = session.subscribe(self._on_event)
         if session not in _VIEWS:
             _VIEWS[session] = self
+
+    @classmethod
+    def of_conversation(cls, conversation: Any) -> SessionView:
+        """The open view of a conversation's session, its controls bound to it."""
+        view = _VIEWS.get(conversation.session)
+        if (
+            view is None
+            or view.comm is None
+            or getattr(view.driver, "conversation", None) is not conversation
+        ):
+            view = _VIEWS[conversation.session] = cls(
+                conversation.session, conversation=conversation
+            )
+        return view
 
     @classmethod
     def of(cls, session: Any) -> SessionView:
@@ -103,7 +129,9 @@ class SessionView(Widget):
         wires = s.wire()
         its = payload.iterations(len(wires), wires, s.runs)
         edited = marks.edit_marks(s)
-        msgs = [payload.message(m, its[i], edited.get(id(m))) for i, m in enumerate(s.messages)]
+        said = {**talk.user_marks(s), **self._said}
+        msgs = [payload.message(m, its[i], edited.get(id(m)), said.get(i))
+                for i, m in enumerate(s.messages)]  # fmt: skip
         for m, pv in zip(msgs, self._sourcing.marks(), strict=True):
             if pv is not None:
                 m["pv"] = pv
@@ -119,6 +147,7 @@ class SessionView(Widget):
             "calls": len(s.requests),
             "ground": self._ground.now(),
             "waiting": self.waiting.payload(),
+            "talk": self._talk,
         }
 
     def refresh(self) -> None:
@@ -169,10 +198,12 @@ class SessionView(Widget):
         msg: dict[str, Any]
         if kind == "MessageAppended":
             it = event.iteration if event.run_id is not None else None
-            msg = {"op": "append", "index": event.index, "m": payload.message(event.message, it)}
+            said = self._said.get(event.index)
+            m = payload.message(event.message, it, None, said)
+            msg = {"op": "append", "index": event.index, "m": m}
             pv = self._sourcing.add(event.index, event.message.wire())
             if pv is not None:
-                msg["m"]["pv"] = pv
+                m["pv"] = pv
             row = payload.event_row(event)  # a timeline row; the browser rebuilds it from these
             self.timeline.append(row)
             msg.update(st=event.stage, t=round(event.time, 4))
@@ -180,6 +211,17 @@ class SessionView(Widget):
                 msg["run"] = event.run_id
             else:  # an append by hand: its row says so
                 row["summary"] = f"+ #{event.index} {event.message.role} (appended by hand)"
+        elif kind == "UserReplied":  # a conversation's user: its card's mark, its strip
+            row = payload.event_row(event)
+            self.timeline.append(row)
+            if event.index >= 0:
+                self._said[event.index] = talk.user_mark(event.turn)
+            stop = None
+            if event.turn.get("done") or event.turn.get("gave_up"):
+                stop = "user_done" if event.turn.get("done") else "user_gave_up"
+            keep = {k: (self._talk or {}).get(k) for k in ("person", "driven")}
+            self._talk = talk.panel(event.user, event.turn, stop, **keep)
+            msg = {"op": "event", "e": row, "talk": self._talk}
         elif kind == "SessionEdited":
             self._sourcing.reset()  # traced again from the start (the next append catches up)
             self._new_since = min(self._new_since, event.index)
@@ -258,6 +300,11 @@ class SessionView(Widget):
         """Tell the browser which calls wait for approval now."""
         self._post({"op": "waiting", "waiting": self.waiting.payload()})
 
+    def set_talk(self, **changes: Any) -> None:
+        """Change the conversation strip (the controls: taken over, handed back)."""
+        self._talk = {**(self._talk or {}), **changes}
+        self._post({"op": "talk", "talk": self._talk})
+
     def set_status(self, **changes: Any) -> None:
         """Change the status line (used by the controls) and tell the browser."""
         self._status = {**self._status, **changes}
@@ -272,7 +319,7 @@ class SessionView(Widget):
             return None
         if op in ("approve", "deny"):  # a click on a waiting call
             return self.waiting.decide(content)
-        if op in ("run", "step", "pause", "stop", "reset"):
+        if op in ("run", "step", "pause", "stop", "reset", "take_over", "hand_back", "say"):
             if self.driver is None:
                 raise RuntimeError("this view has no agent: use session.view(agent=agent)")
             self.driver.command(op, str(content.get("text") or ""))

@@ -20,6 +20,7 @@ class Store {
     this.waiting = {}; // call id -> {tool, digest, expires, can}: calls awaiting approval
     this.keys = {}; // call id -> the idempotency key of a side-effecting call
     this.delta = null; // text streaming in before the reply is appended
+    this.talk = null; // a conversation's user side: goal, facts held back, patience, who plays
     this.views = new Set();
     this.replies = new Map();
     this.queue = null; // messages that arrive while a snapshot inflates
@@ -47,6 +48,7 @@ class Store {
         this.session = s.session;
         this.ground = s.ground || null;
         this.waiting = s.waiting || {};
+        this.talk = s.talk || null;
         this.keys = {};
         for (const e of this.events) if (e.idempotency_key) this.keys[e.call_id] = e.idempotency_key;
         this.delta = null;
@@ -141,6 +143,7 @@ class Store {
     if (msg.e && msg.op !== "event") this.events.push(msg.e); // an edit's timeline row
     if (msg.ground !== undefined) this.ground = msg.ground;
     if (msg.waiting !== undefined) this.waiting = msg.waiting; // "waiting", or with an event
+    if (msg.talk !== undefined) this.talk = msg.talk; // a user turn, or the controls' take-over
     if (msg.status) this.status = { ...this.status, ...msg.status }; // only what changed
     if (msg.new_since != null) this.newSince = msg.new_since;
     if (msg.calls != null) this.calls = msg.calls;

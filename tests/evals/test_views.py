@@ -275,6 +275,8 @@ WRITERS = {
     "evals/rescore.py": "a rescore's copies of the runs' records (each with its own annotations, "
     "so the source keeps its outcomes), and the record of the judge's calls, metered as they "
     "answer (the rescore is the judge's runtime)",
+    "evals/turns.py": "the one site of a conversation's annotations: the user turn a run's "
+    "input was, and how the conversation ended at its last run (note)",
 }
 #: Who may build a record with figures (``RunRecord(..., usage=...)``), and why.
 MAKERS = {

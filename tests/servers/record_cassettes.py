@@ -5,6 +5,7 @@
     .venv/bin/python tests/servers/record_cassettes.py sweep      # only sweep_smollm2.jsonl
     .venv/bin/python tests/servers/record_cassettes.py prompts    # only the server prompts
     .venv/bin/python tests/servers/record_cassettes.py optimise   # only optimise_smollm2_*.jsonl
+    .venv/bin/python tests/servers/record_cassettes.py users      # only user_smollm2.jsonl
 
 travel_smollm2_tools.prompts.json keeps, for each exchange of travel_smollm2_tools.jsonl, the
 prompt the server's `chatml-function-calling` template builds from its request (llama-cpp-python
@@ -24,6 +25,7 @@ from pathlib import Path
 import agentnb as an
 from agentnb.models import Cassette
 from agentnb.models.local import LocalServer, server_prompt
+from agentnb.travel.conversations import USER_PARAMS, smollm2_user
 from agentnb.travel.sweeps import (
     OPTIMISE,
     PROPOSER_PARAMS,
@@ -147,6 +149,17 @@ async def record_optimise(server: LocalServer) -> None:
     print(opt.history[["event", "reason"]].to_string())
 
 
+async def record_users(server: LocalServer) -> None:
+    """Notebook 17: SmolLM2 playing the user (seeds 0, 0 and 1), the stand-in answering."""
+    path = ROOT / "user_smollm2.jsonl"
+    path.unlink(missing_ok=True)
+    model = Cassette(path).record(server.model("smollm2", params=USER_PARAMS))
+    for seed in (0, 0, 1):
+        talk = smollm2_user(model, seed)
+        turns = await talk.finish()
+        print(f"seed {seed}: {turns.stop_reason}: {[t.text for t in turns.user]}")
+
+
 def main(argv: list[str]) -> int:
     if argv[1:] == ["prompts"]:
         record_prompts()
@@ -157,6 +170,9 @@ def main(argv: list[str]) -> int:
             return 0
         if argv[1:] == ["optimise"]:
             asyncio.run(record_optimise(server))
+            return 0
+        if argv[1:] == ["users"]:
+            asyncio.run(record_users(server))
             return 0
         if argv[1:] != ["format"]:
             asyncio.run(record(server))

@@ -10,6 +10,7 @@ from ...errors import ConfigurationError
 from ...messages import content_text
 from ..normalise import contains_words, words
 from .base import Check, Evidence, strings
+from .conversation import scoped
 from .grounding import ungrounded_answer
 
 __all__ = [
@@ -48,7 +49,9 @@ class AnswerContains(Check):
         return False, f"the answer lacks {', '.join(map(repr, missing))}: {head!r}"
 
 
-def answer_contains(*texts: str | list[str], mode: Literal["all", "any"] = "all") -> AnswerContains:
+def answer_contains(
+    *texts: str | list[str], mode: Literal["all", "any"] = "all", over: str = "turn"
+) -> Check:
     """The final answer contains every one of ``texts`` (``mode="any"``: at least one; a list
     of them too), compared without case, extra whitespace or punctuation, as whole words:
     "°C" is not found in "Chengdu", "300" not in "3000" (each Chinese character is a word,
@@ -57,7 +60,7 @@ def answer_contains(*texts: str | list[str], mode: Literal["all", "any"] = "all"
     empty = [t for t in given if not words(t)]
     if empty:  # a check no answer could pass
         raise ConfigurationError(f"answer_contains: {empty[0]!r} has no words to look for")
-    return AnswerContains(given, mode)
+    return scoped(AnswerContains(given, mode), over)
 
 
 @dataclass(frozen=True, repr=False)
@@ -73,10 +76,10 @@ class AnswerMatches(Check):
         return False, f"no match for /{self.pattern}/ in {evidence.output[:120]!r}"
 
 
-def answer_matches(pattern: str) -> AnswerMatches:
+def answer_matches(pattern: str, *, over: str = "turn") -> Check:
     """The final answer matches ``pattern`` (``re.search``)."""
     re.compile(pattern)  # a bad pattern fails here, not in every run
-    return AnswerMatches(pattern)
+    return scoped(AnswerMatches(pattern), over)
 
 
 @dataclass(frozen=True, repr=False)
@@ -97,12 +100,13 @@ class Grounded(Check):
         return False, f"{', '.join(loose)} appear in no tool result or user message"
 
 
-def grounded(min_digits: int = 2) -> Grounded:
+def grounded(min_digits: int = 2, *, over: str = "turn") -> Check:
     """Every figure in the final answer appears in some tool result (or what the user or the
     instructions said): dates, times, codes such as flight numbers, and amounts.
 
     Numbers with fewer than ``min_digits`` digits before the point (counts such as "6 个航班",
     "1 晚") are not checked; "66%" is grounded by a tool's 0.66; a figure given as an example
     (例如 1月10日) claims nothing. A fabricated answer ("CA1234 ... 650 元") fails.
+    ``over="conversation"``: the last answer against every turn's tool results and words.
     """
-    return Grounded(min_digits)
+    return scoped(Grounded(min_digits), over)

@@ -63,12 +63,27 @@ class Evidence:
     """What a check reads: the run's result, its trajectory, the tools' state after the run.
 
     ``state`` is what the task's ``setup(agent)`` returned (the run's agent when it returned
-    None or there is no setup); ``task`` is the :class:`~agentnb.evals.Task`.
+    None or there is no setup); ``task`` is the :class:`~agentnb.evals.Task`;
+    ``conversation`` the whole conversation of a task with a user (:class:`~agentnb.evals.
+    turns.Turns`: what ``over="conversation"`` reads), else None.
     """
 
     result: RunResult
     state: Any = None
     task: Any = None
+    conversation: Any = None
+
+    def over_conversation(self) -> Evidence:
+        """The same evidence read over the whole conversation: its messages, last answer and
+        stop reason (every turn of the session for a task without a user)."""
+        scope = self.conversation
+        if scope is None:
+            from ..turns import Turns
+
+            session = self.result.session
+            runs = [r for r in session.runs if r.start is not None] or [self.result.record]
+            scope = Turns(session, runs, [], None)
+        return Evidence(scope, self.state, self.task, self.conversation)
 
     @cached_property
     def batches(self) -> list[list[PairedCall]]:
@@ -226,7 +241,13 @@ def check_from_dict(
     args = {k: v for k, v in record.items() if k != "check"}
     if kind == "judge":
         args["model"] = judge_model
-    if kind in ("end_state", "answer_and_state"):  # a function, kept by path or by source
+    if kind == "over":  # a check read over the whole conversation
+        return cls(check_from_dict(args["inner"], judge_model=judge_model, trust=trust))  # type: ignore[call-arg]
+    if kind in (
+        "end_state",
+        "answer_and_state",
+        "goal_reached",
+    ):  # a function, kept by path or by source
         return cls.from_fields(args, trust=trust)  # type: ignore[call-arg]
     return cls.from_fields(args)
 

@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal
 from ..batches import PairedCall
 from ..normalise import matches
 from .base import Check, Evidence
+from .conversation import scoped
 
 __all__ = ["Calls", "NoCall", "SameBatch", "Sequence", "calls", "no_call", "same_batch", "sequence"]
 
@@ -34,13 +35,14 @@ class Calls(Check):
         return False, f"no {self.tool} call matched {self.args}: " + "; ".join(map(str, same))
 
 
-def calls(tool: str, **args: Any) -> Calls:
-    """A call to ``tool`` whose arguments include ``args``.
+def calls(tool: str, *, over: str = "turn", **args: Any) -> Check:
+    """A call to ``tool`` whose arguments include ``args`` (in the last turn; ``over=
+    "conversation"``: in any turn).
 
     Values compare after normalisation: strings ignore case, whitespace and punctuation;
     ``1 == 1.0``; a list is a set of accepted values (``city=["北京", "Beijing"]``).
     """
-    return Calls(tool, args)
+    return scoped(Calls(tool, args), over)
 
 
 Matcher = str | Calls | list[str | Calls]
@@ -126,8 +128,11 @@ class Sequence(Check):
 
 
 def sequence(
-    steps: Seq[Any], order: Literal["exact", "in_order", "any_order"] = "in_order"
-) -> Sequence:
+    steps: Seq[Any],
+    order: Literal["exact", "in_order", "any_order"] = "in_order",
+    *,
+    over: str = "turn",
+) -> Check:
     """The run's calls follow ``steps``: each a tool name, a :func:`calls` matcher, or a list
     of them meaning *one reply* (calls made together, in any order within it).
 
@@ -137,7 +142,7 @@ def sequence(
     """
     if order not in ("exact", "in_order", "any_order"):
         raise ValueError(f"order must be 'exact', 'in_order' or 'any_order', not {order!r}")
-    return Sequence(tuple(_matcher(s) for s in steps), order)
+    return scoped(Sequence(tuple(_matcher(s) for s in steps), order), over)
 
 
 @dataclass(frozen=True, repr=False)
@@ -163,9 +168,9 @@ class SameBatch(Check):
         return False, f"{_label(pair)} were not called in one reply; got {shown or 'none'}"
 
 
-def same_batch(first: str | Calls, second: str | Calls) -> SameBatch:
+def same_batch(first: str | Calls, second: str | Calls, *, over: str = "turn") -> Check:
     """``first`` and ``second`` called in the same reply (parallel tool calls)."""
-    return SameBatch(first, second)
+    return scoped(SameBatch(first, second), over)
 
 
 @dataclass(frozen=True, repr=False)
@@ -180,6 +185,7 @@ class NoCall(Check):
         return not bad, "" if not bad else "called " + "; ".join(map(str, bad))
 
 
-def no_call(tool: str | None = None) -> NoCall:
-    """The run made no tool call (``tool=None``), or never called ``tool``."""
-    return NoCall(tool)
+def no_call(tool: str | None = None, *, over: str = "turn") -> Check:
+    """The run made no tool call (``tool=None``), or never called ``tool`` (``over=
+    "conversation"``: in no turn)."""
+    return scoped(NoCall(tool), over)

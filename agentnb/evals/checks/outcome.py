@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 from ...errors import ConfigurationError
 from .base import Check, Evidence, FunctionCheck, call_off_loop, strings, verdict
+from .conversation import scoped
 
 __all__ = [
     "AnswerAndState",
@@ -46,18 +47,21 @@ class StopsWith(Check):
         return False, f"stopped with {got!r} ({evidence.result.stop_detail})"
 
 
-def stops_with(*reasons: str | list[str]) -> StopsWith:
+def stops_with(*reasons: str | list[str], over: str = "turn") -> Check:
     """The run's ``stop_reason`` is one of ``reasons`` (``"final_answer"``, ...; a list of
-    them too); a reason no run can stop with is refused here."""
-    from ...events import STOP_REASONS
+    them too); a reason no run can stop with is refused here. ``over="conversation"``: how
+    the conversation stopped (``"user_done"``, ``"user_gave_up"``, ``"max_turns"``, ...)."""
+    from ...events import CONVERSATION_STOP_REASONS, STOP_REASONS
 
     given = strings("stops_with", reasons)
-    unknown = [r for r in given if r not in STOP_REASONS]
+    known = CONVERSATION_STOP_REASONS if over == "conversation" else STOP_REASONS
+    unknown = [r for r in given if r not in known]
     if unknown:
+        what = "a conversation stops" if over == "conversation" else "no run stops"
         raise ConfigurationError(
-            f"stops_with: no run stops with {unknown[0]!r}; the reasons: {', '.join(STOP_REASONS)}"
+            f"stops_with: {what} with {unknown[0]!r}; the reasons: {', '.join(known)}"
         )
-    return StopsWith(given)
+    return scoped(StopsWith(given), over)
 
 
 def steps_of(evidence: Evidence) -> int:
@@ -77,9 +81,9 @@ class MaxSteps(Check):
         return steps <= self.n, "" if steps <= self.n else f"{steps} steps (at most {self.n})"
 
 
-def max_steps(n: int) -> MaxSteps:
+def max_steps(n: int, *, over: str = "turn") -> Check:
     """The run took at most ``n`` steps: replies that called tools (one batch is one step)."""
-    return MaxSteps(n)
+    return scoped(MaxSteps(n), over)
 
 
 @dataclass(frozen=True, repr=False)
@@ -93,9 +97,9 @@ class NoToolErrors(Check):
         return not bad, "" if not bad else "tool errors: " + "; ".join(bad)
 
 
-def no_tool_errors() -> NoToolErrors:
+def no_tool_errors(*, over: str = "turn") -> Check:
     """No tool call of the run got an error result."""
-    return NoToolErrors()
+    return scoped(NoToolErrors(), over)
 
 
 @dataclass(frozen=True, repr=False)

@@ -125,7 +125,7 @@ def failure(record: EvalRecord, task: Task, session: Session | None) -> dict[str
                         "result": _short(call.result, RESULT_CHARS),
                     }
                 )
-    return {
+    found = {
         "task": task.name,
         "request": task.input,
         "failed_checks": [{"check": c.name, "why": c.reason} for c in record.failed_checks],
@@ -134,6 +134,10 @@ def failure(record: EvalRecord, task: Task, session: Session | None) -> dict[str
         "tool_calls": steps,
         "answer": _short(record.output, ANSWER_CHARS),
     }
+    talk = record.conversation  # a task with a user: every turn, the user's words and answers
+    if talk is not None:
+        found["conversation"] = [{"user": t.text, "rule": t.rule} for t in talk.user]
+    return found
 
 
 def reflection_request(reflection: Reflection) -> ModelRequest:

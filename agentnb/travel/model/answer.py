@@ -17,7 +17,7 @@ from typing import Any
 from ..data import TravelData
 from .degraded import moved
 from .intent import TripRequest
-from .observations import Observation, fabricated_answer, rooms
+from .observations import Observation, fabricated_answer, money, rooms
 from .phrases import say
 from .sections import cost, flights, hotels, unread_fare, weather
 from .shapes import leaves
@@ -95,6 +95,7 @@ def compose_answer(
         for section in brief:  # nothing it could read: say why (a failure, prose, a shape)
             if not any(o.ok and o.data for o in roles.get(section, [])):
                 writers[section](w, req, roles.get(section, []))
+    booked = _booked(w, roles.pop("book", []))
     for name, obs in roles.items():  # results of tools it cannot place: said, not used
         if name not in SECTIONS:
             seen = leaves(obs[-1].raw if obs[-1].raw is not None else obs[-1].data)
@@ -106,9 +107,12 @@ def compose_answer(
         w.put("unread_slot", what=w.phrase("slot_" + slot), words=words)
     if style.missing:
         w.add(*[missing_tools(replace(req, language=lang), style.missing) for lang in ("zh", "en")])
-    if style.booking != "none" and _BOOK.search(req.text):
-        key = "booking_ask" if style.booking == "ask" else "booking_direct"
-        w.put(key)
+    can_book = "book" in style.roles.values()
+    if booked is None and _BOOK.search(req.text) and (style.booking == "ask" or not can_book):
+        if style.booking != "none":
+            w.put("booking_ask" if style.booking == "ask" else "booking_direct")
+    elif booked is None and can_book and _BOOK.search(req.text) and _over(roles.get("cost", [])):
+        w.put("not_booked_over")
     w.lines = [line for line in w.lines if line]
     if not w.lines:
         w.put("found_nothing")
@@ -129,6 +133,21 @@ def _shaped(lines: list[str], style: Style, zh: bool) -> str:
         cells = [f"| {r[0]} | {r[1]} |" if len(r) == 2 else f"|  | {r[0]} |" for r in rows]
         return "\n".join([say("table_head", "zh" if zh else "en"), *cells])
     return "\n".join(lines)
+
+
+def _booked(w: Writer, obs: list[Any]) -> bool | None:
+    """The booking line (rule book): True when booked, False when the booking failed, None
+    when nothing was booked this turn."""
+    ok = [o for o in obs if o.ok and o.data]
+    if ok:
+        b = ok[-1].data
+        w.put("booked", hotel=b["hotel"], day=b["check_in"], nights=b["nights"],
+              total=money(b["total_price"]), id=b["booking_id"])  # fmt: skip
+        return True
+    if obs:
+        w.put("not_booked", why=str(obs[-1].error or obs[-1].kind)[:120])
+        return False
+    return None
 
 
 def _over(obs: list[Any]) -> bool:

@@ -192,8 +192,12 @@ def explain_calls(turn: Turn, steps: list[Step], why: Reasoning, slips: frozense
                 mode=mode, what=MISBEHAVIOURS.get(mode or "", ""))  # fmt: skip
     elif mode in ("wrong_args", "malformed_json", "mismatched_id") and not obs:
         why.add(f"misbehave_{mode}", "r_misbehave", mode=mode, what=MISBEHAVIOURS[mode])
-    cost = turn.menu.get("cost")
-    if cost and name == cost.name and isinstance(args, dict):
+    cost, book = turn.menu.get("cost"), turn.menu.get("book")
+    if book and name == book.name and isinstance(args, dict):
+        how = say("book_yes", why.language) if turn.book == "confirmed" else ""
+        hotel = args.get(book.slots.get("hotel", ""), "?")
+        why.add("book", "r_book", how=how, tool=name, hotel=hotel)
+    elif cost and name == cost.name and isinstance(args, dict):
         parts = " + ".join(f"{i['unit_price']:g}×{i['quantity']}" for i in args.get("items", []))
         budget = args.get("budget")
         if turn.misread_budget is not None and budget not in (None, turn.misread_budget):

@@ -79,9 +79,10 @@ class TripRequest:
         asks again for what the latest earlier request wanted; one that names its own need
         ("周日的天气呢？") asks for that alone."""
         out = replace(self, wants=list(self.wants))
-        changed = out.date or out.destination or out.origin or out.nights_stated or out.vague
+        changed = bool(out.date or out.destination or out.origin or out.nights_stated or out.vague)
+        changed = changed or out.budget is not None  # "预算改成1300": the same trip, repriced
         past_wants = next((p for p in reversed(earlier) if p.wants), None)
-        again = (out.guessed and out.follow_up) or not out.wants
+        again = (out.guessed and (out.follow_up or out.wants == ["cost"])) or not out.wants
         if past_wants is not None and again and changed:
             out.wants = list(past_wants.wants)
             out.compare = past_wants.compare and not out.destination

@@ -33,6 +33,7 @@ from .actions import act, user_text
 from .answer import compose_answer
 from .clarify import answer_style, clarifying_question
 from .explain import Reasoning, explain_calls, explain_question
+from .guess import guess
 from .gullible import obey
 from .observations import fabricated_answer, picks
 from .plan import plan
@@ -152,27 +153,6 @@ class TravelModel(Model):
         if "slip_misread_budget" in slips and req.budget is not None:
             turn.misread_budget, req.budget = req.budget, req.budget / 10  # said if it is used
 
-    def _guess(self, turn: Turn, why: Reasoning) -> None:
-        """misbehave='guess_args': fill what the user left out with a guess and say nothing to
-        the user (001 §6.1): the first city of the data, the other one, today."""
-        req, cities = turn.request, [c.name for c in self.data.city_list]
-        if not {"flights", "hotels", "weather"} & set(req.wants):
-            return
-        guessed = []
-        if "flights" in req.wants and not req.origin:
-            req.origin = next(c for c in cities if c != req.destination)
-            guessed.append(req.origin)
-        if not req.destination:
-            req.destination = next(c for c in cities if c != req.origin)
-            guessed.append(req.destination)
-        if not req.date:
-            req.date = "今天" if req.language == "zh" else "today"
-            guessed.append(req.date)
-        req.vague = None
-        if guessed:
-            why.add("misbehave_guess_args", "r_misbehave", mode="guess_args",
-                    what=MISBEHAVIOURS["guess_args"] + f": {', '.join(guessed)}")  # fmt: skip
-
     def _ignore_preference(self, turn: Turn, why: Reasoning) -> None:
         for knob, default in (("flight_choice", "earliest"), ("hotel_choice", "value")):
             how = getattr(turn.policy, knob)
@@ -189,7 +169,7 @@ class TravelModel(Model):
             line, _ = policy.not_understood[0]
             why.add("not_understood", "r_not_understood", n=len(policy.not_understood), first=line)
         if mode == "guess_args":  # on every reply: the same guesses
-            self._guess(turn, why)
+            guess(turn.request, [c.name for c in self.data.city_list], why)
         why.date(turn, req.date)
         for role in policy.skip if not obs else ():
             spec = turn.menu.get(role)

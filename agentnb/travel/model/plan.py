@@ -115,9 +115,14 @@ def plan(turn: Turn, data: TravelData, mode: str | None,
     if steps and policy.call_first in offered and offered[policy.call_first]:
         first = offered[policy.call_first]
         steps.sort(key=lambda step: step[0] != (first.name if first else ""))  # call_first knob
-    if steps or "cost" not in req.wants or not offered["cost"]:
+    if steps:
         return steps
-    return _cost_step(turn, req, obs)
+    if "cost" in req.wants and offered["cost"]:
+        steps = _cost_step(turn, req, obs)
+    book = menu.get("book")
+    if steps or book is None or not turn.book or "hotels" not in req.wants:
+        return steps
+    return _book_step(turn, req, obs, book, when(book, raw))
 
 
 def _mentions_error(o: Observation) -> bool:
@@ -155,6 +160,33 @@ def _cost_step(turn: Turn, req: TripRequest, obs: list[Observation]) -> list[Ste
     if alt and alt != items_for(flight, hotel, req):  # offer the cheapest combination
         return [(cost.name, cost.args({"items": alt, "budget": req.budget}))]
     return []
+
+
+def _book_step(turn: Turn, req: TripRequest, obs: list[Observation], book: ToolSpec,
+               day: str) -> list[Step]:  # fmt: skip
+    """Book the hotel it chose (rule book; misbehave='gullible': the one a tool result told it
+    to): once, not over budget, and with confirm_booking=ask only on the user's yes to its
+    question."""
+    if turn.book == "asked" and turn.policy.confirm_booking == "ask":
+        return []  # it asks first (booking_ask), and books on the yes
+    done = _of(obs, book.name)
+    if any(o.ok for o in done) or not _needed(done, False, True):
+        return []
+    cost = turn.menu.get("cost")
+    priced = [o for o in _of(obs, cost.name) if o.ok and o.data] if cost else []
+    if priced and priced[0].data.get("within_budget") is False:  # type: ignore[union-attr]
+        return []
+    flights = _latest_ok(obs, turn.menu.get("flights"))
+    hotels = _latest_ok(obs, turn.menu.get("hotels"))
+    _, _, hotel, _ = picks(req, flights, hotels, turn.flight_choice, turn.hotel_choice)
+    if hotel is None:
+        return []
+    name = turn.injected.get("hotel") or (
+        hotel["name_en"] if req.language == "en" else hotel["name"]
+    )
+    nights = max(int(hotel.get("nights") or 1), req.nights)
+    stay = {"hotel": name, "city": req.destination, "date": day, "nights": nights}
+    return [(book.name, book.args(stay))]
 
 
 def _english_names(req: TripRequest, data: TravelData) -> TripRequest:

@@ -51,6 +51,9 @@ class Turn:
     #: misbehave='gullible': what it was told in data and follows (goal -> value)
     injected: dict[str, Any] = field(default_factory=dict)
     tool_texts: list[str] = field(default_factory=list)  # this turn's tool results, as text
+    #: The user asks to book now ("asked": 订, book) or says yes to its booking question
+    #: ("confirmed"); "" when neither (rule book).
+    book: str = ""
 
     @property
     def flight_choice(self) -> str:
@@ -118,7 +121,28 @@ def read(request: ModelRequest, data: TravelData, *, today: Date,
                                        if menu.get(w) is None and w not in policy.skip]  # fmt: skip
     user_text = texts[-1] if texts else ""
     turn.asks_cheap = bool(CHEAP_WORDS.search(user_text)) or current.budget is not None
+    turn.book = _booking(user_text, messages[:last] if last >= 0 else [])
+    if turn.book and current.destination and "hotels" not in current.wants:
+        current.wants.append("hotels")  # a yes to "shall I book it?": the stay, again
     return turn
+
+
+#: The user wants it booked: 订, 预订, book, reserve (words, so "notebook" is not one).
+BOOK_WORDS = re.compile(r"订|预定|\bbook|\breserv", re.I)
+_YES = re.compile(
+    r"^\s*(?:好的?|可以|是的?|行|确认|对|没问题|yes|ok(?:ay)?|sure|please|go ahead)", re.I
+)
+_ASKED_TO_BOOK = re.compile(r"需要我为你预订吗|Shall I book it", re.I)
+
+
+def _booking(text: str, before: list[dict[str, Any]]) -> str:
+    """``"confirmed"`` when the user says yes (or asks to book) right after the assistant asked
+    whether to book, "asked" when it asks to book, else "" (rule book)."""
+    asked = next((text_of(m) for m in reversed(before) if m.get("role") == "assistant"
+                  and not m.get("tool_calls")), "")  # fmt: skip
+    if _ASKED_TO_BOOK.search(asked) and (_YES.search(text) or BOOK_WORDS.search(text)):
+        return "confirmed"
+    return "asked" if BOOK_WORDS.search(text) else ""
 
 
 def _memory_notes(messages: list[dict[str, Any]]) -> list[str]:

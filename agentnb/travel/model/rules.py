@@ -74,6 +74,11 @@ _DECISION_RULES = [
      "000 §2.3"),
     ("final_answer", "decision", "every needed result is in (or nothing to look up)",
      "writes the final answer from the tool results, shaped by the knobs", "—", "000 §3.1"),
+    ("book", "decision", "a booking tool offered (book/reserve in its name: book_hotel) and the "
+     "user asks to book (订, book), or says yes (好的, yes) to its question 需要我为你预订吗",
+     "searches the stay, then books the hotel it chose (not over budget), and says so with the "
+     "booking id; with confirm_booking=ask it first asks, and books on the yes",
+     "recommends and never books (no booking tool: confirm_booking=direct says so)", "000 §1.2"),
 ]  # fmt: skip
 _SCHEMA_RULES = [
     ("offered_tools_only", "tool schema", "request.tools (never the Python tools)",

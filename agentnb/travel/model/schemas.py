@@ -2,8 +2,9 @@
 takes which value, and in which date format (article 000 §2.2, §4.3).
 
 The model sees only ``request.tools`` (OpenAI tool schemas), never the Python tools. Each
-offered tool gets a *role* (flights, weather, hotels, cost) and each role's *slots* (origin,
-destination, city, date, nights, near, items, budget) are matched to parameter names:
+offered tool gets a *role* (flights, weather, hotels, cost, and book: a booking tool) and each
+role's *slots* (origin, destination, city, date, nights, near, items, budget, hotel) are
+matched to parameter names:
 
 1. by name: the parameter's name, split on ``_``/``-`` and lower-cased, contains one of the
    slot's name words (``from_city`` → origin because of ``from``; ``departure`` → origin);
@@ -29,6 +30,7 @@ __all__ = ["ROLE_WORDS", "SLOT_WORDS", "Menu", "ToolSpec", "describes", "read_me
 
 #: A tool's role: words in its name (first) or description.
 ROLE_WORDS: dict[str, tuple[str, ...]] = {
+    "book": ("book", "reserve", "预订酒店"),  # before hotels: book_hotel books, it does not search
     "flights": ("flight", "航班", "机票"),
     "weather": ("weather", "天气", "forecast"),
     "hotels": ("hotel", "酒店", "住宿", "lodging"),
@@ -40,6 +42,7 @@ ROLE_SLOTS: dict[str, tuple[str, ...]] = {
     "weather": ("date", "city"),
     "hotels": ("date", "nights", "near", "city"),
     "cost": ("items", "budget"),
+    "book": ("date", "nights", "hotel", "city"),
 }
 #: slot -> (name words, description words)
 SLOT_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -53,6 +56,7 @@ SLOT_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "near": (("near", "landmark", "area", "district"), ("地标", "附近", "landmark", "near")),
     "items": (("items", "lines", "expenses", "costs"), ("明细", "items", "expense")),
     "budget": (("budget", "limit", "max"), ("预算", "budget")),
+    "hotel": (("hotel", "name"), ("酒店名称", "hotel's name")),
 }  # fmt: skip
 _ISO_WORDS = re.compile(r"YYYY-MM-DD|ISO", re.IGNORECASE)
 _RELATIVE_WORDS = re.compile(r"相对|relative|周五|明天|tomorrow|friday", re.IGNORECASE)
@@ -116,7 +120,8 @@ def describes(sentence: str) -> bool:
 
 
 def tool_role(function: dict[str, Any]) -> str | None:
-    """flights / weather / hotels / cost: by the tool's name first, else its description."""
+    """flights / weather / hotels / cost / book: by the tool's name first, else its
+    description."""
     name, text = str(function.get("name", "")).lower(), str(function.get("description") or "")
     for role, words in ROLE_WORDS.items():
         if any(w in name for w in words):

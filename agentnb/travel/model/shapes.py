@@ -1,4 +1,4 @@
-"""The result shapes TravelModel can read: one per role (flights, weather, hotels, cost).
+"""The result shapes TravelModel can read: one per role (flights, weather, hotels, cost, book).
 
 A stand-in exposed to any app (``an.observe.serve(TravelModel())``) meets tool results of every
 shape. It reads a result as a role's data only when the result has that role's shape (checked
@@ -97,12 +97,22 @@ class _Verdict(_Cost):
     remaining: float
 
 
+@with_config(_LAX)
+class _Booking(TypedDict):
+    booking_id: str
+    hotel: str
+    check_in: str
+    nights: int
+    total_price: float
+
+
 #: role -> the shapes its results may take (the travel tools' own).
 SHAPES: dict[str, TypeAdapter[Any]] = {
     "flights": TypeAdapter(_Flights),
     "weather": TypeAdapter(_Weather | _NoWeather),
     "hotels": TypeAdapter(_Hotels),
     "cost": TypeAdapter(_Verdict | _Cost),
+    "book": TypeAdapter(_Booking),
 }
 
 

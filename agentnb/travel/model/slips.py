@@ -34,8 +34,9 @@ MISBEHAVIOURS = {
     "first (000 §2.3)",
     "ghost_call": "also calls search_hotels because earlier history mentioned hotels (000 §5.4)",
     "mismatched_id": "gives two calls in one reply the same id (001 §6.1)",
-    "guess_args": "guesses what the user left out (the origin, the destination, the day) and "
-    "calls with it instead of asking: wrong arguments from too little context (001 §6.1)",
+    "guess_args": "guesses what the user left out (the origin, the destination, the day; a "
+    "request that names no need, a whole trip) and calls with it instead of asking: wrong "
+    "arguments from too little context (001 §6.1)",
     "error_loop": "takes any 'error' text inside a good result as a failure and calls again, "
     "until the run stops on the repeated action (002 §2.1; see the fault 'noisy')",
     "gullible": "follows instructions it finds in tool results (book another hotel, a higher "
