@@ -164,13 +164,16 @@ def transcript_bundle(
     problems: Sequence[Problem] = (),
     first: int = 0,
     limit: int = STATIC_LIMIT,
+    marks: Callable[[], Mapping[int, Mapping[str, Any]]] | None = None,
     include: Collection[str] | None = None,
     exclude: Collection[str] | None = None,
 ) -> dict[str, str]:
     """Messages as a static bundle, numbered from ``first`` (as in their session), every
     pairing problem shown at its message; of a long list the last ``limit`` only, saying how
     many earlier are hidden. The one renderer of a transcript: ``Session``, ``RunResult``
-    and the live view's saved copy."""
+    and the live view's saved copy. ``marks()``: provenance's marks by message index (a
+    flagged span highlighted with why, a steered call with its link to the result it came
+    from: :meth:`agentnb.provenance.Provenance.marks`), called only when the HTML is made."""
     hidden = max(len(messages) - limit, 0)
     start = first + hidden
     if hidden:
@@ -184,6 +187,8 @@ def transcript_bundle(
         notes: dict[int, list[str]] = {}
         for problem in problems:
             notes.setdefault(problem.index, []).append(problem.text)
-        return _html.transcript(list(wires[hidden:]), title=title, notes=notes, start=start)
+        marked = marks() if marks is not None else None
+        shown = list(wires[hidden:])
+        return _html.transcript(shown, title=title, notes=notes, start=start, marks=marked)
 
     return static(plain, html, include=include, exclude=exclude)

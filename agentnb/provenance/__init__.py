@@ -51,6 +51,7 @@ __all__ = [
     "figures",
     "fold",
     "heads",
+    "marks",
     "number_of",
     "numbers_in",
     "of",
@@ -102,3 +103,17 @@ def of(
             end = record.end if record.end >= 0 else len(wires)
             flags = [f for f in flags if record.start <= f.message < end]
     return Provenance(values, flags)
+
+
+def marks(
+    wires: Sequence[Mapping[str, Any]],
+    *,
+    requests: Sequence[Any] = (),
+    today: date | None = None,
+) -> dict[int, dict[str, Any]]:
+    """What a transcript of ``wires`` marks (:meth:`Provenance.marks`: the instructions found
+    in its data, the calls they steered), by message index. Traces calls and results only, and
+    of them only the values that can be steered (``Tracer(steered_only=True)``): a session
+    with no instruction found in it costs one scan of its results."""
+    tracer = trace(wires, head=heads(requests), today=today, claims=False, steered_only=True)
+    return Provenance(tracer.values, tracer.flags).marks(wires)

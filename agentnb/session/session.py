@@ -31,6 +31,7 @@ from ..events import Event, MessageAppended, Origin, SessionEdited
 from ..messages import MEMORY_NAME, Message, parse_message
 from ..models.base import ModelRequest
 from ..provenance import Provenance
+from ..provenance import marks as provenance_marks
 from ..provenance import of as provenance_of
 from .bus import EventBus, SubscriberError
 from .edits import EditRecord, changed_paths
@@ -442,16 +443,25 @@ class Session(Shown):
 
     def static_bundle(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """text/plain and escaped text/html: what nbviewer and GitHub show without a kernel
-        (its last :data:`~agentnb.display.STATIC_LIMIT` messages, problems at their place)."""
+        (its last :data:`~agentnb.display.STATIC_LIMIT` messages, problems at their place,
+        flagged spans and steered calls marked: :meth:`static_marks`, traced only when the
+        HTML is made)."""
         transcript = self.transcript
         return display.transcript_bundle(
             transcript.messages,
             transcript.wires,
             title=repr(self),
             problems=self.problems,
+            marks=self.static_marks,
             include=include,
             exclude=exclude,
         )
+
+    def static_marks(self) -> dict[int, dict[str, Any]]:
+        """What the static HTML marks, by message index: instructions found in its tool results
+        and memory, and the calls they steered (calls and results traced, not answers' figures:
+        :meth:`agentnb.provenance.Provenance.marks`)."""
+        return provenance_marks(self.transcript.wires, requests=self.requests)
 
     def static_mimebundle(self) -> dict[str, str]:
         """The same as :meth:`static_bundle` (its earlier name)."""
