@@ -112,6 +112,11 @@ class Secrets:
             self._forms = tuple(sorted(spelled, key=len, reverse=True))  # longest first
         return self
 
+    @property
+    def forms(self) -> tuple[str, ...]:
+        """Every spelling of every credential, longest first (what :meth:`mask` hides)."""
+        return self._forms
+
     def mask(self, text: str) -> str:
         """``text`` with every form of every credential as ``***``."""
         for one in self._forms:
@@ -189,14 +194,16 @@ def url_secrets(url: str, query: Mapping[str, Any] | None = None) -> tuple[str, 
 
 def header_secrets(name: str, value: str) -> tuple[str, ...]:
     """The credentials a header ``name: value`` carries, by the same name rule: the value,
-    the token after an auth scheme (``Bearer``, ``Basic``, ``Token``...), and the password of
-    a ``Basic`` pair. A header whose name says nothing of credentials carries none."""
+    the token after an auth scheme (``Bearer``, ``Basic``, ``Token``...; any whitespace
+    between, a tab included), the password of a ``Basic`` pair, and each value of a cookie
+    (``Cookie: session=...; csrf=...``). A header whose name says nothing of credentials
+    carries none."""
     if not value or not is_secret_name(name):
         return ()
-    found = [value]
-    scheme, _, token = value.strip().partition(" ")
-    token = token.strip()
-    if token:
+    found = [value, value.strip()]
+    pieces = value.split(None, 1)
+    if len(pieces) == 2:
+        scheme, token = pieces[0], pieces[1].strip()
         found.append(token)
         if scheme.lower() == "basic":
             try:
@@ -204,7 +211,12 @@ def header_secrets(name: str, value: str) -> tuple[str, ...]:
             except (binascii.Error, ValueError):
                 pair = ""
             found += [pair, pair.partition(":")[2]] if ":" in pair else [pair]
-    return tuple(s for s in found if s)
+    if "cookie" in name.lower():
+        for crumb in value.split(";"):
+            _, eq, crumb_value = crumb.partition("=")
+            if eq:
+                found += [crumb_value.strip(), crumb_value.strip().strip('"')]
+    return tuple(dict.fromkeys(s for s in found if s))
 
 
 def request_secrets(headers: Iterable[tuple[str, str]], url: str) -> Secrets:

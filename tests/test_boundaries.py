@@ -120,8 +120,10 @@ COMPUTED_IMPORTS: dict[str, str] = {
     "agentnb.models": "its own submodules on first use (the HTTP stack costs start-up time)",
     "agentnb.observe": "its own submodules on first use (each needs an extra)",
     "agentnb.service.worker": "the user's agent factory, named on the command line",
-    "agentnb.evals.checks.source": "a user's check function, named in a saved check record, "
-    "and the modules a trusted saved check's source used (load(trust=True) only)",
+    "agentnb.evals.checks.refs": "a user's check function, named in a saved check record "
+    "(load(trust=True) only; without it, only a module already imported is read)",
+    "agentnb.evals.checks.source": "the modules a trusted saved check's source used "
+    "(load(trust=True) only)",
     "agentnb.evals.ci": "the user's variants, named on the eval command line",
     "agentnb.evals.variants": "the base agent and models a variants file names (module:attribute)",
 }

@@ -12,13 +12,19 @@
                            tasks)
 
 An :class:`App` is an async callable ``fn(text, ctx)`` or a command (``text`` on its standard
-input; ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` and ``AGENTNB_SESSION_ID`` in its environment)
-that talks to any OpenAI-compatible endpoint. The evaluation starts a recording proxy
-(:func:`agentnb.observe.proxy`) in front of ``upstream`` (a URL, or an agentnb model, which
-is served with :func:`agentnb.observe.serve` for the sweep), points the app at it, and
-rebuilds each run from the calls the proxy saw: its session (messages, requests), the final
-answer, the model calls and tokens. The same checks, trajectory diff and statistics then
-apply as to an agentnb agent.
+input; ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` and ``AGENTNB_SESSION_ID`` in its environment;
+its output read with a bound and its process group ended when it exits, see
+:mod:`agentnb.evals.commands`) that talks to any OpenAI-compatible endpoint. The evaluation
+starts a recording proxy (:func:`agentnb.observe.proxy`) in front of ``upstream`` (a URL,
+or an agentnb model, served with :func:`agentnb.observe.serve` for the sweep), points the
+app at it, and rebuilds each run from the calls the proxy saw: its session and final answer
+(from the conversation of the run's last call: an app that compacted its context is judged on where
+it ended, not on the conversation it left), the model calls, and the tokens the upstream
+reported, prompt and completion apart, priced like an agent's (``an.evals.prices`` under the
+upstream model's name, or the name the app's requests gave). The same checks, trajectory
+diff and statistics then apply as to an agentnb agent. End-state checks read ``ctx.state``:
+set it to the app's own state after the run. One ``App`` serves any number of evaluations,
+each in its own event loop.
 
 Each run sends ``ctx.headers`` (``x-session-id``: the run's id), which the proxy threads the
 run's conversation by, so runs of one app may go concurrently. An app that cannot send
@@ -30,8 +36,6 @@ call is an ``error`` run saying so, never a silent empty answer.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import os
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
@@ -41,13 +45,14 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigurationError
 from ..models.base import Usage
 from ..session.records import RunRecord
+from .commands import run_command
 
 if TYPE_CHECKING:
     from ..runtime.result import RunResult
     from ..session import Session
     from .tasks import Task
 
-__all__ = ["App", "AppContext", "AppFailed"]
+__all__ = ["App", "AppContext", "AppFailed", "Spent"]
 
 AppFn = Callable[[str, "AppContext"], Awaitable[Any]]
 
@@ -95,6 +100,7 @@ class App:
     _server: Any = field(default=None, repr=False)
     _opening: asyncio.Lock | None = field(default=None, repr=False)
     _serial: asyncio.Lock | None = field(default=None, repr=False)
+    _loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if (self.fn is None) == (self.command is None):
@@ -116,9 +122,9 @@ class App:
 
     async def open(self) -> str:
         """Start the proxy (and the model server) once; returns the proxy's base URL."""
-        if self._opening is None:
-            self._opening = asyncio.Lock()
-            self._serial = asyncio.Lock()
+        loop = asyncio.get_running_loop()
+        if self._opening is None or self._loop is not loop:  # locks belong to one loop
+            self._opening, self._serial, self._loop = asyncio.Lock(), asyncio.Lock(), loop
         async with self._opening:
             if self._proxy is None:
                 self._proxy = await asyncio.to_thread(self._start)
@@ -145,7 +151,8 @@ class App:
         self, task: Task, seed: int, *, tags: dict[str, str] | None = None
     ) -> tuple[RunResult, Session, Any]:
         """One run of ``task``: the result rebuilt from the proxied calls (its record tagged
-        with ``tags``), its session and the state end-state checks read."""
+        with ``tags``, with what its calls spent), its session and the state end-state
+        checks read."""
         base_url = await self.open()
         rid = f"ev-{secrets.token_hex(6)}"
         ctx = AppContext(
@@ -160,15 +167,16 @@ class App:
     async def _run(
         self, task: Task, ctx: AppContext, rid: str, tags: dict[str, str]
     ) -> tuple[RunResult, Session, Any]:
-        seen = len(self._proxy.sessions)
+        seen = len(self._proxy.calls)
         answer: Any = None
         if self.fn is not None:
             answer = await self.fn(task.input, ctx)
         else:
             answer = await self._command(task.input, ctx, rid)
-        session = self._session(rid, seen)
-        result = _result(session, task, rid, answer, self._proxy.calls, tags)
-        return result, session, ctx.state
+        calls = self._calls(rid, seen)
+        session = self._proxy.session(calls[-1].session_id)  # where the run ended
+        spent = Spent.of(calls, self._model_name(calls))
+        return _result(session, task, rid, answer, spent, tags), session, ctx.state
 
     async def _command(self, text: str, ctx: AppContext, rid: str) -> str:
         assert self.command is not None
@@ -178,43 +186,61 @@ class App:
             "OPENAI_API_KEY": ctx.api_key,
             "AGENTNB_SESSION_ID": rid,
         }
-        process = await asyncio.create_subprocess_exec(
-            *self.command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-        )
-        try:
-            out, err = await process.communicate(text.encode())
-        except asyncio.CancelledError:
-            process.kill()
-            raise
-        if process.returncode:
-            tail = err.decode(errors="replace")[-500:]
-            raise AppFailed(f"{self.command[0]} exited with {process.returncode}: {tail}")
-        return out.decode(errors="replace").strip()
+        code, out, err = await run_command(self.command, text, env)
+        if code:
+            raise AppFailed(f"{self.command[0]} exited with {code}: {err[-500:]}")
+        return out.strip()
 
-    def _session(self, rid: str, seen: int) -> Session:
-        sessions = self._proxy.sessions
-        mine = [s for s in sessions if s.id == rid or s.id.startswith(rid + ".b")]
+    def _calls(self, rid: str, seen: int) -> list[Any]:
+        """The proxied calls of this run, in the order they came: those of its sessions (by
+        ``ctx.headers``), or, one run at a time, every call that came while it ran."""
+        calls = self._proxy.calls[seen:]
+        mine = [c for c in calls if c.session_id == rid or c.session_id.startswith(rid + ".b")]
         if not mine and self.serial:
-            mine = list(sessions[seen:])  # one run at a time: what came in while it ran
+            mine = list(calls)
         if not mine:
             raise AppFailed(
                 "the proxy saw no call of this run: send ctx.headers with every request "
                 "(openai.AsyncOpenAI(..., default_headers=ctx.headers)), or use App(serial=True)"
             )
-        found: Session = max(mine, key=len)  # a run that branched: its longest conversation
-        return found
+        return mine
+
+    def _model_name(self, calls: list[Any]) -> str:
+        """The model that answered: the upstream agentnb model's name, else the one the
+        app's requests named, else the App's ``name``."""
+        if not isinstance(self.upstream, str):
+            return str(getattr(self.upstream, "name", self.name))
+        return next((c.model for c in calls if c.model), self.name)
 
     def __repr__(self) -> str:
         what = getattr(self.fn, "__qualname__", None) or " ".join(self.command or ())
         return f"<App {what} -> {self.upstream if isinstance(self.upstream, str) else self.name}>"
 
 
+@dataclass
+class Spent:
+    """What one run's proxied calls spent: the model, the tokens the upstream reported
+    (prompt and completion) and how many calls reported none."""
+
+    model: str
+    usage: Usage
+    unmetered: int = 0
+
+    @classmethod
+    def of(cls, calls: list[Any], model: str) -> Spent:
+        usage, unmetered = Usage(), 0
+        for call in calls:
+            if call.reply is None:  # no reply (an error status, a cut stream): no tokens read
+                continue
+            if call.reply.usage is None:  # a stream without usage: its spend is unknown
+                unmetered += 1
+            else:
+                usage = usage + call.reply.usage
+        return cls(model, usage, unmetered)
+
+
 def _result(
-    session: Session, task: Task, rid: str, answer: Any, calls: Any, tags: dict[str, str]
+    session: Session, task: Task, rid: str, answer: Any, spent: Spent, tags: dict[str, str]
 ) -> RunResult:
     from ..runtime.result import RunResult
 
@@ -232,13 +258,6 @@ def _result(
     output = last.get("content") if final else None
     if output is None and isinstance(answer, str):
         output = answer
-    usage = Usage()
-    for call in calls:  # tokens as the upstream reported them (a stream may report none)
-        if call.session_id == session.id and call.response:
-            with contextlib.suppress(ValueError, AttributeError, TypeError):
-                usage = usage + (
-                    Usage.from_openai(json.loads(call.response).get("usage")) or Usage()
-                )
     record = RunRecord(
         rid,
         rid,
@@ -249,7 +268,9 @@ def _result(
         stop_reason="final_answer" if final else "error",
         detail="" if final else "the app's conversation did not end with a final answer",
         iterations=sum(m.get("role") == "assistant" for m in wires[start:]),
-        usage=usage,
+        usage=spent.usage,
         tags=tags,
+        model=spent.model,
+        unmetered=spent.unmetered,
     )
     return RunResult(record, session, [], list(session.messages)[start:])

@@ -13,19 +13,17 @@ written before this format, with ``usage`` as a list, read the same).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import marshal
 import os
 import types
 from collections.abc import AsyncIterator
 from datetime import date, datetime
 from typing import Any
 
-from .._secrets import is_secret_name
+from .._secrets import Secrets
 from ..models import Replies, by_repeat, reply_dict, reply_of
 from ..models.base import Delta, ModelLike, ModelRequest, ModelResponse, stream_response
 from .checks.source import plain
-from .identity import BOOKKEEPING
+from .identity import BOOKKEEPING, code_digest
 
 __all__ = ["CachedModel", "ResponseCache", "model_identity"]
 
@@ -34,34 +32,32 @@ __all__ = ["CachedModel", "ResponseCache", "model_identity"]
 _TRANSPORT = frozenset(("timeout", "total_timeout", "retry", "max_response_bytes", "secrets"))
 
 
-def _value(value: Any) -> Any:
+def _value(value: Any, mask: Secrets | None = None) -> Any:
     """A value's part in a cache key: plain data (scalars, and containers of nothing else)
-    as itself, a function by its code and what it closes over, anything else (a list of
-    requests a test keeps, a dataset, a client) by its identity in this process: never equal
-    to another object's, so two models never share replies by accident; such a key misses
-    in another process, which is safe."""
+    as itself (credentials in its strings masked by ``mask``), a function by its code and
+    what it closes over, anything else (a list of requests a test keeps, a dataset, a client)
+    by its identity in this process: never equal to another object's, so two models never
+    share replies by accident; such a key misses in another process, which is safe."""
     if isinstance(value, date | datetime):
         return value.isoformat()
     if isinstance(value, tuple) and plain(list(value)):
-        return list(value)
+        value = list(value)
     if plain(value):
-        return value
+        return mask.mask_data(value) if mask else value
     if isinstance(value, types.FunctionType | types.MethodType):
         fn = value.__func__ if isinstance(value, types.MethodType) else value
-        bound = _value(value.__self__) if isinstance(value, types.MethodType) else None
-        cells = [_value(c.cell_contents) for c in fn.__closure__ or ()]
-        # marshal version 2: no back-references, which later versions write or not by the
-        # objects' reference counts (the same code hashed two ways as a run went on)
-        code = hashlib.sha256(marshal.dumps(fn.__code__, 2)).hexdigest()[:16]
+        bound = _value(value.__self__, mask) if isinstance(value, types.MethodType) else None
+        cells = [_value(c.cell_contents, mask) for c in fn.__closure__ or ()]
+        code = code_digest(fn.__code__)
         return {
             "fn": f"{fn.__module__}.{fn.__qualname__}",
             "code": code,
             "closure": cells,
-            "defaults": _value(fn.__defaults__),
+            "defaults": _value(fn.__defaults__, mask),
             "self": bound,
         }
-    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return {k: _value(v) for k, v in value.items()} if len(value) < 64 else _id(value)
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value) and len(value) < 64:
+        return {k: _value(v, mask) for k, v in value.items()}
     return _id(value)
 
 
@@ -77,10 +73,11 @@ def model_identity(model: Any) -> dict[str, Any] | None:
     an OpenAI-compatible client (timeouts, retries): scalars and containers by value
     (``params``, ``headers``: two variants that differ in temperature or a header never share
     a reply), functions by their code and closure (``FunctionModel(fn)``), any other object
-    by its identity in this process. Credentials are never part of it: attributes whose
-    names say they hold one (the one secrets rule, :func:`agentnb._secrets.is_secret_name`)
-    are left out, and headers are kept as the client masks them. A model whose attributes
-    cannot be read (``__slots__``, no ``cache_identity``) has no identity: None, not cached.
+    by its identity in this process. Every setting counts whatever its name (``max_tokens``,
+    ``key_prefix``); only credential *values* are kept out: the model's registered
+    :class:`~agentnb._secrets.Secrets` are left out and mask every string of the other
+    settings (headers are kept as the client masks them). A model whose attributes cannot be
+    read (``__slots__``, no ``cache_identity``) has no identity: None, not cached.
     """
     own = getattr(model, "cache_identity", None)
     if callable(own):
@@ -91,14 +88,20 @@ def model_identity(model: Any) -> dict[str, Any] | None:
     except TypeError:
         return None
     openai_like = hasattr(model, "base_url") and hasattr(model, "params")
+    own = [v for v in attributes.values() if isinstance(v, Secrets)]
+    mask = Secrets([value for s in own for value in s.values]) if own else None
     settings: dict[str, Any] = {}
     for name, value in sorted(attributes.items()):
         bare = name.lstrip("_")
-        if bare in BOOKKEEPING or is_secret_name(bare) or (openai_like and bare in _TRANSPORT):
+        if (
+            bare in BOOKKEEPING
+            or isinstance(value, Secrets)
+            or (openai_like and bare in _TRANSPORT)
+        ):
             continue
         if openai_like and name.startswith("_"):  # its client, transport and probes
             continue
-        settings[name] = _value(value)
+        settings[name] = _value(value, mask)
     return {"class": f"{type(model).__module__}.{type(model).__qualname__}", **settings}
 
 

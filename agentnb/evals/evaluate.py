@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +24,7 @@ from .apps import App
 from .cache import ResponseCache
 from .evaluation import Errors, Evaluation
 from .log.recording import follow, kept_file
+from .progress import ProgressLine
 from .record import EvalRecord
 from .runner import run_task
 from .statistics import warm_up
@@ -279,22 +279,18 @@ async def evaluate(
 
 
 class _Progress:
-    """A one-line progress report on stderr, rewritten at most every 0.2 s and at the end."""
+    """A progress report on stderr (:class:`~agentnb.evals.progress.ProgressLine`: rewritten
+    in place on a terminal, whole lines in a log), and the last one at the end."""
 
     def __init__(self, ev: Evaluation) -> None:
         self.ev = ev
-        self.shown = 0.0
+        self.line = ProgressLine()
 
     def __call__(self, record: EvalRecord | None) -> None:
-        now = time.monotonic()
-        if record is not None and now - self.shown < 0.2:
-            return
-        self.shown = now
         ev = self.ev
         counts = {o: sum(r.outcome == o for r in ev.records) for o in ("pass", "fail", "error")}
         line = (
-            f"\revaluate: {len(ev.records)}/{ev.total} runs — {counts['pass']} pass, "
+            f"evaluate: {len(ev.records)}/{ev.total} runs — {counts['pass']} pass, "
             f"{counts['fail']} fail, {counts['error']} error"
         )
-        sys.stderr.write(line + ("\n" if record is None else ""))
-        sys.stderr.flush()
+        self.line.show(line, final=record is None)

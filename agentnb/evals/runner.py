@@ -29,6 +29,7 @@ from .checked import Checked, annotate
 from .checks.base import CheckResult, Evidence, run_check
 from .checks.outcome import EndState
 from .faithful import Log, annotate_replay
+from .hooks import tools_of
 from .record import EvalRecord, row_tags
 from .replayer import RunKey, replaying_run
 from .states import Refused
@@ -94,9 +95,7 @@ def prepare(agent: Agent, task: Task) -> tuple[Agent, Any]:
     source = agent.replay
     state = None
     if task.tools is not None:
-        made = task.tools()
-        tools, state = made if isinstance(made, tuple) else (made, None)
-        tools = list(tools)
+        tools, state = tools_of(task.tools(), task.name)  # a tuple of tools, or (tools, state)
         wrapped = [replaying(t, source) for t in tools] if source is not None else tools
         agent.tools = Toolset(wrapped)
     if task.setup is not None:

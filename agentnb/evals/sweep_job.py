@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, RunStateError
 from .checked import KEY as CHECKS
-from .identity import stable_identity
+from .identity import variant_identity
 from .runner import run_task
-from .tables import describe
 from .tasks import Task, TaskSet
 
 if TYPE_CHECKING:
@@ -57,13 +56,12 @@ def digest_of(what: Any) -> str:
 
 
 def variant_digest(agent: Agent | None) -> str | None:
-    """What the variant is, as a digest: ``Evaluation.descriptions``' and the code of its
-    model and tools (a tool or model function changed under the same name is a new variant)."""
+    """What the variant is, as a digest: everything that can change its runs
+    (:func:`agentnb.evals.identity.variant_identity`: its settings, its model's parameters of
+    any shape, each tool's schema and function)."""
     if agent is None:
         return None
-    code = {t.name: stable_identity(getattr(t, "fn", None)) for t in getattr(agent, "tools", ())}
-    model = stable_identity(getattr(agent, "model", agent))
-    return digest_of([describe(agent), code, model])
+    return digest_of(variant_identity(agent))
 
 
 @dataclass
@@ -161,8 +159,8 @@ class _Worker:
     def serve(self, rt: Runtime, args: argparse.Namespace) -> None:
         from ..service.worker import load_factory
 
-        variants = load_factory(args.variants) if args.variants else {}
-        tasks = load_factory(args.tasks) if args.tasks else ()
+        variants = load_factory(args.variants, "--variants") if args.variants else {}
+        tasks = load_factory(args.tasks, "--tasks") if args.tasks else ()
         if bool(variants) != bool(tasks):
             raise ConfigurationError(
                 "--variants and --tasks go together (a sweep's runs need both)"

@@ -9,10 +9,10 @@
 
 A task may carry earlier turns (``history``: strings are user turns run first in the same
 session, dicts are messages placed in it as they are). Tools with per-run state belong to the
-task: ``tools=factory`` is called once per run and returns the run's tools, or
-``(tools, state)`` (``state`` is what :func:`~agentnb.checks.end_state` checks); a replaying
-agent wraps them, so the same task runs live and replayed, and they carry the variant's
-descriptions of tools of their names, so a description variant reaches the model.
+task: ``tools=factory`` is called once per run and returns the run's tools, or ``(tools,
+state)`` (:mod:`.hooks`; ``state`` is what :func:`~agentnb.checks.end_state` checks); a
+replaying agent wraps them, so the same task runs live and replayed, and they carry the
+variant's descriptions of tools of their names, so a description variant reaches the model.
 ``setup(agent)`` prepares anything else per run (a non-None return value is the state).
 Checks and metrics read the last turn, the task's ``input``.
 """
@@ -29,7 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .. import _json
 from ..errors import ConfigurationError
-from .checks.base import Check, FunctionCheck, as_check, check_from_dict
+from .checks.base import Check, FunctionCheck, as_check, check_from_dict, function_record
+from .hooks import HOOKS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,10 +108,9 @@ class Task(BaseModel):
             "metadata": self.metadata,
             "history": list(self.history),
         }
-        for hook in ("setup", "tools"):
-            fn = getattr(self, hook)
-            if fn is not None:
-                record[hook] = FunctionCheck(fn).to_dict()
+        for hook, what in HOOKS.items():  # setup, tools: each refused as what it is called
+            if getattr(self, hook) is not None:
+                record[hook] = function_record(getattr(self, hook), what)
         return record
 
     @classmethod

@@ -1,8 +1,10 @@
 """Models the runtime can call.
 
 Test doubles (``ScriptedModel``, ``FunctionModel``); ``OpenAIModel`` for any OpenAI-compatible
-endpoint (``openai.py``: compatibility ``profiles.py``, SSE in ``sse.py``, retries in
-``retry.py``, actions written as text in ``text_actions.py``); recorded replies, the one
+endpoint (``openai/``: compatibility ``profiles.py``, streamed chunks in ``sse.py``, retries in
+``retry.py``, actions written as text in ``text_actions.py``); the one SSE framer
+(``sse.py``: the client and the recording proxy both frame streams with it) and the masking
+of credentials a stream carries across its events (``masking.py``); recorded replies, the one
 format a call is answered from a recording in (``recorded.py``: ``Replies`` and its keys), and
 cassettes of real exchanges in it (``replay.py``); and ``an.models.local``, the offline
 SmolLM2 server.
@@ -11,8 +13,10 @@ Public for the periphery too (the recording proxy, the service's worker): the on
 rule every client applies (:class:`Secrets`, :func:`is_secret_name`, :func:`request_secrets`:
 each credential registered once, masked everywhere), how a reply of the forms test doubles
 allow becomes a :class:`ModelResponse` (:func:`coerce_response`), how a Chat Completions reply
-and a streamed chunk are read (:func:`parse_completion`, :func:`chunk_deltas`), and a
-cassette line's key (:func:`request_key`).
+and a streamed chunk are read (:func:`parse_completion`, :func:`chunk_deltas`), how the bytes
+of an event stream are framed (:class:`SSEFramer`, :class:`SSEEvent`) and the credentials its
+events carry masked across them (:class:`StreamMask`, :func:`mask_stream`), and a cassette
+line's key (:func:`request_key`).
 """
 
 import importlib
@@ -31,8 +35,10 @@ from .base import (
     coerce_response,
 )
 from .function import FunctionModel
+from .masking import StreamMask, mask_stream
 from .recorded import Replies, by_position, by_repeat, by_request, reply_dict, reply_of
 from .scripted import ScriptedModel
+from .sse import SSEEvent, SSEFramer
 
 if TYPE_CHECKING:  # loaded on first use, by __getattr__ below
     from .openai.client import OpenAIModel
@@ -70,8 +76,11 @@ __all__ = [
     "ReplyAssembler",
     "RequestDiff",
     "RetryPolicy",
+    "SSEEvent",
+    "SSEFramer",
     "ScriptedModel",
     "Secrets",
+    "StreamMask",
     "Usage",
     "by_position",
     "by_repeat",
@@ -79,6 +88,7 @@ __all__ = [
     "chunk_deltas",
     "coerce_response",
     "is_secret_name",
+    "mask_stream",
     "parse_completion",
     "reply_dict",
     "reply_of",

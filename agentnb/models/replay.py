@@ -38,6 +38,7 @@ from .. import _json
 from .._secrets import Secrets, is_secret_name
 from ..errors import CassetteMiss, ConfigurationError
 from .differ import where_differs
+from .masking import mask_stream
 from .openai.client import OpenAIModel
 from .recorded import Replies, by_request
 
@@ -246,7 +247,7 @@ class RecordingTransport(httpx.AsyncBaseTransport):
                     "response": {
                         "status": response.status_code,
                         "headers": {k: mask(v) for k, v in headers.items()},
-                        "body": mask(body.decode("utf-8", "replace")),
+                        "body": _masked_body(body, headers, self.secrets),
                     },
                     "client": self.secrets.mask_data(self.client),
                 }
@@ -255,6 +256,15 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         return httpx.Response(
             response.status_code, headers=response.headers, stream=_Tee(response, done, owned)
         )
+
+
+def _masked_body(body: bytes, headers: dict[str, str], secrets: Secrets) -> str:
+    """A recorded body with its credentials masked; an event stream's across its events too
+    (a key streamed back a few characters per chunk is in no chunk)."""
+    kind = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
+    if kind.split(";")[0].strip().lower() == "text/event-stream":
+        return mask_stream(body, secrets)
+    return secrets.mask(body.decode("utf-8", "replace"))
 
 
 def _settings(model: OpenAIModel) -> dict[str, Any]:

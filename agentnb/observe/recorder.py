@@ -42,7 +42,7 @@ from ..session import RequestRecord, Session
 from ..tokens import content_text
 from .calls import ProxiedCall, UpstreamCalled, UpstreamFailed
 from .conversations import Conversation, Conversations, explicit_id
-from .wire import Reply, Request, Wire
+from .wire import Reply, Request, Wire, named_tools
 
 __all__ = ["PROXY_AGENT", "Recorder", "Upstream"]
 
@@ -143,7 +143,7 @@ class Recorder:
         try:
             new = [
                 parse_message(m, where="proxied message")
-                for m in request.messages[placement.start :]
+                for m in named_tools(request.messages, placement.start)  # a tool's name too
             ]
         except Exception:
             if placement.new:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from starlette.responses import JSONResponse, Response
 
-from .wire import SSEBuffer
+from ..models import Secrets, SSEEvent, SSEFramer, StreamMask
 
 if TYPE_CHECKING:
     from .calls import ProxiedCall
@@ -175,28 +175,27 @@ async def recorded_stream(
 ) -> AsyncIterator[bytes]:
     """The stream to the app, recorded as it passes (see the module docstring)."""
     last, status = _LAST_EVENT[wire.name], answer.status_code
-    reader, events, kept, size = wire.stream(), SSEBuffer(), [], 0
+    reader, tape, size = wire.stream(), _Tape(call.secrets, last), 0
     broken: list[str] = []
 
     def read(part: bytes) -> None:
-        kept.append(part)
-        if broken:
-            return
-        try:
-            for event, data in events.feed(part):
-                recorder.deltas(call, reader.feed(event, call.secrets.mask(data)))
-        except Exception as exc:  # an error event, or not the format: the app sees it all
-            broken.append(f"the upstream stream could not be read: {exc}")
+        for shown in tape.feed(part):
+            try:
+                recorder.deltas(call, reader.feed(shown.name, call.secrets.mask(shown.data)))
+            except Exception as exc:  # an error event, or not the format: the app sees it all
+                broken.append(f"the upstream stream could not be read: {exc}")
+                tape.stop()
+                return
 
     def keep() -> None:
-        call.response = call.secrets.mask(b"".join(kept).decode("utf-8", "replace"))
+        call.response = tape.response()
 
     def end() -> None:
         if call.done:
             return
-        for event, data in events.close():
+        for shown in tape.close():
             with contextlib.suppress(Exception):
-                recorder.deltas(call, reader.feed(event, call.secrets.mask(data)))
+                recorder.deltas(call, reader.feed(shown.name, call.secrets.mask(shown.data)))
         keep()
         if broken:
             recorder.fail(call, broken[0], status)
@@ -244,3 +243,49 @@ async def recorded_stream(
         if not call.done:  # the app went away
             keep()
             recorder.fail(call, "the app closed the stream early", status)
+
+
+class _Tape:
+    """A stream as it passes: framed into events (the one framer), the credentials they
+    carry masked across events (:class:`StreamMask`), each event's masked bytes kept in
+    order; what comes after a stop (an event that could not be read) is kept as it came.
+    :meth:`response` is the whole stream as recorded (every byte when nothing was masked)."""
+
+    def __init__(self, secrets: Secrets, last: bytes) -> None:
+        self.secrets, self.last = secrets, last
+        self.framer, self.mask = SSEFramer(), StreamMask(secrets)
+        self.kept: list[bytes] = []
+        self.stopped = False
+        self._pending: list[SSEEvent] = []  # released, not yet read: kept if reading stops
+
+    def feed(self, part: bytes) -> list[SSEEvent]:
+        if self.stopped:
+            self.kept.append(part)
+            return []
+        out = []
+        for event in self.framer.feed(part):
+            released = self.mask.feed(event)
+            if self.last in event.raw:  # the format's last event: nothing more can come
+                released += self.mask.close()
+            out += released
+        self.kept += [e.raw for e in out]
+        return out
+
+    def stop(self) -> None:
+        """Reading stopped: what is held and what is not framed is kept as it is."""
+        if not self.stopped:
+            self.stopped = True
+            self.kept += [e.raw for e in self.mask.close()] + [self.framer.rest]
+
+    def close(self) -> list[SSEEvent]:
+        """The stream ended: the last event and everything still held."""
+        if self.stopped:
+            return []
+        out = [e for event in self.framer.close() for e in self.mask.feed(event)]
+        out += self.mask.close()
+        self.kept += [e.raw for e in out]
+        return out
+
+    def response(self) -> str:
+        self.stop()
+        return self.secrets.mask(b"".join(self.kept).decode("utf-8", "replace"))

@@ -6,7 +6,9 @@ key, so the same call asks once however often its task is resumed) with the dige
 tool and arguments and the time it lapses. ``rt.approve(task_id, call_id, digest=...)`` and
 ``rt.deny(...)`` decide it - refused (:class:`~agentnb.errors.ApprovalError`) when no such
 call waits, when the digest is not the one of its arguments, when it lapsed, or when it was
-decided already - and wake the task. An approval is used at most once (:meth:`use`: one
+decided already (an approve and a deny of one call made at once: one wins, by a
+compare-and-set on the row, and the other is told which decision came first) - and wake the
+task. An approval is used at most once (:meth:`use`: one
 conditional update), so a task resumed twice never runs the call twice; a request nobody
 answered in time is denied as expired. In a :class:`MemoryStore`'s log it lives in a dict;
 with SQLite or Postgres in ``agentnb_approvals``, on the database's clock, and survives
@@ -49,11 +51,23 @@ def _expired(timeout: float | None) -> str:
     return f"the approval request expired: nobody answered within {timeout or 0:g} s"
 
 
-def _check(pending: Pending | None, task_id: str, call_id: str, digest: str | None) -> Pending:
-    if pending is None:
-        raise ApprovalError(
+def _decided(task_id: str, call_id: str, decision: tuple[str, str] | None) -> ApprovalError:
+    """The refusal of a decision on a call that waits for none: which decision came first."""
+    if decision is None:
+        return ApprovalError(
             f"no call {call_id!r} of task {task_id} awaits approval (never asked, or decided)"
         )
+    verdict, reason = decision
+    why = f" ({reason})" if reason else ""
+    return ApprovalError(
+        f"call {call_id!r} of task {task_id} no longer awaits approval: it was already "
+        f"{verdict}{why}; this decision was not taken"
+    )
+
+
+def _check(pending: Pending | None, task_id: str, call_id: str, digest: str | None) -> Pending:
+    if pending is None:
+        raise _decided(task_id, call_id, None)
     if digest is not None and digest != pending.digest:
         raise ApprovalError(
             f"call {call_id} of task {task_id} has other arguments than the ones you were "
@@ -99,13 +113,14 @@ class MemoryApprovals:
     def decide(
         self, task_id: str, call_id: str, digest: str | None, verdict: Verdict, reason: str
     ) -> Pending:
-        found = [
+        mine = [
             r
             for r in self.rows.values()
-            if r["verdict"] is None
-            and r["pending"].task_id == task_id
-            and r["pending"].call_id == call_id
+            if r["pending"].task_id == task_id and r["pending"].call_id == call_id
         ]
+        found = [r for r in mine if r["verdict"] is None]
+        if not found and mine:  # decided already: say which way
+            raise _decided(task_id, call_id, (mine[-1]["verdict"], mine[-1]["reason"]))
         pending = _check(found[-1]["pending"] if found else None, task_id, call_id, digest)
         if pending.expires is not None and time.time() > pending.expires:
             raise ApprovalError(f"the approval request of call {call_id} has expired")
@@ -181,20 +196,32 @@ class SQLApprovals:
     def decide(
         self, task_id: str, call_id: str, digest: str | None, verdict: Verdict, reason: str
     ) -> Pending:
+        def decided(run: Statements) -> ApprovalError:
+            rows = run(
+                "SELECT verdict, reason FROM agentnb_approvals WHERE task_id = ? AND call_id = ? "
+                "AND verdict IS NOT NULL ORDER BY decided DESC",
+                (task_id, call_id),
+            )
+            return _decided(task_id, call_id, (rows[0][0], rows[0][1] or "") if rows else None)
+
         def work(run: Statements) -> Pending:
             rows = run(
                 f"SELECT {self._FIELDS}, {self.db.now} FROM agentnb_approvals WHERE task_id = ? "
                 "AND call_id = ? AND verdict IS NULL ORDER BY requested DESC",
                 (task_id, call_id),
             )
-            pending = _check(Pending(*rows[0][:-1]) if rows else None, task_id, call_id, digest)
+            if not rows:
+                raise decided(run)
+            pending = _check(Pending(*rows[0][:-1]), task_id, call_id, digest)
             if pending.expires is not None and rows[0][-1] > pending.expires:
                 raise ApprovalError(f"the approval request of call {call_id} has expired")
-            run(
+            changed = run(  # compare-and-set: only if nobody decided it meanwhile
                 f"UPDATE agentnb_approvals SET verdict = ?, reason = ?, decided = {self.db.now} "
-                "WHERE call_key = ? AND verdict IS NULL",
+                "WHERE call_key = ? AND verdict IS NULL RETURNING call_key",
                 (verdict, reason, pending.key),
             )
+            if not changed:  # another decision won the row: say which
+                raise decided(run)
             return pending
 
         return self.db.write(f"decide call {call_id} of task {task_id} in", work, task_id)

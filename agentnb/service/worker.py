@@ -49,13 +49,27 @@ class Extension(Protocol):
     def serve(self, rt: Runtime, args: argparse.Namespace) -> None: ...
 
 
-def load_factory(spec: str) -> Any:
-    """The agent made by ``module:factory`` (the factory is called with no arguments)."""
+def load_factory(spec: str, what: str = "--agent") -> Any:
+    """The agent made by ``module:factory`` (the factory is called with no arguments). A
+    spec that cannot be loaded, or a factory that raises, is a ConfigurationError in one
+    line, as ``eval`` and ``optimize`` say it."""
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
-        raise ConfigurationError(f"--agent must look like module:factory, got {spec!r}")
-    factory = getattr(importlib.import_module(module_name), attr)
-    return factory() if callable(factory) else factory
+        raise ConfigurationError(f"{what} must look like module:factory, got {spec!r}")
+    if "" not in sys.path and "." not in sys.path:
+        sys.path.insert(0, "")  # the project the worker is started in
+    try:
+        factory: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            factory = getattr(factory, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigurationError(f"{what} {spec!r} cannot be loaded: {exc}") from None
+    if not callable(factory):
+        return factory
+    try:
+        return factory()
+    except Exception as exc:
+        raise ConfigurationError(f"{what} {spec!r} raised {type(exc).__name__}: {exc}") from None
 
 
 def _store(spec: str) -> Any:
@@ -130,6 +144,8 @@ def parser(extensions: Sequence[Extension] = ()) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str], extensions: Sequence[Extension] = ()) -> int:
+    """Run a worker until SIGTERM or SIGINT. Exit status: 0 when stopped, 2 on a usage or
+    configuration error (one line), 3 when it crashed (the traceback, masked)."""
     args = parser(extensions).parse_args(argv)
     secrets = Secrets()
     for url in (args.backend, args.store):  # whatever fails, their passwords never show
@@ -141,4 +157,7 @@ def main(argv: list[str], extensions: Sequence[Extension] = ()) -> int:
         return 2
     except Exception as exc:  # the engine's or a driver's: the traceback, masked
         print(secrets.mask("".join(traceback.format_exception(exc))), file=sys.stderr)
-        return 1
+        print(
+            secrets.mask(f"agentnb worker: crashed: {type(exc).__name__}: {exc}"), file=sys.stderr
+        )
+        return 3

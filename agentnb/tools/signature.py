@@ -137,8 +137,19 @@ def _build(
             model: type[BaseModel] = create_model(model_name, __config__=config, **fields)
         except (PydanticUserError, TypeError, NameError):
             raise _no_json_form(tool, fn) from None
-    if caught:
-        raise ToolDefinitionError(
-            f"tool {tool!r} cannot be described to a model: {caught[0].message}"
-        )
+    own = [w for w in caught if _schema_warning(w)]
+    for w in caught:  # anything else (a ResourceWarning of an object collected meanwhile)
+        if w not in own:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    if own:
+        raise ToolDefinitionError(f"tool {tool!r} cannot be described to a model: {own[0].message}")
     return model, params
+
+
+def _schema_warning(caught: warnings.WarningMessage) -> bool:
+    """A warning building the tool's own schema raises: a user warning (a field that shadows
+    an attribute, a type with no JSON form) or one of pydantic's own categories. Another
+    object's warning meanwhile (a ResourceWarning as the collector finalises an unclosed
+    socket, a RuntimeWarning) is not the tool's: it passes through as it came."""
+    category = caught.category
+    return issubclass(category, UserWarning) or category.__module__.startswith("pydantic")

@@ -1,6 +1,6 @@
 """A sweep small enough for the real SmolLM2: two prompts on three English requests.
 
-Notebook 12 runs it on the local server (``make local``) or, without one, replays the
+Notebook 13 runs it on the local server (``make local``) or, without one, replays the
 recording in ``data/cassettes/sweep_smollm2.jsonl`` (made by
 ``tests/servers/record_cassettes.py`` with exactly these settings): a cassette answers only
 the requests it recorded, so the variants, tasks and model settings here are its key.

@@ -54,7 +54,7 @@ def test_drop_oldest_drops_whole_turns_only(shape, window):
 
 
 def test_the_answer_whose_question_was_dropped_is_dropped_too():
-    """The case found in notebook 07: a long question and a short answer."""
+    """The case found in notebook 08: a long question and a short answer."""
     history = [
         {"role": "user", "content": "长问题 " * 200},
         {"role": "assistant", "content": "短回答"},

@@ -22,6 +22,11 @@ def unchanged():
     return {"article": base, "same": base.copy()}
 
 
+def broken():
+    """A variants factory that fails (a key missing from the environment, say)."""
+    raise ValueError("OPENAI_API_KEY is not set")
+
+
 # -- a two-of-thirteen-task regression on a deterministic model (issue 36) ---------------------
 def _answer(request):
     return "ok"

@@ -174,3 +174,118 @@ async def test_an_app_that_sends_nothing_is_an_error_run_saying_so():
     assert "the proxy saw no call of this run" in ev.records[0].error
     with pytest.raises(an.ConfigurationError, match="needs upstream"):
         an.evals.App(silent)
+
+
+ANSWER_AND_LEAVE = """
+import os, subprocess, sys, openai
+client = openai.OpenAI()
+text = sys.stdin.read()
+reply = client.chat.completions.create(model="travel", messages=[{"role": "user", "content": text}])
+print(reply.choices[0].message.content, flush=True)
+{tail}
+"""
+
+
+def _state(pid: int) -> str:
+    """A process's state letter ('' when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return ""
+
+
+async def test_a_command_that_leaves_a_child_on_its_output_ends_when_it_exits(tmp_path):
+    """A command that answered and exited, leaving a background child holding its stdout:
+    the run waited for the pipe, 'timed out' although the app had answered, and the child
+    was left running (M5). The run ends when the command exits; its group is ended."""
+    pid_file = tmp_path / "child.pid"
+    child = (
+        f"child = subprocess.Popen(['sleep', '60'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))"
+    )
+    script = tmp_path / "app.py"
+    script.write_text(ANSWER_AND_LEAVE.replace("{tail}", child), encoding="utf-8")
+    app = an.evals.App(command=[sys.executable, str(script)], upstream=an.travel.TravelModel())
+    tasks = an.TaskSet([an.Task("hello", "你好", checks=[checks.no_call()])])
+    ev = await an.evaluate({"cli": app}, tasks, timeout=30)
+    (record,) = ev.records
+    assert record.outcome == "pass", record.error
+    assert record.latency < 15 and (record.output or "")
+    assert _state(int(pid_file.read_text())) in ("", "Z")  # ended with its group
+
+
+async def test_a_command_that_prints_without_end_costs_a_bounded_amount_of_memory(tmp_path):
+    """A command printing without end grew the evaluating process by 384-985 MB in 3 s
+    before its timeout (H7): its output is read with a bound (the last OUTPUT_LIMIT bytes)."""
+    import tracemalloc
+
+    from agentnb.evals.commands import OUTPUT_LIMIT
+
+    loud = "import sys\nwhile True:\n    sys.stdout.write('x' * 65536)"
+    script = tmp_path / "loud.py"
+    script.write_text(ANSWER_AND_LEAVE.replace("{tail}", loud), encoding="utf-8")
+    app = an.evals.App(command=[sys.executable, str(script)], upstream=an.travel.TravelModel())
+    tasks = an.TaskSet([an.Task("hello", "你好", checks=[checks.no_call()])])
+    tracemalloc.start()
+    try:
+        ev = await an.evaluate({"cli": app}, tasks, timeout=3)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert ev.records[0].error == "timed out after 3 s"
+    assert peak < 8 * OUTPUT_LIMIT + 16_000_000, f"{peak / 1e6:.0f} MB"
+
+
+async def test_an_app_that_compacts_its_context_is_judged_where_it_ended():
+    """An app that compacted its context (a summary in place of its history) was judged on
+    the longest conversation, the one it abandoned (M3): the run's last call decides."""
+
+    def upstream(request):
+        last = request.messages[-1]["content"]
+        return "FINAL: 北京周五晴" if "answer now" in last else f"still working on {last}"
+
+    async def compacting(text, ctx):
+        async with openai.AsyncOpenAI(
+            base_url=ctx.base_url, api_key=ctx.api_key, default_headers=ctx.headers
+        ) as client:
+            messages = [{"role": "user", "content": text}]
+            for step in range(3):  # a long first conversation
+                reply = await client.chat.completions.create(model="m", messages=messages)
+                messages += [reply.choices[0].message.model_dump(exclude_none=True),
+                             {"role": "user", "content": f"step {step}"}]  # fmt: skip
+            summary = [{"role": "system", "content": "summary: three steps done"},
+                       {"role": "user", "content": "answer now"}]  # fmt: skip
+            await client.chat.completions.create(model="m", messages=summary)
+
+    model = an.models.FunctionModel(upstream, name="upstream")
+    tasks = an.TaskSet([an.Task("t", "北京周五天气", checks=[checks.answer_contains("FINAL")])])
+    ev = await an.evaluate({"app": an.evals.App(compacting, upstream=model)}, tasks)
+    (record,) = ev.records
+    assert record.outcome == "pass", (record.output, record.failed_checks)
+    assert ev.session("app", "t").messages[-1].content == "FINAL: 北京周五晴"
+
+
+def test_an_app_spends_prompt_and_completion_tokens_priced_and_serves_two_event_loops():
+    """App variants: prompt_tokens/completion_tokens 0 and cost NaN even with a price set;
+    the same App in a second asyncio.run(an.evaluate(...)) raised 'Lock ... bound to a
+    different event loop' (issue 36)."""
+    import asyncio
+
+    app = an.evals.App(sdk_loop, upstream=an.travel.TravelModel())
+    tasks = TASKS.select(["weather"])
+    an.evals.prices.set("travel-standin-priced", input=1.0, output=2.0)
+    try:
+        app.upstream.name = "travel-standin-priced"
+        runs = [asyncio.run(an.evaluate({"app": app}, tasks)) for _ in range(2)]
+        for ev in runs:
+            (record,) = ev.records
+            assert record.outcome == "pass", record.error
+            assert record.model == "travel-standin-priced" and record.unmetered == 0
+            assert record.prompt_tokens > 0 and record.completion_tokens > 0
+            assert record.cost() == pytest.approx(
+                (record.prompt_tokens * 1.0 + record.completion_tokens * 2.0) / 1e6
+            )
+            assert ev.summary.loc["app", "spend"] > 0
+    finally:
+        del an.evals.prices["travel-standin-priced"]

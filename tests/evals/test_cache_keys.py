@@ -108,6 +108,44 @@ async def test_a_cache_file_with_line_separators_and_a_torn_line_reads_back(tmp_
     assert ev2.records[0].output == odd and again.hits == 1
 
 
+class Settings(an.models.Model):
+    """A model whose settings have names a secrets rule by name would drop."""
+
+    def __init__(self, max_tokens, key_prefix="k", api_key="sk-one-0123456789"):
+        from agentnb._secrets import Secrets
+
+        self.name = "settings"
+        self.max_tokens, self.key_prefix, self.token_budget = max_tokens, key_prefix, 100
+        self.api_key = api_key
+        self.secrets = Secrets([api_key])
+
+    async def complete(self, request):
+        reply = f"max_tokens={self.max_tokens}"
+        return an.models.ModelResponse(an.messages.AssistantMessage(content=reply))
+
+
+async def test_every_setting_counts_whatever_its_name_and_only_credential_values_do_not():
+    """The cache and the sweep identity ignored every setting whose name holds 'token' or
+    'key': two variants differing only in max_tokens shared a cached reply (M2)."""
+    from agentnb.evals.sweep import variant_digest
+
+    cache = ResponseCache()
+    variants = {"short": an.Agent(model=Settings(16)), "long": an.Agent(model=Settings(4096))}
+    ev = await an.evaluate(variants, TASKS, cache=cache)
+    assert [r.output for r in ev.records] == ["max_tokens=16", "max_tokens=4096"]
+    assert cache.hits == 0
+    assert model_identity(Settings(16)) != model_identity(Settings(16, key_prefix="x"))
+    assert variant_digest(variants["short"]) != variant_digest(variants["long"])
+    # another key is not another model: credential values are masked, not identified
+    other_key = Settings(16, api_key="sk-two-9876543210")
+    assert model_identity(Settings(16)) == model_identity(other_key)
+    assert variant_digest(an.Agent(model=Settings(16))) == variant_digest(an.Agent(model=other_key))
+    shown = repr(model_identity(Settings(16))) + repr(model_identity(other_key))
+    assert "sk-one" not in shown and "sk-two" not in shown
+    openai = [openai_model(params={"max_tokens": n}) for n in (16, 4096)]
+    assert model_identity(openai[0]) != model_identity(openai[1])
+
+
 async def test_a_function_models_key_does_not_change_as_the_process_goes_on():
     """The key hashed the function's code with marshal's default version, whose output
     depends on the reference counts of its constants: the same model missed its own replies

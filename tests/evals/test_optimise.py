@@ -243,6 +243,33 @@ async def test_save_and_load_keep_texts_history_and_runs(tmp_path):
         Optimisation.load(tmp_path / "not.jsonl")
 
 
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        (lambda h: h["settings"].update(temperature=0.3), "unknown setting 'temperature'"),
+        (lambda h: h["candidates"][1].pop("texts"), "candidate 1 has no texts"),
+        (lambda h: h["train"].append("no-such-task"), "name 'no-such-task', which the file's"),
+        (lambda h: h.update(best="c99"), "its incumbent 'c99' is not one of its candidates"),
+        (lambda h: h.update(candidates="c0"), "'candidates' is not a list"),
+        (lambda h: h["candidates"][0].update(flavour=1), "candidate 0 cannot be read"),
+    ],
+    ids=["setting", "texts", "task", "incumbent", "candidates", "field"],
+)
+async def test_a_damaged_optimisation_file_is_refused_saying_what_is_wrong(tmp_path, damage, said):
+    """An unknown setting, a candidate without texts or an unknown task raised a bare
+    TypeError / KeyError (L3): the file's error, with its line and what is wrong."""
+    opt = await _optimize(budget=150, seed=0, patience=1)
+    assert len(opt.candidates) >= 2
+    path = opt.save(tmp_path / "opt.jsonl")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    header = json.loads(lines[0])
+    damage(header)
+    path.write_text("\n".join([json.dumps(header, ensure_ascii=False), *lines[1:]]), "utf-8")
+    with pytest.raises(an.ConfigurationError, match=r"opt\.jsonl:1: the optimisation") as e:
+        Optimisation.load(path)
+    assert said in str(e.value)
+
+
 def test_the_front_keeps_each_task_best_and_draws_by_tasks_won():
     def cand(cid, **scores):
         c = Candidate(cid, Texts(cid))

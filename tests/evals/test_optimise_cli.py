@@ -74,9 +74,31 @@ def test_no_promotion_exits_1_with_require_improvement_and_usage_errors_exit_2(t
     assert (
         lost.returncode == 2
         and "cannot write" in lost.stderr
-        and "no writable folder" in lost.stderr
+        and "its folder" in lost.stderr
+        and "does not exist" in lost.stderr
     )
     assert "metric calls" not in lost.stdout and not (tmp_path / "s").exists()
+
+
+def test_a_failed_optimiser_writes_save_first_and_exits_3(tmp_path, monkeypatch):
+    """A failure of the loop ended the command before --save: the runs were lost (H1)."""
+    from agentnb.__main__ import main
+    from agentnb.evals.optimise import loop
+
+    async def broken(*args, **kwargs):
+        raise RuntimeError("a bug in the loop")
+
+    monkeypatch.setattr(loop, "_decide", broken)
+    monkeypatch.syspath_prepend(str(ROOT))
+    saved = tmp_path / "opt.jsonl"
+    code = main([
+        "optimize", str(data_dir() / "tasks.jsonl"), "--agent",
+        "tests.evals.optimise_agents:weak", "--proposer", "travel", "--quiet",
+        "--save", str(saved),
+    ])  # fmt: skip
+    assert code == 3
+    back = Optimisation.load(saved)
+    assert back.stop_reason == "failed: RuntimeError: a bug in the loop" and back.metric_calls > 0
 
 
 def test_best_unproven_writes_the_strongest_held_candidate_labelled_as_unproven(tmp_path):

@@ -148,3 +148,107 @@ def test_a_reply_identical_to_the_current_texts_changes_nothing_and_says_only_th
     same = {"instructions": WEAK, "tools": {"search_flights": current.tools["search_flights"]}}
     proposal = parse_reply(json.dumps(same, ensure_ascii=False), current)
     assert proposal.texts is None and proposal.problem == "the reply changes nothing"
+
+
+GOOD = json.dumps({"rationale": "tools first", "instructions": WEAK + "\n先调用工具，再回答。"})
+
+
+async def test_a_reply_nested_past_the_decoders_depth_ends_nothing_and_keeps_its_proposal():
+    """A proposal followed by ``{"a":`` x 3000: json's RecursionError escaped ``ask`` and
+    ended the run; the Optimisation was never returned and the proposal was lost (H1).
+    Any depth, any tail: reading is bounded in depth, and a reply never ends the run."""
+    replies = iter([GOOD + '{"a":' * 3000, '{"a":' * 5000 + "}" * 5000])
+
+    def propose(request):
+        return next(replies, "{}")
+
+    opt = await an.optimize(
+        weak_agent(), an.travel.task_set(), proposer=FunctionModel(propose, name="deep"),
+        budget=150, patience=2, progress=False,
+    )  # fmt: skip
+    assert opt.error is None and opt.done
+    assert opt.candidates[1].texts.instructions.endswith("先调用工具，再回答。")
+    deep = [s for s in opt.steps if "deeper than 64 levels" in s["reason"]]
+    assert deep and deep[0]["event"] == "no_proposal"
+
+
+def _nested(depth: int) -> str:
+    return '{"a":' * depth + "1" + "}" * depth
+
+
+def _costs(small: str, big: str) -> tuple[float, float, int]:
+    """The least CPU time of five reads of each (interleaved; CPU time, so other processes on
+    the machine do not count; the collector paused: the cost of the reading, not of the heap
+    the other tests left) and the peak memory of reading big."""
+    import gc
+    import time
+    import tracemalloc
+
+    current = Texts("x", {})
+    times: dict[str, list[float]] = {"small": [], "big": []}
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(5):
+            for name, reply in (("small", small), ("big", big)):
+                start = time.process_time()
+                parse_reply(reply, current)
+                times[name].append(time.process_time() - start)
+    finally:
+        gc.enable()
+    tracemalloc.start()
+    parse_reply(big, current)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return min(times["small"]), min(times["big"]), peak
+
+
+@pytest.mark.parametrize(
+    "piece",
+    [
+        _nested(600),  # the hostile reply: objects 600 deep (13-17 s and 680 MB for 57 KB)
+        _nested(40) + " x}",  # broken spans, each decodable inside
+        '{"a":' * 50,  # never closed
+        "```py\n{",  # fences never closed
+        '{"instructions": "' + "长" * 200 + '"} ',  # ordinary proposals, many
+    ],
+)
+def test_reading_a_reply_is_linear_in_its_length_with_bounded_memory(piece):
+    """Reading a proposer's reply decoded from every '{', twice, on the event loop: a 57 KB
+    reply held the loop 13-17 s (H2). Now 8 times the reply costs about 8 times the CPU
+    time (24x allows for the CPU's caches, which a small reply fits in; a quadratic read
+    costs 64x) and memory stays a small multiple of the reply."""
+    small = piece * max(1, 100_000 // len(piece))
+    big = small * 8
+    t_small, t_big, peak = _costs(small, big)
+    assert t_big <= 24 * max(t_small, 1e-3), (t_small, t_big)
+    assert peak <= 60 * len(big.encode()) + 2_000_000, peak
+
+
+def test_a_reply_longer_than_the_read_limit_is_no_proposal_saying_so():
+    from agentnb.evals.optimise.reply import MAX_CHARS
+
+    proposal = parse_reply(GOOD + " " * MAX_CHARS, Texts("x", {}))
+    assert proposal.texts is None and "more than the 1,000,000 a proposal is read in" in (
+        proposal.problem
+    )
+    assert len(proposal.reply) < 3000  # the history does not keep the whole reply
+
+
+async def test_an_optimiser_whose_loop_fails_hands_back_what_it_decided(monkeypatch):
+    """A failure of the loop itself (a bug, not a run's error) raised out of an.optimize:
+    the Optimisation, its runs and candidates were lost (H1). It is handed back."""
+    from agentnb.evals.optimise import loop
+
+    async def broken(*args, **kwargs):
+        raise RuntimeError("a bug in the loop")
+
+    monkeypatch.setattr(loop, "_decide", broken)
+    opt = await an.optimize(
+        weak_agent(), an.travel.task_set(), proposer=FunctionModel(lambda r: GOOD, name="p"),
+        budget=150, progress=False,
+    )  # fmt: skip
+    assert isinstance(opt.error, RuntimeError)
+    assert opt.stop_reason == "failed: RuntimeError: a bug in the loop"
+    assert opt.metric_calls == 39 and len(opt.candidates) == 2  # the start's runs kept
+    assert opt.candidates[1].status == "stopped"

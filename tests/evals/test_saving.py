@@ -145,3 +145,44 @@ async def test_two_hundred_runs_fit_in_a_megabyte_and_a_half(tmp_path):
         assert back.session(*r.key).to_openai() == ev.session(*r.key).to_openai()
         assert len(back.trace(*r.key)) == len(ev.trace(*r.key))
     assert back.summary.equals(ev.summary)
+
+
+def booked(room):
+    """The usual check factory: each check named after what it checks."""
+
+    def check(result):
+        return room in (result.output or "") or f"{room} not booked"
+
+    check.__name__ = f"booked_{room}"
+    return check
+
+
+async def test_a_check_named_by_hand_loads_under_the_name_its_def_binds(tmp_path):
+    """check.__name__ = f"booked_{room}" saved, then load(trust=True) died with NameError
+    and the whole file refused to load (issue 36): the source binds 'check'."""
+    tasks = an.TaskSet([an.Task("t", "q", checks=[booked("A"), booked("B")])])
+    agent = an.Agent(model=an.models.FunctionModel(lambda r: "room A"))
+    ev = await an.evaluate({"a": agent}, tasks)
+    back = an.Evaluation.load(ev.save(tmp_path / "ev.jsonl"), trust=True)
+    assert [c.name for c in back.tasks["t"].checks] == ["booked_A", "booked_B"]
+    again = await an.evaluate({"a": agent}, back.tasks)
+    assert again.records[0].checks == ev.records[0].checks
+    assert [c.passed for c in again.records[0].checks] == [True, False]
+
+
+async def test_a_check_that_cannot_be_loaded_fails_itself_not_the_file(tmp_path):
+    def uses_a_module(result):
+        return bool(json.dumps(result.output))
+
+    tasks = an.TaskSet([an.Task("t", "q", checks=[uses_a_module, checks.no_call()])])
+    path = tasks.to_jsonl(tmp_path / "t.jsonl")
+    record = json.loads(path.read_text(encoding="utf-8"))
+    record["checks"][0]["globals"]["json"] = {"module": "no_such_module_anywhere"}
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    back = an.TaskSet.from_jsonl(path, trust=True)  # the file loads
+    assert [c.name for c in back["t"].checks] == ["uses_a_module", "no_call()"]
+    ev = await an.evaluate({"a": an.Agent(model=an.models.FunctionModel(lambda r: "x"))}, back)
+    first, other = ev.records[0].checks
+    assert not first.passed and "could not be loaded" in first.reason
+    assert "no_such_module_anywhere" in first.reason and other.passed
+    assert back.to_dicts() == [record]  # saved again as it came

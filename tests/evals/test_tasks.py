@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -170,7 +171,115 @@ def test_unknown_checks_and_broken_refs_are_readable_errors():
         an.TaskSet.from_dicts([{"name": "a", "input": "x", "checks": [{"check": "nope"}]}])
     with pytest.raises(ConfigurationError, match="cannot be imported"):
         an.TaskSet.from_dicts(
-            [{"name": "a", "input": "x", "checks": [{"check": "function", "ref": "nowhere:fn"}]}]
+            [{"name": "a", "input": "x", "checks": [{"check": "function", "ref": "nowhere:fn"}]}],
+            trust=True,
         )
     with pytest.raises(ConfigurationError, match="not a check"):
         an.Task("a", "x", checks=[42])
+
+
+SIDE_EFFECT = """
+import pathlib
+pathlib.Path(__file__).with_name("imported.txt").write_text("ran")
+
+def booked(result):
+    return True
+
+def make_tools():
+    return []
+"""
+
+
+async def test_reading_a_task_file_imports_nothing_it_names_unless_trusted(tmp_path, monkeypatch):
+    """TaskSet.from_jsonl on {"check": "function", "ref": "PIL.__main__:x"} ran Pillow's
+    __main__ (and Evaluation.load, Optimisation.load likewise): the refusal came after the
+    import (H4). Any module not imported yet stays unimported, whatever it is."""
+    (tmp_path / "sideeffect_checks.py").write_text(SIDE_EFFECT, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "sideeffect_checks", raising=False)
+    record = {
+        "name": "a", "input": "x", "tools": "sideeffect_checks:make_tools",
+        "checks": [{"check": "function", "ref": "sideeffect_checks:booked"},
+                   {"check": "no_call"}],
+    }  # fmt: skip
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    tasks = an.TaskSet.from_jsonl(path)
+    assert "sideeffect_checks" not in sys.modules and not (tmp_path / "imported.txt").exists()
+    assert [c.name for c in tasks["a"].checks] == ["booked", "no_call()"]
+    agent = an.Agent(model=an.models.FunctionModel(lambda r: "x"))
+    ev = await an.evaluate({"a": agent}, tasks)  # the hook refuses: the run is an error
+    assert "its module 'sideeffect_checks' is not imported" in ev.records[0].error
+    assert "trust=True" in ev.records[0].error
+    saved = ev.save(tmp_path / "ev.jsonl")
+    an.Evaluation.load(saved)
+    assert "sideeffect_checks" not in sys.modules and not (tmp_path / "imported.txt").exists()
+    trusted = an.TaskSet.from_jsonl(path, trust=True)  # asked: imported
+    assert (tmp_path / "imported.txt").exists() and trusted["a"].checks[0].name == "booked"
+    again = an.TaskSet.from_jsonl(path)  # a module already imported is read, not imported
+    assert again["a"].checks[0].fn is sys.modules["sideeffect_checks"].booked
+
+
+def test_a_module_getattr_never_runs_when_a_file_is_read_without_trust(monkeypatch):
+    """An imported module's __getattr__ is code too: a name is read statically."""
+    import types
+
+    module = types.ModuleType("lazy_checks")
+    calls = []
+    module.__getattr__ = lambda name: calls.append(name) or (lambda r: True)  # type: ignore
+    monkeypatch.setitem(sys.modules, "lazy_checks", module)
+    record = {"name": "a", "input": "x", "checks": [{"check": "function", "ref": "lazy_checks:f"}]}
+    with pytest.raises(ConfigurationError, match="cannot be imported"):
+        an.TaskSet.from_dicts([record])
+    assert calls == []
+
+
+def _tool_pair():
+    @an.tool
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        return f"{city}: ok"
+
+    @an.tool
+    def book(city: str) -> str:
+        """Book a room in a city."""
+        return f"booked {city}"
+
+    return lookup, book
+
+
+async def test_a_tools_factory_may_return_a_tuple_of_tools_or_is_refused_by_the_rule():
+    """A factory returning a tuple of tools failed with TypeError: 'Tool' object is not
+    iterable, read as (tools, state) (issue 36): a tuple of tools is tools, a pair whose
+    first item is a collection is (tools, state), anything else names the rule."""
+    calls = [
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "book", "arguments": '{"city": "北京"}'},
+        }
+    ]
+    model = an.models.ScriptedModel([{"content": None, "tool_calls": calls}, "done"] * 3)
+    agent = an.Agent(model=model)
+    shapes = {
+        "tuple": lambda: _tool_pair(),
+        "pair": lambda: (list(_tool_pair()), {"booked": []}),
+        "toolset": lambda: an.Toolset(_tool_pair()),
+    }
+    for shape, factory in shapes.items():
+        tasks = an.TaskSet([an.Task("t", "订北京", checks=[checks.calls("book")], tools=factory)])
+        ev = await an.evaluate({"a": agent}, tasks)
+        assert ev.records[0].outcome == "pass", (shape, ev.records[0].error)
+    model = an.models.ScriptedModel(["done"])
+    bad = an.TaskSet([an.Task("t", "x", tools=lambda: ("not a tool", 42, None))])
+    ev = await an.evaluate({"a": an.Agent(model=model)}, bad)
+    assert "a tools factory returns the run's tools (a list, a tuple or a Toolset" in (
+        ev.records[0].error
+    )
+
+
+def test_a_tools_factory_that_cannot_be_saved_is_called_a_tools_factory(tmp_path):
+    """The save refused it as a 'check' (issue 36)."""
+    tasks = an.TaskSet([an.Task("t", "x", tools=lambda: [])])
+    with pytest.raises(ConfigurationError, match=r"^tools factory '<lambda>' cannot be saved"):
+        tasks.to_jsonl(tmp_path / "t.jsonl")

@@ -176,3 +176,38 @@ def test_key_in_a_header_with_a_newline_is_stripped_and_a_bad_header_is_typed():
     assert model.secrets.auth == {"api-key": KEY} and model.headers == {"api-key": "***"}
     with pytest.raises(ConfigurationError, match="'X-Note' is not printable ASCII"):
         OpenAIModel("m", profile="generic", headers={"X-Note": "caf\u00e9"})
+
+
+def _pieces(text: str, size: int) -> list[dict]:
+    chunks = [{"choices": [{"index": 0, "delta": {"content": text[i : i + size]}}]}
+              for i in range(0, len(text), size)]  # fmt: skip
+    return [*chunks, {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}]
+
+
+@pytest.mark.parametrize("size", [1, 3, 7])
+async def test_key_streamed_back_in_pieces_is_in_no_piece_the_client_keeps(tmp_path, size):
+    """A server echoing the key a few characters per chunk: each chunk was masked alone, so
+    the reply, its events and the cassette held the key in pieces, whole once joined (H5)."""
+    from agentnb.models.masking import carried_text
+    from agentnb.models.sse import SSEFramer
+
+    body = sse(*_pieces(f"you sent {KEY}, fine", size))
+    answer = lambda request: httpx.Response(  # noqa: E731
+        200, headers={"content-type": "text/event-stream"}, content=body
+    )
+    model = OpenAIModel(
+        "gpt-test", api_key=KEY, stream=True, base_url="https://api.openai.com/v1",
+        transport=httpx.MockTransport(answer),
+    )  # fmt: skip
+    recording = record(model, tmp_path / "cassette.jsonl")
+    deltas = [d async for d in recording.stream(REQ)]
+    assert "".join(d.text for d in deltas) == "you sent ***, fine"
+    raws = "".join(d.raw or "" for d in deltas)
+    framer = SSEFramer()
+    joined = carried_text(framer.feed(raws.replace("}{", "}\n\n{").encode()))
+    assert KEY not in "".join(d.text for d in deltas) + raws + joined
+    stored = json.loads((tmp_path / "cassette.jsonl").read_text(encoding="utf-8"))
+    framer = SSEFramer()
+    assert KEY not in carried_text(framer.feed(stored["response"]["body"].encode()))
+    replayed = an.models.Cassette(tmp_path / "cassette.jsonl").replay(stream=True)
+    assert "".join([d.text async for d in replayed.stream(REQ)]) == "you sent ***, fine"

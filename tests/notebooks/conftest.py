@@ -77,7 +77,7 @@ WORKERS = int(os.environ.get("AGENTNB_NOTEBOOK_WORKERS", min(2, os.cpu_count() o
 def executed(
     lab_python: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> Iterator[Callable[[str], Executed]]:
-    """``executed("09_concurrency.ipynb")``: the notebook run once in the lab env, cached.
+    """``executed("10_concurrency.ipynb")``: the notebook run once in the lab env, cached.
     The first call starts every notebook this session's tests name (``WORKERS`` at a time),
     in the order they will ask for them."""
     runs: dict[str, Future[Executed]] = {}

@@ -18,7 +18,7 @@ from tests.notebooks.curriculum import ROOT, headings, names
 
 MAP = ROOT / "docs" / "article_map.csv"
 COLUMNS = ["item", "article", "section", "kind", "what", "anchor", "notebook", "heading"]
-COLUMNS += ["status", "note"]
+COLUMNS += ["status", "note", "cell", "output"]
 
 
 def rows() -> list[dict[str, str]]:

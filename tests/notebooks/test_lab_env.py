@@ -1,5 +1,5 @@
 """Every notebook runs clean in the environment `make lab` creates (no `local` extra), ends by
-printing "all checks passed", and says what it ran (notebook 09's prose against its run).
+printing "all checks passed", and says what it ran (notebook 10's prose against its run).
 
 One nbmake run per notebook in that venv (see conftest.py), so a failure names its notebook.
 `make test-notebooks` runs this; the unit tier skips it.
@@ -22,7 +22,7 @@ NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
 pytestmark = pytest.mark.notebooks
 
 #: One module of each extra `make lab` leaves out: local (llama.cpp), mcp, service, dev.
-# (`mcp` is in the lab env now: openai-agents, which notebook 14 runs, depends on it.)
+# (`mcp` is in the lab env now: openai-agents, which notebook 15 runs, depends on it.)
 NOT_IN_LAB = ("llama_cpp", "dbos", "hypothesis", "playwright")
 
 
@@ -68,7 +68,7 @@ def test_all_checks_passed_is_the_last_output(executed, notebook: str):
     assert tail.rstrip("\n").splitlines()[-1] == LAST_LINE, tail[-300:]
 
 
-# -- notebook 09: the prose says how the mixed runs ended; the run must agree ----------------
+# -- notebook 10: the prose says how the mixed runs ended; the run must agree ----------------
 STOP_REASONS = {"final_answer", "max_iterations", "repeated_action", "token_budget", "custom"}
 STOP_REASONS |= {"cancelled", "error"}
 
@@ -86,7 +86,7 @@ def ended(stdout: str) -> list[tuple[str, str]]:
 
 
 def test_notebook_09_says_how_its_mixed_runs_ended(executed):
-    name = "09_concurrency.ipynb"
+    name = "10_concurrency.ipynb"
     run = executed(name)
     assert run.returncode == 0, run.report
     all_cells = cells(name)

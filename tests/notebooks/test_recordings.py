@@ -1,8 +1,8 @@
-"""The evidence notebook 11 shows from recordings is what the real server builds.
+"""The evidence notebook 12 shows from recordings is what the real server builds.
 
 `data/cassettes/travel_smollm2_tools.prompts.json` holds, per recorded exchange, the prompt
 llama-cpp-python's `chatml-function-calling` template builds from the request (written by
-`tests/servers/record_cassettes.py prompts`). Notebook 11 shows it under `make lab`, where
+`tests/servers/record_cassettes.py prompts`). Notebook 12 shows it under `make lab`, where
 llama-cpp-python is not installed; here, where it is, each prompt is rendered again.
 """
 

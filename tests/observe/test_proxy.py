@@ -87,6 +87,29 @@ def test_a_tool_using_conversation_is_recorded_message_for_message(fault_server)
     assert fault_server.requests[0]["headers"]["authorization"] == f"Bearer {KEY}"
 
 
+def test_a_proxied_tool_result_carries_the_name_its_call_has(fault_server):
+    """The formats send a tool result with the call's id only; the session's tool messages
+    had no name, so a check written for agentnb runs (the tool's name on its result)
+    answered differently for an app (issue 36). The name comes from the call it answers."""
+    fault_server.script(
+        Step(body=completion({"role": "assistant", "content": None, "tool_calls": [CALL]},
+                             finish="tool_calls")),
+        reply("周五北京晴。"),
+    )  # fmt: skip
+    with an.observe.proxy(upstream=fault_server.base_url) as proxy:
+        app = client(proxy)
+        sent = [{"role": "user", "content": "北京周五天气？"}]
+        first = app.chat.completions.create(model="m", messages=sent, tools=[WEATHER])
+        sent += [first.choices[0].message.model_dump(exclude_none=True),
+                 {"role": "tool", "tool_call_id": "call_1", "content": '{"sky": "晴"}'}]  # fmt: skip
+        app.chat.completions.create(model="m", messages=sent, tools=[WEATHER])
+        (session,) = proxy.sessions
+    (result,) = [m for m in session.to_openai() if m["role"] == "tool"]
+    assert result["name"] == "search_weather" and result["tool_call_id"] == "call_1"
+    assert "name" not in sent[-1]  # what the app sent is recorded as sent
+    assert session.requests[1].request.messages[-1] == sent[-1]
+
+
 def test_a_stream_arrives_byte_identical_and_chunk_by_chunk(fault_server):
     chunks = text_chunks("Hel", "lo ", "北京", "!")
     fault_server.script(Step(chunks=chunks, chunk_delay=0.15))
@@ -297,7 +320,7 @@ def test_the_saved_cassette_replays_the_conversation_offline(fault_server, tmp_p
 
             got = asyncio.run(model.complete(request)).message
         assert canonical([got.wire()]) == canonical([want.wire()])
-        # asked in the other mode (notebook 14's recipe: complete() on a streamed call)
+        # asked in the other mode (notebook 15's recipe: complete() on a streamed call)
         import asyncio
 
         other = asyncio.run(cassette.replay(stream=not stream).complete(request)).message

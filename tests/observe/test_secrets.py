@@ -190,3 +190,98 @@ def test_a_key_in_twelve_spellings_is_in_no_artefact(fault_server, tmp_path, hea
     assert errors and logs.records and spans.get_finished_spans()
     assert "***" in found["sessions"]  # the echo was there, masked
     assert leaks(found) == []
+
+
+# -- a key streamed back in pieces (issue 37 H5) -------------------------------------------------
+#: A request in each wire format, streamed, the key in the header the format's SDK sends it in.
+STREAMED = {
+    "chat": ("/chat/completions", {"messages": [{"role": "user", "content": "hi"}]},
+             {"authorization": f"Bearer {KEY}"}),
+    "responses": ("/responses", {"input": "hi"}, {"authorization": f"Bearer {KEY}"}),
+    "anthropic": ("/messages", {"max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]},
+                  {"x-api-key": KEY}),
+}  # fmt: skip
+
+
+def carried(stream: str) -> str:
+    """Every string value of every event of ``stream``, joined per JSON path: the text the
+    stream carries across events, as a client reassembles it."""
+    from agentnb.models.masking import carried_text
+    from agentnb.models.sse import SSEFramer
+
+    framer = SSEFramer()
+    events = framer.feed(stream.encode()) + framer.close()
+    return carried_text(events)
+
+
+@pytest.mark.parametrize("api", list(STREAMED))
+def test_a_key_streamed_back_in_pieces_is_kept_in_no_piece(tmp_path, api):
+    """An upstream echoing the key split across events: each event was masked alone, so the
+    call, the cassette and its replay kept the pieces, and the pieces joined are the key
+    (H5). Masking follows the text a stream carries across events, in every format."""
+    path, body, headers = STREAMED[api]
+    echo = an.models.FunctionModel(lambda r: f"your key is {KEY}, keep it", name="echo")
+    with (
+        an.observe.serve(echo) as upstream,
+        Kept() as kept,
+        an.observe.proxy(upstream=upstream.base_url) as proxy,
+    ):
+        url = f"{proxy.base_url}{path}"
+        with httpx.stream(
+            "POST", url, json={"model": "m", "stream": True, **body}, headers=headers
+        ) as answer:
+            sent = answer.read().decode()
+        found = artefacts(proxy, kept.events, tmp_path)
+    assert KEY in carried(sent)  # the app got every byte, the key in pieces
+    (call,) = proxy.calls
+    assert call.ok and call.stream, call.error
+    found["carried"] = carried(call.response)
+    cassette = (tmp_path / "proxied.jsonl").read_text(encoding="utf-8")
+    found["cassette carried"] = "".join(
+        carried(json.loads(line)["response"]["body"]) for line in cassette.splitlines()
+    )
+    (session,) = proxy.sessions
+    assert "your key is ***, keep it" in json.dumps(session.to_openai(), ensure_ascii=False)
+    assert leaks(found) == []
+    if api == "chat":  # the cassette replayed offline, whole and streamed: no key in either
+        request = session.requests[0].request
+        whole = an.models.Cassette(tmp_path / "proxied.jsonl").replay(stream=False)
+        assert KEY not in asyncio.run(whole.complete(request)).message.text
+
+        async def streamed():
+            model = an.models.Cassette(tmp_path / "proxied.jsonl").replay(stream=True)
+            return "".join([d.text async for d in model.stream(request)])
+
+        replayed = asyncio.run(streamed())
+        assert replayed == "your key is ***, keep it"
+
+
+COOKIE = "sessionid=ck-SESSION-0123456789abcdef; csrftoken=tok-CSRF-9876543210"
+
+
+@pytest.mark.parametrize(
+    ("headers", "secret"),
+    [
+        ({"cookie": COOKIE}, "ck-SESSION-0123456789abcdef"),
+        ({"cookie": COOKIE}, "tok-CSRF-9876543210"),
+        ({"authorization": f"Bearer\t{KEY}"}, KEY),
+        ({"authorization": f"Bearer   {KEY}"}, KEY),
+        ({"x-auth-token": f"Token\t \t{KEY}"}, KEY),
+    ],
+    ids=["cookie-session", "cookie-csrf", "bearer-tab", "bearer-spaces", "token-tabs"],
+)
+def test_a_credential_in_a_cookie_or_however_spaced_is_masked(
+    fault_server, tmp_path, headers, secret
+):
+    """A credential in a Cookie header, or after a tab in Authorization ('Bearer\\t<key>'),
+    was forwarded and kept unmasked when the upstream echoed it (H6): every value a
+    credential-named header or cookie carries is registered, however spaced."""
+    echo = f"you sent {secret}"
+    fault_server.script(Step(body=completion({"role": "assistant", "content": echo})))
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    with Kept() as kept, an.observe.proxy(upstream=fault_server.base_url) as proxy:
+        answer = httpx.post(f"{proxy.base_url}/chat/completions", json=body, headers=headers)
+        assert secret in answer.text  # the app's bytes, unchanged
+        found = artefacts(proxy, kept.events, tmp_path)
+    assert proxy.calls[0].ok and "you sent ***" in proxy.calls[0].response
+    assert [name for name, text in found.items() if secret in text] == []

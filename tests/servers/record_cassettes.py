@@ -8,7 +8,7 @@
 
 travel_smollm2_tools.prompts.json keeps, for each exchange of travel_smollm2_tools.jsonl, the
 prompt the server's `chatml-function-calling` template builds from its request (llama-cpp-python
-renders it without a model), so notebook 11 shows what SmolLM2 was given without the `local`
+renders it without a model), so notebook 12 shows what SmolLM2 was given without the `local`
 extra.
 
 Each scenario starts from an empty file. The runs are what the tiny model did on that day:
@@ -62,7 +62,7 @@ async def record(server: LocalServer) -> None:
 
 # Format instability (article 002 §5.3): one forced tool call per request, a plain tool
 # description against one with few-shot examples, at temperature 0 and 1, eight seeds each.
-# notebooks/11_real_model.ipynb builds the same requests: keep the two in step.
+# notebooks/12_real_model.ipynb builds the same requests: keep the two in step.
 FORMAT_QUESTION = "What is the weather in Beijing on January 10, 2025?"
 FORMAT_PLAIN = "Weather for a city on a date."
 FORMAT_FEW_SHOT = (
@@ -101,7 +101,7 @@ async def record_format(server: LocalServer) -> None:
 
 
 async def record_sweep(server: LocalServer) -> None:
-    """Notebook 12's two-prompt sweep: agentnb.travel.sweeps holds its settings."""
+    """Notebook 13's two-prompt sweep: agentnb.travel.sweeps holds its settings."""
     path = ROOT / "sweep_smollm2.jsonl"
     path.unlink(missing_ok=True)
     model = Cassette(path).record(server.model("smollm2", text_actions=True, params=SWEEP_PARAMS))

@@ -20,7 +20,7 @@ async def test_smollm2_optimises_smollm2_and_the_run_says_what_happened(llama_se
     model = llama_server.model("smollm2", text_actions=True, params=SWEEP_PARAMS)
     proposer = llama_server.model("smollm2", params=PROPOSER_PARAMS)
     agent, train, validation = smollm2_optimisation(model)
-    with pytest.warns(BudgetWarning, match="2 validation tasks × 1 repeat the gate can never"):
+    with pytest.warns(BudgetWarning, match="with 2 validation tasks the gate can never promote"):
         opt = await an.optimize(
             agent, train, validation=validation, proposer=proposer, progress=False, **OPTIMISE
         )

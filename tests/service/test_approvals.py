@@ -194,3 +194,53 @@ async def test_a_crash_between_approval_and_effect(
     answer = json.loads(result)
     assert answer["kind"] == "uncertain" and answer["idempotency_key"] == pending.key
     assert [line.split()[0] for line in effects.read_text().splitlines()] == ["effect"]
+
+
+def test_an_approve_and_a_deny_at_once_on_postgres_one_wins_the_other_is_told(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both succeeded: the payment ran and the person who denied was told nothing (M4). A
+    decision is taken only if it changed the row (compare-and-set); the other is refused,
+    naming the decision that came first."""
+    import threading
+
+    from agentnb.runtime.guard import ApprovalRequest
+    from agentnb.service.approvals import SQLApprovals
+    from agentnb.storage import database
+    from agentnb.storage.postgres import PostgresStore
+
+    request = ApprovalRequest("p1", "pay", '{"amount": 30}', "d" * 64, "key-p1")
+    first, second = (SQLApprovals(PostgresStore(pg_url).database()) for _ in range(2))
+    assert first.ask("t1", "s", request, None)[0] == "pending"
+    both_read = threading.Barrier(2, timeout=10)
+    real = database.Statements.__call__
+
+    def racing(self, sql, args=()):  # both read the row as pending before either writes
+        rows = real(self, sql, args)
+        if "verdict IS NULL ORDER BY requested DESC" in sql:
+            both_read.wait()
+        return rows
+
+    monkeypatch.setattr(database.Statements, "__call__", racing)
+    outcomes: dict[str, str] = {}
+
+    def decide(approvals: SQLApprovals, verdict: str) -> None:
+        try:
+            approvals.decide("t1", "p1", "d" * 64, verdict, "no" if verdict == "denied" else "")
+            outcomes[verdict] = "taken"
+        except ApprovalError as exc:
+            outcomes[verdict] = str(exc)
+
+    threads = [
+        threading.Thread(target=decide, args=(first, "approved")),
+        threading.Thread(target=decide, args=(second, "denied")),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    taken = [v for v, o in outcomes.items() if o == "taken"]
+    assert len(taken) == 1, outcomes
+    (lost,) = [o for o in outcomes.values() if o != "taken"]
+    assert f"it was already {taken[0]}" in lost and "this decision was not taken" in lost
+    assert first.pending() == [] == second.pending()

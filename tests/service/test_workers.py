@@ -88,3 +88,22 @@ def test_a_worker_dropped_without_close_stops_beating(tmp_path: Path) -> None:
     member.join()
     del owner
     eventually_sync(lambda: log.workers.rows(member.id)[0].state == "stopped", 5)
+
+
+def test_a_worker_given_an_agent_it_cannot_load_says_so_in_one_line(tmp_path: Path) -> None:
+    """A bad --agent answered with a full traceback (exit 1), where eval and optimize answer
+    the same mistake in one line with exit 2 (L4)."""
+    import subprocess
+    import sys
+
+    base = [sys.executable, "-m", "agentnb", "worker", "--backend",
+            f"sqlite:///{tmp_path / 'dbos.db'}", "--store", str(tmp_path / "app.db")]  # fmt: skip
+    for spec, why in (
+        ("nowhere_at_all:make", "--agent 'nowhere_at_all:make' cannot be loaded: No module"),
+        ("agentnb:no_such_factory", "--agent 'agentnb:no_such_factory' cannot be loaded"),
+        ("nocolon", "--agent must look like module:factory, got 'nocolon'"),
+    ):
+        done = subprocess.run([*base, "--agent", spec], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(f"agentnb worker: {why}"), done.stderr
+        assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1

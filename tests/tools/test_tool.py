@@ -154,3 +154,35 @@ def test_to_content():
     assert to_content({"city": "北京"}) == '{"city": "北京"}'
     assert to_content([1, 2]) == "[1, 2]"
     assert to_content({"x": Fraction(1, 3)}) == '{"x": "1/3"}'  # JSON cannot hold it: its str()
+
+
+def test_only_the_schemas_own_warnings_make_a_tool_definition_error(monkeypatch):
+    """A ResourceWarning from an unrelated unclosed socket, collected while @an.tool built
+    its schema, became a ToolDefinitionError (1 run in 26 of a sweep binding tools per run;
+    issue 36). Another object's warning passes through as it came; the schema's own still
+    refuse the tool."""
+    import warnings
+
+    from agentnb.tools import signature
+
+    real = signature.create_model
+
+    def meanwhile(category):
+        def create_model(*args, **kwargs):
+            warnings.warn("unclosed <socket.socket fd=7>", category, stacklevel=1)
+            return real(*args, **kwargs)
+
+        return create_model
+
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        return city
+
+    for category in (ResourceWarning, RuntimeWarning, DeprecationWarning):
+        monkeypatch.setattr(signature, "create_model", meanwhile(category))
+        with pytest.warns(category, match="unclosed"):
+            made = an.tool(lookup)
+        assert made.schema["function"]["parameters"]["required"] == ["city"]
+    monkeypatch.setattr(signature, "create_model", meanwhile(UserWarning))
+    with pytest.raises(an.ToolDefinitionError, match="cannot be described to a model: unclosed"):
+        an.tool(lookup)

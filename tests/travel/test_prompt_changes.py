@@ -10,7 +10,7 @@ import re
 import pytest
 
 import agentnb as an
-from agentnb.travel import ARTICLE_REQUESTS, INSTRUCTIONS, TravelTools, travel_agent
+from agentnb.travel import ARTICLE_REQUESTS, INSTRUCTIONS, TravelModel, TravelTools, travel_agent
 
 CHEAP_FIRST = "Recommend the cheapest option first when the user says 便宜/cheap or gives a budget."
 ASK_AT_ONCE = "Ask for city, dates and nights together when they are missing."
@@ -162,3 +162,16 @@ async def test_dates_missing_calls_and_failures():
     count = lambda r: [c.function.name for c in r.tool_calls].count("search_weather")  # noqa: E731
     assert (count(retried), count(reported)) == (2, 1)
     assert "天气：暂时无法获取" in reported.output
+
+
+async def test_an_assumed_day_applies_to_every_lookup_that_needs_a_day_or_is_not_read():
+    """Told 没说日期就按明天算, the stand-in assumed tomorrow for flights and hotels, but a
+    weather-only request checked today's weather while understood() reported the line as
+    read (issue 36). Every request that needs a day gets the assumed one."""
+    line = "没说日期就按明天算。"
+    assert TravelModel().understood(INSTRUCTIONS + "\n" + line)["missing"] == "assume"
+    for request in ("北京天气怎么样？", "帮我订个北京的酒店", "上海飞北京的航班"):
+        result = await run(line, request)
+        dates = {args.get("date", args.get("check_in_date")) for _, args in calls(result)}
+        assert dates == {"明天"}, (request, calls(result))
+        assert result.output.startswith("（未说明日期，按明天计。）"), result.output

@@ -6,10 +6,14 @@ as ``{"check": name, **arguments}``. A callable is written as its import path
 (``"module:function"``) when it can be imported back; a function defined in a notebook (or a
 closure) is written **by its source** (:mod:`.source`), with the values it closes over and
 the modules it uses, when those are plain data. A check that can be kept neither way (a
-lambda, a closure over an object) makes the write refuse, naming it. Reading a file never
-runs what it names unless asked: a source check runs only with ``trust=True`` (else it is
-kept as a placeholder that says how to re-attach it), and an import path must name a Python
-function outside the standard library (``sys:exit`` is refused).
+lambda, a closure over an object) makes the write refuse, naming it. Reading a file imports
+and runs nothing it names unless asked (``trust=True``): a source check is kept as a
+placeholder that says how to re-attach it, and an import path is resolved only in a module
+already imported (its attribute read statically: no module ``__getattr__`` runs), else it is
+such a placeholder too (naming the module to import first). An import path must name a
+Python function outside the standard library (``sys:exit`` is refused, also with trust).
+A placeholder fails its own check when run (the run is an ``error`` naming it); the rest of
+the file loads.
 Each check gives a :class:`CheckResult` ``(name, passed, reason)``, recorded per run.
 """
 
@@ -26,7 +30,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 from ...errors import ConfigurationError
 from ...runtime.tool_work import bounded, in_thread
 from ..batches import PairedCall, batches
-from .source import by_source, from_source, imported
+from .refs import imported, not_imported, placeholder
+from .source import by_source, from_source
 
 if TYPE_CHECKING:
     from ...runtime.result import RunResult
@@ -38,6 +43,7 @@ __all__ = [
     "FunctionCheck",
     "as_check",
     "check_from_dict",
+    "function_record",
     "imported",
     "run_check",
     "strings",
@@ -154,13 +160,23 @@ class FunctionCheck(Check):
         return f"{module}:{qualname}"
 
     def to_dict(self) -> dict[str, Any]:
-        ref = self.ref
-        if ref is not None and not ref.startswith("__main__:"):
-            return {"check": self.kind, "ref": ref}
-        return {"check": self.kind, **by_source(self.fn)}
+        return function_record(self.fn)
 
     async def judge(self, evidence: Evidence) -> tuple[bool, str]:
         return verdict(await call_off_loop(self.fn, evidence.result))
+
+
+def function_record(fn: Callable[..., Any], what: str = "check") -> dict[str, Any]:
+    """How a function is written to a file: its import path when it can be imported back,
+    else by its source (:mod:`.source`; refused naming it as ``what``: a check, a tools
+    factory, a setup function); a placeholder writes back what its file said."""
+    saved = getattr(fn, "saved", None)
+    if saved:  # a check a file named and that was not loaded: written back as it came
+        return dict(saved)
+    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    if module and qualname and "<" not in qualname and module != "__main__":
+        return {"check": FunctionCheck.kind, "ref": f"{module}:{qualname}"}
+    return {"check": FunctionCheck.kind, **by_source(fn, what=what)}
 
 
 def verdict(value: Any) -> tuple[bool, str]:
@@ -197,7 +213,12 @@ def check_from_dict(
     if kind == "function":
         if "source" in record:
             return FunctionCheck(from_source(record, trust=trust))
-        return FunctionCheck(imported(str(record.get("ref", ""))))
+        ref = str(record.get("ref", ""))
+        why = not_imported(ref, trust=trust)
+        if why:  # the check fails when run, saying why; the file loads
+            name = ref.rpartition(":")[2].rpartition(".")[2]
+            return FunctionCheck(placeholder(name, why, {"check": "function", "ref": ref}))
+        return FunctionCheck(imported(ref, trust=trust))
     cls = Check.registry.get(str(kind))
     if cls is None:
         known = ", ".join(sorted(Check.registry))

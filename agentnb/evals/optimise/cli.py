@@ -15,7 +15,8 @@ on the held-out tasks, not proven): the same two keys, with ``"unproven": true``
 better.
 
 Exit status: 0 when it ran (``--require-improvement``: 0 only if a candidate was promoted,
-else 1); 2 on a usage error.
+else 1); 2 on a usage error (a path, a spec, a setting); 3 when it crashed (the optimiser
+failed: ``--save`` is still written first, with everything decided before the failure).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 import warnings
 from pathlib import Path
@@ -31,7 +31,7 @@ from typing import Any
 
 from ... import _json
 from ...errors import ConfigurationError
-from ..ci import load_spec, load_tasks
+from ..ci import EPILOG, EXIT, crashing, load_spec, load_tasks, writable
 from .budget import BudgetWarning
 from .tables import unproven
 
@@ -40,7 +40,9 @@ __all__ = ["add_parser", "main"]
 
 def add_parser(sub: Any) -> None:
     o = sub.add_parser(
-        "optimize", help="improve an agent's instructions and tool descriptions, gated"
+        "optimize",
+        help="improve an agent's instructions and tool descriptions, gated",
+        epilog=EPILOG,
     )
     o.add_argument("tasks", help="a task file (.jsonl) or module:attribute naming a TaskSet")
     o.add_argument("--agent", required=True, help="module:attribute: an agent or a factory")
@@ -74,7 +76,9 @@ def add_parser(sub: Any) -> None:
         type=Path,
         help="write the strongest candidate the gate held here (JSON, labelled unproven)",
     )
-    o.add_argument("--trust", action="store_true", help="run checks a task file kept by source")
+    o.add_argument(
+        "--trust", action="store_true", help="import and run the functions a task file names"
+    )
     o.add_argument("--require-improvement", action="store_true", help="exit 1 if none promoted")
     o.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -83,26 +87,17 @@ def main(args: argparse.Namespace, shortcuts: dict[str, Any] | None = None) -> i
     """Run the command; ``shortcuts`` maps proposer names to factories (``python -m
     agentnb`` gives ``travel``: the stand-in's proposer, from the layer above this one)."""
     try:
-        tasks = load_tasks(args.tasks, args.trust)
-        agent = load_spec(args.agent, "agent")
+        unproven_path = getattr(args, "best_unproven", None)
+        for path in (args.save, args.json, args.best, unproven_path):  # before the budget
+            writable(path)  # is spent, not after it
+        agent = load_spec(args.agent, "agent")  # first: the modules it imports ...
         made = (shortcuts or {}).get(args.proposer)
         proposer = made() if made is not None else load_spec(args.proposer, "proposer")
-        unproven = getattr(args, "best_unproven", None)
-        for path in (args.save, args.json, args.best, unproven):  # before the budget is spent
-            _writable(path)
+        tasks = load_tasks(args.tasks, args.trust)  # ... are the ones a task file may name
     except (ConfigurationError, OSError) as exc:
         print(f"agentnb optimize: {exc}", file=sys.stderr)
-        return 2
-    return asyncio.run(run(tasks, agent, proposer, args))
-
-
-def _writable(path: Path | None) -> None:
-    if path is None:
-        return
-    folder = path.parent
-    if path.is_dir() or not folder.is_dir() or not os.access(folder, os.W_OK):
-        why = "it is a folder" if path.is_dir() else f"no writable folder {str(folder)!r}"
-        raise ConfigurationError(f"cannot write {str(path)!r}: {why}")
+        return EXIT["usage"]
+    return crashing("optimize", lambda: asyncio.run(run(tasks, agent, proposer, args)))
 
 
 async def run(tasks: Any, agent: Any, proposer: Any, args: argparse.Namespace) -> int:
@@ -129,16 +124,20 @@ async def run(tasks: Any, agent: Any, proposer: Any, args: argparse.Namespace) -
             )
         except ConfigurationError as exc:
             print(f"agentnb optimize: {exc}", file=sys.stderr)
-            return 2
+            return EXIT["usage"]
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
+    if args.save:  # first: whatever happens next, the run is kept
+        opt.save(args.save)
+    if opt.error is not None:
+        kept = f"; what it decided before is in {str(args.save)!r}" if args.save else ""
+        print(f"agentnb optimize: the optimiser failed: {opt.stop_reason}{kept}", file=sys.stderr)
+        return EXIT["crash"]
     print(opt.summary())
     shown = opt.history[["step", "event", "parent", "candidate", "calls_used", "reason"]]
     print(shown.to_string(index=False, max_colwidth=90))
     best = opt.best
     print(f"\nthe incumbent {best.id}'s instructions:\n{best.texts.instructions}")
-    if args.save:
-        opt.save(args.save)
     if args.best:
         args.best.write_text(_json.dumps(best.texts.to_dict(), indent=1) + "\n", encoding="utf-8")
     if getattr(args, "best_unproven", None):
@@ -165,5 +164,5 @@ async def run(tasks: Any, agent: Any, proposer: Any, args: argparse.Namespace) -
         args.json.write_text(_json.dumps(data, indent=1) + "\n", encoding="utf-8")
     if args.require_improvement and best.id == "c0":
         print("no candidate was promoted", file=sys.stderr)
-        return 1
-    return 0
+        return EXIT["regression"]
+    return EXIT["ok"]

@@ -72,7 +72,9 @@ def save(opt: Optimisation, path: Path, *, traces: bool = False) -> Path:
 
 def load(cls: type[Opt], path: Path, *, trust: bool = False) -> Opt:
     """An optimisation of class ``cls`` (:class:`Optimisation`, given by its ``load``) as
-    :func:`save` wrote it."""
+    :func:`save` wrote it. A file that is not one, or whose header is damaged (an unknown
+    setting, a candidate without texts, a task its runs lack), is refused with a
+    ConfigurationError naming what is wrong (as a saved evaluation's lines are)."""
     lines = read_lines(path)
     try:
         header = json.loads(lines[0][1])
@@ -84,25 +86,64 @@ def load(cls: type[Opt], path: Path, *, trust: bool = False) -> Opt:
             f"{path} is not a saved optimisation; this agentnb reads {FORMAT} and {_OLD}"
         )
     ev = load_lines(lines[1:], path, trust=trust)
-    return restore(cls, header, ev)
+    try:
+        return restore(cls, header, ev, f"{path}:1")
+    except ConfigurationError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # said as a damaged file
+        why = f"{path}:1: the optimisation's header is damaged ({exc!r})"
+        raise ConfigurationError(why) from None
 
 
-def restore(cls: type[Opt], header: dict[str, Any], ev: Evaluation) -> Opt:
-    """The optimisation :func:`header` describes, its runs those of ``ev``."""
-    train = TaskSet([ev.tasks[n] for n in header["train"]], name=ev.tasks.name)
-    validation = TaskSet([ev.tasks[n] for n in header["validation"]], name=ev.tasks.name)
-    opt = cls(None, train, validation, **header["settings"])
+def restore(
+    cls: type[Opt], header: dict[str, Any], ev: Evaluation, where: str = "a saved optimisation"
+) -> Opt:
+    """The optimisation :func:`header` describes, its runs those of ``ev``: each part checked,
+    what is wrong named (``where``: the file and its line)."""
+
+    def damaged(what: str) -> ConfigurationError:
+        return ConfigurationError(f"{where}: the optimisation's header is damaged: {what}")
+
+    split = {}
+    for side in ("train", "validation"):
+        names = header.get(side)
+        if not isinstance(names, list):
+            raise damaged(f"{side!r} is not a list of task names")
+        unknown = [n for n in names if n not in ev.tasks]
+        if unknown:
+            raise damaged(f"its {side} tasks name {unknown[0]!r}, which the file's tasks lack")
+        split[side] = TaskSet([ev.tasks[n] for n in names], name=ev.tasks.name)
+    settings = header.get("settings")
+    if not isinstance(settings, dict):
+        raise damaged("'settings' is not an object")
+    unknown = sorted(set(settings) - set(SETTINGS))
+    if unknown:
+        raise damaged(f"unknown setting {unknown[0]!r} (the settings: {', '.join(SETTINGS)})")
+    opt = cls(None, split["train"], split["validation"], **settings)
     opt.evaluation = ev
-    opt.candidates = [Candidate.from_dict(c) for c in header["candidates"]]
-    opt.steps = header["steps"]
-    opt.best_id = header["best"]
-    opt.metric_calls = header["metric_calls"]
-    opt.warnings = header.get("warnings", [])
+    candidates = header.get("candidates")
+    if not isinstance(candidates, list) or not candidates:
+        raise damaged("'candidates' is not a list of candidates")
+    for i, c in enumerate(candidates):
+        texts = c.get("texts") if isinstance(c, dict) else None
+        if not isinstance(texts, dict) or not isinstance(texts.get("instructions"), str):
+            raise damaged(f"candidate {i} has no texts (instructions and tools)")
+        try:
+            opt.candidates.append(Candidate.from_dict(c))
+        except TypeError as exc:
+            raise damaged(f"candidate {i} cannot be read ({exc})") from None
+    opt.steps = list(header.get("steps") or [])
+    opt.best_id = str(header.get("best") or "c0")
+    if opt.best_id not in {c.id for c in opt.candidates}:
+        raise damaged(f"its incumbent {opt.best_id!r} is not one of its candidates")
+    opt.metric_calls = int(header.get("metric_calls") or 0)
+    opt.warnings = list(header.get("warnings") or [])
     if header["format"] == FORMAT:
-        opt.proposer_runs = [RunRecord.from_dict(r) for r in header.get("proposer_runs") or ()]
+        runs = header.get("proposer_runs") or ()
+        opt.proposer_runs = [RunRecord.from_dict(r) for r in runs]
     else:
         opt.proposer_runs = _old_proposer(header.get("proposer") or {})
-    opt.stop_reason = header.get("stop_reason", "")
+    opt.stop_reason = str(header.get("stop_reason") or "")
     opt.done = True
     return opt
 

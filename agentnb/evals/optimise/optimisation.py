@@ -100,6 +100,9 @@ class Optimisation(Shown):
         #: The gate's noise floor (``optimize(noise=...)``), or None.
         self.noise: Any = None
         self.stop_reason = ""
+        #: What ended the loop itself when it failed (a bug, not a run's error), else None:
+        #: the optimisation is still handed back, with everything decided before it.
+        self.error: BaseException | None = None
         self.done = False
         self.cancelled = False
         self._task: asyncio.Task[Any] | None = None
@@ -148,7 +151,8 @@ class Optimisation(Shown):
 
     def _ended(self, task: asyncio.Task[Any]) -> None:
         if not task.cancelled() and task.exception() is not None:
-            exc = task.exception()
+            exc = self.error = task.exception()
+            assert exc is not None
             self.finish(f"failed: {type(exc).__name__}: {exc}")
         else:
             self.finish("stopped" if self.cancelled else self.stop_reason or "ended")
@@ -173,16 +177,19 @@ class Optimisation(Shown):
         self.emit("end", self.stop_reason)
 
     async def wait(self) -> Optimisation:
-        """Wait for the run to end (also when stopped); returns ``self``. A failure of the
-        loop itself (not of a run: those are error runs) is raised here."""
+        """Wait for the run to end (also when stopped); returns ``self``, also when the loop
+        itself failed: everything decided before is kept, ``stop_reason`` says ``failed: ...``
+        and :attr:`error` holds the exception (nothing is lost to it)."""
         if self._task is not None and not self._task.done():
             try:
                 await asyncio.shield(self._task)
             except asyncio.CancelledError:
                 if not self.cancelled:
                     raise
-        if self._task is not None and not self._task.cancelled() and self._task.exception():
-            raise self._task.exception()  # type: ignore[misc]
+            except Exception:
+                pass  # kept in self.error
+        if self._task is not None and self._task.done() and not self._task.cancelled():
+            self._ended(self._task)  # at once (its callback may not have run yet); once only
         return self
 
     def __await__(self) -> Any:

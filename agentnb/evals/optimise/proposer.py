@@ -30,7 +30,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import re
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -41,6 +40,7 @@ from ...runtime.tool_work import in_thread
 from ..batches import batches
 from .asking import asked
 from .candidate import Texts
+from .reply import MAX_CHARS, fences, json_objects
 
 if TYPE_CHECKING:
     from ...session import Session
@@ -147,26 +147,13 @@ def _shown(value: Any) -> str:
     return _short(json.dumps(value, ensure_ascii=False), 60)
 
 
-_FENCE = re.compile(r"```[a-zA-Z]*\n(.*?)```", re.S)
-
-
-def _objects(text: str) -> list[dict[str, Any]]:
-    """Every JSON object in ``text`` (in fences or in prose), in order."""
-    decoder = json.JSONDecoder()
-    found = []
-    for start in [m.start() for m in re.finditer(r"\{", text)]:
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            found.append(value)
-    return found
-
-
 def parse_reply(reply: str, current: Texts) -> Proposal:
-    """The new texts a reply proposes (see the module docstring)."""
-    for obj in _objects(reply):
+    """The new texts a reply proposes (see the module docstring). Reading it is linear in its
+    length, with bounded depth (:func:`.reply.json_objects`)."""
+    objects = json_objects(reply)
+    if len(reply) > MAX_CHARS:
+        return Proposal(None, "", objects.problem, reply[:2000] + "…")
+    for obj in objects.found:
         if not {"instructions", "tools"} & obj.keys():
             continue
         rationale = str(obj.get("rationale") or "").strip()
@@ -203,24 +190,24 @@ def parse_reply(reply: str, current: Texts) -> Proposal:
             return Proposal(None, rationale, f"the reply changes nothing{why}", reply)
         unused = f"ignored what it could not use: {'; '.join(ignored)}" if ignored else ""
         return Proposal(texts, rationale, unused, reply)
-    for obj in _objects(reply):  # an answer that proposes nothing, and says why
+    for obj in objects.found:  # an answer that proposes nothing, and says why
         if isinstance(obj.get("rationale"), str) and obj["rationale"].strip():
             why = obj["rationale"].strip()
             return Proposal(None, why, f"no change proposed: {why}", reply)
-    fenced = [m.group(1).strip() for m in _FENCE.finditer(reply)]
-    plain = [f for f in fenced if f and not f.startswith("{")]
+    blocks = fences(reply)
+    plain = [b.strip() for _, _, b in blocks if b.strip() and not b.strip().startswith("{")]
     if plain:
-        rationale = _FENCE.sub("", reply).strip()
+        cut, at = [], 0
+        for start, end, _ in blocks:
+            cut.append(reply[at:start])
+            at = end
+        rationale = ("".join(cut) + reply[at:]).strip()
         texts = Texts(plain[0], dict(current.tools))
         if texts.key() == current.key():
             return Proposal(None, rationale, "the reply changes nothing", reply)
         return Proposal(texts, rationale, "read the code block as the new instructions", reply)
-    return Proposal(
-        None,
-        "",
-        "the reply holds no JSON object with instructions or tools, and no code block",
-        reply,
-    )
+    why = "the reply holds no JSON object with instructions or tools, and no code block"
+    return Proposal(None, "", f"{why} ({objects.problem})" if objects.problem else why, reply)
 
 
 class InThread:
@@ -284,7 +271,12 @@ async def ask(opt: Optimisation, parent: Candidate, batch: list[Task]) -> Propos
     except Exception as exc:
         return Proposal(None, "", f"the proposer failed: {type(exc).__name__}: {exc}")
     reply = response.message.content or ""
-    proposal = parse_reply(reply if isinstance(reply, str) else str(reply), parent.texts)
+    text = reply if isinstance(reply, str) else str(reply)
+    try:  # linear and bounded (.reply), in a worker thread; a reply never ends the run
+        proposal = await asyncio.to_thread(parse_reply, text, parent.texts)
+    except Exception as exc:
+        why = f"the reply could not be read: {type(exc).__name__}: {exc}"
+        proposal = Proposal(None, "", why)
     opt.current = {"parent": parent.id, "rationale": proposal.rationale, "asking": False}
     opt.emit("proposal", opt.current)
     return proposal

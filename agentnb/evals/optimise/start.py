@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import random
 import sys
-import time
 import warnings
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -15,6 +14,7 @@ from ... import display
 from ..._settings import seconds
 from ...errors import ConfigurationError, RunStateError
 from ..evaluate import as_cache, as_tasks
+from ..progress import ProgressLine
 from ..statistics import warm_up
 from ..tasks import Task, TaskSet
 from .budget import BudgetWarning, budget_plan
@@ -234,16 +234,13 @@ async def optimize(
 
 
 class Progress:
-    """A terminal progress bar on stderr: metric calls of the budget, candidates, the best."""
+    """A progress bar on stderr: metric calls of the budget, candidates, the best (rewritten
+    in place on a terminal, whole lines in a log: :class:`~agentnb.evals.progress.ProgressLine`)."""
 
     def __init__(self, opt: Optimisation, width: int = 24) -> None:
-        self.opt, self.width, self.shown = opt, width, 0.0
+        self.opt, self.width, self.line = opt, width, ProgressLine()
 
     def __call__(self, kind: str, data: Any) -> None:
-        now = time.monotonic()
-        if kind == "run" and now - self.shown < 0.2:
-            return
-        self.shown = now
         opt = self.opt
         filled = int(self.width * min(1.0, opt.metric_calls / opt.budget))
         bar = "█" * filled + "·" * (self.width - filled)
@@ -254,10 +251,12 @@ class Progress:
             else ""
         )
         line = (
-            f"\roptimize [{bar}] {opt.metric_calls}/{opt.budget} metric calls · "
+            f"optimize [{bar}] {opt.metric_calls}/{opt.budget} metric calls · "
             f"{counted(len(opt.candidates), 'candidate')}{val} · proposer "
             f"{counted(opt.proposer_calls, 'call')}"
         )
         end = kind == "end"
-        sys.stderr.write(line + (f"\n{data}\n" if end else ""))
-        sys.stderr.flush()
+        self.line.show(line, final=end, force=kind in ("step", "candidate"))
+        if end:
+            self.line.stream.write(f"{data}\n")
+            self.line.stream.flush()

@@ -48,7 +48,7 @@ from .wire import (
     load_json,
     parse_completion,
     read_limited,
-    sse_lines,
+    sse_bytes,
 )
 
 __all__ = ["OpenAIModel"]
@@ -382,9 +382,9 @@ class OpenAIModel(Model):
                 return
             reader = SSEReader(what, self.secrets)
             parts = StreamedText()
-            lines = sse_lines(response, self.max_response_bytes, what)
+            chunks = sse_bytes(response, self.max_response_bytes, what)
             try:
-                deltas = bounded(reader.deltas(lines), deadline, what, lambda: reader.finished)
+                deltas = bounded(reader.deltas(chunks), deadline, what, lambda: reader.finished)
                 async for delta in deltas:
                     parts.add(delta)
                     yield delta

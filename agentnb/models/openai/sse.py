@@ -8,19 +8,24 @@ names usually come only in the first fragment (some servers repeat them; the ass
 sets names, appends arguments). A stream that stops before a ``finish_reason`` or
 ``[DONE]`` raises :class:`~agentnb.errors.ModelStreamError`: a partial reply is not a reply,
 and so does a chunk of the wrong shape (``choices`` not a list, a ``function`` not an object).
-The API key (and any credential in the URL) is masked in payloads before anything keeps them.
+The bytes are framed by the one SSE framer (:class:`~agentnb.models.sse.SSEFramer`), and the
+API key (and any credential in the URL) is masked in the text the events carry before
+anything keeps them, also when it comes split over events
+(:class:`~agentnb.models.masking.StreamMask`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from typing import Any
 
 from ..._secrets import Secrets
 from ...errors import ModelResponseError, ModelStreamError
 from ..base import Delta, Usage
+from ..masking import StreamMask
+from ..sse import SSEEvent, SSEFramer
 from .retry import redact
 from .wire import load_json
 
@@ -152,29 +157,34 @@ class SSEReader:
             self.finished = True
         return deltas
 
-    async def deltas(self, lines: AsyncIterator[str]) -> AsyncIterator[Delta]:
-        data: list[str] = []
-        async for line in lines:
-            if line:
-                name, _, value = line.partition(":")
-                if name == "data":
-                    data.append(value[1:] if value.startswith(" ") else value)
-                continue  # comments (":") and other fields (event, id, retry) are skipped
-            if not data:
-                continue
-            payload, data = "\n".join(data), []
-            if payload.strip() == "[DONE]":
-                self.done = True
-                return
-            for delta in self._parse(payload):
+    async def deltas(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[Delta]:
+        """The deltas of a stream's bytes (in any pieces), its credentials masked across
+        events; ends at ``[DONE]``."""
+        framer, mask = SSEFramer(), StreamMask(self.secrets)
+        async for chunk in chunks:
+            for event in framer.feed(chunk):
+                for delta in self._released(mask.feed(event)):
+                    if delta is None:
+                        return
+                    yield delta
+        for event in framer.close():
+            for delta in self._released(mask.feed(event)):
+                if delta is None:
+                    return
                 yield delta
-        if data:  # the last event had no blank line after it
-            payload = "\n".join(data)
-            if payload.strip() == "[DONE]":
-                self.done = True
+        for delta in self._released(mask.close()):
+            if delta is None:
                 return
-            for delta in self._parse(payload):
-                yield delta
+            yield delta
+
+    def _released(self, events: list[SSEEvent]) -> Iterator[Delta | None]:
+        """The deltas of events the mask released; None at ``[DONE]`` (the stream's end)."""
+        for event in events:
+            if event.data.strip() == "[DONE]":
+                self.done = True
+                yield None
+                return
+            yield from self._parse(event.data)
 
     def check_complete(self) -> None:
         """Raise if the stream ended without a finish_reason and without ``[DONE]``."""

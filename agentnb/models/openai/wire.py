@@ -10,7 +10,6 @@ Credentials are masked by :mod:`~agentnb._secrets`.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import json
 import re
 from collections.abc import AsyncIterator, Callable
@@ -31,7 +30,7 @@ __all__ = [
     "parse_completion",
     "public_url",
     "read_limited",
-    "sse_lines",
+    "sse_bytes",
     "url_secrets",
 ]
 
@@ -80,32 +79,15 @@ async def read_limited(
     return b"".join(parts)
 
 
-async def sse_lines(response: httpx.Response, limit: int, what: str) -> AsyncIterator[str]:
-    """The lines of an event stream (split on CR, LF or CRLF only, as SSE says: U+2028 is an
-    ordinary character), at most ``limit`` decoded bytes in all (so any one line too)."""
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    line: list[str] = []
+async def sse_bytes(response: httpx.Response, limit: int, what: str) -> AsyncIterator[bytes]:
+    """The bytes of an event stream as they come, at most ``limit`` decoded bytes in all
+    (so any one event too); framed by :class:`agentnb.models.sse.SSEFramer`."""
     size = 0
-    skip_lf = False
     async for chunk in response.aiter_bytes():
         size += len(chunk)
         if size > limit:
             raise too_large(what, limit)
-        text = decoder.decode(chunk)
-        if skip_lf and text.startswith("\n"):
-            text = text[1:]
-        skip_lf = text.endswith("\r")
-        pieces = _BREAK.split(text)
-        if len(pieces) == 1:
-            line.append(text)
-            continue
-        yield "".join(line) + pieces[0]
-        for piece in pieces[1:-1]:
-            yield piece
-        line = [pieces[-1]]
-    rest = "".join(line) + decoder.decode(b"", final=True)
-    if rest:
-        yield rest
+        yield chunk
 
 
 async def bounded(

@@ -7,7 +7,8 @@ Anthropic Messages (``/messages``). Each format is one module with the same two 
   :class:`Request` - its messages in the Chat Completions shape the sessions hold
   (invariant 1), its tools, parameters and the ids the client sent; :meth:`Wire.read_reply`
   turns a whole reply into a :class:`Reply`; :meth:`Wire.stream` reads a streamed reply
-  event by event (:class:`StreamReader`), giving :class:`~agentnb.models.base.Delta`\\ s as
+  event by event (:class:`StreamReader`; the events framed by the one SSE framer,
+  :class:`agentnb.models.sse.SSEFramer`), giving :class:`~agentnb.models.base.Delta`\\ s as
   they arrive and the :class:`Reply` at the end;
 * **writing** (the stand-in, :mod:`agentnb.observe.standin`): :meth:`Wire.render` and
   :meth:`Wire.render_stream` write an agentnb reply as that format's body or events, and
@@ -31,9 +32,9 @@ __all__ = [
     "WIRES",
     "Reply",
     "Request",
-    "SSEBuffer",
     "StreamReader",
     "Wire",
+    "named_tools",
     "new_id",
     "sse",
     "wire_for",
@@ -84,44 +85,24 @@ class Wire(Protocol):
     def error_event(self, message: str, kind: str) -> bytes: ...
 
 
-class SSEBuffer:
-    """Splits the bytes of an event stream, as they arrive in any pieces, into events.
-
-    Events end at a blank line (LF or CRLF); each is ``(event name or None, data)`` with its
-    ``data:`` lines joined by ``\\n``. Comments and other fields are skipped. Only complete
-    events come out; :meth:`close` gives the last one when the stream ends without a blank
-    line after it.
-    """
-
-    __slots__ = ("_pending",)
-
-    def __init__(self) -> None:
-        self._pending = b""
-
-    def feed(self, data: bytes) -> list[tuple[str | None, str]]:
-        buffer = self._pending + data
-        if b"\r" in buffer:
-            buffer = buffer.replace(b"\r\n", b"\n")
-        *events, self._pending = buffer.split(b"\n\n")
-        return [e for e in map(_event, events) if e is not None]
-
-    def close(self) -> list[tuple[str | None, str]]:
-        pending, self._pending = self._pending, b""
-        event = _event(pending) if pending.strip() else None
-        return [] if event is None else [event]
-
-
-def _event(raw: bytes) -> tuple[str | None, str] | None:
-    name: str | None = None
-    data: list[str] = []
-    for line in raw.decode("utf-8", "replace").split("\n"):
-        key, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if key == "data":
-            data.append(value)
-        elif key == "event":
-            name = value
-    return (name, "\n".join(data)) if data else None
+def named_tools(messages: list[dict[str, Any]], start: int = 0) -> list[dict[str, Any]]:
+    """``messages[start:]`` with each ``tool`` message that has no ``name`` given the name
+    the call it answers has in an earlier assistant message (the formats' tool results carry
+    only the call's id; a session's tool messages name their tool, as the runtime's do)."""
+    names: dict[str, str] = {}
+    out = []
+    for i, message in enumerate(messages):
+        for call in message.get("tool_calls") or () if message.get("role") == "assistant" else ():
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict) and isinstance(function.get("name"), str):
+                names[str(call.get("id") or "")] = function["name"]
+        if i < start:
+            continue
+        name = names.get(str(message.get("tool_call_id") or ""))
+        if message.get("role") == "tool" and not message.get("name") and name:
+            message = {**message, "name": name}
+        out.append(message)
+    return out
 
 
 def _wires() -> dict[str, Wire]:

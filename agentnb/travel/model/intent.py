@@ -103,22 +103,25 @@ class TripRequest:
 def _cities(text: str, data: TravelData) -> list[tuple[int, str, str]]:
     """(position, canonical or raw name, raw) for each city-like mention, in order."""
     found: list[tuple[int, str, str]] = []
-    taken: list[range] = []
+    taken = bytearray(len(text) + 1)  # 1 where a mention already stands: one lookup a place
+
+    def take(start: int, end: int) -> None:
+        taken[start:end] = b"\x01" * (end - start)
+
     for city in data.city_list:
         for key in (city.name, city.name_en, *[a for a in city.aliases if len(a) > 1]):
             flags = re.IGNORECASE if key.isascii() else 0
             pattern = rf"\b{re.escape(key)}\b" if key.isascii() else re.escape(key)
             for m in re.finditer(pattern, text, flags):
-                span = range(m.start(), m.end())
-                if not any(set(span) & set(t) for t in taken):
+                if not any(taken[m.start() : m.end()]):
                     found.append((m.start(), city.name, m.group(0)))
-                    taken.append(span)
+                    take(m.start(), m.end())
     for m in re.finditer(rf"(?:从|去|到|飞往|飞)({_ZH_PLACE[1:]}", text):
         word = m.group(1)
-        if word in _BAD_PLACES or any(m.start(1) in t for t in taken):
+        if word in _BAD_PLACES or taken[m.start(1)]:
             continue
         found.append((m.start(1), word, word))
-        taken.append(range(m.start(1), m.end(1)))
+        take(m.start(1), m.end(1))
     # The subject of a weather question: "明天示例城A会下雨吗" (article 002 §4.4).
     weather_subject = (
         r"(?:^|[，,。\s]|今天|明天|后天|周[一二三四五六日末]|星期[一二三四五六日天])"
@@ -129,20 +132,20 @@ def _cities(text: str, data: TravelData) -> list[tuple[int, str, str]]:
         date = DATE_PATTERN.match(word)  # "明天示例城A": the date is not part of the place
         if date:
             word, start = word[date.end() :], start + date.end()
-        if len(word) < 2 or word in _BAD_PLACES or any(start in t for t in taken):
+        if len(word) < 2 or word in _BAD_PLACES or taken[start]:
             continue
         if DATE_PATTERN.search(word) or word[0] in "和与及跟、":
             continue  # "今天和明天的天气": a date, not a place
         found.append((start, word, word))
-        taken.append(range(start, start + len(word)))
-    for m in re.finditer(r"\b(?:from|to|in)\s+([A-Z][a-zA-Z'\-]+)", text):
+        take(start, start + len(word))
+    for m in re.finditer(r"\b(?:from|to|in)\s++([A-Z][a-zA-Z'\-]++)", text):
         word = m.group(1)
-        if any(m.start(1) in t for t in taken) or word.lower() in {"the", "my", "a"}:
+        if taken[m.start(1)] or word.lower() in {"the", "my", "a"}:
             continue
         if find_date(word):
             continue
         found.append((m.start(1), word, word))
-        taken.append(range(m.start(1), m.end(1)))
+        take(m.start(1), m.end(1))
     return sorted(found)
 
 
@@ -166,8 +169,8 @@ def _direction(text: str, mentions: list[tuple[int, str, str]]) -> tuple[str | N
 
 
 def _nights(text: str) -> int:
-    m = re.search(r"(\d+)\s*(?:个)?\s*(?:晚|夜)", text) or re.search(
-        r"(\d+)\s*nights?", text, re.IGNORECASE
+    m = re.search(r"(?<!\d)(\d++)\s*+(?:个\s*+)?(?:晚|夜)", text) or re.search(
+        r"(?<!\d)(\d++)\s*+nights?", text, re.IGNORECASE
     )
     return int(m.group(1)) if m else 1
 
@@ -181,7 +184,7 @@ def _near(text: str, data: TravelData) -> str | None:
         if english in lower:
             return landmark
     m = re.search(r"([\u4e00-\u9fff]{2,4})附近", text) or re.search(
-        r"near (?:the )?([A-Za-z][\w ]+?)(?:[,.]|$| and)", text
+        r"near (?:the )?([A-Za-z][\w ]{1,60}?)(?:[,.]|$| and)", text
     )
     return m.group(1) if m else None
 
@@ -191,9 +194,11 @@ def _date_matches(text: str, data: TravelData) -> list[re.Match[str]]:
     and is no date): the gazetteer wins."""
     names = [k for c in data.city_list for k in (c.name, *[a for a in c.aliases if len(a) > 1])
              if not k.isascii()]  # fmt: skip
-    cities = [range(m.start(), m.end()) for n in names for m in re.finditer(re.escape(n), text)]
-    return [d for d in DATE_PATTERN.finditer(text)
-            if not any(d.start() < c.stop and c.start < d.end() for c in cities)]  # fmt: skip
+    cities = bytearray(len(text) + 1)  # 1 inside a city's name: one lookup a character
+    for n in names:
+        for m in re.finditer(re.escape(n), text):
+            cities[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+    return [d for d in DATE_PATTERN.finditer(text) if not any(cities[d.start() : d.end()])]
 
 
 def _joined_dates(matches: list[re.Match[str]], text: str) -> list[str]:
@@ -222,9 +227,11 @@ def parse_request(text: str, data: TravelData) -> TripRequest:
     raw, text = text, numerals(normalise(text))
     language = "zh" if _CJK.search(text) else "en"
     days = _date_matches(text, data)
-    masked = text
+    pieces, at = [], 0
     for d in days:  # no place is looked for inside a date (1月18号昆明 is 昆明)
-        masked = masked[: d.start()] + " " * len(d.group(0)) + masked[d.end() :]
+        pieces += [text[at : d.start()], " " * len(d.group(0))]
+        at = d.end()
+    masked = "".join(pieces) + text[at:]
     mentions = _cities(masked, data)
     origin, destination = _direction(masked, mentions)
     wants = [w for w, p in _WANTS.items() if re.search(p, text, re.IGNORECASE)]

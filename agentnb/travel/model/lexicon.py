@@ -29,6 +29,7 @@ from typing import Any
 
 from ..data import data_dir
 from ..dates import DATE_PATTERN
+from .clauses import Sentence
 from .knobs import KNOBS, SECTIONS, Policy
 from .normal import normalise
 
@@ -47,13 +48,12 @@ _CHOICES = {
     "hotel": {"value", "cheapest", "cheapest_if_asked", "best_rated", "nearest", "within_budget"},
 }
 _DEFAULTS = {k.name: k.default for k in KNOBS}
-#: A concession ("无论…，" / "regardless of…,"): not an instruction, skipped.
-_CONCESSION = re.compile(
-    r"(?:无论|不管|不论)[^，,。；;]*[，,]|\b(?:regardless of|no matter)\b[^,.;]*,", re.I
-)
+#: A concession ("无论…，" / "regardless of…,"): not an instruction, skipped. Its words, and
+#: what ends it (a comma) or shows it is none (the clause ends first), by language.
+_CONCESSION = re.compile(r"(无论|不管|不论)|\b(?:regardless of|no matter)\b", re.I)
+_CONCESSION_END = (re.compile(r"[，,。；;]"), re.compile(r"[,.;]"))
 #: A condition the stand-in cannot evaluate: skipped, and the line reported.
 _CONDITION = re.compile(r"(?:除非|\bunless\b|\bexcept (?:when|if)\b)[^，,。；;.]*", re.I)
-_CLAUSE = re.compile(r"[，,、:：;；]")
 
 
 @dataclass(frozen=True)
@@ -110,66 +110,50 @@ def sentences(text: str) -> list[str]:
     for paragraph in re.split(r"\n\s*\n", text):
         joined = re.sub(r"(?<![。；;！!？?：:.])\n\s*", " ", paragraph.strip())
         parts = re.split(r"(?<=[。；;！!？?])|(?<=\.)\s+|\n", joined)
-        merged: list[str] = []
+        merged: list[list[str]] = []
+        open_ = 0  # brackets opened and not closed in the last merged part
         for part in parts:
-            if merged and merged[-1].count("（") + merged[-1].count("(") > (
-                merged[-1].count("）") + merged[-1].count(")")
-            ):
-                merged[-1] += part
+            if merged and open_ > 0:
+                merged[-1].append(part)
             else:
-                merged.append(part)
-        for part in merged:
-            part = part.strip(" \t-*•")
+                merged.append([part])
+                open_ = 0
+            open_ += part.count("（") + part.count("(") - part.count("）") - part.count(")")
+        for pieces in merged:
+            part = "".join(pieces).strip(" \t-*•")
             if re.search(r"\w", part):
                 out.append(part)
     return out
 
 
-def _negated(text: str, start: int) -> bool:
-    """A negation before ``start`` in the same clause (after the last comma)."""
-    return bool(_negation().search(_CLAUSE.split(text[:start])[-1]))
-
-
-def _clause(text: str, m: re.Match[str]) -> str:
-    """The clause a match stands in (between commas), with the match itself."""
-    start = max((i.end() for i in _CLAUSE.finditer(text, 0, m.start())), default=0)
-    end = next((i.start() for i in _CLAUSE.finditer(text, m.end())), len(text))
-    return text[start:end]
-
-
-def _named(text: str) -> tuple[str, ...]:
-    return tuple(s for s, p in SECTION_WORDS.items() if re.search(p, text, re.I))
-
-
-def _targets(cue: Cue, value: str, text: str, m: re.Match[str],
+def _targets(cue: Cue, value: str, read: Sentence, m: re.Match[str],
              role: str | None) -> dict[str, Any]:  # fmt: skip
     """The knob values a matched cue reads as ({} when it cannot name them)."""
-    clause, knob = _clause(text, m), cue.knob
+    clause, knob, whole = read.clause(m.start(), m.end()), cue.knob, (0, len(read.text))
     if knob == "today":
         day = re.search(r"\d{4}-\d{2}-\d{2}", m.group(0))
         return {"today": day.group(0)} if day else {}
     if knob == "sections":  # the output rules name their sections (none named: all)
         if value.startswith("-"):
-            named = _named(clause) or _named(text)
+            named = read.named(*clause, SECTION_WORDS) or read.named(*whole, SECTION_WORDS)
             return {"leave_out": named} if named else {}
-        return {"sections": _named(text) or SECTIONS}
+        return {"sections": read.named(*whole, SECTION_WORDS) or SECTIONS}
     if knob == "skip":
-        named = _named(m.group(0)) or _named(clause) or _named(text)
+        named = (
+            read.named(m.start(), m.end(), SECTION_WORDS)
+            or read.named(*clause, SECTION_WORDS)
+            or read.named(*whole, SECTION_WORDS)
+        )
         if not named:
             return {}
         if value == "none":  # "do not skip the weather": nothing skipped
             return {"skip": ()}
         return {"skip": tuple(s for s in SECTIONS if (s in named) != value.startswith("-"))}
     if knob == "call_first":  # the first section named from the cue on
-        for scope in (text[m.start() :], clause):
-            hits = [(f.start(), s) for s, p in SECTION_WORDS.items()
-                    if (f := re.search(p, scope, re.I))]  # fmt: skip
-            if hits:
-                return {"call_first": min(hits)[1]}
-        return {}
+        first = read.first(m.start()) or read.first(*clause)
+        return {"call_first": first} if first else {}
     if knob == "choice":
-        roles = [r for r, p in _ROLE_WORDS.items() if re.search(p, clause, re.I)]
-        roles = roles or [r for r, p in _ROLE_WORDS.items() if re.search(p, text, re.I)]
+        roles = read.named(*clause, _ROLE_WORDS) or read.named(*whole, _ROLE_WORDS)
         out = {}
         for r in [role] if role else roles or ["flight", "hotel"]:
             v = _DEFAULTS[f"{r}_choice"] if value == "<default>" else value
@@ -179,38 +163,61 @@ def _targets(cue: Cue, value: str, text: str, m: re.Match[str],
     return {knob: value}
 
 
+def _concessions(text: str) -> list[tuple[int, int]]:
+    """The spans of the concessions of ``text``: from the words to the comma that ends them
+    (none when the clause ends first). The end found after one start serves every start
+    before it, so each character is searched once (linear, however many concessions)."""
+    spans: list[tuple[int, int]] = []
+    ends: list[tuple[int, str]] = [(-1, ""), (-1, "")]  # the next end after a start, by kind
+    for m in _CONCESSION.finditer(text):
+        if spans and m.start() < spans[-1][1]:
+            continue  # inside the previous concession
+        kind = 0 if m.group(1) else 1
+        if ends[kind][0] < m.end():
+            found = _CONCESSION_END[kind].search(text, m.end())
+            ends[kind] = (found.start(), found.group(0)) if found else (len(text), "")
+        at, char = ends[kind]
+        if char and char in "，,":
+            spans.append((m.start(), at + 1))
+    return spans
+
+
 def _scoped(text: str) -> tuple[str, list[str]]:
     """``text`` with its concessions and conditions blanked (positions kept), and the
     conditions it could not read."""
     conditions = [c.group(0).strip() for c in _CONDITION.finditer(text)]
-    for pattern in (_CONCESSION, _CONDITION):
-        text = pattern.sub(lambda c: " " * len(c.group(0)), text)
+    pieces, at = [], 0
+    for start, end in _concessions(text):
+        pieces += [text[at:start], " " * (end - start)]
+        at = end
+    text = "".join(pieces) + text[at:]
+    text = _CONDITION.sub(lambda c: " " * len(c.group(0)), text)
     return text, conditions
 
 
 def read_sentence(policy: Policy, sentence: str, where: str, *, role: str | None = None) -> bool:
     """Read one sentence into ``policy``; True when it set at least one knob."""
     text, conditions = _scoped(normalise(sentence))
+    read = Sentence(text, _negation(), SECTION_WORDS)  # indexed once: each cue asks in O(log n)
     found = []
     for order, cue in enumerate(cues()):
         if where != "instructions" and cue.scope != "both":
             continue
         for m in cue.pattern.finditer(text):
             if m.end() > m.start():
-                value = cue.negated if _negated(text, m.start()) else cue.value
+                value = cue.negated if read.negated(m.start()) else cue.value
                 found.append((m.end() - m.start(), order, cue, m, value))
     found.sort(key=lambda f: (-f[0], f[1]))  # the most specific reading first
-    taken: list[range] = []
+    taken = bytearray(len(text) + 1)  # 1 where a reading already stands
     chosen: dict[str, tuple[Any, int]] = {}
     conflicts: set[str] = set()
     for length, _, cue, m, value in found:
-        span = range(m.start(), m.end())
-        if any(span.start < t.stop and t.start < span.stop for t in taken):
+        if any(taken[m.start() : m.end()]):
             continue
-        targets = _targets(cue, value, text, m, role) if value else {}
+        targets = _targets(cue, value, read, m, role) if value else {}
         if value and not targets:
             continue  # nothing it could name (不要写… with no section): the words stay free
-        taken.append(span)
+        taken[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
         for knob, v in targets.items():
             if knob not in chosen:
                 chosen[knob] = (v, length)
@@ -224,10 +231,10 @@ def read_sentence(policy: Policy, sentence: str, where: str, *, role: str | None
     if "missing" in chosen and policy.missing == "assume":
         day = DATE_PATTERN.search(text)
         policy.assumed_day = day.group(0) if day else ""
-    read = bool(set(chosen) - conflicts)
-    if read and conditions:
+    understood = bool(set(chosen) - conflicts)
+    if understood and conditions:
         policy.not_understood.append((f"{sentence} — condition not read: {conditions[0]}", where))
-    return read
+    return understood
 
 
 def read_policy(system: str, tools: list[dict[str, Any]]) -> Policy:
@@ -236,11 +243,15 @@ def read_policy(system: str, tools: list[dict[str, Any]]) -> Policy:
     from .schemas import describes, tool_role  # the schema reader knows which tool does what
 
     policy = Policy()
+    reported: set[str] = set()  # sentences already reported (a repeated one is reported once)
     for sentence in sentences(system):
-        if not read_sentence(policy, sentence, "instructions") and not any(
-            line.startswith(sentence) for line, _ in policy.not_understood
-        ):
+        before = len(policy.not_understood)
+        if read_sentence(policy, sentence, "instructions") or sentence in reported:
+            reported.update(line.partition(" — ")[0] for line, _ in policy.not_understood[before:])
+            continue
+        if not any(line.startswith(sentence) for line, _ in policy.not_understood[before:]):
             policy.not_understood.append((sentence, "instructions"))
+        reported.add(sentence)
     for t in tools:
         function = t.get("function") if isinstance(t, dict) else None
         if not isinstance(function, dict):

@@ -207,7 +207,8 @@ class TravelModel(Model):
             explain_question(turn, why, asked[0])
             return asked[1], []
         assumed = ""
-        if policy.missing == "assume" and not req.date and {"flights", "hotels"} & set(req.wants):
+        dated = {"flights", "hotels", "weather"} & set(req.wants)  # each needs a day
+        if policy.missing == "assume" and not req.date and dated:
             assumed = policy.assumed_day or ("明天" if req.language == "zh" else "tomorrow")
             req.date = shown.date = assumed
             why.add("missing", "r_assume", day=assumed)

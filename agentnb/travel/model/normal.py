@@ -110,4 +110,7 @@ def numerals(text: str) -> str:
 
 def _counts(text: str, m: re.Match[str]) -> bool:
     """A bare English number word counts nights ("three nights"), else it stays a word."""
-    return bool(re.match(r"\s+nights?\b", text[m.end() :], re.I))
+    return bool(_NIGHTS_AFTER.match(text, m.end()))
+
+
+_NIGHTS_AFTER = re.compile(r"\s++nights?\b", re.I)
