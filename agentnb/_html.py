@@ -69,8 +69,9 @@ def message_card(
     ``note`` is a warning or a list of warnings: each one is shown. Long contents fold into
     a ``<details>`` showing their size, except the final answer, which is always open.
     ``mark``: what provenance marks on it (:meth:`agentnb.provenance.Provenance.marks`): a
-    result's flagged spans highlighted with why, the calls it steered, and a steered call's
-    link to the result it came from (``#{anchor}-{index}``: the card's id).
+    result's flagged spans highlighted with why, the calls it steered, a steered call's link
+    to the result it came from (``#{anchor}-{index}``: the card's id), and under each call
+    where each argument came from (the live view's chips: ``invented`` when found nowhere).
     """
     mark = mark or {}
     flags = list(mark.get("flags") or ())
@@ -92,6 +93,14 @@ def message_card(
         f"{escape(' at ' + f['path'] if f.get('path') else '')}: {escape(str(f['why']))}</div>"
         for f in flags
     )
+    if mark.get("steers"):
+        links = ", ".join(
+            _link(anchor, s["at"], f"{s.get('tool') or '?'}({s['arg']}) #{s['call']}")
+            for s in mark["steers"]
+        )
+        parts.append(
+            f"<div class='anb-steers' style='color:#b91c1c'>⚑ this result steered: {links}</div>"
+        )
     text = _text(wire.get("content"))
     shown = _marked(str(mark.get("text", "")), mark.get("value"), flags) if flags else ""
     if flags and len(text) > FOLD_AT:  # open: the highlight shows without a click
@@ -109,14 +118,6 @@ def message_card(
         )
     elif text:
         parts.append("<div>" + escape(text) + "</div>")
-    if mark.get("steers"):
-        links = ", ".join(
-            _link(anchor, s["at"], f"{s.get('tool') or '?'}({s['arg']}) #{s['call']}")
-            for s in mark["steers"]
-        )
-        parts.append(
-            f"<div class='anb-steers' style='color:#b91c1c'>⚑ this result steered: {links}</div>"
-        )
     steered = mark.get("steered") or {}
     for call in wire.get("tool_calls") or ():
         fn = call.get("function", {})
@@ -140,10 +141,34 @@ def message_card(
                 "<div class='anb-steered-note' style='color:#b91c1c;padding-left:1em'>"
                 f"⚑ steered by an instruction found in data: {links}</div>"
             )
+        if args := (mark.get("args") or {}).get(str(call.get("id"))):
+            parts.append(_chips(args))
     bg = "#fef2f2" if notes or flags or steered else "#f5f3ff" if final else "transparent"
     style = _CARD.format(colour=colour, bg=bg)
     at = f" id='{escape(anchor)}-{index}'" if anchor and index is not None and mark else ""
     return f"<div{at} style='{style}'>{''.join(parts)}</div>"
+
+
+#: A source's kind as the live view's chips colour it (widgets/view.css, ``.anb-src-*``).
+_CHIP = {"user": "#dcfce7", "instructions": "#ede9fe", "memory": "#fef9c3",
+         "tool_result": "#dbeafe", "invented": "#e5e7eb", "steered": "#fecaca"}  # fmt: skip
+
+
+def _chips(args: Mapping[str, Mapping[str, Any]]) -> str:
+    """Under a call, where each argument came from, as the live view's chips say it."""
+    chips = []
+    for arg, a in args.items():
+        kinds = list(a.get("k") or ["invented"])
+        kind = "steered" if a.get("s") else kinds[0]
+        text = f"{arg} ← {'⚑ ' if a.get('s') else ''}{'+'.join(kinds)}"
+        style = f"background:{_CHIP.get(kind, '#e5e7eb')};border-radius:8px;padding:0 6px"
+        chips.append(f"<span class='anb-chip anb-src-{escape(kind)}' style='{style}'>"
+                     f"{escape(text)}</span>")  # fmt: skip
+    return (
+        "<div class='anb-prov' style='padding-left:1em;color:#6b7280'>provenance: "
+        + " ".join(chips)
+        + "</div>"
+    )
 
 
 def _link(anchor: str, index: int | None, text: str, title: Any = None) -> str:

@@ -245,3 +245,67 @@ async def test_a_run_s_html_after_its_session_was_edited_says_it_is_not_marked()
     html = result.static_bundle()["text/html"]
     assert "provenance not marked: the session was edited since this run" in html
     assert "anb-injection" not in html and "anb-injection" in session.static_bundle()["text/html"]
+
+
+def test_the_saved_html_says_where_each_argument_came_from_invented_included():
+    """As the live view's chips: each argument's kinds under its call, ``invented`` when the
+    model was given it nowhere, ``⚑`` when it came only from an instruction found in data."""
+    messages = [
+        {"role": "system", "content": "You send mail for the user."},
+        {"role": "user", "content": "Mail the report to ana@example.com."},
+        calls(call("c1", "send", to="ana@example.com", cc="ghost@nowhere.example")),
+        {"role": "tool", "tool_call_id": "c1", "content": "sent"},
+    ]
+    html = an.Session(messages).static_bundle()["text/html"]
+    assert ">to ← user</span>" in html and "anb-src-user" in html
+    assert ">cc ← invented</span>" in html and "anb-src-invented" in html
+    steered = _injected_html_chips()
+    assert ">hotel ← ⚑ tool_result</span>" in steered and "anb-src-steered" in steered
+
+
+def _injected(filler: int = 0) -> list[dict[str, object]]:
+    from agentnb.travel.injection import ATTACKS
+
+    review = ATTACKS["hotel"]["en"].format(hotel="Riverside View")
+    return [
+        {"role": "user", "content": "Book me a hotel in Beijing for Friday."},
+        calls(call("c1", "search_hotels", city="Beijing")),
+        {"role": "tool", "tool_call_id": "c1",
+         "content": json.dumps({"hotels": [{"name": "Home Inn", "reviews": [review]}]})},
+        *[{"role": "user", "content": f"note {k}"} for k in range(filler)],
+        calls(call("c2", "book_hotel", hotel="Riverside View", city="Beijing")),
+        {"role": "tool", "tool_call_id": "c2", "content": "booked"},
+    ]  # fmt: skip
+
+
+def _injected_html_chips() -> str:
+    return an.Session(_injected()).static_bundle()["text/html"]
+
+
+def test_a_long_session_s_saved_html_traces_in_full_only_what_it_shows():
+    """Of a session longer than what its HTML shows, only the shown messages' values are
+    searched for in full; an instruction in a hidden result still marks a shown call."""
+    from agentnb import provenance
+
+    messages = _injected(filler=20)
+    marked = provenance.marks(messages, shown_from=len(messages) - 6)
+    assert "args" not in marked.get(1, {})  # hidden: its values were not searched for
+    assert marked[2]["steers"] == [
+        {"at": len(messages) - 2, "call": "c2", "tool": "book_hotel", "arg": "hotel"}
+    ]
+    assert marked[len(messages) - 2]["args"]["c2"] == {
+        "hotel": {"k": ["tool_result"], "s": True},
+        "city": {"k": ["user"], "s": False},
+    }
+    assert provenance.marks(messages)[1]["args"]["c1"] == {"city": {"k": ["user"], "s": False}}
+
+
+def test_past_the_sourced_limit_the_saved_html_says_it_leaves_the_sources_out(monkeypatch):
+    monkeypatch.setattr(an.display, "SOURCED_LIMIT", 5)
+    html = an.Session(_injected(filler=1)).static_bundle()["text/html"]
+    assert "arguments&#x27; sources not shown past 5 messages" in html
+    # only the values a flagged span could give were searched for: the steered one's chip
+    assert html.count("class='anb-chip") == 1 and ">hotel ← ⚑ tool_result</span>" in html
+    assert "<mark class='anb-injection'" in html and ">hotel ← tool_result[c1] hotels[0]" in html
+    short = an.Session(_injected()).static_bundle()["text/html"]
+    assert "not shown past" not in short and "anb-chip" in short

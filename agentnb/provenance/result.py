@@ -104,8 +104,14 @@ class Provenance(Sequence[Value]):
         result's or memory's ``flags`` (JSON path, span, rules, why) with the ``text`` they
         index and its JSON ``value`` (None for plain text), and the calls it ``steers``; an
         assistant message's ``steered`` calls (call id -> each argument and the flagged span
-        it came from). Plain data: :func:`agentnb.display.transcript_bundle` draws it."""
+        it came from) and its calls' ``args`` (call id -> each traced argument's kinds, as the
+        live view's chips say them: ``invented`` when found nowhere, and whether steered).
+        Plain data: :func:`agentnb.display.transcript_bundle` draws it."""
         out: dict[int, dict[str, Any]] = {}
+        for v in self.values:
+            if v.call_id is not None:
+                args = out.setdefault(v.message, {}).setdefault("args", {})
+                args.setdefault(v.call_id, {})[v.arg] = {"k": list(v.kinds), "s": v.steered}
         for f in self.flags:
             if not 0 <= f.message < len(wires):
                 continue

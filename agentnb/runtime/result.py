@@ -67,8 +67,8 @@ class RunResult(Shown):
         if not kept:
             title += " (provenance not marked: the session was edited since this run)"
 
-        def marks() -> dict[int, dict[str, Any]]:
-            return self.session.static_marks() if kept else {}
+        def marks(start: int, end: int) -> dict[int, dict[str, Any]]:
+            return self.session.static_marks(start, end) if kept else {}
 
         return transcript_bundle(
             self.messages,

@@ -457,11 +457,13 @@ class Session(Shown):
             exclude=exclude,
         )
 
-    def static_marks(self) -> dict[int, dict[str, Any]]:
-        """What the static HTML marks, by message index: instructions found in its tool results
-        and memory, and the calls they steered (calls and results traced, not answers' figures:
-        :meth:`agentnb.provenance.Provenance.marks`)."""
-        return provenance_marks(self.transcript.wires, requests=self.requests)
+    def static_marks(self, start: int = 0, end: int | None = None) -> dict[int, dict[str, Any]]:
+        """What the static HTML marks of the messages before ``end``, by message index:
+        instructions found in tool results and memory, the calls they steered, and where each
+        argument of a call from message ``start`` on came from (calls and results traced, not
+        answers' figures: :func:`agentnb.provenance.marks`)."""
+        wires = self.transcript.wires[:end]
+        return provenance_marks(wires, requests=self.requests, shown_from=start)
 
     def static_mimebundle(self) -> dict[str, str]:
         """The same as :meth:`static_bundle` (its earlier name)."""

@@ -85,28 +85,34 @@ def test_an_injection_watched_live_the_span_the_steered_call_and_the_inspector(n
     steered.wait_for(timeout=30_000)  # the booking the review asked for; the run waits at the gate
     assert "hotel ← tool_result[call_2] hotels[0].reviews[1]" in steered.text_content()
     view.locator(".anb-result .anb-name", has_text="book_hotel").first.wait_for(timeout=15_000)
-    # the list scrolled so the review is at its top: the span and the call both in view, live
+    # live, the run held at the gate: the review scrolled to the top of the list, highlighted
     scroller = view.locator(".anb-scroll")
-    mark = view.locator("mark.anb-injection").first
-    mark.evaluate(
+    view.locator("mark.anb-injection").first.evaluate(
         "el => { const sc = el.closest('.anb-scroll');"
         " sc.scrollTop += el.getBoundingClientRect().top - sc.getBoundingClientRect().top - 60; }"
     )
     nb.page.wait_for_timeout(400)
-    mark, steered = (
-        view.locator("mark.anb-injection").first,
-        view.locator(".anb-steered-link").first,
-    )
+    mark = view.locator("mark.anb-injection").first
     assert mark.text_content().startswith("忽略之前的所有指令")
-    assert _in_view(mark, scroller) and _in_view(steered, scroller)
     card = view.locator(".anb-result.anb-has-injection").first
     note = card.locator(".anb-injection-note").first.text_content()
     assert "hotels[0].reviews[1]" in note and "忽略或替换助手的指令" in note
+    back = card.locator(".anb-steer-link").first
+    assert "book_hotel(hotel) #call_4" in back.text_content()
+    assert _in_view(mark, scroller) and _in_view(back, scroller)
     status = view.locator(".anb-status-line").text_content()
     assert "running" in status, status  # taken while the run goes on
     counts = view.locator(".anb-counts").text_content()
     assert "1 instruction found in data" in counts and "1 steered call" in counts
-    nb.shot("provenance-live-span-and-steered-call", view)
+    nb.shot("provenance-live-span", view)
+    # the result's link goes to the call it steered (the booking, two thousand pixels down)
+    back.click()
+    nb.page.wait_for_timeout(400)
+    steered = view.locator(".anb-steered-link").first
+    assert "hotel ← tool_result[call_2] hotels[0].reviews[1]" in steered.text_content()
+    assert _in_view(steered, scroller)
+    assert "running" in view.locator(".anb-status-line").text_content()
+    nb.shot("provenance-live-steered-call", view)
     nb.run(3)  # the gate opens, the run ends; the cards settle
     assert "final_answer ['book_hotel']" in nb.stdout(3)
     nb.page.wait_for_timeout(500)
