@@ -161,7 +161,10 @@ def _chips(args: Mapping[str, Mapping[str, Any]]) -> str:
         kinds = list(a.get("k") or ["invented"])
         kind = "steered" if a.get("s") else kinds[0]
         text = f"{arg} ← {'⚑ ' if a.get('s') else ''}{'+'.join(kinds)}"
-        style = f"background:{_CHIP.get(kind, '#e5e7eb')};border-radius:8px;padding:0 6px"
+        ink = "#7f1d1d;font-weight:600" if kind == "steered" else "#111827"
+        style = (
+            f"background:{_CHIP.get(kind, '#e5e7eb')};color:{ink};border-radius:8px;padding:0 6px"
+        )
         chips.append(f"<span class='anb-chip anb-src-{escape(kind)}' style='{style}'>"
                      f"{escape(text)}</span>")  # fmt: skip
     return (

@@ -170,13 +170,19 @@ def test_the_saved_html_shows_the_span_and_the_steered_call_without_a_kernel(nb,
         transcript = cells.nth(4).locator(".agentnb-transcript")
         mark = transcript.locator("mark.anb-injection")
         assert mark.text_content().startswith("忽略之前的所有指令")
+        chip = transcript.locator(".anb-chip", has_text="hotel ← ⚑ tool_result")
+        assert chip.count() == 1  # where the booking's hotel came from, as the live chips say
         link = transcript.locator("a", has_text="hotel ← tool_result[call_2]")
         link.click()  # the link goes to the flagged result's card
         page.wait_for_timeout(300)
         target = link.get_attribute("href")
         assert target and page.evaluate("() => location.hash") == target
-        mark.evaluate("el => el.scrollIntoView({block: 'start'})")
+        note = transcript.locator(".anb-injection-note")
+        note.evaluate("el => el.scrollIntoView({block: 'start'})")
         page.wait_for_timeout(200)
         page.screenshot(path=str(SCREENSHOTS / "provenance-saved-html.png"))
+        chip.evaluate("el => el.scrollIntoView({block: 'center'})")
+        page.wait_for_timeout(200)
+        page.screenshot(path=str(SCREENSHOTS / "provenance-saved-html-steered-call.png"))
     finally:
         page.close()
