@@ -120,10 +120,7 @@ class Provenance(Sequence[Value]):
                 mark["text"] = text_of(wires[f.message].get("content"))
                 mark["value"] = parsed(mark["text"])
                 mark["flags"] = []
-            mark["flags"].append(
-                {"path": f.path, "start": f.flag.start, "end": f.flag.end,
-                 "rules": list(f.flag.rules), "why": f.flag.why}
-            )  # fmt: skip
+            mark["flags"].append(f.mark())
         for v in self.steered:
             if v.call_id is None:
                 continue
