@@ -34,8 +34,10 @@ list per call). Rows:
 * native APIs: per-call CPU of ``ResponsesModel`` and ``AnthropicModel`` against
   ``OpenAIModel``, the same work on the same fake server (``scripts/bench_native.py``; target
   <= 1.3x);
-* provenance: the run, then the same run with the detector over its tool results, and with
-  ``session.provenance()`` (every value traced), paired: flagging's target <= 1.10x;
+* provenance: the run, then the same run with the detector over its tool results, with
+  ``session.provenance()`` (every value traced), and with its saved HTML (the static copy a
+  notebook keeps: flagged spans, steered calls, each argument's sources), paired: flagging's
+  target <= 1.10x;
 * the optimiser: CPU per metric call of ``an.optimize`` on the stand-in against a plain
   ``an.evaluate`` of the same runs, paired round by round (``scripts/bench_optimise.py``;
   target <= 1.3x).
@@ -648,16 +650,19 @@ def provenance_cost(rounds: int, runs: int) -> None:
                         scan(wire["content"])
             elif extra == "trace":
                 assert not session.provenance().steered
+            elif extra == "html":  # what a notebook saves: the static copy, its marks traced
+                assert "anb-chip" in session.static_bundle()["text/html"]
 
         return once
 
     samplers = {name: (lambda name=name: cpu(once_with(name), runs)) for name in
-                ("run", "flag", "trace")}  # fmt: skip
+                ("run", "flag", "trace", "html")}  # fmt: skip
     s = paired(samplers, rounds)
     print(f"\nprovenance, {rounds} paired rounds: CPU per loop iteration, ratio to the run alone")
     print(ROW.format("the run alone", statistics.median(s["run"]) * 1e6, 1, 1, 1, ""))
     row("  + flag its tool results (detector)", s["flag"], s["run"], "target <= 1.10x")
     row("  + session.provenance() (every value)", s["trace"], s["run"], "lazy: when asked")
+    row("  + its saved HTML (marks and chips)", s["html"], s["run"], "when shown")
 
 
 def main() -> int:

@@ -51,6 +51,7 @@ __all__ = [
     "figures",
     "fold",
     "heads",
+    "marks",
     "number_of",
     "numbers_in",
     "of",
@@ -102,3 +103,23 @@ def of(
             end = record.end if record.end >= 0 else len(wires)
             flags = [f for f in flags if record.start <= f.message < end]
     return Provenance(values, flags)
+
+
+def marks(
+    wires: Sequence[Mapping[str, Any]],
+    *,
+    requests: Sequence[Any] = (),
+    today: date | None = None,
+    shown_from: int = 0,
+) -> dict[int, dict[str, Any]]:
+    """What a transcript of ``wires`` marks (:meth:`Provenance.marks`: the instructions found
+    in its data, the calls they steered, each argument's sources), by message index. Traces
+    calls and results only: the messages from ``shown_from`` on (those a transcript shows) in
+    full, the earlier ones only for what later values may come from and the values that can be
+    steered (``Tracer(steered_only=True)``), so a long session costs a scan of its hidden
+    part's results, not a search for every value in it."""
+    tracer = Tracer(heads(requests), today, claims=False, steered_only=True)
+    for i, wire in enumerate(wires):
+        tracer.steered_only = i < shown_from
+        tracer.add(i, wire)
+    return Provenance(tracer.values, tracer.flags).marks(wires)

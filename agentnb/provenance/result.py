@@ -4,11 +4,11 @@ data, with the questions a lesson or a check asks of them."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .. import _html
-from .sources import Flagged, Value
+from .sources import Flagged, Value, parsed, text_of
 
 __all__ = ["Provenance"]
 
@@ -98,6 +98,45 @@ class Provenance(Sequence[Value]):
             }
             for v in self.values
         ]
+
+    def marks(self, wires: Sequence[Mapping[str, Any]]) -> dict[int, dict[str, Any]]:
+        """What a transcript of ``wires`` (the conversation traced) marks, by message index: a
+        result's or memory's ``flags`` (JSON path, span, rules, why) with the ``text`` they
+        index and its JSON ``value`` (None for plain text), and the calls it ``steers``; an
+        assistant message's ``steered`` calls (call id -> each argument and the flagged span
+        it came from) and its calls' ``args`` (call id -> each traced argument's kinds, as the
+        live view's chips say them: ``invented`` when found nowhere, and whether steered).
+        Plain data: :func:`agentnb.display.transcript_bundle` draws it."""
+        out: dict[int, dict[str, Any]] = {}
+        for v in self.values:
+            if v.call_id is not None:
+                args = out.setdefault(v.message, {}).setdefault("args", {})
+                args.setdefault(v.call_id, {})[v.arg] = {"k": list(v.kinds), "s": v.steered}
+        for f in self.flags:
+            if not 0 <= f.message < len(wires):
+                continue
+            mark = out.setdefault(f.message, {})
+            if "flags" not in mark:
+                mark["text"] = text_of(wires[f.message].get("content"))
+                mark["value"] = parsed(mark["text"])
+                mark["flags"] = []
+            mark["flags"].append(f.mark())
+        for v in self.steered:
+            if v.call_id is None:
+                continue
+            steered = out.setdefault(v.message, {}).setdefault("steered", {})
+            for s in v.sources:
+                assert s.flag is not None  # a steered value's every source is flagged
+                link = {"arg": v.arg, "i": s.message, "from": s.label, "path": s.path}
+                link["why"] = s.flag.flag.why
+                if link not in (found := steered.setdefault(v.call_id, [])):
+                    found.append(link)
+                if s.message is not None:
+                    steers = out.setdefault(s.message, {}).setdefault("steers", [])
+                    back = {"at": v.message, "call": v.call_id, "tool": v.tool, "arg": v.arg}
+                    if back not in steers:
+                        steers.append(back)
+        return out
 
     def to_frame(self) -> Any:
         """:meth:`rows` as a pandas DataFrame."""

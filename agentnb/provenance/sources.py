@@ -41,6 +41,13 @@ class Flagged:
             **self.flag.to_dict(),
         }
 
+    def mark(self) -> dict[str, Any]:
+        """What a view marks of it (the live view and the saved HTML alike): the JSON path, the
+        span in code points of the string there, the rules and why."""
+        flag = self.flag
+        return {"path": self.path, "start": flag.start, "end": flag.end,
+                "rules": list(flag.rules), "why": flag.why}  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class Source:

@@ -32,7 +32,7 @@ from typing import Any
 
 from .figures import ENTITY, figures
 from .match import Piece, Pool, data_pieces, match, order, traced
-from .sources import Flagged, Value, leaves, text_of
+from .sources import Flagged, Source, Value, leaves, text_of
 
 __all__ = ["Head", "Tracer", "trace"]
 
@@ -54,7 +54,14 @@ class Tracer:
     ``head(i)`` gives the instructions and memory messages and the tool schemas of the request
     that produced assistant message ``i`` (the session's records); ``today`` resolves relative
     dates (else read from the instructions when they say "今天是 2025-01-06", else weekdays
-    only). :meth:`add` returns a message's values and flags; the view feeds it live."""
+    only). :meth:`add` returns a message's values and flags; the view feeds it live.
+
+    ``steered_only``: keep only the values that can be steered, each traced in full, so their
+    ``steered`` and sources are exact while the rest go untraced. A value is steered only when
+    every source it has is flagged, and each piece is matched on its own, so a value with no
+    source among the flagged pieces is not steered: a look among the few flagged pieces spares
+    the search of all of them (what a transcript's static HTML marks, over a long session's
+    thousands of results)."""
 
     def __init__(
         self,
@@ -63,8 +70,12 @@ class Tracer:
         tools: Iterable[str] = (),
         *,
         claims: bool = True,
+        steered_only: bool = False,
     ) -> None:
         self.head = head
+        self.steered_only = steered_only
+        self.flagged = Pool()  # the pieces with an instruction found in them
+        self._unpooled: list[Piece] = []  # read, not yet indexed (steered_only: until needed)
         #: Trace the figures, addresses and names of assistant texts too (the view does not).
         self.claims = claims
         self.today = today
@@ -137,6 +148,7 @@ class Tracer:
         flags: list[Flagged] = []
         if role == "assistant":
             head = self._head_pieces(i)
+            risky = [p for p in head if p.flags] if self.steered_only else []
             for call in wire.get("tool_calls") or ():
                 fn = call.get("function") or {}
                 call_id, tool = str(call.get("id")), str(fn.get("name") or "?")
@@ -147,37 +159,69 @@ class Tracer:
                     with contextlib.suppress(ValueError):  # else kept as its text, whole
                         args = json.loads(args) if args.strip() else {}
                 for path, leaf in leaves(args):
-                    whole = False
-                    if traced(leaf):
-                        sources = order(match(leaf, self.pieces, self.today, head))
+                    sources = self._sources(leaf, head, risky) if traced(leaf) else None
+                    if sources is not None:
                         values.append(Value(i, call_id, tool, path, leaf, sources, run_id))
-                        whole = any(s.confidence == 1.0 for s in sources)
-                    for entity in [] if whole else _inside(leaf):  # an address in a composed text
-                        sources = order(match(entity, self.pieces, self.today, head))
-                        values.append(Value(i, call_id, tool, path, entity, sources, run_id))
+                    inside = _inside(leaf)  # an address in a composed text
+                    if (
+                        inside
+                        and sources is None
+                        and traced(leaf)
+                        and any(self._sources(e, head, risky) is not None for e in inside)
+                    ):  # steered_only: was the leaf found whole?
+                        sources = order(match(leaf, self._pool(), self.today, head))
+                    whole = sources is not None and any(s.confidence == 1.0 for s in sources)
+                    for entity in [] if whole else inside:
+                        got = self._sources(entity, head, risky)
+                        if got is not None:
+                            values.append(Value(i, call_id, tool, path, entity, got, run_id))
             if text and self.claims:
                 for claim in _claims(text):
-                    sources = order(match(claim, self.pieces, self.today, head))
-                    values.append(Value(i, None, None, "answer", claim, sources, run_id))
+                    got = self._sources(claim, head, risky)
+                    if got is not None:
+                        values.append(Value(i, None, None, "answer", claim, got, run_id))
         elif role == "tool":
             call_id = str(wire.get("tool_call_id"))
             called = self.calls.get(call_id) or (str(name) if name else None)
             new = data_pieces("tool_result", i, call_id, called, text, self.tools)
-            self.pieces.add(new)
+            self._read(new)
             flags = [f for p in new for f in p.flags]
         elif name == MEMORY_NAME:
             new = data_pieces("memory", i, None, None, text, self.tools)
-            self.pieces.add(new)
+            self._read(new)
             flags = [f for p in new for f in p.flags]
         elif role == "user" and name != RUNTIME_NAME:
-            self.pieces.add([Piece("user", i, None, None, "", text)])
+            self._read([Piece("user", i, None, None, "", text)])
         elif role in ("system", "developer") or (role == "user" and name == RUNTIME_NAME):
-            self.pieces.add([Piece("instructions", i, None, None, "", text)])
+            self._read([Piece("instructions", i, None, None, "", text)])
             if self.today is None and (found := _TODAY.search(text)):
                 self.today = date.fromisoformat(found.group(1))
         self.values += values
         self.flags += flags
         return values, flags
+
+    def _sources(
+        self, value: Any, head: list[Piece], risky: list[Piece]
+    ) -> tuple[Source, ...] | None:
+        """``value``'s sources; None when :attr:`steered_only` and it lies in no flagged span."""
+        if self.steered_only and not match(value, self.flagged, self.today, risky):
+            return None
+        return order(match(value, self._pool(), self.today, head))
+
+    def _read(self, pieces: list[Piece]) -> None:
+        """Keep what a message says as sources for later values (indexed at once, or when
+        :attr:`steered_only` first needs them all)."""
+        self.flagged.add(p for p in pieces if p.flags)
+        self._unpooled += pieces
+        if not self.steered_only:
+            self._pool()
+
+    def _pool(self) -> Pool:
+        """Every piece read so far, indexed."""
+        if self._unpooled:
+            self.pieces.add(self._unpooled)
+            self._unpooled = []
+        return self.pieces
 
 
 #: Names an answer gives: two or more capitalised words (Riverside View Hotel), or a quotation.
@@ -220,9 +264,13 @@ def trace(
     head: Head | None = None,
     today: date | None = None,
     runs: Sequence[Any] = (),
+    claims: bool = True,
+    steered_only: bool = False,
 ) -> Tracer:
-    """A :class:`Tracer` that has read ``wires`` (each value tagged with the run it is in)."""
-    tracer = Tracer(head, today)
+    """A :class:`Tracer` that has read ``wires`` (each value tagged with the run it is in;
+    ``claims=False``: calls and results only, an answer's figures untraced; ``steered_only``:
+    only the values that can be steered, see :class:`Tracer`)."""
+    tracer = Tracer(head, today, claims=claims, steered_only=steered_only)
     bounds = [
         (r.start, r.end if r.end >= 0 else len(wires), r.run_id)
         for r in runs

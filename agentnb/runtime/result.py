@@ -57,10 +57,28 @@ class RunResult(Shown):
         )
 
     def static_bundle(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        """The run's messages (:func:`agentnb.display.transcript_bundle`), its stop in the title."""
+        """The run's messages (:func:`agentnb.display.transcript_bundle`), its stop in the
+        title, flagged spans and steered calls marked (traced in its session, as far as the
+        run's messages are still where the run left them; else the title says they are not)."""
         title = f"{self!r} — stop_reason={self.stop_reason}: {self.stop_detail}"
         wires = [m.wire() for m in self.messages]
         first = self.record.start or 0
+        held = self.session.transcript.messages[first : first + len(self.messages)]
+        kept = len(held) == len(self.messages) and all(
+            a is b for a, b in zip(held, self.messages, strict=True)
+        )
+        if not kept:
+            title += " (provenance not marked: the session was edited since this run)"
+
+        def marks(start: int, end: int) -> dict[int, dict[str, Any]]:
+            return self.session.static_marks(start, end) if kept else {}
+
         return transcript_bundle(
-            self.messages, wires, title=title, first=first, include=include, exclude=exclude
+            self.messages,
+            wires,
+            title=title,
+            first=first,
+            marks=marks,
+            include=include,
+            exclude=exclude,
         )

@@ -31,6 +31,7 @@ from ..events import Event, MessageAppended, Origin, SessionEdited
 from ..messages import MEMORY_NAME, Message, parse_message
 from ..models.base import ModelRequest
 from ..provenance import Provenance
+from ..provenance import marks as provenance_marks
 from ..provenance import of as provenance_of
 from .bus import EventBus, SubscriberError
 from .edits import EditRecord, changed_paths
@@ -447,16 +448,27 @@ class Session(Shown):
 
     def static_bundle(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """text/plain and escaped text/html: what nbviewer and GitHub show without a kernel
-        (its last :data:`~agentnb.display.STATIC_LIMIT` messages, problems at their place)."""
+        (its last :data:`~agentnb.display.STATIC_LIMIT` messages, problems at their place,
+        flagged spans and steered calls marked: :meth:`static_marks`, traced only when the
+        HTML is made)."""
         transcript = self.transcript
         return display.transcript_bundle(
             transcript.messages,
             transcript.wires,
             title=repr(self),
             problems=self.problems,
+            marks=self.static_marks,
             include=include,
             exclude=exclude,
         )
+
+    def static_marks(self, start: int = 0, end: int | None = None) -> dict[int, dict[str, Any]]:
+        """What the static HTML marks of the messages before ``end``, by message index:
+        instructions found in tool results and memory, the calls they steered, and where each
+        argument of a call from message ``start`` on came from (calls and results traced, not
+        answers' figures: :func:`agentnb.provenance.marks`)."""
+        wires = self.transcript.wires[:end]
+        return provenance_marks(wires, requests=self.requests, shown_from=start)
 
     def static_mimebundle(self) -> dict[str, str]:
         """The same as :meth:`static_bundle` (its earlier name)."""

@@ -40,16 +40,7 @@ def mark(values: list[provenance.Value], flags: list[provenance.Flagged]) -> dic
     """The ``pv`` payload of one message from what the tracer found in it."""
     out: dict[str, Any] = {}
     if flags:
-        out["flags"] = [
-            {
-                "path": f.path,
-                "start": f.flag.start,
-                "end": f.flag.end,
-                "rules": list(f.flag.rules),
-                "why": f.flag.why,
-            }
-            for f in flags
-        ]
+        out["flags"] = [f.mark() for f in flags]
     args: dict[str, dict[str, Any]] = {}
     for v in values:
         if v.call_id is None:
