@@ -8,7 +8,7 @@ UV     := $(BIN)/uv
 PORT   ?= 8888
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: help install dev local lab test test-unit test-313 test-plain postgres test-notebooks test-browser lint format typecheck bench bench-all strip clean
+.PHONY: help install dev local lab test test-unit test-313 test-plain postgres test-notebooks test-browser lint format typecheck bench bench-all notebook-times strip clean
 
 # The offline real model: llama-cpp-python compiles llama.cpp (about 5 minutes on 2 cores),
 # and its default build can crash with SIGILL (it compiles for the build CPU's newest
@@ -125,6 +125,10 @@ typecheck: lint
 # stores, an evaluation sweep, the service, the proxy and the view (JupyterLab + Chromium).
 bench: dev
 	$(BIN)/python scripts/bench.py
+
+# Each notebook's wall and CPU seconds in the environment `make lab` creates, heaviest first.
+notebook-times: dev
+	$(BIN)/python scripts/notebook_times.py
 
 bench-all: dev
 	$(BIN)/python scripts/bench.py --all
