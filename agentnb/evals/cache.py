@@ -19,9 +19,18 @@ from collections.abc import AsyncIterator
 from datetime import date, datetime
 from typing import Any
 
-from .._secrets import Secrets
-from ..models import Replies, by_repeat, reply_dict, reply_of
-from ..models.base import Delta, ModelLike, ModelRequest, ModelResponse, stream_response
+from ..models import (
+    Delta,
+    ModelLike,
+    ModelRequest,
+    ModelResponse,
+    Replies,
+    Secrets,
+    by_repeat,
+    reply_dict,
+    reply_of,
+    stream_response,
+)
 from .checks.source import plain
 from .identity import BOOKKEEPING, code_digest
 

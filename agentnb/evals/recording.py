@@ -42,8 +42,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import _json
 from ..errors import ConfigurationError
+from ..storage import dumps, write_atomically
 from .batches import batches
 from .normalise import canonical
 from .replayer import Match, Miss, Missing, Replayer, RunKey
@@ -188,11 +188,11 @@ class ToolRecording:
         """One JSON object per line: each result and where it came from, then each recorded
         run's end state (``{"variant", "task", "repeat", "state"}``; one JSON cannot keep
         exactly is written ``"unsaved"`` with the reason: see :mod:`agentnb.evals.states`)."""
-        lines = [_json.dumps(asdict(e)) for e in self.entries]
+        lines = [dumps(asdict(e)) for e in self.entries]
         for (variant, task, repeat), state in self.states.items():
             where = {"variant": variant, "task": task, "repeat": repeat}
-            lines.append(_json.dumps({**where, **dump_state(state)}))
-        return _json.write_atomically(Path(path), "\n".join(lines) + ("\n" if lines else ""))
+            lines.append(dumps({**where, **dump_state(state)}))
+        return write_atomically(Path(path), "\n".join(lines) + ("\n" if lines else ""))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> ToolRecording:

@@ -17,6 +17,12 @@ and a streamed chunk are read (:func:`parse_completion`, :func:`chunk_deltas`), 
 of an event stream are framed (:class:`SSEFramer`, :class:`SSEEvent`) and the credentials its
 events carry masked across them (:class:`StreamMask`, :func:`mask_stream`), and a cassette
 line's key (:func:`request_key`).
+
+Public for the evaluations (``agentnb.evals``): how a whole reply is streamed as deltas
+(:func:`stream_response`, what a cache or a replay answers a streaming caller with), and the
+one home of each diff (``differ.py``): the paths where two JSON values differ
+(:func:`json_changes`, :func:`changed_paths`), two message lists aligned
+(:func:`messages_diff`) and two texts line by line (:func:`line_diff`).
 """
 
 import importlib
@@ -33,7 +39,9 @@ from .base import (
     RequestDiff,
     Usage,
     coerce_response,
+    stream_response,
 )
+from .differ import changed_paths, json_changes, line_diff, messages_diff
 from .function import FunctionModel
 from .masking import StreamMask, mask_stream
 from .recorded import Replies, by_position, by_repeat, by_request, reply_dict, reply_of
@@ -85,15 +93,20 @@ __all__ = [
     "by_position",
     "by_repeat",
     "by_request",
+    "changed_paths",
     "chunk_deltas",
     "coerce_response",
     "is_secret_name",
+    "json_changes",
+    "line_diff",
     "mask_stream",
+    "messages_diff",
     "parse_completion",
     "reply_dict",
     "reply_of",
     "request_key",
     "request_secrets",
+    "stream_response",
 ]
 
 
