@@ -187,6 +187,9 @@ class CachedModel:
         own = getattr(model, "tokenizer", None)
         if own is not None:
             self.tokenizer = own
+        #: The wrapped model's window, so an agent that adopts its model's (the local server's
+        #: 4096) trims its requests the same with the cache in front (issue 36).
+        self.context_window: int | None = getattr(model, "context_window", None)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         key = self.cache.key(self.model, request, self.repeat)
