@@ -149,21 +149,7 @@ async def rerun(ev: Evaluation, *, failed: bool, errors: bool) -> Evaluation:
     again = {o for o, on in (("fail", failed), ("error", errors)) if on}
     keep = [r for r in ev.records if r.outcome not in again]
     kept = [(r, *ev.kept(r)) for r in keep]
-    agents: dict[str, Agent | None] = {name: ev.agents.get(name) for name in ev.variants}
-    new = begin(
-        type(ev),
-        agents,
-        ev.tasks,
-        ev.repeats,
-        seed=ev.seed,
-        errors=ev.errors,
-        concurrency=ev.concurrency,
-        timeout=ev.timeout,
-        cache=ev.cache,
-        keep=kept,
-        progress=False,
-    )
-    return await new.wait()
+    return await _again(ev, {}, kept).wait()
 
 
 def extend(ev: Evaluation, variants: dict[str, Agent]) -> Evaluation:
@@ -172,9 +158,16 @@ def extend(ev: Evaluation, variants: dict[str, Agent]) -> Evaluation:
     taken = sorted(set(new) & set(ev.variants))
     if taken:
         raise ConfigurationError(f"variants {taken} are already in this evaluation")
+    started = _again(ev, new, [(r, *ev.kept(r)) for r in ev.records])
+    started.descriptions = {**ev.descriptions, **started.descriptions}
+    return started
+
+
+def _again(ev: Evaluation, new: dict[str, Agent | None], kept: list[Any]) -> Evaluation:
+    """A sweep on ``ev``'s tasks, repeats and settings, of its variants and ``new`` ones, the
+    ``kept`` runs not run again."""
     agents: dict[str, Agent | None] = {name: ev.agents.get(name) for name in ev.variants}
-    kept = [(r, *ev.kept(r)) for r in ev.records]
-    started = begin(
+    return begin(
         type(ev),
         {**agents, **new},
         ev.tasks,
@@ -187,8 +180,6 @@ def extend(ev: Evaluation, variants: dict[str, Agent]) -> Evaluation:
         keep=kept,
         progress=False,
     )
-    started.descriptions = {**ev.descriptions, **started.descriptions}
-    return started
 
 
 async def _sweep(ev: Evaluation, jobs: list[tuple[str, Task, int]], run: Any = run_task) -> None:
