@@ -23,6 +23,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -147,9 +148,15 @@ class Worker:
                 self.kill()
 
 
+#: One note: ``kind call pid``. A worker killed while appending one can leave it torn (a
+#: write cut short by SIGKILL), and the next note is appended to its stub on the same line
+#: (seen: ``end call_parun call_search_trains_a84a062df8fe 19960``): the whole notes are
+#: read wherever they start, the torn one is not (its call did not end).
+NOTE = re.compile(r"(run|effect|end) (call_\w+) (\d+)(?=\n|$)")
+
+
 def _effects(path: Path) -> list[tuple[str, str, int]]:
-    rows = [line.split() for line in path.read_text().splitlines() if line.strip()]
-    return [(kind, call, int(pid)) for kind, call, pid in rows]
+    return [(m[1], m[2], int(m[3])) for m in NOTE.finditer(path.read_text())]
 
 
 def _busy(effects: Path, pid: int) -> bool:
