@@ -56,8 +56,8 @@ from .messages import (
     parse_message,
 )
 from .runtime import Run, RunResult, RunView
-from .session.session import Session
-from .session.store import MemoryStore, Store
+from .session.session import MemoryStore, Session
+from .session.store import Store
 from .storage.sqlite import SQLiteStore
 from .storage.trace import Trace
 from .tokens import HeuristicTokenizer, Tokenizer

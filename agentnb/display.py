@@ -15,7 +15,8 @@ render from a saved notebook - and its ``_repr_mimebundle_`` is :func:`bundle`, 
 ``ev.diff(...)``). Every static bundle is made by :func:`static`, the one constructor: it
 applies the character rule (a lone surrogate is shown as U+FFFD: :mod:`agentnb._json`) to
 ``text/plain`` and ``text/html`` alike, and honours the ``include`` / ``exclude`` lists
-IPython passes (a part left out is never computed).
+IPython passes (a part left out is never computed). A renderer that writes its own HTML
+escapes its text with :func:`escape` and shows plain text with :func:`shown`, the same rule.
 
 The runtime never imports Jupyter (invariant 5): :mod:`agentnb.widgets` is looked up here, by
 name, only when an object is shown or a view is asked for - the one documented edge from the
@@ -32,6 +33,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from . import _html, _json
+from ._html import escape
+from ._json import shown
 
 if TYPE_CHECKING:
     from .messages import Message
@@ -42,10 +45,12 @@ __all__ = [
     "STATIC_LIMIT",
     "Shown",
     "bundle",
+    "escape",
     "has_view",
     "in_kernel",
     "show",
     "show_live",
+    "shown",
     "static",
     "transcript_bundle",
     "view",

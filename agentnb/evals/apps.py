@@ -43,12 +43,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
-from ..models.base import Usage
-from ..session.records import RunRecord
+from ..models import Usage
+from ..session import RunRecord
 from .commands import run_command
 
 if TYPE_CHECKING:
-    from ..runtime.result import RunResult
+    from ..runtime import RunResult
     from ..session import Session
     from .tasks import Task
 
@@ -242,7 +242,7 @@ class Spent:
 def _result(
     session: Session, task: Task, rid: str, answer: Any, spent: Spent, tags: dict[str, str]
 ) -> RunResult:
-    from ..runtime.result import RunResult
+    from ..runtime import RunResult
 
     wires = session.to_openai()
     start = max(

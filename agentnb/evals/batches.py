@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..tools.results import error_kind
+from ..tools import error_kind
 from .normalise import canonical
 
 __all__ = ["REPLAY_MISSES", "PairedCall", "batches", "calls", "left_recording", "position_of"]

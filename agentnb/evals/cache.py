@@ -19,9 +19,18 @@ from collections.abc import AsyncIterator
 from datetime import date, datetime
 from typing import Any
 
-from .._secrets import Secrets
-from ..models import Replies, by_repeat, reply_dict, reply_of
-from ..models.base import Delta, ModelLike, ModelRequest, ModelResponse, stream_response
+from ..models import (
+    Delta,
+    ModelLike,
+    ModelRequest,
+    ModelResponse,
+    Replies,
+    Secrets,
+    by_repeat,
+    reply_dict,
+    reply_of,
+    stream_response,
+)
 from .checks.source import plain
 from .identity import BOOKKEEPING, code_digest
 
@@ -178,6 +187,9 @@ class CachedModel:
         own = getattr(model, "tokenizer", None)
         if own is not None:
             self.tokenizer = own
+        #: The wrapped model's window, so an agent that adopts its model's (the local server's
+        #: 4096) trims its requests the same with the cache in front (issue 36).
+        self.context_window: int | None = getattr(model, "context_window", None)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         key = self.cache.key(self.model, request, self.repeat)

@@ -40,8 +40,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import _json
+from .. import display
 from ..errors import ConfigurationError
+from ..storage import dumps
 from .ci_options import cli_floor, cli_log, cli_options, variants_of
 from .tasks import TaskSet
 
@@ -235,7 +236,7 @@ def write_json(ev: Evaluation, comparisons: list[Comparison], alpha: float, path
             for c in comparisons
         ],
     }
-    path.write_text(_json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    path.write_text(dumps(data, indent=1) + "\n", encoding="utf-8")
 
 
 def write_junit(ev: Evaluation, comparisons: list[Comparison], alpha: float, path: Path) -> None:
@@ -284,5 +285,5 @@ def write_junit(ev: Evaluation, comparisons: list[Comparison], alpha: float, pat
 
 def _clean(text: str) -> str:
     """Text XML 1.0 can hold: control characters and lone surrogates as U+FFFD."""
-    shown = _json.shown(text)
+    shown = display.shown(text)
     return "".join(c if c in "\t\n\r" or " " <= c < "\ufffe" else "\ufffd" for c in shown)

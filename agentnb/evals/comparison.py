@@ -32,8 +32,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .._html import escape
-from ..display import Shown
+from ..display import Shown, escape
 from ..errors import ConfigurationError
 from . import statistics as st
 from .outputs import prompt_diff_html

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from ..agent import Agent
     from ..session import Session
-    from ..storage.trace import Trace
+    from ..storage import Trace
     from .agreement import Agreement
     from .cache import ResponseCache
     from .comparison import Comparison
@@ -237,7 +237,7 @@ class Evaluation(display.Shown):
     async def rerun(self, *, failed: bool = True, errors: bool = True) -> Evaluation:
         """A new evaluation with the ``fail`` (``failed``) and ``error`` (``errors``) runs run
         again with the same seeds, and every other record kept. Needs the variants' agents."""
-        from .evaluate import rerun
+        from .launch import rerun
 
         return await rerun(self, failed=failed, errors=errors)
 
@@ -245,16 +245,16 @@ class Evaluation(display.Shown):
         """A new evaluation, started in the background, holding this one's records and the
         runs of ``variants`` (new names) on the same tasks, repeats and seeds: the next edit
         of a prompt, compared with the earlier ones. ``await`` it, or show it."""
-        from .evaluate import extend
+        from .launch import extend
 
         return extend(self, variants)
 
-    @staticmethod
-    def start(*args: Any, **kwargs: Any) -> Evaluation:
+    @classmethod
+    def start(cls, *args: Any, **kwargs: Any) -> Evaluation:
         """The same as :func:`agentnb.evals.start`: the sweep in the background."""
-        from .evaluate import start
+        from .launch import begin
 
-        return start(*args, **kwargs)
+        return begin(cls, *args, **kwargs)
 
     @classmethod
     def from_records(
@@ -269,9 +269,16 @@ class Evaluation(display.Shown):
         reads, if any): for results made elsewhere (``EvalRecord(...)`` or its dict, built by
         hand), and for checking the statistics on hand-built outcomes. Variants, tasks and
         repeats are read from the rows unless ``tasks`` is given."""
-        from .saving import from_records
-
-        return from_records(records, tasks=tasks, errors=errors, seed=seed)
+        rows = [r if isinstance(r, EvalRecord) else EvalRecord.from_dict(r) for r in records]
+        variants = list(dict.fromkeys(r.variant for r in rows))
+        if tasks is None:
+            tasks = [Task(name, "") for name in dict.fromkeys(r.task for r in rows)]
+        repeats = max((r.repeat for r in rows), default=0) + 1
+        ev = cls(variants, tasks, repeats, errors=errors, seed=seed)
+        for r in rows:
+            ev.add(r, r.session)
+        ev.finish()
+        return ev
 
     @classmethod
     def from_sessions(
@@ -286,9 +293,7 @@ class Evaluation(display.Shown):
         (``variant``, ``task``, ``repeat``, ``seed``) and checked
         (:func:`agentnb.evals.records_of`): the evaluation of runs made elsewhere, e.g. as a
         service's tasks. Each row keeps its session."""
-        from .saving import from_records
-
-        return from_records(records_of(sessions), tasks=tasks, errors=errors, seed=seed)
+        return cls.from_records(records_of(sessions), tasks=tasks, errors=errors, seed=seed)
 
     # -- reading ----------------------------------------------------------------------------
     def record(self, variant: str, task: Task | str, repeat: int = 0) -> EvalRecord:
@@ -443,7 +448,7 @@ class Evaluation(display.Shown):
         as placeholders, re-attached with ``ev.tasks.attach({name: fn})``."""
         from .saving import load
 
-        return load(Path(path), judge=judge, trust=trust)
+        return load(cls, Path(path), judge=judge, trust=trust)
 
     def plot(self, **options: Any) -> Any:
         """Success rate with its interval per variant, and the task × variant grid

@@ -36,7 +36,7 @@ from datetime import date, datetime
 from functools import partial
 from typing import Any
 
-from .._secrets import Secrets
+from ..models import Secrets
 
 __all__ = ["BOOKKEEPING", "code_digest", "stable_identity", "variant_identity"]
 

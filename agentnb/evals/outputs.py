@@ -20,8 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .._html import escape
-from ..display import Shown, static
+from ..display import Shown, escape, static
 from .labels import labels
 from .tables import flagged
 

@@ -47,8 +47,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import _json
 from ..errors import ConfigurationError
+from ..storage import dumps, write_atomically
 from .batches import batches
 from .normalise import canonical
 from .replayer import Match, Miss, Missing, Replayer, RunKey
@@ -201,13 +201,13 @@ class ToolRecording:
         user turns (``{"run", "replies"}``), then each recorded run's end state (``{"variant",
         "task", "repeat", "state"}``; one JSON cannot keep exactly is written ``"unsaved"``
         with the reason: see :mod:`agentnb.evals.states`)."""
-        lines = [_json.dumps(asdict(e)) for e in self.entries]
-        lines += [_json.dumps({"run": list(run), "replies": [t.to_dict() for t in turns]})
+        lines = [dumps(asdict(e)) for e in self.entries]
+        lines += [dumps({"run": list(run), "replies": [t.to_dict() for t in turns]})
                   for run, turns in self.replies.items()]  # fmt: skip
         for (variant, task, repeat), state in self.states.items():
             where = {"variant": variant, "task": task, "repeat": repeat}
-            lines.append(_json.dumps({**where, **dump_state(state)}))
-        return _json.write_atomically(Path(path), "\n".join(lines) + ("\n" if lines else ""))
+            lines.append(dumps({**where, **dump_state(state)}))
+        return write_atomically(Path(path), "\n".join(lines) + ("\n" if lines else ""))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> ToolRecording:

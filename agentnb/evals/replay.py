@@ -22,9 +22,17 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigurationError
 from ..messages import RUNTIME_NAME, parse_message
-from ..models import Replies, by_position, reply_dict, reply_of
-from ..models.base import Model, ModelRequest, ModelResponse, coerce_response
-from ..models.differ import changed_paths
+from ..models import (
+    Model,
+    ModelRequest,
+    ModelResponse,
+    Replies,
+    by_position,
+    changed_paths,
+    coerce_response,
+    reply_dict,
+    reply_of,
+)
 from ..session import Session
 from .normalise import canonical
 
@@ -97,7 +105,7 @@ class _Exhausted(Exception):
 def _source(value: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Any]]:
     """(history before the recording, recorded messages, recorded requests) of ``value``."""
     from ..events import MessageAppended, RequestAssembled
-    from ..storage.trace import Trace
+    from ..storage import Trace
 
     if isinstance(value, Session):
         return [], value.to_openai(), [record.request for record in value.requests]

@@ -25,8 +25,7 @@ from .normalise import canonical
 from .states import Refused
 
 if TYPE_CHECKING:
-    from ..tools import Tool
-    from ..tools.calls import ToolCallContext
+    from ..tools import Tool, ToolCallContext
     from .batches import PairedCall
     from .recording import Recorded, ToolRecording
 

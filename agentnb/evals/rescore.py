@@ -31,8 +31,8 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
-from ..models.base import Usage
-from ..runtime.result import RunResult
+from ..models import Usage
+from ..runtime import RunResult
 from ..session import RunRecord, Session, new_run_id, new_trace_id
 from .checked import Checked, annotate, checked
 from .checks.base import Check, Evidence, as_check

@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import _json
 from ..errors import ConfigurationError
+from ..storage import dumps
 from .ci_options import cli_log, log_option
 
 __all__ = ["add_parser", "main"]
@@ -94,9 +94,7 @@ async def run(args: argparse.Namespace) -> int:
     if args.json:
         data = {"records": [r.to_dict() for r in new.records], "changed": changed}
         summary = json.loads(new.summary.reset_index().to_json(orient="records", force_ascii=False))
-        args.json.write_text(
-            _json.dumps({**data, "summary": summary}, indent=1) + "\n", encoding="utf-8"
-        )
+        args.json.write_text(dumps({**data, "summary": summary}, indent=1) + "\n", encoding="utf-8")
     if args.save:
         new.save(args.save)
     return 0

@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
 from ..session import RunRecord, Session, new_run_id, new_trace_id
-from ..storage.trace import Trace
-from ..tools import Toolset
-from ..tools.replaying import replaying, source_of
+from ..storage import Trace
+from ..tools import Toolset, replaying, source_of
 from .apps import App
 from .batches import calls
 from .cache import CachedModel, ResponseCache
@@ -37,8 +36,7 @@ from .turns import parted, turns_of
 
 if TYPE_CHECKING:
     from ..agent import Agent
-    from ..runtime.result import RunResult
-    from ..runtime.run import Run
+    from ..runtime import Run, RunResult
     from .tasks import Task
 
 __all__ = ["Start", "check", "derive_seed", "run_agent", "run_task"]
@@ -74,7 +72,7 @@ def run_agent(
 
 def _takes_seed(model: Any) -> bool:
     """An OpenAI-compatible model takes the ``seed`` request parameter (dispatch by type)."""
-    from ..models.openai.client import OpenAIModel
+    from ..models import OpenAIModel
 
     return isinstance(model, OpenAIModel)
 

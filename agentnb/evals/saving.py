@@ -34,22 +34,22 @@ from __future__ import annotations
 import copy
 import json
 from collections import Counter
-from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .. import _json
 from ..errors import ConfigurationError
 from ..session import Session
-from ..storage.trace import Trace
-from .record import EvalRecord
+from ..storage import Trace, dumps, write_atomically
 from .rows import read_row
 from .states import dump_state, is_state, load_state
-from .tasks import Task, TaskSet
+from .tasks import TaskSet
 from .upgrade import OLD_EVALUATIONS, old_row
 
 if TYPE_CHECKING:
     from .evaluation import Evaluation
+
+#: The class a loaded evaluation is made of (its caller's: Evaluation.load passes it).
+E = TypeVar("E", bound="Evaluation")
 
 __all__ = ["FORMAT", "load", "save"]
 
@@ -154,7 +154,7 @@ def _factor(events: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def save(ev: Evaluation, path: Path, *, traces: bool = True) -> Path:
-    return _json.write_atomically(path, "\n".join(dump(ev, traces=traces)) + "\n")
+    return write_atomically(path, "\n".join(dump(ev, traces=traces)) + "\n")
 
 
 def dump(ev: Evaluation, *, traces: bool = True) -> list[str]:
@@ -192,7 +192,7 @@ def dump(ev: Evaluation, *, traces: bool = True) -> list[str]:
     header["strings"] = list(strings)
     table = [json.loads(t) for t in objects]
     header["objects"] = [_pack(o, strings, objects, top=True) for o in table]
-    body = [_json.dumps(header)] + [_json.dumps(_pack(e, strings, objects)) for e in entries]
+    body = [dumps(header)] + [dumps(_pack(e, strings, objects)) for e in entries]
     return body
 
 
@@ -202,16 +202,21 @@ def read_lines(path: Path) -> list[tuple[int, str]]:
     return [(n, line) for n, line in enumerate(text.split("\n"), 1) if line.strip()]
 
 
-def load(path: Path, *, judge: Any = None, trust: bool = False) -> Evaluation:
-    return load_lines(read_lines(path), path, judge=judge, trust=trust)
+def load(cls: type[E], path: Path, *, judge: Any = None, trust: bool = False) -> E:
+    """The evaluation, of class ``cls`` (given by :meth:`Evaluation.load`), saved in ``path``."""
+    return load_lines(cls, read_lines(path), path, judge=judge, trust=trust)
 
 
 def load_lines(
-    lines: list[tuple[int, str]], path: Path, *, judge: Any = None, trust: bool = False
-) -> Evaluation:
-    """The evaluation these numbered lines hold (``path`` names them in errors)."""
-    from .evaluation import Evaluation
-
+    cls: type[E],
+    lines: list[tuple[int, str]],
+    path: Path,
+    *,
+    judge: Any = None,
+    trust: bool = False,
+) -> E:
+    """The evaluation of class ``cls`` these numbered lines hold (``path`` names them in
+    errors)."""
     try:
         header = json.loads(lines[0][1])
     except (IndexError, ValueError) as exc:
@@ -231,7 +236,7 @@ def load_lines(
     tasks = TaskSet.from_dicts(
         records, name=header.get("tasks_name", "tasks"), judge=judge, trust=trust, where=path
     )
-    ev = Evaluation(
+    ev = cls(
         header["variants"], tasks, header["repeats"], seed=header["seed"], errors=header["errors"]
     )
     ev.descriptions = header.get("descriptions") or {}
@@ -247,9 +252,7 @@ def load_lines(
         except (ValueError, KeyError, TypeError, IndexError, ConfigurationError) as exc:
             raise ConfigurationError(f"{path}:{number}: not a saved run ({exc})") from None
         if isinstance(trace, list):
-            trace = "\n".join(
-                _json.dumps({**x, **(common or {})} if "seq" in x else x) for x in trace
-            )
+            trace = "\n".join(dumps({**x, **(common or {})} if "seq" in x else x) for x in trace)
         state = entry.get("state")
         state = load_state(state) if isinstance(state, dict) else None
         ev.add(row, session, Trace.from_jsonl(trace) if trace else None, state)
@@ -264,24 +267,3 @@ def _session(messages: Any, sid: Any) -> Session | None:
         return Session(messages, id=sid) if isinstance(sid, str) else Session(messages)
     except ConfigurationError:  # an id this agentnb does not take: the messages are what count
         return Session(messages)
-
-
-def from_records(
-    records: Iterable[EvalRecord | dict[str, Any]],
-    *,
-    tasks: TaskSet | Iterable[Task] | None = None,
-    errors: Any = "fail",
-    seed: int = 0,
-) -> Evaluation:
-    from .evaluation import Evaluation
-
-    rows = [r if isinstance(r, EvalRecord) else EvalRecord.from_dict(r) for r in records]
-    variants = list(dict.fromkeys(r.variant for r in rows))
-    if tasks is None:
-        tasks = [Task(name, "") for name in dict.fromkeys(r.task for r in rows)]
-    repeats = max((r.repeat for r in rows), default=0) + 1
-    ev = Evaluation(variants, tasks, repeats, errors=errors, seed=seed)
-    for r in rows:
-        ev.add(r, r.session)
-    ev.finish()
-    return ev

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..events import RequestAssembled
-from ..models.differ import line_diff
+from ..models import line_diff
 from ..tokens import content_text
 
 if TYPE_CHECKING:

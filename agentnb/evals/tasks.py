@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .. import _json
 from ..errors import ConfigurationError
+from ..storage import dumps, write_atomically
 from .checks.base import Check, FunctionCheck, as_check, check_from_dict, function_record
 from .hooks import HOOKS
 from .user import User
@@ -241,8 +241,8 @@ class TaskSet(BaseModel):
         """Write one task per line (UTF-8, Chinese kept readable; the one character rule of
         :mod:`agentnb._json`, so any text reads back). Refuses, naming them, checks it cannot
         keep (see :mod:`agentnb.evals.checks.source`)."""
-        lines = [_json.dumps(r) for r in self.to_dicts()]
-        return _json.write_atomically(Path(path), "\n".join(lines) + "\n")
+        lines = [dumps(r) for r in self.to_dicts()]
+        return write_atomically(Path(path), "\n".join(lines) + "\n")
 
     @classmethod
     def from_jsonl(

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..models.differ import json_changes, messages_diff
-from ..session.session import Session
+from ..models import json_changes, messages_diff
+from ..session import Session
 from .batches import PairedCall, batches
 from .turns import stop_of, turns_of
 

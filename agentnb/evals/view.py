@@ -11,8 +11,7 @@ import math
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
-from .._html import escape
-from ..display import static
+from ..display import escape, static
 from . import tables
 from .cost import money
 

@@ -25,6 +25,12 @@ output (``output.py``, ``strict.py``): the answer format a request asks for
 (:class:`OutputSpec`, ``request.output``: each client writes it its API's way), the type its
 answer is validated into (:class:`OutputType`), and the rewrite of a schema into strict
 mode's subset (:func:`strict_schema`).
+
+Public for the evaluations (``agentnb.evals``): how a whole reply is streamed as deltas
+(:func:`stream_response`, what a cache or a replay answers a streaming caller with), and the
+one home of each diff (``differ.py``): the paths where two JSON values differ
+(:func:`json_changes`, :func:`changed_paths`), two message lists aligned
+(:func:`messages_diff`) and two texts line by line (:func:`line_diff`).
 """
 
 import importlib
@@ -41,7 +47,9 @@ from .base import (
     RequestDiff,
     Usage,
     coerce_response,
+    stream_response,
 )
+from .differ import changed_paths, json_changes, line_diff, messages_diff
 from .function import FunctionModel
 from .masking import StreamMask, mask_stream
 from .output import OutputCheck, OutputSpec, OutputType
@@ -118,16 +126,21 @@ __all__ = [
     "by_position",
     "by_repeat",
     "by_request",
+    "changed_paths",
     "chunk_deltas",
     "coerce_response",
     "is_secret_name",
+    "json_changes",
+    "line_diff",
     "mask_stream",
+    "messages_diff",
     "named_tools",
     "parse_completion",
     "reply_dict",
     "reply_of",
     "request_key",
     "request_secrets",
+    "stream_response",
     "strict_schema",
     "wire_for",
 ]

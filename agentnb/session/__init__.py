@@ -9,8 +9,8 @@ from .bus import add_observer
 from .edits import EditRecord
 from .ids import new_run_id, new_trace_id
 from .records import RequestRecord, RunRecord, checked_tags
-from .session import MessageList, Session, SubscriberError, conversation_problems
-from .store import MemoryStore, Records, Store, validate_session_id
+from .session import MemoryStore, MessageList, Session, SubscriberError, conversation_problems
+from .store import Records, Store, validate_session_id
 
 __all__ = [
     "EditRecord",

@@ -22,11 +22,19 @@ import json
 import os
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import display
 from ..display import Shown
-from ..errors import AgentnbError, InvalidConversation, InvalidMessage, SessionBusy, StoreError
+from ..errors import (
+    AgentnbError,
+    ConfigurationError,
+    InvalidConversation,
+    InvalidMessage,
+    SessionBusy,
+    StoreError,
+)
 from ..events import Event, MessageAppended, Origin, SessionEdited
 from ..messages import MEMORY_NAME, Message, parse_message
 from ..models.base import ModelRequest
@@ -38,13 +46,20 @@ from .edits import EditRecord, changed_paths
 from .lock import ActiveRun, LockPolicy, SessionLock
 from .pairing import Problem, conversation_problems
 from .records import RequestRecord, RunRecord
-from .store import MemoryStore, Store, validate_session_id
+from .store import EXPORT_HEADER, BaseStore, InMemory, Store, validate_session_id
 from .transcript import MessageList, Transcript, checked
 
 if TYPE_CHECKING:
     from ..context.memory import Memory
 
-__all__ = ["MessageList", "Session", "SubscriberError", "conversation_problems"]
+__all__ = [
+    "MemoryStore",
+    "MessageList",
+    "Session",
+    "SessionStore",
+    "SubscriberError",
+    "conversation_problems",
+]
 
 
 class Session(Shown):
@@ -53,7 +68,7 @@ class Session(Shown):
     Args:
         messages: the history to start from (dicts or message objects).
         id: the session id (generated when omitted); validated for stores.
-        store: where commits go (a private :class:`~agentnb.session.store.MemoryStore` by default).
+        store: where commits go (a private :class:`MemoryStore` by default).
         lock_policy: what a second concurrent run does: ``"wait"`` or ``"reject"``.
         lock: ``False`` switches the lock off (to show interleaving, article 000 §5.3).
         memory: the user's long-term :class:`~agentnb.context.memory.Memory`: recalled into each
@@ -489,3 +504,43 @@ def _problems(messages: list[Message], run: ActiveRun | None) -> list[str]:
     if run is not None and run.next_stage == "execute_tools":
         problems = [p for p in problems if p.kind != "open"]
     return [str(p) for p in problems]
+
+
+class SessionStore(BaseStore):
+    """What a store offers beyond the seam that makes a session of a stored one: ``load``
+    (:meth:`Session.open`) and JSONL import. Beside the Session, so that
+    :mod:`~agentnb.session.store` needs nothing of it (every store is one: the
+    :class:`MemoryStore` below, the SQL stores of :mod:`agentnb.storage`)."""
+
+    def import_jsonl(self, path: str | Path, session_id: str | None = None) -> Session:
+        """Store the session in ``path`` (written by :meth:`export_jsonl`, or a plain list of
+        messages with ``session_id``) and return it. Lines are split on ``\\n`` only."""
+        try:
+            lines = [line for line in Path(path).read_text(encoding="utf-8").split("\n") if line]
+            records = [json.loads(line) for line in lines]
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise ConfigurationError(f"{path} is not an exported agentnb session: {exc}") from None
+        header = records[0] if records and isinstance(records[0], dict) else {}
+        if EXPORT_HEADER in header:
+            records = records[1:]
+        elif session_id is None:  # a plain list of messages: nothing names the session
+            raise ConfigurationError(
+                f"{path} has no header line naming the session; pass session_id=... to import "
+                "it as a plain list of messages"
+            )
+        name = session_id or header[EXPORT_HEADER]
+        if validate_session_id(name) in self.list():
+            raise ConfigurationError(
+                f"session {name!r} is already in this store; delete it first, or import it "
+                "under another id with session_id=..."
+            )
+        return Session(records, id=name, store=self)
+
+    def load(self, session_id: str) -> Session:
+        """The stored session, ready to continue (its writes come back to this store)."""
+        return Session.open(self, session_id)
+
+
+class MemoryStore(SessionStore, InMemory):
+    """Sessions in a dict of this process (:class:`~agentnb.session.store.InMemory`), the
+    default store of a Session. Share one between sessions to load by id."""

@@ -7,31 +7,30 @@ on raises :class:`~agentnb.errors.SessionConflict` instead of interleaving two w
 The ``persist`` stage commits a run's new messages; edits outside runs commit at once.
 
 The seam is sessions only: ``read``, ``commit``, ``rewrite``, ``list``, ``delete``. What a
-store offers beyond it is shared by :class:`BaseStore`: ``load`` (one path,
-:meth:`Session.open <agentnb.session.session.Session.open>`) and JSONL export and import (a
-header line naming the session, then one message per line). Long-term memory has its own
-small protocol, :class:`~agentnb.context.memory.MemoryBackend`, which both stores here also
-implement.
+store offers beyond it is shared by :class:`BaseStore` (JSONL export: a header line naming
+the session, then one message per line) and, because it makes sessions, by
+:class:`~agentnb.session.session.SessionStore` beside the Session: ``load`` (one path,
+:meth:`Session.open <agentnb.session.session.Session.open>`) and JSONL import. So this
+module needs nothing of the Session, and the Session's default store nothing above it.
+Long-term memory has its own small protocol, :class:`~agentnb.context.memory.MemoryBackend`,
+which the stores implement.
 
-:class:`MemoryStore` is the default (one per session unless you share one).
+:class:`~agentnb.session.session.MemoryStore` (:class:`InMemory` with ``load`` and
+``import_jsonl``) is the default (one per session unless you share one).
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from .. import _json
 from ..errors import ConfigurationError, SessionConflict, SessionNotFound, StoreError
 
-if TYPE_CHECKING:
-    from .session import Session
-
-__all__ = ["EXPORT_HEADER", "MemoryStore", "Records", "Store", "validate_session_id"]
+__all__ = ["EXPORT_HEADER", "BaseStore", "InMemory", "Records", "Store", "validate_session_id"]
 
 #: A list of JSON-ready dicts (messages, memory items), as stores keep them.
 Records = list[dict[str, Any]]
@@ -80,7 +79,9 @@ class Store(Protocol):
 
 
 class BaseStore:
-    """``load``, JSONL export/import and conflict errors, shared by the stores."""
+    """JSONL export and the conflict errors, shared by the stores (what makes a session of a
+    stored one, ``load`` and ``import_jsonl``, is
+    :class:`~agentnb.session.session.SessionStore`'s)."""
 
     name = "store"
 
@@ -112,38 +113,6 @@ class BaseStore:
             why = f"session {session_id!r} could not be exported to {path}: {exc}"
             raise StoreError(why) from exc
 
-    def import_jsonl(self, path: str | Path, session_id: str | None = None) -> Session:
-        """Store the session in ``path`` (written by :meth:`export_jsonl`, or a plain list of
-        messages with ``session_id``) and return it. Lines are split on ``\\n`` only."""
-        from .session import Session
-
-        try:
-            lines = [line for line in Path(path).read_text(encoding="utf-8").split("\n") if line]
-            records = [json.loads(line) for line in lines]
-        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-            raise ConfigurationError(f"{path} is not an exported agentnb session: {exc}") from None
-        header = records[0] if records and isinstance(records[0], dict) else {}
-        if EXPORT_HEADER in header:
-            records = records[1:]
-        elif session_id is None:  # a plain list of messages: nothing names the session
-            raise ConfigurationError(
-                f"{path} has no header line naming the session; pass session_id=... to import "
-                "it as a plain list of messages"
-            )
-        name = session_id or header[EXPORT_HEADER]
-        if validate_session_id(name) in self.list():
-            raise ConfigurationError(
-                f"session {name!r} is already in this store; delete it first, or import it "
-                "under another id with session_id=..."
-            )
-        return Session(records, id=name, store=self)
-
-    def load(self, session_id: str) -> Session:
-        """The stored session, ready to continue (its writes come back to this store)."""
-        from .session import Session
-
-        return Session.open(self, session_id)
-
     @staticmethod
     def _conflict(session_id: str, base: int, actual: int) -> SessionConflict:
         return SessionConflict(
@@ -160,8 +129,9 @@ class BaseStore:
         return SessionNotFound(f"no session {session_id!r} in this store", session_id)
 
 
-class MemoryStore(BaseStore):
-    """Sessions in a dict of this process. Share one between sessions to load by id.
+class InMemory(BaseStore):
+    """Sessions in a dict of this process: the seam and long-term memory of
+    :class:`~agentnb.session.session.MemoryStore` (which adds ``load`` and ``import_jsonl``).
 
     It keeps the messages' cached wire dicts by reference (they are never mutated) and
     hands out deep copies on :meth:`read`, so a commit costs no copy of the history.

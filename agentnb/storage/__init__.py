@@ -6,8 +6,14 @@ sessions, on the store's own database): :class:`SQLStore` (what a SQLite or Post
 shares), :class:`SQLDatabase` and :class:`Statements` (one connection, one transaction at a
 time, each failure a typed ``StoreError``), :class:`PostgresStore` and :func:`describe` (a
 Postgres connection string safe to show, and its credentials to mask).
+
+And the one rule every file agentnb writes follows (``agentnb._json``), public for the
+periphery's own files (a saved evaluation, a recording, a CI report): :func:`dumps` (one JSON
+line that stays one line and reads back exactly, a lone surrogate kept as its escape) and
+:func:`write_atomically` (a temporary file beside it, then a rename).
 """
 
+from .._json import dumps, write_atomically
 from .database import SQLDatabase, Statements
 from .postgres import PostgresStore, describe
 from .sql import SQLStore
@@ -22,4 +28,6 @@ __all__ = [
     "Statements",
     "Trace",
     "describe",
+    "dumps",
+    "write_atomically",
 ]

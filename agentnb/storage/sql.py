@@ -14,7 +14,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..session.store import BaseStore, Records, validate_session_id
+from ..session.session import SessionStore
+from ..session.store import Records, validate_session_id
 from .database import SQLDatabase, Statements, dump, load
 
 __all__ = ["SQLStore"]
@@ -22,7 +23,7 @@ __all__ = ["SQLStore"]
 Rows = list[tuple[int, dict[str, Any]]]
 
 
-class SQLStore(BaseStore):
+class SQLStore(SessionStore):
     """Sessions and memories in the tables ``{prefix}sessions``, ``{prefix}messages`` and
     ``{prefix}memories`` of :attr:`db`."""
 

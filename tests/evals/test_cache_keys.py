@@ -161,3 +161,18 @@ async def test_a_function_models_key_does_not_change_as_the_process_goes_on():
     held = [reply.__code__.co_consts for _ in range(3)]  # other references to its constants
     gc.collect()
     assert an.evals.ResponseCache.key(model, request, 0) == before, held
+
+
+async def test_a_cached_model_keeps_its_models_window_so_the_agent_trims_the_same():
+    """An agent adopts its model's ``context_window``; with a cache in front (as an evaluation
+    with ``cache=`` puts one) it is the same window, so requests are trimmed the same."""
+    from agentnb.evals.cache import CachedModel
+
+    model = replying("ok")
+    model.context_window = 4096
+    cached = CachedModel(model, ResponseCache())
+    assert cached.context_window == 4096
+    agent = an.Agent("sys", model=model)
+    assert agent.context_window == 4096
+    assert agent.copy(model=cached).context_window == 4096
+    assert CachedModel(replying("ok"), ResponseCache()).context_window is None

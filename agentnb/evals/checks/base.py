@@ -28,13 +28,13 @@ from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from ...errors import ConfigurationError
-from ...runtime.tool_work import bounded, in_thread
+from ...runtime import bounded, in_thread
 from ..batches import PairedCall, batches
 from .refs import imported, not_imported, placeholder
 from .source import by_source, from_source
 
 if TYPE_CHECKING:
-    from ...runtime.result import RunResult
+    from ...runtime import RunResult
 
 __all__ = [
     "Check",

@@ -129,7 +129,7 @@ class Judge(Check):
     def request(self, evidence: Evidence) -> Any:
         """The grader's request for one run (the answer delimited as data), or for the whole
         conversation (``over="conversation"``: every turn, delimited as data)."""
-        from ...models.base import ModelRequest
+        from ...models import ModelRequest
 
         task = evidence.task
         question = getattr(task, "input", "") if task is not None else ""

@@ -22,14 +22,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ... import _json
-from ..._html import escape
-from ...display import Shown
+from ...display import Shown, escape
 from ...errors import ConfigurationError, StoreError
 from ...session import Session
-from ...storage.database import Statements
-from ...storage.sql import SQLStore
-from ...storage.sqlite import SQLiteStore
+from ...storage import SQLiteStore, SQLStore, Statements, dumps
 
 __all__ = ["ExperimentLog"]
 
@@ -101,8 +97,8 @@ class ExperimentLog(Shown):
                 sid = session.id
                 if self.store.version(sid) == 0 and len(session):
                     self.store.commit(sid, 0, session.wire())
-            kept.append((experiment_id, position, sid, _json.dumps(runs)))
-        text = _json.dumps(body)
+            kept.append((experiment_id, position, sid, dumps(runs)))
+        text = dumps(body)
 
         def work(run: Statements) -> None:
             run(
@@ -124,7 +120,7 @@ class ExperimentLog(Shown):
         self.store.db.run(
             f"update a run of experiment {experiment_id} in",
             "UPDATE agentnb_experiment_runs SET runs = ? WHERE experiment_id = ? AND position = ?",
-            (_json.dumps(runs), experiment_id, position),
+            (dumps(runs), experiment_id, position),
         )
 
     def update(self, experiment_id: str, *, note: str | None = None, **body: Any) -> None:
@@ -135,7 +131,7 @@ class ExperimentLog(Shown):
             self.store.db.run(
                 f"update experiment {experiment_id} in",
                 "UPDATE agentnb_experiments SET body = ? WHERE id = ?",
-                (_json.dumps(merged), entry["id"]),
+                (dumps(merged), entry["id"]),
             )
         if note is not None:
             self.store.db.run(

@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ...models.differ import line_diff
+from ...models import line_diff
 
 if TYPE_CHECKING:
     from ...agent import Agent

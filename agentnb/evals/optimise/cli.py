@@ -29,8 +29,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ... import _json
 from ...errors import ConfigurationError
+from ...storage import dumps
 from ..ci import EPILOG, EXIT, crashing, load_spec, load_tasks, writable
 from .budget import BudgetWarning
 from .tables import unproven
@@ -139,7 +139,7 @@ async def run(tasks: Any, agent: Any, proposer: Any, args: argparse.Namespace) -
     best = opt.best
     print(f"\nthe incumbent {best.id}'s instructions:\n{best.texts.instructions}")
     if args.best:
-        args.best.write_text(_json.dumps(best.texts.to_dict(), indent=1) + "\n", encoding="utf-8")
+        args.best.write_text(dumps(best.texts.to_dict(), indent=1) + "\n", encoding="utf-8")
     if getattr(args, "best_unproven", None):
         held = unproven(opt)
         if held is None:
@@ -149,7 +149,7 @@ async def run(tasks: Any, agent: Any, proposer: Any, args: argparse.Namespace) -
                 file=sys.stderr,
             )
         else:
-            text = _json.dumps(held, indent=1) + "\n"
+            text = dumps(held, indent=1) + "\n"
             args.best_unproven.write_text(text, encoding="utf-8")
             print(f"\n{held['label']}: written to {args.best_unproven}")
     if args.json:
@@ -161,7 +161,7 @@ async def run(tasks: Any, agent: Any, proposer: Any, args: argparse.Namespace) -
             "candidates": [c.to_dict() for c in opt.candidates],
             "history": json.loads(json.dumps(opt.steps, default=str)),
         }
-        args.json.write_text(_json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        args.json.write_text(dumps(data, indent=1) + "\n", encoding="utf-8")
     if args.require_improvement and best.id == "c0":
         print("no candidate was promoted", file=sys.stderr)
         return EXIT["regression"]

@@ -15,15 +15,15 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ... import _json
 from ...errors import ConfigurationError
 from ...session import RunRecord, new_run_id, new_trace_id
+from ...storage import dumps, write_atomically
+from ..evaluation import Evaluation
 from ..saving import dump, load_lines, read_lines
 from ..tasks import TaskSet
 from .candidate import Candidate
 
 if TYPE_CHECKING:
-    from ..evaluation import Evaluation
     from .optimisation import Optimisation
 
 __all__ = ["FORMAT", "SETTINGS", "header", "load", "restore", "save"]
@@ -66,8 +66,8 @@ def header(opt: Optimisation) -> dict[str, Any]:
 
 
 def save(opt: Optimisation, path: Path, *, traces: bool = False) -> Path:
-    body = [_json.dumps(header(opt)), *dump(opt.evaluation, traces=traces)]
-    return _json.write_atomically(path, "\n".join(body) + "\n")
+    body = [dumps(header(opt)), *dump(opt.evaluation, traces=traces)]
+    return write_atomically(path, "\n".join(body) + "\n")
 
 
 def load(cls: type[Opt], path: Path, *, trust: bool = False) -> Opt:
@@ -85,7 +85,7 @@ def load(cls: type[Opt], path: Path, *, trust: bool = False) -> Opt:
         raise ConfigurationError(
             f"{path} is not a saved optimisation; this agentnb reads {FORMAT} and {_OLD}"
         )
-    ev = load_lines(lines[1:], path, trust=trust)
+    ev = load_lines(Evaluation, lines[1:], path, trust=trust)
     try:
         return restore(cls, header, ev, f"{path}:1")
     except ConfigurationError:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...display import Shown
 from ...errors import ConfigurationError
-from ...models.base import Usage
+from ...models import Usage
 from ...session import RunRecord
 from ..cost import spent
 from ..evaluation import Evaluation

@@ -34,9 +34,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ...models import FunctionModel
-from ...models.base import ModelRequest, ModelResponse
-from ...runtime.tool_work import in_thread
+from ...models import FunctionModel, ModelRequest, ModelResponse
+from ...runtime import in_thread
 from ..batches import batches
 from .asking import asked
 from .candidate import Texts

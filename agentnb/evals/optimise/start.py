@@ -11,9 +11,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ... import display
-from ..._settings import seconds
 from ...errors import ConfigurationError, RunStateError
-from ..evaluate import as_cache, as_tasks
+from ...runtime import seconds
+from ..launch import as_cache, as_tasks
 from ..progress import ProgressLine
 from ..statistics import warm_up
 from ..tasks import Task, TaskSet

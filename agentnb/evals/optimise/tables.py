@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ..._html import escape
+from ...display import escape
 from ..cost import money
 from .wording import counted
 
