@@ -10,7 +10,9 @@ run of the sweep, of the same run as ``agent.run`` on a fresh session, and of th
 What the evaluation adds per run is its own bookkeeping (the run's tags, its checks as an
 annotation, its row): the ratio to the bare loop is comparable across commits, since the bare
 loop is the same code: ``TURN_4`` below is the target, this row measured at the turn-4
-commit.
+commit. That commit had no experiment log, so the row's evaluation keeps none (``log=False``);
+a fourth sampler keeps the default log (in a temporary folder, never the working directory)
+and its row says what recording every evaluation costs per run.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +47,14 @@ def samplers(runs: int) -> dict[str, Any]:
     agent, tasks = bench.make_agent(), task_set()
     bare_model = bench.BareModel(bench.reply_texts())
     per_sweep = len(tasks) * REPEATS
+    place = Path(tempfile.mkdtemp(prefix="agentnb-bench-")) / "experiments.sqlite"
 
-    async def sweep() -> None:
-        ev = await an.evaluate({"a": agent}, tasks, REPEATS, progress=False)
+    async def sweep(log: Any = False) -> None:
+        ev = await an.evaluate({"a": agent}, tasks, REPEATS, progress=False, log=log)
         assert all(r.outcome == "pass" for r in ev.records), ev.runs
+
+    async def logged() -> None:
+        await sweep(place)
 
     async def plain() -> None:
         result = await agent.run(bench.TASK, session=an.Session())
@@ -57,8 +64,10 @@ def samplers(runs: int) -> dict[str, Any]:
         await bench.bare_run(bare_model, bench.TASK, [])
 
     asyncio.run(sweep())  # warm: the statistics, the checks' first calls
+    asyncio.run(logged())  # and the log's store, its tables made
     return {
         "evaluation": lambda: bench.cpu(sweep, max(runs // per_sweep, 1), per_sweep),
+        "logged": lambda: bench.cpu(logged, max(runs // per_sweep, 1), per_sweep),
         "agent.run": lambda: bench.cpu(plain, runs, 1),
         "bare": lambda: bench.cpu(bare, runs * 10, 1),  # a bare run is short: more of them
     }
@@ -75,6 +84,7 @@ def warm_evaluation(rounds: int, runs: int = 80) -> dict[str, list[float]]:
     bench.row("the evaluation / the bare loop", s["evaluation"], s["bare"], target)
     bench.row("  agent.run / the bare loop", s["agent.run"], s["bare"], "the run alone")
     bench.row("  the evaluation / agent.run", s["evaluation"], s["agent.run"], "its bookkeeping")
+    bench.row("  the evaluation logged / not", s["logged"], s["evaluation"], "the experiment log")
     return s
 
 
