@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 from ..errors import ConfigurationError
 from .base import ModelRequest, ModelResponse, coerce_response
+from .output import OutputSpec
 from .openai.client import OpenAIModel
 from .openai.profiles import PROFILES, Profile
 from .wire import WIRES, Reply
@@ -117,6 +118,14 @@ class ResponsesModel(_Native):
                 return i + 1, str(data["response_id"])
         return 0, None
 
+    def _write(self, request: ModelRequest, stream: bool) -> tuple[dict[str, Any], list[str]]:
+        body, notes = super()._write(request, stream)
+        text = body.get("text")
+        if request.output is not None and not (isinstance(text, dict) and "format" in text):
+            body["text"] = {**(text if isinstance(text, dict) else {}),
+                            "format": request.output.responses()}  # fmt: skip
+        return body, notes
+
     def _body(self, request: ModelRequest, stream: bool) -> tuple[dict[str, Any], list[str]]:
         start, previous = self._continues(request)
         if previous is None:
@@ -129,7 +138,9 @@ class ResponsesModel(_Native):
         system = (
             [messages[0]] if messages and messages[0].get("role") in ("system", "developer") else []
         )
-        sent = ModelRequest([*system, *messages[start:]], request.tools, request.params)
+        sent = ModelRequest(
+            [*system, *messages[start:]], request.tools, request.params, output=request.output
+        )
         body, notes = self._write(sent, stream)
         body["previous_response_id"] = previous
         return body, notes
@@ -206,6 +217,67 @@ class AnthropicModel(_Native):
         params = {**self.params, **request.params}
         if self.thinking:
             params.setdefault("thinking", {"type": "enabled", "budget_tokens": self.thinking})
-        return ANTHROPIC.write_request(
+        body, notes = ANTHROPIC.write_request(
             self.model, list(request.messages), request.tools, params, stream, self.cache
         )
+        if request.output is not None:
+            notes += _answer_tool(body, request.output)
+        return body, notes
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        return _answered(await super().complete(request), request)
+
+    def finish_stream(self, response: ModelResponse, request: ModelRequest) -> ModelResponse:
+        return _answered(super().finish_stream(response, request), request)
+
+
+def _answer_tool(body: dict[str, Any], spec: OutputSpec) -> list[str]:
+    """Anthropic structured output (:meth:`OutputSpec.anthropic_tool`): the answer tool added
+    to the body's tools and the model made to call a tool: that one alone (``tool_choice``
+    ``tool``) when the request has no other, else any (``any``: the agent's tools stay
+    usable, the turn ends with a tool call). Extended thinking cannot force a tool: then the
+    tool is offered (``auto``) and a text answer is validated all the same. A ``tool_choice``
+    the request set is kept. The notes in words."""
+    tool, forced = spec.anthropic_tool()
+    tools = body.get("tools") or []
+    if any(t.get("name") == spec.name for t in tools):
+        return [f"the answer tool {spec.name!r} was not added: a tool of that name is sent"]
+    body["tools"] = [*tools, tool]
+    if "tool_choice" in body:
+        return []
+    if body.get("thinking"):
+        body["tool_choice"] = {"type": "auto"}
+        return [f"extended thinking cannot force a tool: the answer tool {spec.name!r} was "
+                "offered (tool_choice auto), not forced"]  # fmt: skip
+    body["tool_choice"] = forced if not tools else {"type": "any"}
+    return []
+
+
+def _answered(response: ModelResponse, request: ModelRequest) -> ModelResponse:
+    """The reply with the answer tool's call read back as the assistant's final text (its
+    ``input`` as JSON), so the runtime validates it as any final answer and never runs it as
+    a tool. Beside other tool calls it is not kept (they run; the turn goes on); text written
+    before it is not kept either; both said in ``repairs``."""
+    spec = request.output
+    message = response.message
+    if spec is None or not message.calls:
+        return response
+    answer = [c for c in message.calls if c.function.name == spec.name]
+    if not answer:
+        return response
+    others = tuple(c for c in message.calls if c.function.name != spec.name)
+    if others:
+        message = message.model_copy(update={"tool_calls": others})
+        said = (f"the answer tool {spec.name!r} was called beside other tools: its call was "
+                "not kept (the other calls run first)")  # fmt: skip
+        return replace(response, message=message, repairs=(*response.repairs, said))
+    notes = []
+    if message.text.strip():
+        notes.append(f"the text written before the answer tool ({len(message.text)} chars) "
+                     "was not kept")  # fmt: skip
+    if len(answer) > 1:
+        notes.append(f"the answer tool was called {len(answer)} times: the first was kept")
+    wire = {k: v for k, v in message.wire().items() if k != "tool_calls"}
+    message = coerce_response({**wire, "content": answer[0].function.arguments}).message
+    return replace(response, message=message, finish_reason="stop",
+                   repairs=(*response.repairs, *notes))  # fmt: skip

@@ -491,7 +491,7 @@ class Responses:
             "reasoning": {"effort": None, "summary": None},
             "store": request.store,
             "temperature": request.params.get("temperature", 1.0),
-            "text": {"format": {"type": "text"}},
+            "text": request.params.get("text") or {"format": {"type": "text"}},
             "tool_choice": request.params.get("tool_choice", "auto"),
             "tools": tools,
             "top_p": request.params.get("top_p", 1.0),
