@@ -28,6 +28,7 @@ from typing import Any
 
 from ...tokens import content_text
 from ..base import Delta, ModelResponse, Usage
+from ..response import NOT_SENT
 from .base import KEPT, Reply, Request, kept, new_id, sse
 from .chat import cache_key, explicit_ids
 
@@ -230,7 +231,7 @@ def from_messages(
     notes = []
     if dropped:
         notes.append(
-            f"the reasoning of {dropped} assistant message(s) was not sent: it was not written "
+            f"the reasoning of {dropped} {NOT_SENT}: it was not written "
             "by the Responses API, which takes back only its own reasoning items"
         )
     return instructions, items, notes
