@@ -136,6 +136,14 @@ class ResponsesModel(_Native):
                 )
         return 0, None, None
 
+    def _write(self, request: ModelRequest, stream: bool) -> tuple[dict[str, Any], list[str]]:
+        body, notes = super()._write(request, stream)
+        text = body.get("text")
+        if request.output is not None and not (isinstance(text, dict) and "format" in text):
+            body["text"] = {**(text if isinstance(text, dict) else {}),
+                            "format": request.output.responses()}  # fmt: skip
+        return body, notes
+
     def _body(self, request: ModelRequest, stream: bool) -> tuple[dict[str, Any], list[str]]:
         start, previous, why = self._continues(request)
         if previous is None:
