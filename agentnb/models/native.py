@@ -15,7 +15,12 @@ write with too). What these APIs add to Chat Completions is kept in the transcri
 * **server-side state** (``ResponsesModel(conversation="previous_response_id")``): a call
   sends only the items after the last reply the server stored, naming that reply; the reply's
   ``provider_data`` records the response it continued and how many messages were sent of
-  the whole context the server held (which the agent's token budget counts);
+  the whole context the server held (which the agent's token budget counts), and a digest
+  of the context the server now holds: a transcript edited (or forked with a change) before
+  the stored reply no longer matches it, and the call sends the whole context instead (the
+  reply says why in ``repairs``), never answered from the server's other context in silence;
+* **structured output** (``request.output``): ``text.format`` on the Responses API; on
+  Anthropic the answer tool (:mod:`agentnb.models.answer_tool`), read back as the final text;
 * **prompt caching** (``AnthropicModel(cache=True)``): breakpoints on the instructions and
   the tools.
 """
@@ -29,10 +34,10 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from ..errors import ConfigurationError
+from .answer_tool import add_answer_tool, answered
 from .base import ModelRequest, ModelResponse, coerce_response
 from .openai.client import OpenAIModel
 from .openai.profiles import PROFILES, Profile
-from .output import OutputSpec
 from .wire import WIRES, Reply
 from .wire.anthropic import ANTHROPIC
 from .wire.base import KEPT
@@ -244,14 +249,14 @@ class AnthropicModel(_Native):
             self.model, list(request.messages), request.tools, params, stream, self.cache
         )
         if request.output is not None:
-            notes += _answer_tool(body, request.output)
+            notes += add_answer_tool(body, request.output)
         return body, notes
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        return _answered(await super().complete(request), request)
+        return answered(await super().complete(request), request)
 
     def finish_stream(self, response: ModelResponse, request: ModelRequest) -> ModelResponse:
-        return _answered(super().finish_stream(response, request), request)
+        return answered(super().finish_stream(response, request), request)
 
 
 def _context(messages: Any) -> str:
@@ -261,55 +266,3 @@ def _context(messages: Any) -> str:
     shown = [{k: v for k, v in m.items() if k != KEPT} for m in messages[start:]]
     text = json.dumps(shown, ensure_ascii=False, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
-
-
-def _answer_tool(body: dict[str, Any], spec: OutputSpec) -> list[str]:
-    """Anthropic structured output (:meth:`OutputSpec.anthropic_tool`): the answer tool added
-    to the body's tools and the model made to call a tool: that one alone (``tool_choice``
-    ``tool``) when the request has no other, else any (``any``: the agent's tools stay
-    usable, the turn ends with a tool call). Extended thinking cannot force a tool: then the
-    tool is offered (``auto``) and a text answer is validated all the same. A ``tool_choice``
-    the request set is kept. The notes in words."""
-    tool, forced = spec.anthropic_tool()
-    tools = body.get("tools") or []
-    if any(t.get("name") == spec.name for t in tools):
-        return [f"the answer tool {spec.name!r} was not added: a tool of that name is sent"]
-    body["tools"] = [*tools, tool]
-    if "tool_choice" in body:
-        return []
-    if body.get("thinking"):
-        body["tool_choice"] = {"type": "auto"}
-        return [f"extended thinking cannot force a tool: the answer tool {spec.name!r} was "
-                "offered (tool_choice auto), not forced"]  # fmt: skip
-    body["tool_choice"] = forced if not tools else {"type": "any"}
-    return []
-
-
-def _answered(response: ModelResponse, request: ModelRequest) -> ModelResponse:
-    """The reply with the answer tool's call read back as the assistant's final text (its
-    ``input`` as JSON), so the runtime validates it as any final answer and never runs it as
-    a tool. Beside other tool calls it is not kept (they run; the turn goes on); text written
-    before it is not kept either; both said in ``repairs``."""
-    spec = request.output
-    message = response.message
-    if spec is None or not message.calls:
-        return response
-    answer = [c for c in message.calls if c.function.name == spec.name]
-    if not answer:
-        return response
-    others = tuple(c for c in message.calls if c.function.name != spec.name)
-    if others:
-        message = message.model_copy(update={"tool_calls": others})
-        said = (f"the answer tool {spec.name!r} was called beside other tools: its call was "
-                "not kept (the other calls run first)")  # fmt: skip
-        return replace(response, message=message, repairs=(*response.repairs, said))
-    notes = []
-    if message.text.strip():
-        notes.append(f"the text written before the answer tool ({len(message.text)} chars) "
-                     "was not kept")  # fmt: skip
-    if len(answer) > 1:
-        notes.append(f"the answer tool was called {len(answer)} times: the first was kept")
-    wire = {k: v for k, v in message.wire().items() if k != "tool_calls"}
-    message = coerce_response({**wire, "content": answer[0].function.arguments}).message
-    return replace(response, message=message, finish_reason="stop",
-                   repairs=(*response.repairs, *notes))  # fmt: skip
