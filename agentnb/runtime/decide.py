@@ -69,7 +69,9 @@ def _normalise_ids(
 
 def decide(state: RunState, response: ModelResponse, *, tools_enabled: bool = True) -> Decision:
     message = response.message
-    problems = [p for p in response.repairs if not _said(state, p)]
+    problems = list(response.repairs)
+    if problems:  # the hot path has none
+        problems = [p for p in problems if not _said(state, p)]
     given = message.tool_calls
     if given and (len(given) > 1 or not given[0].id):  # one call with an id needs no check
         message = _normalise_ids(state, message, problems)
