@@ -125,6 +125,9 @@ class _Spy(httpx.AsyncHTTPTransport):
 NATIVE = {
     "chat": an.models.OpenAIModel,
     "responses": an.models.ResponsesModel,
+    "responses-stored": lambda *a, **kw: an.models.ResponsesModel(
+        *a, conversation="previous_response_id", **kw
+    ),
     "anthropic": an.models.AnthropicModel,
 }
 
@@ -139,7 +142,7 @@ def _sent_as(api: str, body: dict, spec: an.models.OutputSpec, stream: bool) -> 
     if api == "chat":
         assert body["response_format"] == spec.chat()
         return
-    if api == "responses":
+    if api.startswith("responses"):
         assert body["text"] == {"format": spec.responses()}
         kind = (responses_params.ResponseCreateParamsStreaming if stream
                 else responses_params.ResponseCreateParamsNonStreaming)  # fmt: skip
@@ -176,6 +179,10 @@ async def test_the_itinerary_through_every_api_against_the_stand_ins_server(api,
     checks = [e.output for e in result.events if e.type == "Decided" and e.output]
     assert [(c["attempt"], c["valid"]) for c in checks] == (
         [(1, False), (2, True)] if misbehave else [(1, True)])  # fmt: skip
+    if api == "responses-stored":  # the server holds the rest: the correction is a new item
+        assert all(b.get("previous_response_id") for b in bodies[1:])
+        assert not any("previous_response_id not used" in p for e in result.events
+                       if e.type == "Decided" for p in e.problems)  # fmt: skip
     if misbehave:  # corrected within the limit and reported
         assert checks[0]["attempts"] == 3 and "date: String should match" in checks[0]["error"]
         assert any("invalid final answer (attempt 1 of 3)" in p
