@@ -15,18 +15,26 @@ write with too). What these APIs add to Chat Completions is kept in the transcri
 * **server-side state** (``ResponsesModel(conversation="previous_response_id")``): a call
   sends only the items after the last reply the server stored, naming that reply; the reply's
   ``provider_data`` records the response it continued and how many messages were sent of
-  the whole context the server held (which the agent's token budget counts);
+  the whole context the server held (which the agent's token budget counts), and a digest
+  of the context the server now holds: a transcript edited (or forked with a change) before
+  the stored reply no longer matches it, and the call sends the whole context instead (the
+  reply says why in ``repairs``), never answered from the server's other context in silence;
+* **structured output** (``request.output``): ``text.format`` on the Responses API; on
+  Anthropic the answer tool (:mod:`agentnb.models.answer_tool`), read back as the final text;
 * **prompt caching** (``AnthropicModel(cache=True)``): breakpoints on the instructions and
   the tools.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import replace
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from ..errors import ConfigurationError
+from .answer_tool import add_answer_tool, answered
 from .base import ModelRequest, ModelResponse, coerce_response
 from .openai.client import OpenAIModel
 from .openai.profiles import PROFILES, Profile
@@ -101,11 +109,14 @@ class ResponsesModel(_Native):
         super().__init__(model, **options)
         self.conversation = conversation
 
-    def _continues(self, request: ModelRequest) -> tuple[int, str | None]:
-        """Where the new messages start and the stored response they continue (0, None:
-        every message is sent)."""
+    def _continues(self, request: ModelRequest) -> tuple[int, str | None, str | None]:
+        """Where the new messages start, the stored response they continue, and why not
+        (0, None, why: every message is sent). A stored reply continues only when the
+        transcript up to it is still the context the server holds (its ``context`` digest,
+        recorded when it came): a transcript edited or forked with a change before it would
+        otherwise be answered from the server's other context, silently (invariant 10)."""
         if self.conversation == "stateless":
-            return 0, None
+            return 0, None, None
         messages = request.messages
         for i in range(len(messages) - 1, -1, -1):
             data = messages[i].get(KEPT) if messages[i].get("role") == "assistant" else None
@@ -114,22 +125,45 @@ class ResponsesModel(_Native):
                 and data.get("api") == "responses"
                 and data.get("response_id")
             ):
-                return i + 1, str(data["response_id"])
-        return 0, None
+                stored = str(data["response_id"])
+                if data.get("context") == _context(messages[: i + 1]):
+                    return i + 1, stored, None
+                why = "was edited since" if data.get("context") else "is not known to match"
+                return (
+                    0,
+                    None,
+                    (
+                        f"previous_response_id not used: the transcript up to message {i} (the "
+                        f"reply stored as {stored!r}) {why} the server stored it, so the server "
+                        f"holds another context; the whole context was sent ({len(messages)} "
+                        "messages)"
+                    ),
+                )
+        return 0, None, None
+
+    def _write(self, request: ModelRequest, stream: bool) -> tuple[dict[str, Any], list[str]]:
+        body, notes = super()._write(request, stream)
+        text = body.get("text")
+        if request.output is not None and not (isinstance(text, dict) and "format" in text):
+            body["text"] = {**(text if isinstance(text, dict) else {}),
+                            "format": request.output.responses()}  # fmt: skip
+        return body, notes
 
     def _body(self, request: ModelRequest, stream: bool) -> tuple[dict[str, Any], list[str]]:
-        start, previous = self._continues(request)
+        start, previous, why = self._continues(request)
         if previous is None:
             body, notes = self._write(request, stream)
             if self.conversation == "stateless":
                 body.setdefault("store", False)
                 body.setdefault("include", ["reasoning.encrypted_content"])
-            return body, notes
+            return body, [*notes, why] if why else notes
         messages = request.messages
         system = (
             [messages[0]] if messages and messages[0].get("role") in ("system", "developer") else []
         )
-        sent = ModelRequest([*system, *messages[start:]], request.tools, request.params)
+        sent = ModelRequest(
+            [*system, *messages[start:]], request.tools, request.params, output=request.output
+        )
         body, notes = self._write(sent, stream)
         body["previous_response_id"] = previous
         return body, notes
@@ -141,19 +175,24 @@ class ResponsesModel(_Native):
         return {KEPT: data}
 
     def _held(self, response: ModelResponse, request: ModelRequest) -> ModelResponse:
-        """The reply with what this call sent and what the server held beside it."""
-        start, previous = self._continues(request)
+        """The reply with the digest of the context the server now holds (the transcript up
+        to this reply) and, when it continued a stored one, what this call sent and what the
+        server held beside it."""
         data = response.message.wire().get(KEPT)
-        if previous is None or not isinstance(data, dict):
+        if self.conversation == "stateless" or not isinstance(data, dict):
             return response
-        system = int(
-            bool(request.messages) and request.messages[0].get("role") in ("system", "developer")
-        )
-        held = {
-            "previous_response_id": previous,
-            "sent": len(request.messages) - start + system,
-            "held": len(request.messages),
-        }
+        start, previous, _ = self._continues(request)
+        held: dict[str, Any] = {"context": _context([*request.messages, response.message.wire()])}
+        if previous is not None:
+            system = int(
+                bool(request.messages)
+                and request.messages[0].get("role") in ("system", "developer")
+            )
+            held.update(
+                previous_response_id=previous,
+                sent=len(request.messages) - start + system,
+                held=len(request.messages),
+            )
         message = response.message.model_copy(update={KEPT: {**data, **held}})
         return replace(response, message=message)
 
@@ -206,6 +245,24 @@ class AnthropicModel(_Native):
         params = {**self.params, **request.params}
         if self.thinking:
             params.setdefault("thinking", {"type": "enabled", "budget_tokens": self.thinking})
-        return ANTHROPIC.write_request(
+        body, notes = ANTHROPIC.write_request(
             self.model, list(request.messages), request.tools, params, stream, self.cache
         )
+        if request.output is not None:
+            notes += add_answer_tool(body, request.output)
+        return body, notes
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        return answered(await super().complete(request), request)
+
+    def finish_stream(self, response: ModelResponse, request: ModelRequest) -> ModelResponse:
+        return answered(super().finish_stream(response, request), request)
+
+
+def _context(messages: Any) -> str:
+    """A digest of the conversation a stored response holds: its messages (the instructions
+    aside: each request sends its own) without what they keep for the provider."""
+    start = int(bool(messages) and messages[0].get("role") in ("system", "developer"))
+    shown = [{k: v for k, v in m.items() if k != KEPT} for m in messages[start:]]
+    text = json.dumps(shown, ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]

@@ -32,9 +32,15 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .strict import StrictRewrite, drop_added_nulls, strict_schema
 
-__all__ = ["OutputCheck", "OutputSpec", "OutputType"]
+__all__ = ["ANSWER_TOOL", "OutputCheck", "OutputSpec", "OutputType"]
 
 _NAME = re.compile(r"[^a-zA-Z0-9_-]+")
+
+#: How the Anthropic answer tool's description starts (:meth:`OutputSpec.anthropic_tool`): what
+#: the model reads to know the tool ends the turn, and what the stand-in's server finds it by
+#: when ``tool_choice`` does not name it (``any`` beside the agent's tools, ``auto`` with
+#: extended thinking).
+ANSWER_TOOL = "Give the final answer with this tool: its input is the answer."
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,12 +96,35 @@ class OutputSpec:
     def anthropic_tool(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Anthropic Messages: the tool whose input is the answer, and the ``tool_choice``
         that makes the model call it (the answer is that call's ``input``)."""
+        about = f"{ANSWER_TOOL} {self.description}" if self.description else ANSWER_TOOL
         tool = {
             "name": self.name,
-            "description": self.description or "Give the final answer.",
+            "description": about,
             "input_schema": self.original if self.original is not None else self.schema,
         }
         return tool, {"type": "tool", "name": self.name}  # fmt: skip
+
+    @classmethod
+    def from_anthropic(
+        cls, tools: list[dict[str, Any]], tool_choice: Any
+    ) -> tuple[OutputSpec | None, list[dict[str, Any]]]:
+        """The spec of an Anthropic request read off the wire (its ``tools`` in the Chat
+        Completions shape, as :class:`~agentnb.models.WireRequest` holds them) and the other
+        tools: the answer tool is the one ``tool_choice`` forces, else the one whose
+        description starts with :data:`ANSWER_TOOL` (None, ``tools``: no answer tool)."""
+        forced = tool_choice.get("name") if isinstance(tool_choice, Mapping) and \
+            tool_choice.get("type") == "tool" else None  # fmt: skip
+        for i, tool in enumerate(tools):
+            function = tool.get("function") if isinstance(tool, Mapping) else None
+            if not isinstance(function, Mapping) or not isinstance(function.get("parameters"),
+                                                                  dict):  # fmt: skip
+                continue
+            about = str(function.get("description") or "")
+            if function.get("name") == forced if forced else about.startswith(ANSWER_TOOL):
+                spec = cls(str(function.get("name") or "output"), function["parameters"], False,
+                           about.removeprefix(ANSWER_TOOL).strip())  # fmt: skip
+                return spec, [*tools[:i], *tools[i + 1 :]]
+        return None, tools
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> OutputSpec | None:

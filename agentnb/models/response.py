@@ -11,7 +11,13 @@ from .._sdk import normalise_assistant
 from ..errors import InvalidMessage, ModelResponseError
 from ..messages import AssistantMessage, parse_message, reply_message, text_message
 
-__all__ = ["USAGE_DETAILS", "ModelResponse", "Usage", "coerce_response"]
+__all__ = ["NOT_SENT", "USAGE_DETAILS", "ModelResponse", "Usage", "coerce_response"]
+
+#: What a repair about the history says when a request could not send the reasoning another
+#: API wrote (``"the reasoning of 3 assistant message(s) was not sent: ..."``): a standing
+#: condition of the session, the same on every call of a run, so ``decide`` reports it once
+#: per run.
+NOT_SENT = "assistant message(s) was not sent"
 
 #: The parts of a call's tokens the APIs report beside the totals (0 when they do not).
 USAGE_DETAILS = ("cached_tokens", "cache_write_tokens", "reasoning_tokens")
@@ -105,7 +111,8 @@ class ModelResponse:
     model: str | None = None
     raw: dict[str, Any] | None = None
     #: What the model client repaired on the way in, in words (e.g. a tool call written as
-    #: text turned into a real call). ``decide`` reports them in ``Decided.problems``.
+    #: text turned into a real call). ``decide`` reports them in ``Decided.problems`` (one
+    #: about the history, :data:`NOT_SENT`, once per run).
     repairs: tuple[str, ...] = ()
     #: When set, the reply was unusable: ``decide`` appends it, then this text as a correction
     #: message (``name="agentnb"``) for the model, and the loop goes on.

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import os
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -39,6 +40,7 @@ from ..models import (
     ModelLike,
     ModelRequest,
     ModelResponse,
+    OutputSpec,
     Usage,
     Wire,
     WireRequest,
@@ -115,12 +117,21 @@ class ModelServer:
         except (ValueError, KeyError, RecursionError) as exc:
             return JSONResponse(wire.error(str(exc), "invalid_request_error"), status_code=400)
         params = {k: v for k, v in request.params.items() if k not in _TRANSPORT}
+        tools, output = request.tools, None
+        if wire.name == "anthropic":  # structured output there is a tool to call: its input
+            output, tools = OutputSpec.from_anthropic(request.tools, params.get("tool_choice"))
+            if output is not None:
+                params.pop("tool_choice", None)
         if self.delay:
             await asyncio.sleep(self.delay)
         try:
-            response = await self.model.complete(ModelRequest(messages, request.tools, params))
+            response = await self.model.complete(
+                ModelRequest(messages, tools, params, output=output)
+            )
             if not isinstance(response, ModelResponse):
                 response = coerce_response(response, self.model.name)
+            if output is not None:
+                response = _as_answer_tool(response, output)
         except Exception as exc:  # the app gets an error it can read, never a bare 500
             text = f"{self.model.name} raised {type(exc).__name__}: {exc}"
             self.errors.append(text)
@@ -198,6 +209,24 @@ class ModelServer:
 
     def __repr__(self) -> str:
         return f"<ModelServer {self.model.name!r} at {self.base_url}, {self.calls} calls>"
+
+
+def _as_answer_tool(response: ModelResponse, output: OutputSpec) -> ModelResponse:
+    """A final answer that is a JSON object as the answer tool's call (Anthropic structured
+    output: the model calls the tool, its input is the answer); anything else as it is."""
+    message = response.message
+    if message.calls:
+        return response
+    try:
+        value = json.loads(message.text)
+    except ValueError:
+        return response
+    if not isinstance(value, dict):
+        return response
+    call = {"id": "toolu_" + os.urandom(12).hex(), "type": "function",
+            "function": {"name": output.name, "arguments": message.text}}  # fmt: skip
+    wire = {**message.wire(), "content": None, "tool_calls": [call]}
+    return replace(response, message=coerce_response(wire).message, finish_reason="tool_calls")
 
 
 def _estimate(

@@ -16,6 +16,7 @@ from typing import Any
 from ..events import Decided
 from ..messages import RUNTIME_NAME, AssistantMessage, ToolCall, UserMessage
 from ..models.base import ModelResponse
+from ..models.response import NOT_SENT
 from .state import RunState
 
 #: How a reasoning text names a rule it followed: "[rule_name] …" (TravelModel does).
@@ -69,6 +70,8 @@ def _normalise_ids(
 def decide(state: RunState, response: ModelResponse, *, tools_enabled: bool = True) -> Decision:
     message = response.message
     problems = list(response.repairs)
+    if problems:  # the hot path has none
+        problems = [p for p in problems if not _said(state, p)]
     given = message.tool_calls
     if given and (len(given) > 1 or not given[0].id):  # one call with an id needs no check
         message = _normalise_ids(state, message, problems)
@@ -111,6 +114,17 @@ def decide(state: RunState, response: ModelResponse, *, tools_enabled: bool = Tr
         output=checked,
     )
     return decision
+
+
+def _said(state: RunState, repair: str) -> bool:
+    """A repair about the history (:data:`NOT_SENT`) this run already reported: the same
+    messages are re-sent on every call, so it is said once per run, not on every call."""
+    if NOT_SENT not in repair:
+        return False
+    if repair in state.said:
+        return True
+    state.said.add(repair)
+    return False
 
 
 def _check_output(

@@ -127,6 +127,8 @@ class RunState:
         self.error: BaseException | None = None
         #: Final answers checked against the agent's output type so far (``decide``).
         self.output_attempts = 0
+        #: Standing repairs about the history already reported in this run (``decide``).
+        self.said: set[str] = set()
         #: The Run driving this state, weakly (no run <-> state cycle): ``restore`` gives it to
         #: the session's lock, whose hold is the one strong link while the run holds the session.
         self.run_ref: Callable[[], ActiveRun | None] = lambda: None

@@ -74,6 +74,24 @@ function analyse(msgs, toolStats, live) {
   return { parent, names, results, warn, final, inflight, steering: steering(msgs) };
 }
 
+// A message's JSON as the raw view shows it: what it keeps for its provider (a thinking
+// block's signature, a reasoning item's encrypted_content, redacted thinking) named and
+// measured as the reasoning fold says it, never verbatim (opaque, and long).
+function shownWire(wire) {
+  const data = wire && wire.provider_data;
+  if (!data || typeof data !== "object" || !Array.isArray(data.reasoning)) return wire;
+  const reasoning = data.reasoning.map((b) => {
+    if (!b || typeof b !== "object") return b;
+    const out = { ...b };
+    for (const k of ["signature", "encrypted_content", "data"]) {
+      if (k === "data" && b.type !== "redacted_thinking") continue;
+      if (typeof out[k] === "string" && out[k]) out[k] = `kept for the provider (${fmtInt(out[k].length)} chars)`;
+    }
+    return out;
+  });
+  return { ...wire, provider_data: { ...data, reasoning } };
+}
+
 function rawToggle(wire, ed) {
   let raw = null;
   return h("button", {
@@ -83,10 +101,10 @@ function rawToggle(wire, ed) {
     text: "{ }",
     onclick: (ev) => {
       if (!raw) {
-        raw = h("div", { class: "anb-raw-box" }, h("pre", { class: "anb-raw", text: JSON.stringify(wire, null, 2) }));
+        raw = h("div", { class: "anb-raw-box" }, h("pre", { class: "anb-raw", text: JSON.stringify(shownWire(wire), null, 2) }));
         if (ed) {
           raw.append(h("div", { class: "anb-edited-note", text: `✎ edited (event #${ed.seq}, ${ed.how}): ${ed.changed.length ? "changed " + ed.changed.join(", ") : "no field changed"}` }));
-          if (ed.before) raw.append(h("div", { class: "anb-muted", text: "before the edit:" }), h("pre", { class: "anb-raw anb-old", text: JSON.stringify(ed.before, null, 2) }));
+          if (ed.before) raw.append(h("div", { class: "anb-muted", text: "before the edit:" }), h("pre", { class: "anb-raw anb-old", text: JSON.stringify(shownWire(ed.before), null, 2) }));
         }
         ev.currentTarget.closest(".anb-card").append(raw);
       } else raw.hidden = !raw.hidden;

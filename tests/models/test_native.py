@@ -15,7 +15,7 @@ from openai.types.responses import response_create_params as responses_params
 
 import agentnb as an
 from agentnb.errors import ModelHTTPError
-from agentnb.models import ModelRequest
+from agentnb.models import WIRES, ModelRequest
 from tests.models.sdk_types import problems
 
 QUESTION = "周五上海到北京，帮我看看天气和机票"
@@ -311,3 +311,119 @@ def test_a_json_schema_response_format_becomes_the_responses_text_format():
     assert body["text"] == {"format": {"type": "json_schema", "name": "trip", "schema": schema,
                                        "strict": True}}  # fmt: skip
     assert problems(body, SDK_TYPES[("responses", False)]) == []
+
+
+def _said(result) -> list[str]:
+    return [p for e in result.events if type(e).__name__ == "Decided" for p in e.problems]
+
+
+def _edited_first_result(session: an.Session) -> None:
+    """The first tool result changed (a field added), as a learner edits it."""
+    call = next(c.id for m in session.messages if m.role == "assistant" for c in m.calls)
+    result = next(m for m in session.messages if m.role == "tool" and m.tool_call_id == call)
+    session.edit_result(call, {**json.loads(result.text), "note": "edited"})
+
+
+async def test_a_stored_conversation_edited_before_its_reply_is_sent_whole(upstream):
+    """Never answered from the server's other context: the reply the transcript continues was
+    stored before the edit, so the call sends the whole context (stateless for that call),
+    says why, and the next call continues the reply that saw the edit."""
+    sent = Sent()
+    agent = an.travel.travel_agent(model=MODELS["responses-stored"](upstream.base_url,
+                                                                    transport=sent))  # fmt: skip
+    session = an.Session()
+    await agent.run(QUESTION, session=session)
+    before = len(session.messages)
+    _edited_first_result(session)
+    n = len(sent.bodies)
+    result = await agent.run("那周六呢？", session=session)
+    assert result.stop_reason == "final_answer"
+    whole, then = sent.bodies[n], sent.bodies[n + 1]
+    assert "previous_response_id" not in whole and len(whole["input"]) > before
+    assert any('"note": "edited"' in str(i.get("output")) for i in whole["input"])
+    said = _said(result)
+    assert said and said[0].startswith("previous_response_id not used: the transcript up to ")
+    assert "was edited since the server stored it" in said[0]
+    reply = next(m for m in session.messages[before:] if m.role == "assistant")
+    assert then["previous_response_id"] == reply.to_openai()["provider_data"]["response_id"]
+    assert len(said) == 1  # said for the call that could not continue, not after
+
+
+async def test_a_fork_continues_its_stored_reply_unless_edited_before_it(upstream):
+    sent = Sent()
+    agent = an.travel.travel_agent(model=MODELS["responses-stored"](upstream.base_url,
+                                                                    transport=sent))  # fmt: skip
+    session = an.Session()
+    await agent.run(QUESTION, session=session)
+    replies = [m.to_openai() for m in session.messages if m.role == "assistant"]
+    fork = session.fork(call=2)  # what call 2 was asked with: the server holds it all
+    n = len(sent.bodies)
+    result = await agent.run(None, session=fork)
+    assert result.stop_reason == "final_answer" and not _said(result)
+    assert sent.bodies[n]["previous_response_id"] == replies[1]["provider_data"]["response_id"]
+    edited = session.fork(call=2)
+    _edited_first_result(edited)  # before the stored reply: the server holds the old result
+    n = len(sent.bodies)
+    result = await agent.run(None, session=edited)
+    assert result.stop_reason == "final_answer"
+    assert "previous_response_id" not in sent.bodies[n]
+    assert "was edited since the server stored it" in _said(result)[0]
+
+
+TOTAL = {"type": "object", "title": "Total", "properties": {"total": {"type": "integer"}},
+         "required": ["total"], "additionalProperties": False}  # fmt: skip
+SEARCH = {"type": "function", "function": {"name": "search", "description": "Search.",
+          "parameters": {"type": "object", "properties": {}}}}  # fmt: skip
+
+
+def _claude(content: list[dict], bodies: list[dict]) -> httpx.MockTransport:
+    def answer(request: httpx.Request) -> httpx.Response:
+        bodies.append(json.loads(request.content))
+        return httpx.Response(200, json={
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+            "content": content, "stop_reason": "tool_use", "stop_sequence": None,
+            "usage": {"input_tokens": 3, "output_tokens": 2}})  # fmt: skip
+
+    return httpx.MockTransport(answer)
+
+
+def _use(name: str, data: dict) -> dict:
+    return {"type": "tool_use", "id": f"toolu_{name}", "name": name, "input": data}
+
+
+async def test_anthropic_reads_the_answer_tool_back_as_the_final_text():
+    spec = an.models.OutputType(TOTAL).spec
+    asked = ModelRequest([{"role": "user", "content": "hi"}], [SEARCH], output=spec)
+    bodies: list[dict] = []
+    content = [{"type": "text", "text": "Here it is:"}, _use("Total", {"total": 3})]
+    model = an.models.AnthropicModel("m", base_url="http://x/v1", api_key="k",
+                                     transport=_claude(content, bodies))  # fmt: skip
+    reply = await model.complete(asked)
+    assert reply.message.text == '{"total": 3}' and not reply.message.calls
+    assert reply.finish_reason == "stop"
+    assert reply.repairs == ("the text written before the answer tool (11 chars) was not kept",)
+    tool, forced = spec.anthropic_tool()
+    assert bodies[0]["tools"][-1] == tool and bodies[0]["tool_choice"] == {"type": "any"}
+    assert tool["description"].startswith(an.models.output.ANSWER_TOOL)
+    assert problems(bodies[0], SDK_TYPES[("anthropic", False)]) == []
+    # beside another call: that call runs, the answer's is not kept (and said)
+    both = [_use("search", {}), _use("Total", {"total": 3})]
+    model = an.models.AnthropicModel("m", base_url="http://x/v1", api_key="k",
+                                     transport=_claude(both, bodies))  # fmt: skip
+    reply = await model.complete(asked)
+    assert [c.function.name for c in reply.message.calls] == ["search"]
+    assert "was called beside other tools" in reply.repairs[0]
+    # no other tool: the answer tool forced; extended thinking: offered, not forced (said)
+    await model.complete(ModelRequest([{"role": "user", "content": "hi"}], output=spec))
+    assert bodies[-1]["tool_choice"] == forced and bodies[-1]["tools"] == [tool]
+    thinking = an.models.AnthropicModel("m", base_url="http://x/v1", api_key="k", thinking=1024,
+                                        transport=_claude(content[1:], bodies))  # fmt: skip
+    reply = await thinking.complete(asked)
+    assert bodies[-1]["tool_choice"] == {"type": "auto"} and reply.message.text == '{"total": 3}'
+    assert "extended thinking cannot force a tool" in reply.repairs[0]
+    # read off the wire (the stand-in's server): the spec, and the agent's tools without it
+    read = WIRES["anthropic"].read_request(bodies[0])
+    found, others = an.models.OutputSpec.from_anthropic(read.tools, read.params["tool_choice"])
+    assert found is not None and found.name == "Total" and found.schema == TOTAL
+    assert [t["function"]["name"] for t in others] == ["search"]
+    assert an.models.OutputSpec.from_anthropic([SEARCH], {"type": "any"}) == (None, [SEARCH])

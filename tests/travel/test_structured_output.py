@@ -108,3 +108,82 @@ def test_the_request_body_is_the_sdks_request_type():
         {"model": "m", **body}
     )
     assert checked["response_format"]["json_schema"]["strict"] is True
+
+
+class _Spy(httpx.AsyncHTTPTransport):
+    """The real transport, keeping each request body it sent."""
+
+    def __init__(self, bodies: list[dict]) -> None:
+        super().__init__()
+        self.bodies = bodies
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.bodies.append(json.loads(request.content))
+        return await super().handle_async_request(request)
+
+
+NATIVE = {
+    "chat": an.models.OpenAIModel,
+    "responses": an.models.ResponsesModel,
+    "responses-stored": lambda *a, **kw: an.models.ResponsesModel(
+        *a, conversation="previous_response_id", **kw
+    ),
+    "anthropic": an.models.AnthropicModel,
+}
+
+
+def _sent_as(api: str, body: dict, spec: an.models.OutputSpec, stream: bool) -> None:
+    """The output spec as ``api`` takes it, and the body of the SDK's own request type."""
+    from anthropic.types import message_create_params as anthropic_params
+    from openai.types.responses import response_create_params as responses_params
+
+    from tests.models.sdk_types import problems
+
+    if api == "chat":
+        assert body["response_format"] == spec.chat()
+        return
+    if api.startswith("responses"):
+        assert body["text"] == {"format": spec.responses()}
+        kind = (responses_params.ResponseCreateParamsStreaming if stream
+                else responses_params.ResponseCreateParamsNonStreaming)  # fmt: skip
+    else:
+        tool, forced = spec.anthropic_tool()
+        assert body["tools"][-1] == tool  # the answer tool, beside the agent's
+        assert body["tool_choice"] == (forced if len(body["tools"]) == 1 else {"type": "any"})
+        kind = (anthropic_params.MessageCreateParamsStreaming if stream
+                else anthropic_params.MessageCreateParamsNonStreaming)  # fmt: skip
+    assert problems(body, kind) == []
+
+
+@pytest.mark.parametrize("misbehave", [None, "format_drift"])
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("api", list(NATIVE))
+async def test_the_itinerary_through_every_api_against_the_stand_ins_server(api, stream, misbehave):
+    bodies: list[dict] = []
+    session = an.Session()
+    with an.observe.serve(TravelModel(misbehave=misbehave)) as server:
+        model = NATIVE[api]("travel", base_url=server.base_url, api_key="sk-test",
+                            stream=stream, transport=_Spy(bodies))  # fmt: skip
+        agent = an.travel.travel_agent(model=model, output_type=Itinerary)
+        result = await agent.run(REQUEST, session=session)
+    assert result.stop_reason == "final_answer" and result.value == EXPECTED
+    assert json.loads(result.output) == EXPECTED.model_dump()
+    spec = agent.output.spec
+    assert len(bodies) == result.iterations
+    for body in bodies:
+        _sent_as(api, body, spec, stream)
+    # the answer tool is read back as the final text: never a call the runtime would run
+    names = [c.function.name for m in session.messages if m.role == "assistant" for c in m.calls]
+    assert spec.name not in names and names == ["search_flights", "search_weather",
+                                                "search_hotels", "calculate_cost"]  # fmt: skip
+    checks = [e.output for e in result.events if e.type == "Decided" and e.output]
+    assert [(c["attempt"], c["valid"]) for c in checks] == (
+        [(1, False), (2, True)] if misbehave else [(1, True)])  # fmt: skip
+    if api == "responses-stored":  # the server holds the rest: the correction is a new item
+        assert all(b.get("previous_response_id") for b in bodies[1:])
+        assert not any("previous_response_id not used" in p for e in result.events
+                       if e.type == "Decided" for p in e.problems)  # fmt: skip
+    if misbehave:  # corrected within the limit and reported
+        assert checks[0]["attempts"] == 3 and "date: String should match" in checks[0]["error"]
+        assert any("invalid final answer (attempt 1 of 3)" in p
+                   for e in result.events if e.type == "Decided" for p in e.problems)  # fmt: skip

@@ -36,6 +36,7 @@ from ..._secrets import Secrets, check_key, is_secret_name, public_url, url_secr
 from ..._settings import CHECKS
 from ...errors import ConfigurationError, ModelHTTPError, ModelResponseError, ModelStreamError
 from ..base import Delta, Model, ModelRequest, ModelResponse, split_response
+from ..response import NOT_SENT
 from ..strict import strict_tools
 from .encoding import MessagesJSON
 from .profiles import Profile, detect_profile, get_profile, is_loopback
@@ -281,7 +282,7 @@ class OpenAIModel(Model):
         dropped = self._encoder.kept(messages)
         if dropped:
             said.append(
-                f"the reasoning of {dropped} assistant message(s) was not sent: it was written by "
+                f"the reasoning of {dropped} {NOT_SENT}: it was written by "
                 "another API (provider_data), which Chat Completions cannot take back"
             )
         return body, said

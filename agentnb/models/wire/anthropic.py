@@ -26,6 +26,7 @@ from typing import Any
 
 from ...tokens import content_text
 from ..base import Delta, ModelResponse, Usage
+from ..response import NOT_SENT
 from .base import KEPT, Reply, Request, fold_thinking, kept, new_id, sse
 
 __all__ = [
@@ -239,7 +240,7 @@ def from_messages(
     notes = []
     if dropped:
         notes.append(
-            f"the reasoning of {dropped} assistant message(s) was not sent: it was not written "
+            f"the reasoning of {dropped} {NOT_SENT}: it was not written "
             "by Anthropic, which takes back only its own signed thinking blocks"
         )
     text = "\n\n".join(t for t in system if t)

@@ -28,6 +28,7 @@ from typing import Any
 
 from ...tokens import content_text
 from ..base import Delta, ModelResponse, Usage
+from ..response import NOT_SENT
 from .base import KEPT, Reply, Request, kept, new_id, sse
 from .chat import cache_key, explicit_ids
 
@@ -230,7 +231,7 @@ def from_messages(
     notes = []
     if dropped:
         notes.append(
-            f"the reasoning of {dropped} assistant message(s) was not sent: it was not written "
+            f"the reasoning of {dropped} {NOT_SENT}: it was not written "
             "by the Responses API, which takes back only its own reasoning items"
         )
     return instructions, items, notes
@@ -491,7 +492,7 @@ class Responses:
             "reasoning": {"effort": None, "summary": None},
             "store": request.store,
             "temperature": request.params.get("temperature", 1.0),
-            "text": {"format": {"type": "text"}},
+            "text": request.params.get("text") or {"format": {"type": "text"}},
             "tool_choice": request.params.get("tool_choice", "auto"),
             "tools": tools,
             "top_p": request.params.get("top_p", 1.0),

@@ -23,7 +23,11 @@ from .lexicon import read_policy
 from .observations import Observation
 from .schemas import Menu, read_menu
 
-__all__ = ["Turn", "read", "text_of"]
+__all__ = ["CORRECTION", "Turn", "from_runtime", "read", "text_of"]
+
+#: How the runtime's correction of an invalid final answer starts
+#: (``agentnb.runtime.decide.output_correction``).
+CORRECTION = "Your answer was not valid because "
 
 #: The user's own words that ask for the cheap option (hotel/flight_choice=cheapest_if_asked).
 CHEAP_WORDS = re.compile(
@@ -73,9 +77,8 @@ def read(request: ModelRequest, data: TravelData, *, today: Date,
          parallel: bool | None = None, ghost: bool = False) -> Turn:  # fmt: skip
     """Read ``request``. ``ghost`` (misbehave='ghost_call'): earlier hotel talk leaks in."""
     messages = request.messages
-    marked = (RUNTIME_NAME, MEMORY_NAME)  # the runtime's corrections, carried memory: not the user
     users = [i for i, m in enumerate(messages)
-             if m.get("role") == "user" and m.get("name") not in marked]  # fmt: skip
+             if m.get("role") == "user" and not from_runtime(m)]  # fmt: skip
     last = users[-1] if users else -1
     texts = [text_of(messages[i]) for i in users]
     parsed = [parse_request(t, data) for t in texts] or [parse_request("", data)]
@@ -167,6 +170,16 @@ def _memory_notes(messages: list[dict[str, Any]]) -> list[str]:
             if item and item.group(1) != "tool_result":
                 notes.append(item.group(2))
     return notes
+
+
+def from_runtime(message: dict[str, Any]) -> bool:
+    """A user message that is not the user's: the runtime's correction or carried memory (by
+    name; the Responses and Anthropic APIs carry no names, so a correction of the answer's
+    format is also known by its words)."""
+    name = message.get("name")
+    if name in (RUNTIME_NAME, MEMORY_NAME):
+        return True
+    return not name and text_of(message).startswith(CORRECTION)
 
 
 def text_of(message: dict[str, Any]) -> str:

@@ -23,7 +23,7 @@ from ...messages import RUNTIME_NAME
 from ...models.base import ModelRequest
 from ..itinerary import Itinerary
 from .observations import picks, stay_total
-from .reading import Turn
+from .reading import CORRECTION, Turn, text_of
 from .slips import MISBEHAVIOURS
 
 __all__ = ["asks_json", "corrected", "formatted", "structured_answer"]
@@ -64,13 +64,17 @@ def asks_json(request: ModelRequest) -> bool:
 
 
 def corrected(request: ModelRequest) -> bool:
-    """The runtime told the model since the user's last words that its answer was not valid."""
+    """The runtime told the model since the user's last words that its answer was not valid
+    (by name, or — the Responses and Anthropic APIs carry no message names — by its words,
+    ``agentnb.runtime.decide.output_correction``'s)."""
     for message in reversed(request.messages):
         if message.get("role") != "user":
             continue
+        if not message.get("name") and text_of(message).startswith(CORRECTION):
+            return True
         if message.get("name") != RUNTIME_NAME:
             return False
-        if "not valid" in str(message.get("content") or ""):
+        if "not valid" in text_of(message):
             return True
     return False
 
