@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -120,11 +120,29 @@ def data_pieces(
 # -- matching ------------------------------------------------------------------------------
 class Pool(list[Piece]):
     """The pieces a tracer has read, with their numbers indexed by value: a number is found
-    in one lookup, not by reading every piece again (a long chat's figures stay linear)."""
+    in one lookup, not by reading every piece again (a long chat's figures stay linear). A text
+    asked again (the city, the date of every call) reads only the pieces added since it was
+    last asked: a chat's repeated values stay linear too."""
+
+    #: How many texts keep their hits (the oldest asked is forgotten first).
+    REMEMBERED = 4096
 
     def __init__(self) -> None:
         super().__init__()
         self.numbers: dict[float, list[tuple[Piece, int, int]]] = {}
+        self._hits: dict[tuple[str, str], tuple[int, list[Source]]] = {}
+
+    def scan(self, key: tuple[str, str], hit: Callable[[Piece], Source | None]) -> list[Source]:
+        """Every piece's ``hit``, in the order read; ``key`` names the question asked, the same
+        key the same question (the pieces are only ever added to)."""
+        read, found = self._hits.pop(key, (0, []))
+        for k in range(read, len(self)):
+            if (s := hit(self[k])) is not None:
+                found.append(s)
+        self._hits[key] = (len(self), found)
+        if len(self._hits) > self.REMEMBERED:
+            del self._hits[next(iter(self._hits))]
+        return list(found)
 
     def add(self, pieces: Iterable[Piece]) -> None:
         for p in pieces:
@@ -159,33 +177,53 @@ def _match_number(value: float, pieces: Sequence[Piece]) -> list[Source]:
 _IDENTIFIER = re.compile(r"[_@/]")
 
 
-def _match_exact(text: str, pieces: Sequence[Piece]) -> list[Source]:
+def _hits(
+    key: tuple[str, str],
+    hit: Callable[[Piece], Source | None],
+    pieces: Sequence[Piece],
+    extra: Sequence[Piece],
+) -> list[Source]:
+    """``hit`` over ``extra`` and then ``pieces`` (a :class:`Pool` reading only what is new)."""
+    first = [s for p in extra if (s := hit(p)) is not None]
+    if isinstance(pieces, Pool):
+        return first + pieces.scan(key, hit)
+    return first + [s for p in pieces if (s := hit(p)) is not None]
+
+
+def _match_exact(text: str, pieces: Sequence[Piece], extra: Sequence[Piece] = ()) -> list[Source]:
     """An identifier (``new_password``, an address, a path) keeps its connectors: matched as
     written, case aside, before any folding would make it words."""
     needle = text.strip().lower()
-    out = []
-    for p in pieces:
+
+    def hit(p: Piece) -> Source | None:
         if p.number is None and (at := p.text.lower().find(needle)) >= 0:
-            out.append(p.source(at, at + len(needle), 1.0))
-    return out
+            return p.source(at, at + len(needle), 1.0)
+        return None
+
+    return _hits(("exact", needle), hit, pieces, extra)
 
 
-def _match_text(text: str, pieces: Sequence[Piece], today: date | None) -> list[Source]:
+def _match_text(
+    text: str, pieces: Sequence[Piece], today: date | None, extra: Sequence[Piece] = ()
+) -> list[Source]:
     folded = Folded.of(text).text
     if not folded:
         return []
-    if _IDENTIFIER.search(text) and len(text) <= 80 and (exact := _match_exact(text, pieces)):
+    identifier = _IDENTIFIER.search(text) and len(text) <= 80
+    if identifier and (exact := _match_exact(text, pieces, extra)):
         return exact
-    out = []
-    for p in pieces:
-        if p.number is not None:
-            continue
-        found = p.folded.find(folded)
-        if found:
+
+    def hit(p: Piece) -> Source | None:
+        if p.number is None and (found := p.folded.find(folded)):
             a, b = p.folded.span(*found[0])
-            out.append(p.source(a, b, 1.0))
+            return p.source(a, b, 1.0)
+        return None
+
+    out = _hits(("text", folded), hit, pieces, extra)
     if out:
         return out
+    if extra:
+        pieces = [*extra, *pieces]
     number = number_of(text)
     if number is not None:
         return _match_number(number, pieces)
@@ -249,24 +287,16 @@ def match(
     value: Any, pieces: Sequence[Piece], today: date | None = None, extra: Sequence[Piece] = ()
 ) -> list[Source]:
     """The sources of one scalar ``value`` among ``extra`` (read one by one) and ``pieces``
-    (a :class:`Pool`'s numbers looked up). A text that is a number whole ("3,000", "三千")
-    is matched as that number."""
+    (a :class:`Pool`'s numbers looked up, its texts read once). A text that is a number whole
+    ("3,000", "三千") is matched as that number."""
     if isinstance(value, str) and (number := number_of(value)) is not None:
         value = number
-    if extra:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return [*match(value, extra, today), *match(value, pieces, today)]
-        return match(value, [*extra, *pieces], today)
-    return _match_one(value, pieces, today)
-
-
-def _match_one(value: Any, pieces: Sequence[Piece], today: date | None = None) -> list[Source]:
-    """The sources of one scalar ``value`` among ``pieces`` (see the module)."""
     if isinstance(value, bool) or value is None:
         return []
     if isinstance(value, int | float):
-        return _match_number(float(value), pieces)
-    return _match_text(str(value), pieces, today)
+        first = _match_number(float(value), extra) if extra else []
+        return first + _match_number(float(value), pieces)
+    return _match_text(str(value), pieces, today, extra)
 
 
 def order(sources: list[Source]) -> tuple[Source, ...]:

@@ -258,3 +258,39 @@ async def test_the_static_marks_trace_only_what_can_be_steered_and_agree_with_th
         steered += len(_steered_of(full))
         skipped += len(full.values) - len(some.values)
     assert steered > 100 and skipped > 1000, (steered, skipped)  # both kinds were seen
+
+
+def _long_chat(turns: int) -> list[dict[str, object]]:
+    """The same city and day in every call, a result naming them each time: a long chat."""
+    messages: list[dict[str, object]] = [{"role": "user", "content": "周五去北京，预算3000元"}]
+    for i in range(turns):
+        args = {"city": "北京", "date": "周五", "turn": i, "note": f"Quartz{i % 7}"}
+        call = {"id": f"c{i}", "type": "function",
+                "function": {"name": "look", "arguments": json.dumps(args, ensure_ascii=False)}}  # fmt: skip
+        result = {"city": "北京", "date": "周五", "price": 900 + i, "tag": f"Quartz{i % 5}"}
+        messages += [{"role": "assistant", "content": None, "tool_calls": [call]},
+                     {"role": "tool", "tool_call_id": f"c{i}",
+                      "content": json.dumps(result, ensure_ascii=False)}]  # fmt: skip
+    return messages
+
+
+def test_a_text_asked_again_reads_only_the_pieces_added_since(monkeypatch):
+    from agentnb.provenance.match import Piece, Pool
+
+    pool, read = Pool(), []
+
+    def hit(p: Piece) -> None:
+        read.append(p.text)
+
+    pool.add(Piece("user", k, None, None, "", f"北京{k}") for k in range(5))
+    pool.scan(("text", "北京"), hit)
+    pool.add(Piece("user", k, None, None, "", f"北京{k}") for k in range(5, 8))
+    pool.scan(("text", "北京"), hit)
+    assert read == [f"北京{k}" for k in range(8)]  # each piece once, not 5 + 8
+    # and a long chat traced with the hits kept says exactly what it says without them
+    kept = [(v.message, v.arg, v.value, v.sources) for v in provenance.of(_long_chat(60)).values]
+    monkeypatch.setattr(Pool, "REMEMBERED", 0)
+    fresh = [(v.message, v.arg, v.value, v.sources) for v in provenance.of(_long_chat(60)).values]
+    assert kept == fresh and len(kept) == 240
+    last = [k for k in kept if k[1] == "city"][-1]
+    assert len(last[3]) == 60 and last[3][0].label == "user[0]"  # the user, the 59 results before
