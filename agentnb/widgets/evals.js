@@ -140,6 +140,9 @@ function renderMatrix(model, el) {
     td.className = `anb-m-cell ${s.cls}`;
     td.textContent = s.text;
   };
+  const repaint = () => {
+    for (const [key, td] of cells) { const [t, v] = key.split("\u0000"); paint(td, ((data.cells || {})[t] || {})[v]); }
+  };
   const openRun = async (task, variant) => {
     const c = ((data.cells || {})[task] || {})[variant];
     if (!c) return;
@@ -165,8 +168,14 @@ function renderMatrix(model, el) {
   const onMsg = (msg) => {
     if (!msg || typeof msg !== "object") return;
     if (msg.op === "state") {
+      // the answer to hello: the same tasks and variants keep their cells (a click on one is
+      // not lost to a table drawn again), painted afresh
+      const shape = (d) => JSON.stringify([d.tasks, d.variants]);
+      const same = shape(msg.data) === shape(data);
       data = msg.data;
-      drawHead(); drawGrid(); drawSummary();
+      if (same) repaint();
+      else drawGrid();
+      drawHead(); drawSummary();
     } else if (msg.op === "cells") {
       for (const [key, c] of Object.entries(msg.cells || {})) {
         const [t, v] = key.split("\u0000");
@@ -178,7 +187,7 @@ function renderMatrix(model, el) {
       data.done = msg.done;
       data.stopped = msg.stopped;
       if (msg.summary) { data.summary = msg.summary; data.caption = msg.caption; drawSummary(); }
-      if (msg.done) for (const [key, td] of cells) { const [t, v] = key.split("\u0000"); paint(td, ((data.cells || {})[t] || {})[v]); }
+      if (msg.done) repaint();
       drawHead();
     } else if (msg.op === "error") {
       detail.replaceChildren(h("pre", { class: "anb-error", text: msg.text }));

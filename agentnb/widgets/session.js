@@ -142,6 +142,14 @@ function renderSession(model, el, store) {
       return sigOf(k) + (g ? `|x${g.count}|${expanded.has(k)}` : "");
     },
   );
+  // A link to a message whose row is not drawn (sourcing.js's jump): the row holding it (its
+  // call's card for a result, the first of a folded repeat) brought in and drawn.
+  root.addEventListener("anb-reveal", (ev) => {
+    const i = ev.detail.index;
+    let key = !flat && facts && facts.parent[i] >= 0 ? facts.parent[i] : i;
+    for (const [first, g] of groups) if (first <= key && key <= g.last && !expanded.has(first)) key = first;
+    list.reveal(key);
+  });
   let flat = false;
   const sigOf = (i) => {
     const m = store.msgs[i];

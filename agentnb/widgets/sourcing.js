@@ -26,12 +26,19 @@ function steering(msgs) {
   return { steers, steeredBy, flags };
 }
 
-// Scroll to a card (a message by index, or a call by id) and flash it.
+// Scroll to a card (a message by index, or a call by id) and flash it. A windowed list draws
+// only the rows near the view: one not drawn is asked for first ("anb-reveal", the message's
+// index), then found.
 function jump(from, index, call) {
   const root = from.closest(".anb-session") || document;
-  const target = call != null
+  const find = () => call != null
     ? root.querySelector(`.anb-call[data-call="${CSS.escape(String(call))}"]`)
     : root.querySelector(`.anb-card[data-index="${Number(index)}"]`);
+  let target = find();
+  if (!target) {
+    root.dispatchEvent(new CustomEvent("anb-reveal", { detail: { index: Number(index) } }));
+    target = find();
+  }
   if (!target) return;
   target.scrollIntoView({ block: "center" });
   target.classList.add("anb-flash");
