@@ -9,7 +9,8 @@
 Modules, one concept each: ``normal`` and ``dates`` (the one normaliser: text, numbers,
 dates), ``figures`` (the text rule: which parts of a text are figures; grounding), ``rules``
 and ``detector`` (instructions found in data), ``sources`` (a value, its sources, a flag),
-``match`` (a value against the pieces of what the model was given), ``trace`` (message by
+``pieces`` (what the model was given, read into pieces, and a tracer's pool of them),
+``match`` (a value against those pieces), ``trace`` (message by
 message), ``result`` (the answer). It reads OpenAI wire dicts only, so it sits right above
 ``messages``: the session, the checks
 (``an.checks.grounded()``, ``not_steered()``, ``provenance()``) and the views all read it.

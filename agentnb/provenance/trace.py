@@ -31,7 +31,8 @@ from datetime import date
 from typing import Any
 
 from .figures import ENTITY, figures
-from .match import Piece, Pool, data_pieces, match, order, traced
+from .match import match, order, traced
+from .pieces import Piece, Pool, data_pieces
 from .sources import Flagged, Source, Value, leaves, text_of
 
 __all__ = ["Head", "Tracer", "trace"]

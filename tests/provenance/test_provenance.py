@@ -275,7 +275,7 @@ def _long_chat(turns: int) -> list[dict[str, object]]:
 
 
 def test_a_text_asked_again_reads_only_the_pieces_added_since(monkeypatch):
-    from agentnb.provenance.match import Piece, Pool
+    from agentnb.provenance.pieces import Piece, Pool
 
     pool, read = Pool(), []
 
