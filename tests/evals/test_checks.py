@@ -437,3 +437,42 @@ def test_help_of_task_names_every_argument():
     for name in an.Task.model_fields:
         assert f"    {name}: " in text, name
     assert "tools=factory" in text and "setup=fn" in text and "(tools, state)" in text
+
+
+def test_a_subclass_that_inherits_a_kind_neither_takes_its_place_nor_saves_as_it():
+    """A Judge subclass (a judge shown more, say) kept kind 'judge': it replaced the built-in
+    in the registry, so every saved judge check read back as the subclass; saved itself, it
+    read back as the built-in. Now the registry keeps the class that names the kind, the
+    subclass's save is refused naming both (an evaluation's file lists it as not kept), and a
+    kind another class holds is refused when the class is made."""
+    from dataclasses import dataclass
+
+    from agentnb.evals.checks.base import Check, check_from_dict
+    from agentnb.evals.checks.judge import Judge
+
+    @dataclass(frozen=True, repr=False)
+    class Shown(Judge):
+        pass
+
+    assert Check.registry["judge"] is Judge
+    shown = Shown(model=an.models.FunctionModel(lambda r: "PASS"), rubric="r")
+    with pytest.raises(an.ConfigurationError, match=r"Shown cannot be saved: its kind 'judge'"):
+        shown.to_dict()
+    plain = checks.judge(an.models.FunctionModel(lambda r: "PASS"), "r")
+    assert type(check_from_dict(plain.to_dict(), judge_model=None)) is Judge
+
+    with pytest.raises(an.ConfigurationError, match="check kind 'judge' is agentnb"):
+
+        @dataclass(frozen=True, repr=False)
+        class Claims(Judge):
+            kind = "judge"
+
+    @dataclass(frozen=True, repr=False)
+    class Own(Judge):
+        kind = "shown_judge"
+
+    @dataclass(frozen=True, repr=False)
+    class Own(Judge):  # noqa: F811 - a notebook cell run twice: the same class again
+        kind = "shown_judge"
+
+    assert Check.registry.pop("shown_judge") is Own

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 from ...errors import ConfigurationError
 from ...runtime import bounded, in_thread
 from ..batches import PairedCall, batches
-from .refs import imported, not_imported, placeholder
+from .refs import claim, imported, not_imported, placeholder
 from .source import by_source, from_source
 
 if TYPE_CHECKING:
@@ -107,8 +107,7 @@ class Check:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.kind:
-            Check.registry[cls.kind] = cls
+        claim(Check.registry, cls)
 
     def judge(self, evidence: Evidence) -> tuple[bool, str] | Any:
         """``(passed, reason)`` for one run (a coroutine for checks that call a model)."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from ...errors import ConfigurationError
 
-__all__ = ["imported", "not_imported", "placeholder"]
+__all__ = ["claim", "imported", "not_imported", "placeholder", "where"]
 
 STDLIB = sys.stdlib_module_names | {"builtins"}
 
@@ -84,3 +84,32 @@ def placeholder(name: str, why: str, record: dict[str, Any] | None = None) -> Ca
     unloaded.unkept = True  # type: ignore[attr-defined]
     unloaded.saved = dict(record or {})  # type: ignore[attr-defined]
     return unloaded
+
+
+def where(cls: type | None) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}" if cls else "no class"
+
+
+def claim(registry: dict[str, Any], cls: type) -> None:
+    """Register a check class that names its own ``kind`` (what a file's ``{"check": kind}``
+    loads); a kind another class holds is refused (the same class defined again, as a notebook
+    cell run twice, replaces it). A subclass inheriting its kind is not registered, and saving
+    it is refused: a file would read it back as the class that names the kind."""
+    kind = cls.__dict__.get("kind")
+    if not kind:
+        if getattr(cls, "kind", ""):
+            cls.to_dict = _unsaveable  # type: ignore[attr-defined]
+        return
+    held = registry.get(kind)
+    if held is not None and where(held) != where(cls):
+        raise ConfigurationError(
+            f"check kind {kind!r} is {where(held)}'s: give {cls.__qualname__} a kind of its own"
+        )
+    registry[kind] = cls
+
+
+def _unsaveable(check: Any) -> dict[str, Any]:
+    raise ConfigurationError(
+        f"{type(check).__qualname__} cannot be saved: its kind {check.kind!r} is its parent's, "
+        "and a file would read it back as that; give it a kind of its own"
+    )
