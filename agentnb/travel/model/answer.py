@@ -144,6 +144,10 @@ def _booked(w: Writer, obs: list[Any]) -> bool | None:
         w.put("booked", hotel=b["hotel"], day=b["check_in"], nights=b["nights"],
               total=money(b["total_price"]), id=b["booking_id"])  # fmt: skip
         return True
+    if obs and obs[-1].kind == "foreign":  # it came back in a shape it does not know: quoted
+        seen = w.phrase("list_join").join(f"{k}={v}" for k, v in leaves(obs[-1].raw)) or "—"
+        w.put("booking_unread", name=obs[-1].name, seen=seen)
+        return False
     if obs:
         w.put("not_booked", why=str(obs[-1].error or obs[-1].kind)[:120])
         return False

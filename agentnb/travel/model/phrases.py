@@ -30,6 +30,7 @@ PHRASES: dict[str, tuple[str, str]] = {
     "booking_ask": ("需要我为你预订吗？预订前我会先和你确认。", "Shall I book it? I will confirm with you before booking."),
     "booked": ("预订成功：{hotel}，{day}入住 {nights} 晚，共 {total} 元（订单号 {id}）。", "Booked: {hotel}, check-in {day}, {nights} night(s), {total} CNY (booking {id})."),
     "not_booked": ("预订失败：{why}。", "Not booked: {why}."),
+    "booking_unread": ("{name} 返回了结果，但格式我无法识别，不能确认是否已预订（结果中有：{seen}）。", "{name} returned a result in a shape I do not know, so I cannot confirm the booking (it says: {seen})."),
     "not_booked_over": ("还没有预订：超出预算。", "Not booked yet: it is over budget."),
     "booking_direct": ("我没有预订工具，无法直接预订；以上是推荐的选择。", "I have no booking tool, so I cannot book it; the above is what I recommend."),
     "table_head": ("| 项目 | 内容 |\n|---|---|", "| item | detail |\n|---|---|"),
