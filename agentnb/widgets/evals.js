@@ -112,7 +112,7 @@ function renderMatrix(model, el) {
 
   const drawHead = () => {
     head.replaceChildren(
-      h("b", { text: `Evaluation: ${data.variants.length} variants × ${data.tasks.length} tasks × ${data.repeats} repeats` }),
+      h("b", { text: `Evaluation: ${data.variants.length} variants × ${data.tasks.length} tasks × ${data.repeats} repeat${data.repeats === 1 ? "" : "s"}` }),
       h("progress", { class: "anb-progress", max: data.total || 1, value: data.finished }),
       h("span", { class: data.stopped ? "anb-m-count anb-bad" : "anb-m-count", text: data.stopped ? `stopped · ${data.finished}/${data.total} runs (partial)` : `${data.finished}/${data.total} runs${data.done ? " · done" : " · running"}` }),
       ...(data.done ? [] : [stop]));
@@ -328,7 +328,7 @@ function renderPlayground(model, el) {
     for (const area of [instructions, ...tools.values()]) area.addEventListener("input", later);
     refresh();
   }
-  el.append(h("div", { class: "anb-toolbar" }, h("b", { text: `Playground: ${d.tasks} tasks × ${d.repeats} repeats` }), run, stop),
+  el.append(h("div", { class: "anb-toolbar" }, h("b", { text: `Playground: ${d.tasks} tasks × ${d.repeats} repeat${d.repeats === 1 ? "" : "s"}` }), run, stop),
     status,
     h("div", { class: "anb-pg" },
       h("div", {}, h("div", { class: "anb-sub", text: "instructions" }), instructions, toolBox),

@@ -40,7 +40,8 @@ function jump(from, index, call) {
     target = find();
   }
   if (!target) return;
-  target.scrollIntoView({ block: "center" });
+  // a result: its flagged span in view (a long result's middle may not hold it)
+  (target.querySelector("mark.anb-injection") || target).scrollIntoView({ block: "center" });
   target.classList.add("anb-flash");
   setTimeout(() => target.classList.remove("anb-flash"), 1600);
 }
