@@ -47,6 +47,12 @@ def nb(lab, context):
         yield notebook
 
 
+def _into_view(item):
+    """Scroll in one step (a live view redraws a card when its state changes: an element handle
+    waited on for stability can be detached meanwhile; the locator resolves it afresh)."""
+    item.evaluate("el => el.scrollIntoView({block: 'center'})")
+
+
 def test_a_conversation_fills_in_live_with_the_users_turns_marked(nb):
     nb.run(1)
     view = nb.output(1)
@@ -73,7 +79,7 @@ def test_a_conversation_fills_in_live_with_the_users_turns_marked(nb):
     ]
     notes = view.locator(".anb-su-note").all_inner_texts()
     assert any("why: the answer asks for date" in n for n in notes)
-    view.locator(".anb-su").last.scroll_into_view_if_needed()
+    _into_view(view.locator(".anb-su").last)
     nb.shot("conversation-done", view)
 
 
@@ -95,7 +101,7 @@ def test_a_person_takes_over_the_users_side_from_the_view_and_hands_it_back(nb):
     person.wait_for(timeout=60_000)
     assert person.inner_text() == "✍ typed by a person"
     view.locator(".anb-card.anb-final", has_text="MU5101").wait_for(timeout=60_000)
-    person.scroll_into_view_if_needed()
+    _into_view(person)
     nb.shot("conversation-taken-over", view)
     view.locator("button.anb-take-over").click()  # hand back
     view.locator("button.anb-take-over", has_text="Take over").wait_for(timeout=10_000)
@@ -107,7 +113,7 @@ def test_a_person_takes_over_the_users_side_from_the_view_and_hands_it_back(nb):
         "[('rules', '到北京的航班'), ('person', '周五，从上海出发'), ('rules', '好的，谢谢，就这样。')]"
     )
     assert said.strip().endswith("user_done")
-    view.locator(".anb-su").last.scroll_into_view_if_needed()
+    _into_view(view.locator(".anb-su").last)
     nb.shot("conversation-handed-back", view)
 
 
