@@ -19,7 +19,7 @@ from typing import Any
 
 from ...errors import ConfigurationError
 
-__all__ = ["claim", "imported", "not_imported", "placeholder", "where"]
+__all__ = ["claim", "imported", "not_imported", "placeholder"]
 
 STDLIB = sys.stdlib_module_names | {"builtins"}
 
@@ -86,7 +86,7 @@ def placeholder(name: str, why: str, record: dict[str, Any] | None = None) -> Ca
     return unloaded
 
 
-def where(cls: type | None) -> str:
+def _where(cls: type | None) -> str:
     return f"{cls.__module__}.{cls.__qualname__}" if cls else "no class"
 
 
@@ -101,9 +101,9 @@ def claim(registry: dict[str, Any], cls: type) -> None:
             cls.to_dict = _unsaveable  # type: ignore[attr-defined]
         return
     held = registry.get(kind)
-    if held is not None and where(held) != where(cls):
+    if held is not None and _where(held) != _where(cls):
         raise ConfigurationError(
-            f"check kind {kind!r} is {where(held)}'s: give {cls.__qualname__} a kind of its own"
+            f"check kind {kind!r} is {_where(held)}'s: give {cls.__qualname__} a kind of its own"
         )
     registry[kind] = cls
 
